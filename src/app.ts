@@ -1,0 +1,399 @@
+/**
+ * `createServer(config?)`: builds the proxy app (Fastify) with its pipeline — request ids, logging with
+ * redaction, CSRF defence, auth gate, body validation, route tables, envelope — without listening.
+ * `server.ts` listens. With no `BFF_BASE_URL` the embedded sandbox is started and serves every upstream.
+ *
+ * @module
+ */
+import { randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Writable } from 'node:stream';
+import cookie from '@fastify/cookie';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  LogController,
+} from 'fastify';
+import secureJson from 'secure-json-parse';
+import { type Config, loadConfig, UPSTREAM_URL_VARIABLES, type UpstreamUrlVariable, withUpstreams } from './config.js';
+import { envelope, type ProxyAnswer } from './envelope.js';
+import { allRouteTables } from './routes/index.js';
+import {
+  type AppDeps,
+  activeRoutes,
+  type RouteContext,
+  registerRoutes,
+  type ServiceName,
+} from './routes/route.js';
+import { fetchProfile, fetchRefresh } from './routes/auth.js';
+import { readSessionToken } from './session/cookie.js';
+import { PROFILE_MAX_ENTRIES, PROFILE_TTL_MS, TokenCache } from './session/profile-cache.js';
+import { PoolRegistry, type UpstreamRequest, UpstreamService } from './upstream/client.js';
+import { UpstreamError } from './upstream/errors.js';
+import { UnsafePathError } from './upstream/paths.js';
+
+/** Options of {@link createServer} beyond the configuration, for embedding and tests. */
+export interface ServerOptions {
+  /** Where log lines go (default: standard output). */
+  logStream?: Writable;
+  /** Random source for the beacon sampling (spec 6.2); default `Math.random`. */
+  random?: () => number;
+}
+
+/** Fastify's request-timeout settings (CONTRACT.md leaves them open; Fastify's defaults of 0 never cut a slow client). */
+export const SERVER_TIMEOUTS = {
+  /** Whole request (headers and body) must arrive within this many milliseconds. */
+  requestTimeoutMs: 30_000,
+  /** Request headers must arrive within this many milliseconds. */
+  headersTimeoutMs: 15_000,
+  /** An idle socket is closed after this many milliseconds. */
+  connectionTimeoutMs: 60_000,
+  /** Keep-alive sockets are kept this many milliseconds between requests. */
+  keepAliveTimeoutMs: 5_000,
+} as const;
+
+/** Request body limit for JSON routes, in bytes (1 MiB); larger bodies answer 413. */
+export const JSON_BODY_LIMIT = 1024 * 1024;
+
+const SERVICE_VARIABLES: Readonly<Record<ServiceName, UpstreamUrlVariable>> = {
+  bff: 'BFF_BASE_URL',
+  sticker: 'STICKER_API_URL',
+  referralV1: 'REFERRAL_V1_API_URL',
+  referralV2: 'REFERRAL_V2_API_URL',
+  ftdVerify: 'FTD_CASHBACK_VERIFY_URL',
+  ftdSend: 'FTD_CASHBACK_SEND_URL',
+  attribution: 'ATTRIBUTION_S2S_URL',
+  cachePurge: 'CACHE_PURGE_URL',
+};
+
+/** Paths whose answers carry no session and may be cached by the browser. */
+const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** Redaction of logged credentials: `cookie`, `authorization`, `set-cookie` and any `access_token` field. */
+export const LOG_REDACT_PATHS = [
+  'req.headers.cookie',
+  'req.headers.authorization',
+  'res.headers["set-cookie"]',
+  'headers.cookie',
+  'headers.authorization',
+  'headers["set-cookie"]',
+  'cookie',
+  'authorization',
+  'access_token',
+  '*.access_token',
+  '*.*.access_token',
+  '*.cookie',
+  '*.authorization',
+  '*["set-cookie"]',
+];
+
+function mediaType(header: string | undefined): string {
+  if (!header) return '';
+  const semi = header.indexOf(';');
+  return (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
+}
+
+function hasBody(request: FastifyRequest): boolean {
+  const length = request.headers['content-length'];
+  return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
+}
+
+function originAllowed(origin: string, request: FastifyRequest, allowed: readonly string[] | undefined): boolean {
+  if (allowed) return allowed.includes(origin);
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** One log line per request, written when it completes (method, path without query, status, time). */
+class OneLinePerRequest extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const entry = {
+      method: request.method,
+      url: request.url.split('?')[0],
+      statusCode: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+    };
+    if (error) request.log.error({ ...entry, err: error }, 'request errored');
+    else request.log.info(entry, 'request completed');
+  }
+}
+
+/**
+ * Builds the proxy. With no `BFF_BASE_URL` it starts the embedded sandbox first and points every
+ * upstream at it (closed with the app).
+ *
+ * @param config - a {@link Config}, or environment-like variables for {@link loadConfig}; default `{}`.
+ * @returns the Fastify app, ready to `listen` or `inject`.
+ * @throws ConfigError when `config` is a set of variables with invalid values.
+ */
+export async function createServer(
+  config: Config | Record<string, string | undefined> = {},
+  options: ServerOptions = {},
+): Promise<FastifyInstance> {
+  let cfg: Config = 'upstreams' in config ? (config as Config) : loadConfig(config as Record<string, string | undefined>);
+  let closeSandbox: (() => Promise<void>) | undefined;
+  let sandboxUrls: Partial<Record<UpstreamUrlVariable, string>> | undefined;
+  if (cfg.useSandbox) {
+    const { startSandbox } = await import('./sandbox/index.js');
+    const sandbox = await startSandbox({ logger: false });
+    sandboxUrls = {
+      BFF_BASE_URL: sandbox.bffUrl,
+      STICKER_API_URL: sandbox.stickerApiUrl,
+      REFERRAL_V1_API_URL: sandbox.referralV1ApiUrl,
+      REFERRAL_V2_API_URL: sandbox.referralV2ApiUrl,
+      FTD_CASHBACK_VERIFY_URL: sandbox.ftdCashbackVerifyUrl,
+      FTD_CASHBACK_SEND_URL: sandbox.ftdCashbackSendUrl,
+      ATTRIBUTION_S2S_URL: sandbox.attributionS2sUrl,
+      CACHE_PURGE_URL: sandbox.cachePurgeUrl,
+    };
+    cfg = withUpstreams(cfg, sandboxUrls);
+    closeSandbox = () => sandbox.close();
+  }
+
+  const app = Fastify({
+    logger: {
+      level: cfg.logLevel,
+      redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
+      serializers: {
+        req: (req: { method: string; url: string; id: string }) => ({
+          method: req.method,
+          url: req.url.split('?')[0],
+          id: req.id,
+        }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      ...(options.logStream ? { stream: options.logStream } : {}),
+    },
+    logController: new OneLinePerRequest(),
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    requestIdHeader: false,
+    bodyLimit: JSON_BODY_LIMIT,
+    requestTimeout: SERVER_TIMEOUTS.requestTimeoutMs,
+    connectionTimeout: SERVER_TIMEOUTS.connectionTimeoutMs,
+    keepAliveTimeout: SERVER_TIMEOUTS.keepAliveTimeoutMs,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true, maxParamLength: 256 },
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+  });
+  app.server.headersTimeout = SERVER_TIMEOUTS.headersTimeoutMs;
+
+  const pools = new PoolRegistry(cfg.upstreamTimeoutMs);
+  const services = {} as Record<ServiceName, UpstreamService>;
+  for (const [name, variable] of Object.entries(SERVICE_VARIABLES) as [ServiceName, UpstreamUrlVariable][]) {
+    services[name] = new UpstreamService(variable, cfg.upstreams[variable], pools, cfg.upstreamTimeoutMs);
+  }
+  const deps: AppDeps = {
+    config: cfg,
+    services,
+    profileCache: new TokenCache({ ttlMs: PROFILE_TTL_MS, max: PROFILE_MAX_ENTRIES, fetch: fetchProfile }),
+    refreshCache: new TokenCache({ ttlMs: PROFILE_TTL_MS, max: PROFILE_MAX_ENTRIES, fetch: fetchRefresh }),
+    random: options.random ?? Math.random,
+    caches: new Map(),
+  };
+  deps.caches.set('profile', deps.profileCache);
+  app.decorate('deps', deps);
+
+  await app.register(cookie, { hook: 'onRequest' });
+
+  // JSON bodies: prototype poisoning refused, an empty body allowed (a POST without a payload).
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = body as string;
+    if (text.length === 0) {
+      done(null, undefined);
+      return;
+    }
+    try {
+      done(null, secureJson.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' }));
+    } catch {
+      const error = new Error('Body is not valid JSON') as FastifyError;
+      error.statusCode = 400;
+      error.code = 'FST_ERR_CTP_INVALID_JSON_BODY';
+      done(error, undefined);
+    }
+  });
+
+  // Pipeline (DESIGN.md "One request"): headers, CSRF defence, auth gate, media type — all before the body is read.
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    reply.header('x-content-type-options', 'nosniff');
+    const routeConfig = request.routeOptions.config;
+    if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+    if (STATE_CHANGING.has(request.method)) {
+      const site = request.headers['sec-fetch-site'];
+      const origin = request.headers.origin;
+      if (site === 'cross-site') {
+        return reply.code(403).send(envelope('csrf_rejected', 'Cross-site requests are not allowed'));
+      }
+      if (origin !== undefined && !originAllowed(origin, request, cfg.allowedOrigins)) {
+        return reply.code(403).send(envelope('csrf_rejected', 'This origin may not send this request'));
+      }
+    }
+    const auth = routeConfig.auth;
+    if (auth === 'required' && readSessionToken(request, cfg) === undefined) {
+      return reply.code(401).send({ reason: 'no_token' });
+    }
+    if (auth === 'operator') {
+      if (!cfg.cachePurgeToken) {
+        return reply.code(503).send(envelope('not_configured', 'CACHE_PURGE_TOKEN is not set'));
+      }
+      const header = request.headers.authorization ?? '';
+      const given = header.startsWith('Bearer ') ? header.slice(7) : '';
+      if (!sameSecret(given, cfg.cachePurgeToken)) {
+        return reply.code(401).send(envelope('operator_credential_required', 'A valid operator credential is required'));
+      }
+    }
+    if (STATE_CHANGING.has(request.method) && hasBody(request) && routeConfig.contentTypes) {
+      const type = mediaType(request.headers['content-type']);
+      if (!routeConfig.contentTypes.includes(type)) {
+        return reply
+          .code(415)
+          .send(envelope('unsupported_media_type', `Expected ${routeConfig.contentTypes.join(' or ')}`));
+      }
+    }
+    return undefined;
+  });
+
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof UpstreamError) {
+      request.log.warn({ code: error.code, cause: (error.cause as Error | undefined)?.message }, 'upstream failure');
+      return reply.code(error.status).send(envelope(error.code, error.detail));
+    }
+    if (error instanceof UnsafePathError) {
+      return reply.code(400).send(envelope('invalid_request', error.message));
+    }
+    if (error.validation) {
+      const where = error.validationContext ?? 'request';
+      const first = error.validation[0];
+      const field = first?.instancePath ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
+      return reply.code(400).send(envelope('invalid_request', `${field} ${first?.message ?? 'is invalid'}`));
+    }
+    switch (error.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return reply.code(413).send(envelope('payload_too_large', 'The request body is too large'));
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return reply.code(415).send(envelope('unsupported_media_type', 'Expected application/json'));
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return reply.code(400).send(envelope('invalid_request', 'The body is not valid JSON'));
+      default:
+        break;
+    }
+    const status = error.statusCode;
+    if (status && status >= 400 && status < 500) {
+      const detail = status === 400 && /proto|constructor/i.test(error.message) ? 'The body is not allowed' : 'The request is invalid';
+      return reply.code(status).send(envelope('invalid_request', detail));
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return reply.code(500).send(envelope('internal_error', 'Internal error'));
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send(envelope('not_found', `No route ${request.method} ${request.url.split('?')[0]}`.slice(0, 200)));
+  });
+
+  const makeContext = (request: FastifyRequest, reply: FastifyReply): RouteContext => {
+    const token = readSessionToken(request, cfg);
+    const baseHeaders = (bearer: string | null | undefined, service: ServiceName): Record<string, string> => {
+      const headers: Record<string, string> = { 'x-request-id': request.id, 'x-forwarded-for': request.ip };
+      const ua = request.headers['user-agent'];
+      if (ua) headers['user-agent'] = ua.slice(0, 512);
+      const lang = request.headers['accept-language'];
+      if (lang) headers['accept-language'] = lang.slice(0, 128);
+      const jwt = bearer === undefined ? token : bearer;
+      if (jwt) headers.authorization = `Bearer ${jwt}`;
+      if (request.headers.cookie && (service === 'bff' || jwt)) headers.cookie = request.headers.cookie;
+      return headers;
+    };
+    const merge = (req: UpstreamRequest, service: ServiceName, bearer: string | null | undefined): UpstreamRequest => ({
+      ...req,
+      headers: { ...req.headers, ...baseHeaders(bearer, service) },
+    });
+    return {
+      request,
+      reply,
+      body: request.body,
+      query: request.query,
+      params: request.params,
+      token,
+      deps,
+      call: (service, req, opts) => services[service].request(merge(req, service, opts?.bearer)),
+      stream: (service, req) => services[service].stream(merge(req, service, undefined)),
+    };
+  };
+
+  const send = (reply: FastifyReply, answer: ProxyAnswer, ctx: RouteContext): FastifyReply => {
+    reply.code(answer.status);
+    if (answer.status < 400) {
+      const cacheControl = reply.request.routeOptions.config.cacheControl;
+      if (cacheControl) reply.header('cache-control', cacheControl);
+    }
+    let body = answer.body;
+    if (body === null) return reply.send();
+    if (!Buffer.isBuffer(body) && typeof body !== 'string') {
+      body = JSON.stringify(body);
+      reply.type('application/json; charset=utf-8');
+    } else if (answer.contentType) {
+      reply.type(answer.contentType);
+    }
+    // The JWT never appears in a response body (CONTRACT.md "Session cookie"), whatever the upstream sent.
+    const token = ctx.token;
+    if (token && (Buffer.isBuffer(body) ? body.includes(token) : body.includes(token))) {
+      body = body.toString().replaceAll(token, '[redacted]');
+    }
+    return reply.send(body);
+  };
+
+  registerRoutes(app, activeRoutes(allRouteTables, cfg), makeContext, send);
+
+  app.get('/healthz', async () => ({ ok: true }));
+  let ready: { at: number; ok: boolean } | undefined;
+  app.get('/readyz', async (_request, reply) => {
+    const now = Date.now();
+    if (!ready || now - ready.at > 2_000) {
+      const probe = services.bff
+        .request({ method: 'GET', path: '/' })
+        .then(() => true)
+        .catch((error: unknown) => error instanceof UpstreamError && error.code === 'upstream_bad_response');
+      const timeout = new Promise<boolean>((resolve) => setTimeout(resolve, 2_000, false).unref());
+      ready = { at: now, ok: await Promise.race([probe, timeout]) };
+    }
+    reply.header('cache-control', 'no-store');
+    return reply.code(ready.ok ? 200 : 503).send(ready.ok ? { ok: true } : envelope('not_ready', 'The BFF cannot be reached'));
+  });
+
+  app.addHook('onClose', async () => {
+    await pools.close();
+    if (closeSandbox) await closeSandbox();
+  });
+  app.decorate('sandboxUrls', sandboxUrls);
+  return app;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Shared state of the routes (configuration, upstream services, caches). */
+    deps: AppDeps;
+    /** The sandbox's URLs when the embedded sandbox serves the upstreams, else `undefined`. */
+    sandboxUrls: Partial<Record<UpstreamUrlVariable, string>> | undefined;
+  }
+}
+
+export { loadConfig, UPSTREAM_URL_VARIABLES };
+export type { Config };

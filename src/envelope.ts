@@ -1,0 +1,179 @@
+/**
+ * The error envelope of proxy routes (spec 7.4, CONTRACT.md "Error envelope") in one place:
+ * upstream 401/403 bodies pass through byte for byte; every other failure answers
+ * `{ ok: false, error, detail }` with the upstream status, or 500 when the status is unknown;
+ * pre-authentication routes answer form-level errors instead (spec 7.4.4).
+ *
+ * @module
+ */
+import type { UpstreamResponse } from './upstream/client.js';
+
+/** The body of every proxy-made error: `error` is a stable snake_case name, `detail` a human message. */
+export interface Envelope {
+  ok: false;
+  error: string;
+  detail: string;
+  [extra: string]: unknown;
+}
+
+/** A finished answer: status, body bytes or object, and the content type to send. */
+export interface ProxyAnswer {
+  status: number;
+  body: Buffer | string | object | null;
+  contentType?: string;
+}
+
+/** Builds an envelope (spec 7.4.1). */
+export function envelope(error: string, detail: string, extra?: Record<string, unknown>): Envelope {
+  return { ok: false, error, detail, ...extra };
+}
+
+/** Envelope names for upstream statuses that carry no usable reason (spec 7.4.1 `<short_failure_name>`). */
+const STATUS_NAMES: Readonly<Record<number, string>> = {
+  400: 'bad_request',
+  402: 'payment_required',
+  404: 'not_found',
+  405: 'method_not_allowed',
+  408: 'request_timeout',
+  409: 'conflict',
+  410: 'gone',
+  412: 'precondition_failed',
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  422: 'unprocessable_entity',
+  423: 'locked',
+  429: 'too_many_requests',
+  500: 'upstream_error',
+  501: 'not_implemented',
+  502: 'bad_gateway',
+  503: 'service_unavailable',
+  504: 'gateway_timeout',
+};
+
+/** Form-level error codes of pre-authentication routes (spec 7.4.4), by upstream status. */
+const FORM_STATUS_NAMES: Readonly<Record<number, string>> = {
+  400: 'invalid_data',
+  401: 'invalid_credentials',
+  403: 'access_denied',
+  404: 'not_found',
+  409: 'conflict',
+  422: 'invalid_data',
+  423: 'account_locked',
+  429: 'too_many_attempts',
+};
+
+const SNAKE = /^[a-z][a-z0-9_]{1,63}$/;
+const URL_LIKE = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]*/gi;
+const JWT_LIKE = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?/g;
+const ADDRESS_LIKE = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b/g;
+const MAX_DETAIL = 300;
+
+/**
+ * Makes an upstream message safe to show: no URL, IP address, JWT-like string or stack lines,
+ * single line, at most 300 characters.
+ */
+export function safeDetail(text: string): string {
+  let first = text.length > 4096 ? text.slice(0, 4096) : text;
+  first = first.split(/\r?\n\s*at\s/)[0] ?? '';
+  const cleaned = first
+    .replace(URL_LIKE, '[address]')
+    .replace(JWT_LIKE, '[token]')
+    .replace(ADDRESS_LIKE, '[address]')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return cleaned.length > MAX_DETAIL ? `${cleaned.slice(0, MAX_DETAIL - 1)}…` : cleaned;
+}
+
+/** Parses a JSON body, or returns `undefined` when it is not JSON. */
+export function parseJson(body: Buffer | string): unknown {
+  const text = typeof body === 'string' ? body : body.toString('utf8');
+  if (text.length === 0) return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+function firstString(data: Record<string, unknown>, keys: readonly string[]): string | undefined {
+  for (const key of keys) {
+    const value = data[key];
+    if (typeof value === 'string' && value.length > 0) return value;
+  }
+  return undefined;
+}
+
+/** The upstream's reason and message, read in the priority of spec 7.3 (`reason`, `code`, `error`, `message`, `detail`). */
+export function upstreamReason(data: unknown): { reason?: string; message?: string } {
+  if (typeof data === 'string') return { message: data };
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) return {};
+  const record = data as Record<string, unknown>;
+  const reason = firstString(record, ['reason', 'code', 'error']);
+  let message = firstString(record, ['message', 'detail', 'error_description', 'msg']);
+  const detail = record.detail;
+  if (!message && detail && typeof detail === 'object' && !Array.isArray(detail)) {
+    message = firstString(detail as Record<string, unknown>, ['message', 'reason', 'code']);
+  }
+  return { reason: reason ?? message, message: message ?? reason };
+}
+
+function statusName(status: number, table: Readonly<Record<number, string>>): string {
+  return table[status] ?? (status >= 500 ? 'upstream_error' : 'request_failed');
+}
+
+/**
+ * The answer for an upstream response with a status outside 2xx.
+ *
+ * - 401 and 403 (not pre-authentication): the upstream body byte for byte (spec 7.4.1).
+ * - 3xx: 502 `upstream_redirect` (redirects are never followed).
+ * - a status outside 100-599: 500 envelope (spec 7.4.1 "500 when the status is unknown").
+ * - other statuses: `{ ok: false, error, detail }` with the upstream status; `error` is the upstream's
+ *   snake_case reason when it has one, else a name for the status.
+ * - pre-authentication routes (spec 7.4.4): the same envelope shape with a form-level error code,
+ *   401 included, never the passthrough body.
+ */
+export function upstreamFailureAnswer(res: UpstreamResponse, options: { preAuth?: boolean } = {}): ProxyAnswer {
+  const { status } = res;
+  if (!Number.isInteger(status) || status < 100 || status > 599) {
+    return { status: 500, body: envelope('upstream_bad_status', 'The service answered with an unknown status') };
+  }
+  if (status >= 300 && status < 400) {
+    return { status: 502, body: envelope('upstream_redirect', 'The service answered with a redirect') };
+  }
+  if ((status === 401 || status === 403) && !options.preAuth) {
+    const type = String(res.headers['content-type'] ?? '');
+    return {
+      status,
+      body: res.body,
+      contentType: type.includes('json') ? type : 'application/json; charset=utf-8',
+    };
+  }
+  const { reason, message } = upstreamReason(parseJson(res.body));
+  const table = options.preAuth ? FORM_STATUS_NAMES : STATUS_NAMES;
+  const error = reason && SNAKE.test(reason) ? reason : statusName(status, table);
+  const detail = message ? safeDetail(message) : `The service answered ${status}`;
+  return { status, body: envelope(error, detail || `The service answered ${status}`) };
+}
+
+const JSON_START = new Set([0x7b, 0x5b]); // { [
+
+/**
+ * The answer for an upstream 2xx on a JSON route: the bytes as they came when they are JSON,
+ * `{ "ok": true }` for an empty body, 502 `upstream_bad_response` for a body that is not JSON.
+ */
+export function upstreamSuccessAnswer(res: UpstreamResponse): ProxyAnswer {
+  const { body, status } = res;
+  if (status === 204) return { status, body: null };
+  if (body.length === 0) return { status, body: { ok: true } };
+  let i = 0;
+  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
+  if (JSON_START.has(body[i] ?? 0) || parseJson(body) !== undefined) {
+    return { status, body, contentType: 'application/json; charset=utf-8' };
+  }
+  return { status: 502, body: envelope('upstream_bad_response', 'The service sent an invalid answer') };
+}
+
+/** The answer for any upstream response on a JSON route (success or failure). */
+export function upstreamAnswer(res: UpstreamResponse, options: { preAuth?: boolean } = {}): ProxyAnswer {
+  return res.status >= 200 && res.status < 300 ? upstreamSuccessAnswer(res) : upstreamFailureAnswer(res, options);
+}

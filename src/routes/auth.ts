@@ -1,0 +1,340 @@
+/**
+ * spec 4.1 Auth: the auth route table, rows in the specification's order, and the session flows
+ * behind them (login → profile → cookie, registration, logout, profile cache, refresh, recovery,
+ * social login, document validation, the forced-logout beacon of spec 6).
+ *
+ * @module
+ */
+import { Type } from '@sinclair/typebox';
+import {
+  ForcedLogoutBeacon,
+  LOGIN_OUTCOME_TYPES,
+  LoginPayload,
+  type LoginResponse,
+  RECOVERY_STEPS,
+  REGISTER_FIELDS,
+  RecoveryPayload,
+  RegisterSimplifiedPayload,
+  SocialLoginPayload,
+  ValidateDocumentPayload,
+} from '../contracts/auth.js';
+import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
+import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
+import { clearSessionCookie, sessionMaxAge, setSessionCookie, tokenOf } from '../session/cookie.js';
+import { UpstreamAnswerError } from '../session/profile-cache.js';
+import { authService } from '../upstream/auth-service.js';
+import type { UpstreamResponse } from '../upstream/client.js';
+import { UpstreamError } from '../upstream/errors.js';
+import { bff, ok, type RouteContext, type RouteSpec, route } from './route.js';
+
+/** The upstream of each `REGISTER_TYPE` (CONTRACT.md). */
+export const REGISTER_PATHS = {
+  'bff-simplified': '/bff/register-simplified',
+  classic: '/auth/register',
+  simplified: '/auth/register/simplified',
+} as const;
+
+/** Registration upstreams that receive `user_prudential_limit_active` (spec 2.4). */
+const PRUDENTIAL_LIMIT_PATHS = new Set<string>(['/bff/register-simplified', '/auth/register']);
+
+const ProviderParams = Type.Object({ provider: Type.String({ pattern: '^[a-z0-9][a-z0-9-]{0,31}$' }) });
+const ProfileQuery = Type.Object({ check_spa_again: Type.Optional(Type.Union([Type.Literal('1'), Type.Literal('0')])) });
+
+function withoutToken(data: Record<string, unknown>): Record<string, unknown> {
+  const { access_token: _dropped, ...rest } = data;
+  return rest;
+}
+
+/**
+ * Turns a login-like upstream answer (login, registration, social login) into the proxy's answer
+ * (spec 4.1, 3.2): a failure is a form-level error; a `type` of `two_factor_code` or
+ * `cancelled_account` reaches the client and sets no cookie; otherwise the profile is loaded with the
+ * new token (and primes the profile cache), the session cookie is set, and the LoginResponse is
+ * answered without `access_token`.
+ */
+async function establishSession(ctx: RouteContext, res: UpstreamResponse): Promise<ProxyAnswer> {
+  if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res, { preAuth: true });
+  const data = parseJson(res.body);
+  if (!data || typeof data !== 'object' || Array.isArray(data)) {
+    return { status: 502, body: envelope('upstream_bad_response', 'The service sent an invalid answer') };
+  }
+  const login = data as Partial<LoginResponse> & Record<string, unknown>;
+  const token = tokenOf(login);
+  const outcome = (LOGIN_OUTCOME_TYPES as readonly unknown[]).includes(login.type);
+  if (outcome || !token) return { status: 200, body: withoutToken(login) };
+
+  const answer = withoutToken(login);
+  try {
+    const profile = await authService((req) => ctx.call('bff', req, { bearer: token })).getUserProfile(false);
+    const parsed = profile.status === 200 ? parseJson(profile.body) : undefined;
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) {
+      const { user, userInfo } = parsed as Record<string, unknown>;
+      if (user !== undefined) answer.user = user;
+      if (userInfo !== undefined) answer.userInfo = userInfo;
+      ctx.deps.profileCache.set(token, profile);
+    }
+  } catch (error) {
+    // The session exists even when the profile could not be loaded; the login's own user is answered.
+    ctx.request.log.warn({ err: error }, 'profile after login failed');
+  }
+  setSessionCookie(ctx.reply, ctx.deps.config, token, sessionMaxAge(token, login.expires_in));
+  return { status: 200, body: answer };
+}
+
+/** Reads the profile through the cache (spec 4.1 profile caching rule). */
+export async function cachedProfile(ctx: RouteContext, token: string): Promise<UpstreamResponse> {
+  return ctx.deps.profileCache.get(token, ctx);
+}
+
+/** The upstream profile fetch behind the profile cache: only a 200 resolves; anything else rejects. */
+export async function fetchProfile(token: string, ctx: RouteContext): Promise<UpstreamResponse> {
+  const res = await authService((req) => ctx.call('bff', req, { bearer: token })).getUserProfile(false);
+  if (res.status !== 200) throw new UpstreamAnswerError(res);
+  return res;
+}
+
+/** The upstream refresh behind the refresh de-duplication: the new token and its cookie lifetime. */
+export async function fetchRefresh(token: string, ctx: RouteContext): Promise<{ token: string; maxAge: number }> {
+  const res = await authService((req) => ctx.call('bff', req, { bearer: token })).refreshToken();
+  if (res.status < 200 || res.status >= 300) throw new UpstreamAnswerError(res);
+  const data = parseJson(res.body) as Record<string, unknown> | undefined;
+  const fresh = tokenOf(data);
+  if (!fresh) throw new UpstreamError('upstream_bad_response');
+  return { token: fresh, maxAge: sessionMaxAge(fresh, data?.expires_in) };
+}
+
+function answerFromRejection(error: unknown): ProxyAnswer {
+  if (error instanceof UpstreamAnswerError) return upstreamFailureAnswer(error.response);
+  throw error;
+}
+
+async function logout(ctx: RouteContext, path: '/auth/logout' | '/auth/logout-auto'): Promise<ProxyAnswer> {
+  const { token } = ctx;
+  if (token) {
+    ctx.deps.profileCache.evict(token);
+    try {
+      await ctx.call('bff', { method: 'POST', path });
+    } catch (error) {
+      ctx.request.log.info({ err: error }, 'upstream logout failed; cookie cleared anyway');
+    }
+  }
+  clearSessionCookie(ctx.reply, ctx.deps.config);
+  return ok({ ok: true });
+}
+
+/** spec 4.1 Auth, in the specification's order. */
+export const authRoutes: readonly RouteSpec[] = [
+  route({
+    method: 'POST',
+    url: '/api/auth/login',
+    spec: '4.1',
+    summary: 'login with credentials, optional second factor and captcha; then loads the profile and sets the session cookie',
+    auth: 'none',
+    preAuth: true,
+    body: LoginPayload,
+    upstream: [bff('POST', '/auth/login'), bff('GET', '/auth/user-profile')],
+    handler: async (ctx) => {
+      const { login, password, captcha_token, app_source, two_factor_code } = ctx.body;
+      const payload = { login, password, captcha_token, app_source, two_factor_code };
+      const res = await authService((req) => ctx.call('bff', req, { bearer: null })).login(payload);
+      return establishSession(ctx, res);
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/api/auth/register',
+    spec: '4.1',
+    summary:
+      'registration (RegisterSimplifiedPayload, spec 2.4); REGISTER_TYPE or a social `provider` chooses the upstream',
+    auth: 'none',
+    preAuth: true,
+    body: RegisterSimplifiedPayload,
+    querystring: Type.Object({ utm_src: Type.Optional(Type.String({ maxLength: 256 })) }),
+    upstream: [
+      bff('POST', '/bff/register-simplified'),
+      bff('POST', '/auth/register'),
+      bff('POST', '/auth/register/simplified'),
+      bff('POST', '/bff/social/{provider}/registerSimplified'),
+      bff('GET', '/auth/user-profile'),
+    ],
+    handler: async (ctx) => {
+      const body = ctx.body as Record<string, unknown>;
+      const provider = ctx.body.provider;
+      const path = provider ? '/bff/social/{provider}/registerSimplified' : REGISTER_PATHS[ctx.deps.config.registerType];
+      const payload: Record<string, unknown> = {};
+      for (const field of REGISTER_FIELDS) if (body[field] !== undefined) payload[field] = body[field];
+      const tracking = trackingFromCookie(ctx.request.cookies.cookie_tracking);
+      for (const key of UTM_KEYS) if (payload[key] === undefined && tracking[key]) payload[key] = tracking[key];
+      const src = ctx.body.src ?? ctx.body.utm_src ?? ctx.query.utm_src;
+      if (src) payload.src = src;
+      payload.ga_client_id ??= gaClientIdFromCookie(ctx.request.cookies._ga);
+      if (payload.ga_client_id === undefined) delete payload.ga_client_id;
+      if (!PRUDENTIAL_LIMIT_PATHS.has(path)) delete payload.user_prudential_limit_active;
+      if (provider && ctx.body.token) payload.token = ctx.body.token;
+      const res = await ctx.call(
+        'bff',
+        { method: 'POST', path: path.replace('{provider}', encodeURIComponent(provider ?? '')), json: payload },
+        { bearer: null },
+      );
+      return establishSession(ctx, res);
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/api/auth/logout',
+    spec: '4.1',
+    summary: 'logout; always answers 200 and clears the session cookie',
+    auth: 'none',
+    upstream: [bff('POST', '/auth/logout')],
+    evictsProfile: false,
+    handler: (ctx) => logout(ctx, '/auth/logout'),
+  }),
+  route({
+    method: 'POST',
+    url: '/api/auth/logout-auto',
+    spec: '4.1',
+    summary: 'automatic logout after session expiry; always answers 200 and clears the session cookie',
+    auth: 'none',
+    upstream: [bff('POST', '/auth/logout-auto')],
+    evictsProfile: false,
+    handler: (ctx) => logout(ctx, '/auth/logout-auto'),
+  }),
+  route({
+    method: 'GET',
+    url: '/api/auth/profile',
+    spec: '4.1',
+    summary: 'profile, cached 10 s per token or fetched; `check_spa_again=1` fetches afresh',
+    auth: 'required',
+    querystring: ProfileQuery,
+    upstream: [bff('GET', '/auth/user-profile')],
+    handler: async (ctx) => {
+      const token = ctx.token as string;
+      if (ctx.query.check_spa_again === '1') {
+        const res = await authService((req) => ctx.call('bff', req)).getUserProfile(true);
+        if (res.status === 200) ctx.deps.profileCache.set(token, res);
+        return upstreamAnswer(res);
+      }
+      try {
+        return upstreamAnswer(await cachedProfile(ctx, token));
+      } catch (error) {
+        return answerFromRejection(error);
+      }
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/api/auth/recheck-spa',
+    spec: '4.1',
+    summary: 'revalidate the session after in-app navigation',
+    auth: 'required',
+    upstream: [bff('GET', '/auth/user-profile')],
+    evictsProfile: false,
+    handler: async (ctx) => {
+      const res = await authService((req) => ctx.call('bff', req)).getUserProfile(true);
+      if (res.status === 200) ctx.deps.profileCache.set(ctx.token as string, res);
+      return upstreamAnswer(res);
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/api/auth/refresh',
+    spec: '4.1',
+    summary: 'renew the JWT: sets a new session cookie and answers { ok: true }',
+    auth: 'required',
+    upstream: [bff('POST', '/users/refresh-token')],
+    evictsProfile: false,
+    handler: async (ctx) => {
+      const token = ctx.token as string;
+      try {
+        const fresh = await ctx.deps.refreshCache.get(token, ctx);
+        ctx.deps.profileCache.evict(token);
+        setSessionCookie(ctx.reply, ctx.deps.config, fresh.token, fresh.maxAge);
+        return ok({ ok: true });
+      } catch (error) {
+        return answerFromRejection(error);
+      }
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/api/auth/recovery',
+    spec: '4.1',
+    summary:
+      'multi-step password recovery; body `step` is one of options, by-email, by-sms, validate-code, confirm',
+    auth: 'none',
+    preAuth: true,
+    body: RecoveryPayload,
+    upstream: Object.values(RECOVERY_STEPS).map((path) => bff('POST', path)),
+    handler: async (ctx) => {
+      const { step, ...fields } = ctx.body;
+      const res = await ctx.call(
+        'bff',
+        { method: 'POST', path: RECOVERY_STEPS[step as keyof typeof RECOVERY_STEPS], json: fields },
+        { bearer: null },
+      );
+      return upstreamAnswer(res, { preAuth: true });
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/api/auth/social/:provider',
+    spec: '4.1',
+    summary: 'social login: the provider token is exchanged for a session',
+    auth: 'none',
+    preAuth: true,
+    params: ProviderParams,
+    body: SocialLoginPayload,
+    upstream: [bff('POST', '/bff/social/{provider}'), bff('GET', '/auth/user-profile')],
+    handler: async (ctx) => {
+      const { token, captcha_token, app_source } = ctx.body;
+      const res = await ctx.call(
+        'bff',
+        {
+          method: 'POST',
+          path: `/bff/social/${encodeURIComponent(ctx.params.provider)}`,
+          json: { token, captcha_token, app_source },
+        },
+        { bearer: null },
+      );
+      return establishSession(ctx, res);
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/api/auth/validate-document',
+    spec: '4.1',
+    summary: 'validate a national document before registration (ValidateDocumentPayload → ValidateDocumentResponse)',
+    auth: 'none',
+    preAuth: true,
+    body: ValidateDocumentPayload,
+    upstream: [bff('POST', '/documents/validate')],
+    handler: async (ctx) => {
+      const { number, captcha_token } = ctx.body;
+      const res = await authService((req) => ctx.call('bff', req, { bearer: null })).validateDocument({
+        number,
+        captcha_token,
+      });
+      return upstreamAnswer(res, { preAuth: true });
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/api/logs/auth-logout',
+    spec: '4.1, 6',
+    summary: 'forced-logout beacon (spec 6.1): a warn-level `forced-logout` log entry sampled at 50%; answers 204',
+    auth: 'none',
+    body: ForcedLogoutBeacon,
+    bodyLimit: 16 * 1024,
+    upstream: [],
+    evictsProfile: false,
+    handler: async (ctx) => {
+      if (ctx.deps.random() < FORCED_LOGOUT_SAMPLE_RATE) {
+        ctx.request.log.warn({ event: 'forced-logout', beacon: ctx.body }, 'forced-logout');
+      }
+      return { status: 204, body: null };
+    },
+  }),
+];
+
+/** Share of forced-logout beacons written to the log (spec 6.2, 8). */
+export const FORCED_LOGOUT_SAMPLE_RATE = 0.5;

@@ -1,0 +1,235 @@
+/**
+ * The route table machinery: a route row declares its method, URL, auth need, schemas and upstream
+ * (DESIGN.md "A route row reads like the specification's row"); {@link registerRoutes} turns rows into
+ * Fastify routes. Routes never read the cookie, build URLs from raw input or format error bodies
+ * themselves: the auth gate, the path builder and the envelope do.
+ *
+ * @module
+ */
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
+import type { TokenCache } from '../session/profile-cache.js';
+import type { HttpMethod, UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
+import { buildPath, type QueryValue } from '../upstream/paths.js';
+
+/**
+ * Who may call a route (CONTRACT.md "Which routes need a session"): `required` = the session cookie,
+ * `none` = anyone (a present session is still forwarded), `operator` = the `CACHE_PURGE_TOKEN` bearer.
+ */
+export type AuthNeed = 'required' | 'none' | 'operator';
+
+/** The upstream services, named after their configuration variables (CONTRACT.md). */
+export type ServiceName =
+  | 'bff'
+  | 'sticker'
+  | 'referralV1'
+  | 'referralV2'
+  | 'ftdVerify'
+  | 'ftdSend'
+  | 'attribution'
+  | 'cachePurge';
+
+/** A declared upstream call of a route, for documentation and the coverage tests (spec part 4 "Upstream"). */
+export interface UpstreamTarget {
+  service: ServiceName;
+  method: HttpMethod;
+  /** Path template below the service's base URL, e.g. `/wallet/charge/{transactionId}`. */
+  path: string;
+}
+
+/** Shorthand for a BFF upstream row: `bff('POST', '/bff/users/send-email')`. */
+export function bff(method: HttpMethod, path: string): UpstreamTarget {
+  return { service: 'bff', method, path };
+}
+
+/** Shorthand for a non-BFF upstream row: `external('sticker', 'POST', '/users/me/packs/open')`. */
+export function external(service: ServiceName, method: HttpMethod, path: string): UpstreamTarget {
+  return { service, method, path };
+}
+
+/** Shared state the routes use: configuration, upstream services and caches. Built by `createServer`. */
+export interface AppDeps {
+  readonly config: Config;
+  readonly services: Readonly<Record<ServiceName, UpstreamService>>;
+  /** Successful profile answers per token (spec 4.1, 8). */
+  readonly profileCache: TokenCache<UpstreamResponse, RouteContext>;
+  /** Refresh results per old token, so that concurrent refreshes share one upstream call. */
+  readonly refreshCache: TokenCache<{ token: string; maxAge: number }, RouteContext>;
+  /** Random source in [0, 1) (the beacon sampling of spec 6.2); replaceable in tests. */
+  readonly random: () => number;
+  /** Caches other route areas register, emptied together by the cache purge routes. */
+  readonly caches: Map<string, { clear(): void; readonly size: number }>;
+}
+
+/** What a handler gets: the validated input, the session token and upstream calls that carry it. */
+export interface RouteContext<B = unknown, Q = unknown, P = unknown> {
+  readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
+  readonly body: B;
+  readonly query: Q;
+  readonly params: P;
+  /** The session JWT when the cookie is present (always present on `auth: 'required'` routes). */
+  readonly token: string | undefined;
+  readonly deps: AppDeps;
+  /**
+   * Calls an upstream with the proxy's headers: `Authorization: Bearer <jwt>` when a session is present
+   * (BFF and sticker API), the incoming `Cookie` header (spec 1.3), the request id and the client's
+   * address. Headers sent by the browser never override these.
+   * @throws UpstreamError on transport failures.
+   */
+  call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null }): Promise<UpstreamResponse>;
+  /** As {@link call}, but streams the answer body. */
+  stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream>;
+}
+
+/** One row of a route table. */
+export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema> {
+  method: HttpMethod | readonly HttpMethod[];
+  /** The proxy route, e.g. `/api/validation/email/send` (Fastify syntax for parameters: `:slug`, `*`). */
+  url: string;
+  /** The specification section the row comes from, e.g. `4.2`. */
+  spec: string;
+  /** What the route does, in the specification's words (used in the API reference). */
+  summary: string;
+  auth: AuthNeed;
+  /** Pre-authentication route (spec 5.5): form-level errors, never a passthrough 401 body (spec 7.4.4). */
+  preAuth?: boolean;
+  /** Only outside production (spec 1.6): not registered at all when `NODE_ENV=production`. */
+  devOnly?: boolean;
+  body?: B;
+  querystring?: Q;
+  params?: P;
+  /** Accepted request body media types (default `application/json`); others answer 415. */
+  contentTypes?: readonly string[];
+  /** Request body limit in bytes (default 1 MiB). */
+  bodyLimit?: number;
+  /** `Cache-Control` of success answers (default `no-store`). */
+  cacheControl?: string;
+  /** The upstream calls this row makes, as the specification lists them. */
+  upstream: readonly UpstreamTarget[];
+  /** Mutates the user: a success evicts the token's profile cache entry (default: every non-GET session route). */
+  evictsProfile?: boolean;
+  handler: (ctx: RouteContext<Static<B>, Static<Q>, Static<P>>) => Promise<ProxyAnswer | undefined>;
+}
+
+/**
+ * Declares a route row with its types inferred from its schemas.
+ * @example
+ * route({ method: 'POST', url: '/api/validation/email/send', spec: '4.2', summary: 'send e-mail verification code',
+ *   auth: 'required', upstream: [bff('POST', '/bff/users/send-email')], handler: forward() })
+ */
+export function route<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema>(
+  spec: RouteSpec<B, Q, P>,
+): RouteSpec {
+  return spec as unknown as RouteSpec;
+}
+
+/** How {@link forward} builds the upstream call from the validated input. */
+export interface ForwardOptions<B, Q, P> {
+  /** The target; default: the route's single `upstream` row. */
+  target?: UpstreamTarget;
+  /** Values for the path template's `{name}` segments; default: the route's params. */
+  pathValues?: (ctx: RouteContext<B, Q, P>) => Record<string, unknown>;
+  /** The upstream query; default: none. */
+  query?: (ctx: RouteContext<B, Q, P>) => Readonly<Record<string, QueryValue>> | undefined;
+  /** The upstream JSON body; default: the validated request body for methods with a body. */
+  body?: (ctx: RouteContext<B, Q, P>) => unknown;
+}
+
+const BODYLESS = new Set<HttpMethod>(['GET', 'HEAD', 'DELETE']);
+
+/**
+ * The handler of a pure data row: one upstream call built from the row, answered through the
+ * envelope (spec 7.4). The path's `{name}` segments are filled with {@link buildPath} (unsafe input is
+ * a 400 before any call).
+ */
+export function forward<B = unknown, Q = unknown, P = unknown>(
+  options: ForwardOptions<B, Q, P> = {},
+): (ctx: RouteContext<B, Q, P>) => Promise<ProxyAnswer> {
+  return async (ctx) => {
+    const target = options.target ?? ctx.request.routeOptions.config.upstream?.[0];
+    if (!target) throw new Error(`route ${ctx.request.routeOptions.url} has no upstream`);
+    const values = options.pathValues ? options.pathValues(ctx) : ((ctx.params ?? {}) as Record<string, unknown>);
+    const path = buildPath(target.path, values);
+    const json = options.body ? options.body(ctx) : BODYLESS.has(target.method) ? undefined : (ctx.body ?? {});
+    const res = await ctx.call(target.service, {
+      method: target.method,
+      path,
+      query: options.query?.(ctx),
+      json,
+    });
+    return upstreamAnswer(res, { preAuth: ctx.request.routeOptions.config.preAuth === true });
+  };
+}
+
+/** An answer that is a proxy-made envelope (validation failures the schemas cannot express, etc.). */
+export function fail(status: number, error: string, detail: string, extra?: Record<string, unknown>): ProxyAnswer {
+  return { status, body: envelope(error, detail, extra) };
+}
+
+/** A JSON success answer made by the proxy. */
+export function ok(body: object, status = 200): ProxyAnswer {
+  return { status, body };
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthNeed;
+    preAuth?: boolean;
+    contentTypes?: readonly string[];
+    upstream?: readonly UpstreamTarget[];
+    spec?: string;
+    cacheControl?: string;
+    evictsProfile?: boolean;
+  }
+}
+
+/** The routes of the tables that exist in this environment (dev-only rows dropped in production). */
+export function activeRoutes(tables: readonly (readonly RouteSpec[])[], config: Config): RouteSpec[] {
+  return tables.flat().filter((r) => !(r.devOnly && config.production));
+}
+
+/**
+ * Registers route rows on a Fastify instance. `buildContext` supplies the upstream calls bound to a request.
+ */
+export function registerRoutes(
+  app: FastifyInstance,
+  routes: readonly RouteSpec[],
+  makeContext: (request: FastifyRequest, reply: FastifyReply) => RouteContext,
+  send: (reply: FastifyReply, answer: ProxyAnswer, ctx: RouteContext) => FastifyReply,
+): void {
+  for (const r of routes) {
+    const methods = (Array.isArray(r.method) ? r.method : [r.method]) as HttpMethod[];
+    const evicts = r.evictsProfile ?? (r.auth === 'required' && methods.some((m) => m !== 'GET'));
+    app.route({
+      method: methods,
+      url: r.url,
+      bodyLimit: r.bodyLimit,
+      schema: {
+        ...(r.body ? { body: r.body } : {}),
+        ...(r.querystring ? { querystring: r.querystring } : {}),
+        ...(r.params ? { params: r.params } : {}),
+      },
+      config: {
+        auth: r.auth,
+        preAuth: r.preAuth === true,
+        contentTypes: r.contentTypes ?? ['application/json'],
+        upstream: r.upstream,
+        spec: r.spec,
+        cacheControl: r.cacheControl,
+        evictsProfile: evicts,
+      },
+      handler: async (request, reply) => {
+        const ctx = makeContext(request, reply);
+        const answer = await r.handler(ctx as never);
+        if (evicts && ctx.token && reply.statusCode < 400 && (!answer || answer.status < 400)) {
+          ctx.deps.profileCache.evict(ctx.token);
+        }
+        if (answer) return send(reply, answer, ctx);
+        return reply;
+      },
+    });
+  }
+}

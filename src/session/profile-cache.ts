@@ -1,0 +1,76 @@
+/**
+ * Profile de-duplication (spec 4.1 "Profile caching rule", spec 8): successful `GET /auth/user-profile`
+ * answers cached per token, keyed by the SHA-256 hex digest of the token (never the raw token), time
+ * to live 10 s from the fetch, at most 100 entries; concurrent reads with one token share one upstream
+ * call. Failures (a 401 included) are never cached.
+ *
+ * Also the refresh de-duplication: concurrent `POST /api/auth/refresh` with one token share one
+ * upstream refresh, and its result is reused for 10 s so that a second tab does not present the
+ * token the first refresh just replaced.
+ *
+ * @module
+ */
+import { LRUCache } from 'lru-cache';
+import type { UpstreamResponse } from '../upstream/client.js';
+import { tokenKey } from './hash.js';
+
+/** Time to live of a profile entry, in milliseconds (spec 8). */
+export const PROFILE_TTL_MS = 10_000;
+/** Most profile entries kept (spec 8). */
+export const PROFILE_MAX_ENTRIES = 100;
+
+/** Carries a non-2xx upstream answer through the shared fetch so that every waiter gets it. */
+export class UpstreamAnswerError extends Error {
+  readonly response: UpstreamResponse;
+  constructor(response: UpstreamResponse) {
+    super(`upstream answered ${response.status}`);
+    this.name = 'UpstreamAnswerError';
+    this.response = response;
+  }
+}
+
+type Fetcher<V, C> = (token: string, context: C) => Promise<V>;
+
+/**
+ * A token-scoped cache with single flight: `get(token, fetch)` answers from the cache, joins a fetch in
+ * progress for the same token, or starts one. Only resolved values are kept; a rejected fetch (for
+ * example an {@link UpstreamAnswerError}) reaches every waiter and leaves nothing behind.
+ */
+export class TokenCache<V extends object, C = undefined> {
+  readonly #cache: LRUCache<string, V, { token: string; context: C }>;
+  constructor(options: { ttlMs: number; max: number; fetch: Fetcher<V, C> }) {
+    this.#cache = new LRUCache<string, V, { token: string; context: C }>({
+      max: options.max,
+      ttl: options.ttlMs,
+      ttlAutopurge: false,
+      updateAgeOnGet: false,
+      allowStale: false,
+      fetchMethod: (_key, _stale, { context }) => options.fetch(context.token, context.context),
+    });
+  }
+  /**
+   * The cached value for `token`, or the result of the (shared) fetch, which gets `context` (the first
+   * caller's). Rejects with the fetch's error.
+   */
+  async get(token: string, context: C): Promise<V> {
+    const value = await this.#cache.fetch(tokenKey(token), { context: { token, context } });
+    if (value === undefined) throw new Error('token cache fetch resolved without a value');
+    return value;
+  }
+  /** Stores a value fetched elsewhere (the profile loaded by login). */
+  set(token: string, value: V): void {
+    this.#cache.set(tokenKey(token), value);
+  }
+  /** Evicts the token's entry at once (logout, mutation of the user). */
+  evict(token: string): void {
+    this.#cache.delete(tokenKey(token));
+  }
+  /** Empties the cache. */
+  clear(): void {
+    this.#cache.clear();
+  }
+  /** Entries held now, in-flight fetches included. */
+  get size(): number {
+    return this.#cache.size;
+  }
+}

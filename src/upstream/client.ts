@@ -1,0 +1,170 @@
+/**
+ * The upstream client: one undici `Pool` per upstream origin with keep-alive, a total time limit per
+ * call (`UPSTREAM_TIMEOUT_MS`, headers and body), a response-size cap, no redirects followed, no
+ * retries, and every transport failure mapped to an {@link UpstreamError}.
+ *
+ * @module
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { Pool } from 'undici';
+import { toUpstreamError, UpstreamError } from './errors.js';
+import { buildQuery, type QueryValue } from './paths.js';
+
+/** Largest upstream answer the proxy reads, in bytes (4 MiB); larger answers are `upstream_response_too_large`. */
+export const MAX_UPSTREAM_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
+
+/** One call to an upstream. `path` must come from the route table or {@link buildPath}. */
+export interface UpstreamRequest {
+  method: HttpMethod;
+  /** Path below the service's base URL, starting with `/` (or `''` for a service whose URL is the endpoint). */
+  path: string;
+  query?: Readonly<Record<string, QueryValue>> | undefined;
+  /** Raw query string to append as is (starting with `?`); only for the raw sports passthrough. */
+  rawQuery?: string | undefined;
+  headers?: Readonly<Record<string, string>> | undefined;
+  /** A JSON value to send (serialised here, with `content-type: application/json`). */
+  json?: unknown;
+  /** A body already serialised; set `content-type` in `headers`. */
+  body?: string | Buffer | undefined;
+}
+
+/** A buffered upstream answer. */
+export interface UpstreamResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The whole body, at most {@link MAX_UPSTREAM_RESPONSE_BYTES}. */
+  body: Buffer;
+}
+
+/** A streamed upstream answer; the caller must consume or destroy `body`. */
+export interface UpstreamStream {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+/** Keeps one undici `Pool` per origin, shared by every service on that origin. */
+export class PoolRegistry {
+  readonly #pools = new Map<string, Pool>();
+  readonly #timeoutMs: number;
+  constructor(timeoutMs: number) {
+    this.#timeoutMs = timeoutMs;
+  }
+  /** The pool for an origin such as `https://bff.example.com`, created on first use. */
+  get(origin: string): Pool {
+    let pool = this.#pools.get(origin);
+    if (!pool) {
+      pool = new Pool(origin, {
+        connections: 128,
+        pipelining: 1,
+        keepAliveTimeout: 4_000,
+        keepAliveMaxTimeout: 60_000,
+        headersTimeout: this.#timeoutMs,
+        bodyTimeout: this.#timeoutMs,
+        connectTimeout: Math.min(this.#timeoutMs, 10_000),
+        maxResponseSize: MAX_UPSTREAM_RESPONSE_BYTES,
+      });
+      this.#pools.set(origin, pool);
+    }
+    return pool;
+  }
+  /** Closes every pool (graceful shutdown: in-flight calls finish first). */
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((p) => p.close().catch(() => p.destroy())));
+  }
+}
+
+/**
+ * One upstream service (the BFF, the sticker API, an external endpoint) at a base URL: origin plus
+ * optional path prefix. Its URL is never exposed in errors.
+ */
+export class UpstreamService {
+  readonly name: string;
+  readonly #pools: PoolRegistry;
+  readonly #origin: string | undefined;
+  readonly #prefix: string;
+  readonly #timeoutMs: number;
+
+  /**
+   * @param name - the configuration variable that names it (e.g. `BFF_BASE_URL`), used in `not_configured`.
+   * @param baseUrl - origin plus optional path prefix, or `undefined` when not configured.
+   * @param timeoutMs - total limit of one call (headers and body), in milliseconds.
+   */
+  constructor(name: string, baseUrl: string | undefined, pools: PoolRegistry, timeoutMs: number) {
+    this.name = name;
+    this.#pools = pools;
+    this.#timeoutMs = timeoutMs;
+    if (baseUrl === undefined) {
+      this.#origin = undefined;
+      this.#prefix = '';
+    } else {
+      const url = new URL(baseUrl);
+      this.#origin = url.origin;
+      this.#prefix = url.pathname.replace(/\/+$/, '');
+    }
+  }
+
+  /** True when a base URL is configured. */
+  get configured(): boolean {
+    return this.#origin !== undefined;
+  }
+
+  #dispatch(req: UpstreamRequest, signal: AbortSignal) {
+    if (this.#origin === undefined) {
+      throw new UpstreamError('not_configured', { detail: `${this.name} is not set` });
+    }
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    let body: string | Buffer | undefined = req.body;
+    if (req.json !== undefined) {
+      body = JSON.stringify(req.json);
+      headers['content-type'] = 'application/json';
+    }
+    const path = `${this.#prefix}${req.path}${req.rawQuery ?? buildQuery(req.query)}` || '/';
+    return this.#pools.get(this.#origin).request({ method: req.method, path, headers, body: body ?? null, signal });
+  }
+
+  /**
+   * Calls the service and buffers the answer.
+   *
+   * @returns the status, headers and body of any answer with a status, including 4xx and 5xx.
+   * @throws {@link UpstreamError} `upstream_timeout`, `upstream_unavailable`, `upstream_bad_response`,
+   *   `upstream_response_too_large` or `not_configured`; never anything else.
+   */
+  async request(req: UpstreamRequest): Promise<UpstreamResponse> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), this.#timeoutMs);
+    try {
+      const res = await this.#dispatch(req, controller.signal);
+      const body = Buffer.from(await res.body.arrayBuffer());
+      return { status: res.statusCode, headers: res.headers, body };
+    } catch (error) {
+      throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /**
+   * Calls the service and returns the body as a stream (receipts, raw passthrough). The time limit
+   * covers the whole transfer: a body still streaming after `UPSTREAM_TIMEOUT_MS` is cut.
+   *
+   * @throws {@link UpstreamError} as {@link request}, for failures before the headers arrive.
+   */
+  async stream(req: UpstreamRequest): Promise<UpstreamStream> {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), this.#timeoutMs);
+    try {
+      const res = await this.#dispatch(req, controller.signal);
+      res.body.once('close', () => clearTimeout(timer));
+      return { status: res.statusCode, headers: res.headers, body: res.body };
+    } catch (error) {
+      clearTimeout(timer);
+      throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The closed set of failures an upstream call can end in, and the one function that maps
+ * transport errors (undici's stable `code` strings) onto it.
+ *
+ * @module
+ */
+
+/** Failure codes of an upstream call, each with the proxy status it answers (CONTRACT.md "Error envelope"). */
+export const UPSTREAM_FAILURES = {
+  /** No answer (headers or whole body) within `UPSTREAM_TIMEOUT_MS`. */
+  upstream_timeout: { status: 504, detail: 'The service did not answer in time' },
+  /** Connection refused, reset, closed, or the host could not be reached. */
+  upstream_unavailable: { status: 502, detail: 'The service could not be reached' },
+  /** The answer could not be read: malformed HTTP, wrong length, an impossible status. */
+  upstream_bad_response: { status: 502, detail: 'The service sent an invalid answer' },
+  /** The answer was larger than the proxy accepts. */
+  upstream_response_too_large: { status: 502, detail: 'The service sent an answer that is too large' },
+  /** The upstream answered with a redirect, which the proxy never follows. */
+  upstream_redirect: { status: 502, detail: 'The service answered with a redirect' },
+  /** The upstream URL for this route is not configured (CONTRACT.md). */
+  not_configured: { status: 503, detail: 'This service is not configured' },
+} as const satisfies Record<string, { status: number; detail: string }>;
+
+export type UpstreamFailureCode = keyof typeof UPSTREAM_FAILURES;
+
+/**
+ * A failed upstream call with a stable {@link UpstreamFailureCode}. The message and detail never
+ * contain the upstream address or a credential; the original error is kept as `cause` for logs.
+ */
+export class UpstreamError extends Error {
+  readonly code: UpstreamFailureCode;
+  readonly status: number;
+  readonly detail: string;
+  constructor(code: UpstreamFailureCode, options: { detail?: string; cause?: unknown } = {}) {
+    const info = UPSTREAM_FAILURES[code];
+    super(options.detail ?? info.detail, { cause: options.cause });
+    this.name = 'UpstreamError';
+    this.code = code;
+    this.status = info.status;
+    this.detail = options.detail ?? info.detail;
+  }
+}
+
+/** undici / Node error codes, by the failure they mean. Unknown codes are `upstream_unavailable`. */
+const TRANSPORT_CODES: Readonly<Record<string, UpstreamFailureCode>> = {
+  UND_ERR_CONNECT_TIMEOUT: 'upstream_timeout',
+  UND_ERR_HEADERS_TIMEOUT: 'upstream_timeout',
+  UND_ERR_BODY_TIMEOUT: 'upstream_timeout',
+  ETIMEDOUT: 'upstream_timeout',
+  UND_ERR_ABORTED: 'upstream_timeout',
+  ABORT_ERR: 'upstream_timeout',
+  ECONNREFUSED: 'upstream_unavailable',
+  ECONNRESET: 'upstream_unavailable',
+  EPIPE: 'upstream_unavailable',
+  ENOTFOUND: 'upstream_unavailable',
+  EAI_AGAIN: 'upstream_unavailable',
+  EHOSTUNREACH: 'upstream_unavailable',
+  ENETUNREACH: 'upstream_unavailable',
+  UND_ERR_SOCKET: 'upstream_unavailable',
+  UND_ERR_CLOSED: 'upstream_unavailable',
+  UND_ERR_DESTROYED: 'upstream_unavailable',
+  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: 'upstream_bad_response',
+  UND_ERR_REQ_CONTENT_LENGTH_MISMATCH: 'upstream_bad_response',
+  UND_ERR_INFO: 'upstream_bad_response',
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: 'upstream_response_too_large',
+};
+
+/**
+ * Maps any error thrown while calling an upstream to an {@link UpstreamError}.
+ * An `UpstreamError` is returned unchanged; HTTP parser errors (`HPE_*`) are `upstream_bad_response`.
+ */
+export function toUpstreamError(error: unknown): UpstreamError {
+  if (error instanceof UpstreamError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  const name = (error as { name?: unknown } | null)?.name;
+  if (typeof code === 'string') {
+    const known = TRANSPORT_CODES[code];
+    if (known) return new UpstreamError(known, { cause: error });
+    if (code.startsWith('HPE_')) return new UpstreamError('upstream_bad_response', { cause: error });
+  }
+  if (name === 'AbortError' || name === 'TimeoutError') return new UpstreamError('upstream_timeout', { cause: error });
+  return new UpstreamError('upstream_unavailable', { cause: error });
+}

@@ -1,0 +1,188 @@
+/**
+ * Test helpers: a recording upstream on a loopback port (every request it receives is kept: method,
+ * path, query, headers, body) and a proxy started in front of it, both over real sockets.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Writable } from 'node:stream';
+import type { FastifyInstance } from 'fastify';
+import { createServer, type ServerOptions } from '../../src/app.js';
+
+/** One request as the upstream received it. */
+export interface Recorded {
+  method: string;
+  /** Path without the query string. */
+  path: string;
+  /** The raw query string without `?` ('' when none). */
+  query: string;
+  headers: IncomingMessage['headers'];
+  /** The body as text. */
+  body: string;
+  /** The body parsed as JSON, when it is JSON. */
+  json: unknown;
+}
+
+/** How the recording upstream answers: a status and a JSON body (or raw text), or a custom function. */
+export type UpstreamReply =
+  | { status?: number; json?: unknown; text?: string; headers?: Record<string, string>; delayMs?: number }
+  | ((req: Recorded, res: ServerResponse) => void);
+
+export interface RecordingUpstream {
+  url: string;
+  requests: Recorded[];
+  /** Sets the answer for requests whose path (without query) matches `path` (exact string or RegExp). */
+  on(method: string, path: string | RegExp, reply: UpstreamReply): void;
+  /** Default answer for everything else (initially 200 `{ ok: true, echo: { method, path } }`). */
+  setDefault(reply: UpstreamReply): void;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+/** Starts a recording upstream on 127.0.0.1 and a free port. */
+export async function startRecordingUpstream(): Promise<RecordingUpstream> {
+  const requests: Recorded[] = [];
+  let routes: { method: string; path: string | RegExp; reply: UpstreamReply }[] = [];
+  let fallback: UpstreamReply | undefined;
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      const [path = '', query = ''] = (req.url ?? '').split(/\?(.*)/s, 2);
+      let json: unknown;
+      try {
+        json = body ? JSON.parse(body) : undefined;
+      } catch {
+        json = undefined;
+      }
+      const rec: Recorded = { method: req.method ?? '', path, query, headers: req.headers, body, json };
+      requests.push(rec);
+      const match = routes.find(
+        (r) => r.method === rec.method && (typeof r.path === 'string' ? r.path === path : r.path.test(path)),
+      );
+      const reply = match?.reply ?? fallback ?? { status: 200, json: { ok: true, echo: { method: rec.method, path } } };
+      if (typeof reply === 'function') {
+        reply(rec, res);
+        return;
+      }
+      const send = () => {
+        const payload = reply.text ?? JSON.stringify(reply.json ?? { ok: true });
+        res.writeHead(reply.status ?? 200, {
+          'content-type': reply.text !== undefined ? 'text/plain' : 'application/json',
+          ...reply.headers,
+        });
+        res.end(payload);
+      };
+      if (reply.delayMs) setTimeout(send, reply.delayMs);
+      else send();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    on(method, path, reply) {
+      routes.unshift({ method, path, reply });
+    },
+    setDefault(reply) {
+      fallback = reply;
+    },
+    reset() {
+      requests.length = 0;
+      routes = [];
+      fallback = undefined;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** Captures log lines (one JSON object per line). */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    for (const line of chunk.toString('utf8').split('\n')) if (line) this.lines.push(line);
+    done();
+  }
+  /** The parsed entries. */
+  get entries(): Record<string, unknown>[] {
+    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+}
+
+export interface TestProxy {
+  app: FastifyInstance;
+  url: string;
+  logs: LogCapture;
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the proxy on 127.0.0.1:0 with every upstream pointing at `upstreamUrl` (the BFF at its root,
+ * the other services under `/sticker`, `/referral-v1`, `/referral-v2`, `/ftd/verify`, `/ftd/send`,
+ * `/attribution`, `/purge`), plus the given variables.
+ */
+export async function startProxy(
+  upstreamUrl: string,
+  env: Record<string, string> = {},
+  options: ServerOptions = {},
+): Promise<TestProxy> {
+  const logs = new LogCapture();
+  const app = await createServer(
+    {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      BFF_BASE_URL: upstreamUrl,
+      STICKER_API_URL: `${upstreamUrl}/sticker`,
+      REFERRAL_V1_API_URL: `${upstreamUrl}/referral-v1`,
+      REFERRAL_V2_API_URL: `${upstreamUrl}/referral-v2`,
+      FTD_CASHBACK_VERIFY_URL: `${upstreamUrl}/ftd/verify`,
+      FTD_CASHBACK_SEND_URL: `${upstreamUrl}/ftd/send`,
+      ATTRIBUTION_S2S_URL: `${upstreamUrl}/attribution`,
+      CACHE_PURGE_URL: `${upstreamUrl}/purge`,
+      ...env,
+    },
+    { logStream: logs, ...options },
+  );
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { app, url, logs, close: () => app.close() };
+}
+
+/** A fake JWT with a readable payload (the proxy never verifies it; the BFF does). */
+export function fakeJwt(claims: Record<string, unknown> = {}): string {
+  const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const exp = Math.floor(Date.now() / 1000) + 3600;
+  return `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc({ sub: '1', exp, ...claims })}.c2lnbmF0dXJl${Math.random().toString(36).slice(2)}`;
+}
+
+/** Sends a request to the proxy and returns status, headers, text and parsed JSON. */
+export async function send(
+  base: string,
+  method: string,
+  path: string,
+  options: { json?: unknown; body?: string; headers?: Record<string, string>; token?: string; cookieName?: string } = {},
+): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) {
+    const name = options.cookieName ?? 'access_token';
+    headers.cookie = headers.cookie ? `${headers.cookie}; ${name}=${options.token}` : `${name}=${options.token}`;
+  }
+  let body: string | undefined = options.body;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${base}${path}`, { method, headers, body, redirect: 'manual' });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
