@@ -1,0 +1,21 @@
+/**
+ * The sandbox BFF: the areas registered on the BFF server, in order.
+ *
+ * To add an upstream area (spec part 4), create `bff/<area>.ts` exporting a `SandboxArea` and
+ * append it to {@link bffAreas}. Routes use the exact upstream paths of the specification's
+ * "Upstream" column; authenticated ones go through `requireUser` / `withUser` from `./guard.js`.
+ *
+ * @module
+ */
+import type { SandboxArea } from '../context.js';
+import { bffAdminArea } from './admin.js';
+import { authArea } from './auth.js';
+
+/** Areas of the BFF server (spec part 4, one file each). */
+export const bffAreas: readonly SandboxArea[] = [
+  bffAdminArea,
+  authArea, // spec 4.1
+];
+
+export { type Authenticated, authenticate, GUARD_BODIES, type GuardFailure, requireSession, requireUser, withUser } from './guard.js';
+export { type IssuedToken, issueToken } from './session.js';

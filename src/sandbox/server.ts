@@ -1,0 +1,183 @@
+/**
+ * The plumbing shared by the three sandbox servers: body parsers, the request recorder, the
+ * fail-next interceptor, BFF-style 404/500 bodies, the common admin routes and the areas.
+ *
+ * @module
+ */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
+import { commonAdminArea } from './admin.js';
+import { attachContext, type SandboxArea, type SandboxContext } from './context.js';
+import type { RecordedRequest } from './traffic.js';
+
+/** Options of {@link createSandboxServer}. */
+export interface SandboxServerOptions {
+  /** Logger of the server; none when undefined. */
+  logger?: FastifyBaseLogger;
+  /** Log every request (Fastify's `incoming request` / `request completed`). Default false. */
+  requestLogging?: boolean;
+}
+
+/** Prefix of the admin routes; requests under it are never recorded nor intercepted. */
+export const ADMIN_PREFIX = '/__sandbox/';
+
+const entries = new WeakMap<FastifyRequest, RecordedRequest>();
+
+function splitUrl(url: string): { path: string } {
+  const q = url.indexOf('?');
+  return { path: q < 0 ? url : url.slice(0, q) };
+}
+
+function headerValue(value: string | string[] | undefined): string | null {
+  if (value === undefined) return null;
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function isTextual(contentType: string): boolean {
+  return /^text\/|json|xml|x-www-form-urlencoded/i.test(contentType);
+}
+
+function describeBody(body: unknown): unknown {
+  if (body === undefined) return null;
+  if (Buffer.isBuffer(body)) return { binary: true, bytes: body.length };
+  return body;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
+
+/**
+ * Builds one sandbox server (not listening yet) with its areas.
+ *
+ * @param ctx the server's context (attached to the instance, see `sandboxContext`)
+ * @param areas registered in order, each in its own encapsulated plugin
+ */
+export async function createSandboxServer(
+  ctx: SandboxContext,
+  areas: readonly SandboxArea[],
+  options: SandboxServerOptions = {},
+): Promise<FastifyInstance> {
+  const app: FastifyInstance = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    logController: new LogController({ disableRequestLogging: options.requestLogging !== true }),
+    forceCloseConnections: true,
+    bodyLimit: 10 * 1024 * 1024,
+  });
+  attachContext(app, ctx);
+
+  // Bodies: lenient JSON (an empty body is no body), forms, and anything else kept as text or bytes.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
+  app.addContentTypeParser(/^application\/([\w.+-]+\+)?json/i, { parseAs: 'string' }, (_request, text, done) => {
+    const source = String(text);
+    if (source.trim() === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(source));
+    } catch {
+      done(Object.assign(new Error('Malformed JSON body'), { statusCode: 400, code: 'invalid_json' }), undefined);
+    }
+  });
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, buffer, done) => {
+    const contentType = request.headers['content-type'] ?? '';
+    const bytes = buffer as Buffer;
+    if (bytes.length === 0) return done(null, undefined);
+    if (/x-www-form-urlencoded/i.test(contentType)) {
+      return done(null, Object.fromEntries(new URLSearchParams(bytes.toString('utf8'))));
+    }
+    done(null, isTextual(contentType) || contentType === '' ? bytes.toString('utf8') : bytes);
+  });
+
+  app.addHook('onRequest', async (request) => {
+    if (request.url.startsWith(ADMIN_PREFIX)) return;
+    const { path } = splitUrl(request.url);
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(request.headers)) {
+      const text = headerValue(value);
+      if (text !== null) headers[name] = text;
+    }
+    const authorization = headers.authorization;
+    let tokenUserId: number | null = null;
+    let tokenSessionId: string | null = null;
+    if (authorization !== undefined) {
+      headers.authorization = /^bearer\s/i.test(authorization) ? 'Bearer [redacted]' : '[redacted]';
+      const match = /^bearer\s+(\S+)/i.exec(authorization);
+      if (match?.[1]) {
+        const check = await ctx.tokens.verify(match[1]);
+        if ('claims' in check) {
+          tokenUserId = check.claims.userId;
+          tokenSessionId = check.claims.sessionId;
+        }
+      }
+    }
+    const entry = ctx.traffic.record({
+      at: ctx.store.now(),
+      method: request.method,
+      url: request.url,
+      path,
+      headers,
+      authorization: authorization !== undefined,
+      tokenUserId,
+      tokenSessionId,
+      cookie: headerValue(request.headers.cookie),
+      body: null,
+      status: null,
+      injected: false,
+    });
+    entries.set(request, entry);
+  });
+
+  app.addHook('preHandler', async (request, reply) => {
+    const entry = entries.get(request);
+    if (!entry) return;
+    entry.body = describeBody(request.body);
+    const rule = ctx.traffic.take(request.method, request.url, entry.path);
+    if (!rule) return;
+    entry.injected = true;
+    request.log.info({ path: entry.path, status: rule.status, action: rule.action ?? 'respond' }, 'sandbox fail-next rule applied');
+    if (rule.delayMs) await sleep(rule.delayMs);
+    if (rule.action === 'reset') {
+      reply.hijack();
+      request.raw.socket.destroy();
+      return;
+    }
+    reply.code(rule.status ?? 500);
+    for (const [name, value] of Object.entries(rule.headers ?? {})) reply.header(name, value);
+    if (rule.rawBody !== undefined) {
+      return reply.type(rule.contentType ?? 'text/plain; charset=utf-8').send(rule.rawBody);
+    }
+    if (rule.body !== undefined) {
+      return reply.type(rule.contentType ?? 'application/json; charset=utf-8').send(JSON.stringify(rule.body));
+    }
+    if (rule.contentType) reply.type(rule.contentType);
+    return reply.send();
+  });
+
+  app.addHook('onResponse', async (request, reply) => {
+    const entry = entries.get(request);
+    if (entry) entry.status = reply.statusCode;
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    reply.code(404).send({ message: `Route ${request.method} ${splitUrl(request.url).path} not found`, reason: 'not_found' });
+  });
+
+  app.setErrorHandler((error, request, reply) => {
+    const err = error as { statusCode?: number; code?: string; message?: string };
+    const status = typeof err.statusCode === 'number' && err.statusCode >= 400 ? err.statusCode : 500;
+    if (status >= 500) {
+      request.log.error({ err: error }, 'sandbox handler failed');
+      return reply.code(status).send({ message: 'Server Error', reason: 'server_error' });
+    }
+    const reason = err.code === 'invalid_json' ? 'invalid_json' : status === 413 ? 'payload_too_large' : 'bad_request';
+    return reply.code(status).send({ message: err.message ?? 'Bad request', reason });
+  });
+
+  for (const area of [commonAdminArea, ...areas]) {
+    await app.register(
+      async (child) => {
+        await area.register(child, ctx);
+      },
+      area.prefix ? { prefix: area.prefix } : {},
+    );
+  }
+  return app;
+}
