@@ -1,0 +1,95 @@
+/**
+ * The process as `npm start` runs it (CONTRACT.md "Commands"): no configuration, the embedded sandbox
+ * behind it, the README walkthrough (login → profile → refresh → logout) over real sockets, the JWT in
+ * no body and no log line, graceful exit on SIGTERM, and one-line configuration errors.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, test } from 'node:test';
+
+const ENTRY = ['--import', 'tsx', 'src/server.ts'];
+
+function startProcess(env: Record<string, string>): { child: ChildProcess; output: () => string; address: Promise<string> } {
+  const child = spawn(process.execPath, ENTRY, {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'development', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const address = new Promise<string>((resolve, reject) => {
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString('utf8');
+      const match = /front proxy listening on (http:\/\/[0-9.:]+)/.exec(out);
+      if (match?.[1]) resolve(match[1]);
+    };
+    child.stdout?.on('data', onData);
+    child.stderr?.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
+  });
+  address.catch(() => undefined); // a process expected to fail never prints an address
+  return { child, output: () => out, address };
+}
+
+function cookieOf(res: Response): string {
+  const header = res.headers.get('set-cookie') ?? '';
+  return header.split(';')[0] ?? '';
+}
+
+describe('npm start', () => {
+  test('serves the proxy in front of the embedded sandbox; the README walkthrough works; SIGTERM exits 0', async () => {
+    const proc = startProcess({ PORT: '0' });
+    try {
+      const base = await proc.address;
+      assert.match(proc.output(), /demo@example\.com/, 'the log prints the demo logins');
+
+      const login = await fetch(`${base}/api/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ login: 'demo@example.com', password: 'Demo#2026' }),
+      });
+      assert.equal(login.status, 200);
+      const loginText = await login.text();
+      const session = cookieOf(login);
+      const jwt = session.split('=')[1] ?? '';
+      assert.ok(jwt.length > 20, 'a session cookie is set');
+      assert.ok(!loginText.includes(jwt), 'the JWT is not in the body');
+      assert.equal((JSON.parse(loginText) as { user: { email: string } }).user.email, 'demo@example.com');
+
+      const profile = await fetch(`${base}/api/auth/profile`, { headers: { cookie: session } });
+      assert.equal(profile.status, 200);
+      const profileText = await profile.text();
+      assert.ok(!profileText.includes(jwt));
+
+      const refresh = await fetch(`${base}/api/auth/refresh`, { method: 'POST', headers: { cookie: session } });
+      assert.equal(refresh.status, 200);
+      assert.deepEqual(await refresh.json(), { ok: true });
+      const renewed = cookieOf(refresh);
+      assert.notEqual(renewed, session);
+
+      const logout = await fetch(`${base}/api/auth/logout`, { method: 'POST', headers: { cookie: renewed } });
+      assert.equal(logout.status, 200);
+      assert.match(logout.headers.get('set-cookie') ?? '', /Max-Age=0/);
+
+      const after = await fetch(`${base}/api/auth/profile`, { headers: { cookie: renewed } });
+      assert.equal(after.status, 401);
+      assert.equal(((await after.json()) as { reason: string }).reason, 'revoked');
+
+      assert.ok(!proc.output().includes(jwt), 'the JWT never appears in a log line');
+      const exited = once(proc.child, 'exit');
+      proc.child.kill('SIGTERM');
+      const [code] = await exited;
+      assert.equal(code, 0);
+    } finally {
+      proc.child.kill('SIGKILL');
+    }
+  });
+
+  test('an invalid configuration stops the process with one line naming the variable', async () => {
+    const proc = startProcess({ PORT: 'x', UPSTREAM_TIMEOUT_MS: 'soon' });
+    const [code] = await once(proc.child, 'exit');
+    assert.equal(code, 1);
+    const lines = proc.output().trim().split('\n');
+    assert.equal(lines.length, 1);
+    assert.match(lines[0] ?? '', /PORT: .*UPSTREAM_TIMEOUT_MS: /);
+  });
+});
