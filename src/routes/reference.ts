@@ -1,0 +1,98 @@
+/**
+ * The API reference of the proxy routes, generated from the route tables (`docs/api-reference.md`,
+ * `npm run docs:api`): every route with its method, auth need, parameters (query, path, body, from
+ * the route's schemas), upstream calls and specification section. A test fails when the file and the
+ * tables differ.
+ *
+ * @module
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { allRouteTables } from './index.js';
+import type { RouteSpec } from './route.js';
+
+const AUTH_TEXT: Readonly<Record<RouteSpec['auth'], string>> = {
+  required: 'session',
+  none: 'none',
+  operator: 'operator (`CACHE_PURGE_TOKEN`)',
+};
+
+function typeOf(schema: TSchema): string {
+  const s = schema as Record<string, unknown>;
+  if (Array.isArray(s.anyOf)) return (s.anyOf as TSchema[]).map(typeOf).join(' \\| ');
+  if (s.const !== undefined) return `\`${JSON.stringify(s.const)}\``;
+  if (Array.isArray(s.enum)) return (s.enum as unknown[]).map((v) => `\`${JSON.stringify(v)}\``).join(' \\| ');
+  if (s.type === 'array') return `${typeOf((s.items ?? {}) as TSchema)}[]`;
+  if (typeof s.type === 'string') return s.type;
+  return 'any';
+}
+
+function constraints(schema: TSchema): string {
+  const s = schema as Record<string, unknown>;
+  const out: string[] = [];
+  if (typeof s.description === 'string') out.push(s.description);
+  if (s.minimum !== undefined) out.push(`≥ ${String(s.minimum)}`);
+  if (s.exclusiveMinimum !== undefined) out.push(`> ${String(s.exclusiveMinimum)}`);
+  if (s.maximum !== undefined) out.push(`≤ ${String(s.maximum)}`);
+  if (s.maxLength !== undefined) out.push(`≤ ${String(s.maxLength)} chars`);
+  if (s.maxItems !== undefined) out.push(`≤ ${String(s.maxItems)} items`);
+  if (typeof s.pattern === 'string') out.push(`pattern \`${s.pattern.replace(/\|/g, '\\|')}\``);
+  return out.join('; ');
+}
+
+function parameters(where: string, schema: TSchema | undefined): string[] {
+  if (!schema) return [];
+  const s = schema as Record<string, unknown>;
+  const props = (s.properties ?? {}) as Record<string, TSchema>;
+  const required = new Set((s.required ?? []) as string[]);
+  const names = Object.keys(props);
+  if (names.length === 0) return [`| ${where} | (${typeOf(schema)}) | | ${constraints(schema)} |`];
+  return names.map((name) => {
+    const prop = props[name] as TSchema;
+    return `| ${where} | \`${name}\`${required.has(name) ? '' : '?'} | ${typeOf(prop)} | ${constraints(prop)} |`;
+  });
+}
+
+function methods(r: RouteSpec): string {
+  return (Array.isArray(r.method) ? r.method : [r.method]).join(', ');
+}
+
+/** Renders the API reference Markdown for the given tables (default: every table). */
+export function renderApiReference(tables: readonly (readonly RouteSpec[])[] = allRouteTables): string {
+  const lines = [
+    '# API reference',
+    '',
+    'Generated from the route tables by `npm run docs:api`; do not edit by hand. Every route answers',
+    'errors with the envelope of spec 7.4 (`{ ok: false, error, detail }`), passes upstream 401/403 bodies',
+    'through byte for byte (except pre-authentication routes, which answer form-level errors), and answers',
+    '401 `{ "reason": "no_token" }` without calling upstream when a session is needed and the cookie is',
+    'absent. Invalid input answers 400 `invalid_request`; state-changing routes refuse cross-site requests',
+    '(403 `csrf_rejected`) and non-JSON bodies (415). Money amounts are integer cents.',
+    '',
+  ];
+  for (const table of tables) {
+    const first = table[0];
+    if (!first) continue;
+    lines.push(`## spec ${first.spec.split(',')[0]}`, '');
+    for (const r of table) {
+      lines.push(`### ${methods(r)} \`${r.url}\``, '');
+      lines.push(`${r.summary}.`, '');
+      const flags = [
+        `auth: ${AUTH_TEXT[r.auth]}`,
+        r.preAuth ? 'pre-authentication (form-level errors)' : undefined,
+        r.devOnly ? '**development only** (absent in production)' : undefined,
+        `spec ${r.spec}`,
+      ].filter(Boolean);
+      lines.push(`- ${flags.join(' · ')}`);
+      const upstream = r.upstream.map((u) => `\`${u.method} ${u.service === 'bff' ? '' : `{${u.service}}`}${u.path}\``);
+      lines.push(`- upstream: ${upstream.length ? upstream.join(', ') : '— (answered by the proxy)'}`);
+      const params = [
+        ...parameters('path', r.params),
+        ...parameters('query', r.querystring),
+        ...parameters(r.contentTypes?.includes('multipart/form-data') ? 'multipart' : 'body', r.body),
+      ];
+      if (params.length) lines.push('', '| in | name | type | notes |', '|---|---|---|---|', ...params);
+      lines.push('');
+    }
+  }
+  return `${lines.join('\n').trimEnd()}\n`;
+}
