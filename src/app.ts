@@ -8,6 +8,8 @@
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Writable } from 'node:stream';
 import cookie from '@fastify/cookie';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
 import Fastify, {
   type FastifyError,
   type FastifyInstance,
@@ -210,6 +212,18 @@ export async function createServer(
   app.decorate('deps', deps);
 
   await app.register(cookie, { hook: 'onRequest' });
+  // OpenAPI 3 document of every route, built from the route rows' schemas (served outside production).
+  await app.register(swagger, {
+    openapi: {
+      info: { title: 'Front proxy', version: cfg.buildId, description: 'The /api routes of the front proxy (spec part 4).' },
+      components: {
+        securitySchemes: {
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: cfg.sessionCookieName },
+          operatorBearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
 
   // JSON bodies: prototype poisoning refused, an empty body allowed (a POST without a payload).
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -360,11 +374,21 @@ export async function createServer(
     return reply.send(body);
   };
 
-  registerRoutes(app, activeRoutes(allRouteTables, cfg), makeContext, send);
+  // Upload rows (`contentTypes` with multipart/form-data) get the multipart parser in their own scope only.
+  const routes = activeRoutes(allRouteTables, cfg);
+  const uploads = routes.filter((r) => r.contentTypes?.includes('multipart/form-data'));
+  registerRoutes(app, routes.filter((r) => !uploads.includes(r)), makeContext, send);
+  await app.register(async (scope) => {
+    await scope.register(multipart);
+    registerRoutes(scope, uploads, makeContext, send);
+  });
 
-  app.get('/healthz', async () => ({ ok: true }));
+  if (!cfg.production) {
+    app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  }
+  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
   let ready: { at: number; ok: boolean } | undefined;
-  app.get('/readyz', async (_request, reply) => {
+  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
     const now = Date.now();
     if (!ready || now - ready.at > 2_000) {
       const probe = services.bff

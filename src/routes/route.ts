@@ -208,6 +208,10 @@ export function registerRoutes(
       url: r.url,
       bodyLimit: r.bodyLimit,
       schema: {
+        summary: r.summary,
+        tags: [`spec ${r.spec}`],
+        ...(r.auth === 'required' ? { security: [{ sessionCookie: [] }] } : {}),
+        ...(r.auth === 'operator' ? { security: [{ operatorBearer: [] }] } : {}),
         ...(r.body ? { body: r.body } : {}),
         ...(r.querystring ? { querystring: r.querystring } : {}),
         ...(r.params ? { params: r.params } : {}),
