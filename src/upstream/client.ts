@@ -27,8 +27,11 @@ export interface UpstreamRequest {
   headers?: Readonly<Record<string, string>> | undefined;
   /** A JSON value to send (serialised here, with `content-type: application/json`). */
   json?: unknown;
-  /** A body already serialised; set `content-type` in `headers`. */
-  body?: string | Buffer | undefined;
+  /**
+   * A body already serialised, or a stream sent as it is read (uploads); set `content-type` in
+   * `headers`. A stream that errors aborts the call.
+   */
+  body?: string | Buffer | Readable | undefined;
 }
 
 /** A buffered upstream answer. */
@@ -119,7 +122,7 @@ export class UpstreamService {
       throw new UpstreamError('not_configured', { detail: `${this.name} is not set` });
     }
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
-    let body: string | Buffer | undefined = req.body;
+    let body: string | Buffer | Readable | undefined = req.body;
     if (req.json !== undefined) {
       body = JSON.stringify(req.json);
       headers['content-type'] = 'application/json';

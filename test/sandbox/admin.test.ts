@@ -45,7 +45,7 @@ const referralArea: SandboxArea = {
   name: 'referral-v2-test',
   prefix: '/referral-v2',
   register(app) {
-    app.get('/indication-stats/:userId', async (request) => ({ userId: (request.params as { userId: string }).userId }));
+    app.get('/echo-user/:userId', async (request) => ({ userId: (request.params as { userId: string }).userId }));
   },
 };
 
@@ -102,7 +102,7 @@ test('handle: URLs of the three servers and the configuration names', async () =
   ] as const) {
     assert.deepEqual((await json(`${base}/__sandbox/health`)).body, { ok: true, server });
   }
-  const stats = await json(`${sandbox.referralV2ApiUrl}/indication-stats/1001`);
+  const stats = await json(`${sandbox.referralV2ApiUrl}/echo-user/1001`);
   assert.deepEqual(stats.body, { userId: '1001' });
 });
 
@@ -197,8 +197,8 @@ test('fail-next: raw body, content type, headers, method, times, unknown routes,
     assert.match(response.headers.get('content-type') ?? '', /^text\/plain/);
   }
   const third = await json(`${sandbox.bffUrl}/users/wallet`);
-  assert.equal(third.status, 404);
-  assert.equal(third.body.reason, 'not_found');
+  assert.equal(third.status, 401, 'the real answer once the rule is used up');
+  assert.equal(third.body.reason, 'no_token');
 
   const html = await fetch(`${sandbox.bffUrl}/bff/users/kyc/status?kyc_id=1`);
   assert.equal(html.status, 503);

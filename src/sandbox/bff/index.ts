@@ -10,11 +10,25 @@
 import type { SandboxArea } from '../context.js';
 import { bffAdminArea } from './admin.js';
 import { authArea } from './auth.js';
+import { incomeReportArea } from './income-report.js';
+import { kycArea } from './kyc.js';
+import { paymentsArea } from './payments.js';
+import { rewardsArea } from './rewards.js';
+import { userArea } from './user.js';
+import { validationArea } from './validation.js';
+import { walletArea } from './wallet.js';
 
 /** Areas of the BFF server (spec part 4, one file each). */
 export const bffAreas: readonly SandboxArea[] = [
   bffAdminArea,
   authArea, // spec 4.1
+  validationArea, // spec 4.2
+  userArea, // spec 4.3
+  walletArea, // spec 4.4
+  paymentsArea, // spec 4.5
+  kycArea, // spec 4.8
+  rewardsArea, // spec 4.8
+  incomeReportArea, // spec 4.8
 ];
 
 export { type Authenticated, authenticate, GUARD_BODIES, type GuardFailure, requireSession, requireUser, withUser } from './guard.js';

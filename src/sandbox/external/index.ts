@@ -17,6 +17,7 @@
  * @module
  */
 import type { SandboxArea } from '../context.js';
+import { referralArea } from './referral.js';
 
 /** Base paths of the external services on the external server. */
 export const EXTERNAL_PATHS = Object.freeze({
@@ -29,4 +30,4 @@ export const EXTERNAL_PATHS = Object.freeze({
 } as const);
 
 /** Areas of the external services server. */
-export const externalAreas: readonly SandboxArea[] = [];
+export const externalAreas: readonly SandboxArea[] = [referralArea];
