@@ -1,0 +1,62 @@
+/**
+ * When a failed call ends the session (spec 5.7, 7.3, 7.4.4; DESIGN habit 9), and the once-only
+ * gate that runs the forced logout a single time however many calls fail together.
+ *
+ * @module
+ */
+import { isSessionEndingErrorCode } from '../errors/index.js';
+
+/** The route facts the rule needs (a row of `ROUTES` satisfies it). */
+export interface ForcedLogoutRoute {
+  /** The route needs the session cookie. */
+  readonly session: boolean;
+  /** A pre-authentication route (spec 5.5). */
+  readonly preAuth: boolean;
+}
+
+/** The failure facts the rule needs (a `ProxyError` satisfies it). */
+export interface ForcedLogoutFailure {
+  readonly status: number;
+  readonly errorCode: string;
+}
+
+/**
+ * Whether a failed call forces a logout: the route needs a session, is not a pre-authentication
+ * route (spec 7.4.4), the status is 401, and its EM family ends the session
+ * (`isSessionEndingErrorCode`: EM0001-EM0014 except EM0011). Never for a network failure
+ * (status 0, EM0042), 403, 409, 429 or 5xx.
+ */
+export function shouldForceLogout(route: ForcedLogoutRoute, failure: ForcedLogoutFailure): boolean {
+  return route.session && !route.preAuth && failure.status === 401 && isSessionEndingErrorCode(failure.errorCode);
+}
+
+/**
+ * Runs an action once until it is re-armed: the first {@link ForcedLogoutGate.run} starts it;
+ * calls made while it runs, or after it finished, share its promise and do not run it again.
+ * {@link ForcedLogoutGate.rearm} (after a successful login) lets the next failure run it again.
+ */
+export class ForcedLogoutGate {
+  #pending: Promise<void> | null = null;
+
+  /** Whether the action ran (or runs) since the last re-arm. */
+  get fired(): boolean {
+    return this.#pending !== null;
+  }
+
+  /**
+   * Runs `action` unless it already ran since the last re-arm.
+   * @returns `true` when this call started it, and a promise of its end (errors are swallowed)
+   */
+  run(action: () => Promise<void>): { started: boolean; done: Promise<void> } {
+    if (this.#pending) return { started: false, done: this.#pending };
+    this.#pending = Promise.resolve()
+      .then(action)
+      .catch(() => undefined);
+    return { started: true, done: this.#pending };
+  }
+
+  /** Arms the gate again (a new session exists). */
+  rearm(): void {
+    this.#pending = null;
+  }
+}

@@ -1,0 +1,448 @@
+/**
+ * The typed proxy client: one function per route of spec part 4 (generated from `ROUTES`), JSON in
+ * and out, `credentials: 'include'` (the session is the HttpOnly cookie), failures as
+ * {@link ProxyError}, and the forced logout of spec 5.7 / 6 when a session-ending 401 comes back.
+ *
+ * @example
+ * import { createProxyClient, ProxyError } from 'front-proxy/browser';
+ * const client = createProxyClient({ onForcedLogout: (ref) => showLoggedOut(ref) });
+ * await client.auth.login({ body: { login: 'demo@example.com', password: 'Demo#2026' } });
+ * const { user } = await client.auth.profile();
+ * const deposit = await client.payments.deposit({
+ *   body: { userId: user.id, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' },
+ * });
+ * await client.payments.depositStatus({ query: { transactionId: '…' } });
+ * await client.games.category({ params: { slug: 'slots' }, query: { page: 2 } });
+ *
+ * @module
+ */
+import type { ErrorRef } from '../errors/index.js';
+import {
+  buildForcedLogoutBeacon,
+  DEFAULT_INITIATOR,
+  FORCED_LOGOUT_BEACON_PATH,
+  type ForcedLogoutBeacon,
+  type SendBeacon,
+  sendForcedLogoutBeacon,
+} from './beacon.js';
+import { ForcedLogoutGate, shouldForceLogout } from './forced-logout.js';
+import { ProxyError } from './proxy-error.js';
+import { type ClientRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
+import { defaultStorage, type KeyValueStorage, STORAGE_KEYS, safeGet, safeSet } from './storage.js';
+import type {
+  DepositPayload,
+  JsonObject,
+  LoginPayload,
+  LoginResult,
+  OkAnswer,
+  ProfileResponse,
+  RecoveryPayload,
+  RegisterSimplifiedPayload,
+  SocialLoginPayload,
+  ValidateDocumentPayload,
+  ValidateDocumentResponse,
+} from './types.js';
+
+// ---------------------------------------------------------------------------------------------
+// Types of the generated functions
+// ---------------------------------------------------------------------------------------------
+
+/** A query-string value; arrays repeat the key, `null`/`undefined` are left out. */
+export type QueryValue = string | number | boolean | null | undefined | readonly (string | number | boolean)[];
+
+/** Query-string parameters of a call. */
+export type Query = Readonly<Record<string, QueryValue>>;
+
+/** The parameter names of a path pattern: `{slug}` → `'slug'`, a final `*` → `'subPath'`. */
+export type ParamNames<P extends string> = P extends `${string}{${infer K}}${infer Rest}`
+  ? K | ParamNames<Rest>
+  : P extends `${string}*`
+    ? 'subPath'
+    : never;
+
+/** The path parameters of a pattern, e.g. `{ slug: string | number }`. */
+export type PathParams<P extends string> = { readonly [K in ParamNames<P>]: string | number };
+
+/** Request bodies the SDK knows, by route key. Other JSON routes take any JSON object. */
+export interface RouteBodies {
+  'auth.login': LoginPayload;
+  'auth.register': RegisterSimplifiedPayload;
+  'auth.recovery': RecoveryPayload;
+  'auth.social': SocialLoginPayload;
+  'auth.validateDocument': ValidateDocumentPayload;
+  'logs.authLogout': ForcedLogoutBeacon;
+  'payments.deposit': DepositPayload;
+}
+
+/** Success answers the SDK knows, by route key. Others are `unknown` JSON (or a `Blob`). */
+export interface RouteResults {
+  'auth.login': LoginResult;
+  'auth.register': LoginResult;
+  'auth.social': LoginResult;
+  'auth.logout': OkAnswer;
+  'auth.logoutAuto': OkAnswer;
+  'auth.profile': ProfileResponse;
+  'auth.recheckSpa': ProfileResponse;
+  'auth.refresh': OkAnswer;
+  'auth.validateDocument': ValidateDocumentResponse;
+  'logs.authLogout': undefined;
+}
+
+type KeyOf<R extends ClientRoute> = `${R['area']}.${R['name']}`;
+
+/** What every call accepts. */
+export interface CommonInput {
+  /** Query-string parameters. */
+  readonly query?: Query;
+  /** Extra request headers (e.g. `Authorization` for the operator route). */
+  readonly headers?: Readonly<Record<string, string>>;
+  /** Aborts the call; an aborted call rejects with the abort error, not a `ProxyError`. */
+  readonly signal?: AbortSignal;
+  /** `initiator` of the forced-logout beacon if this call ends the session (default: the client's). */
+  readonly initiator?: string;
+}
+
+type ParamsInput<R extends ClientRoute> = [ParamNames<R['path']>] extends [never]
+  ? { readonly params?: undefined }
+  : { readonly params: PathParams<R['path']> };
+
+type BodyInput<R extends ClientRoute> = R['body'] extends 'none'
+  ? { readonly body?: undefined }
+  : R['body'] extends 'form'
+    ? { readonly body: FormData }
+    : KeyOf<R> extends keyof RouteBodies
+      ? { readonly body: RouteBodies[KeyOf<R>] }
+      : { readonly body?: JsonObject | readonly unknown[] };
+
+/** The input of a route's function: path parameters, query, body, headers, signal. */
+export type CallInput<R extends ClientRoute> = CommonInput & ParamsInput<R> & BodyInput<R>;
+
+/** The success answer of a route's function. */
+export type ResultOf<R extends ClientRoute> = KeyOf<R> extends keyof RouteResults
+  ? RouteResults[KeyOf<R>]
+  : R['response'] extends 'blob'
+    ? Blob
+    : unknown;
+
+type InputRequired<R extends ClientRoute> = [ParamNames<R['path']>] extends [never]
+  ? R['body'] extends 'form'
+    ? true
+    : KeyOf<R> extends keyof RouteBodies
+      ? true
+      : false
+  : true;
+
+/** A route's function: resolves with the answer, rejects with a {@link ProxyError}. */
+export type RouteFunction<R extends ClientRoute> = InputRequired<R> extends true
+  ? (input: CallInput<R>) => Promise<ResultOf<R>>
+  : (input?: CallInput<R>) => Promise<ResultOf<R>>;
+
+/** The generated functions: `client.<area>.<name>(input)`. */
+export type TypedRoutes = {
+  readonly [A in RouteArea]: { readonly [R in RoutesOf<A> as R['name']]: RouteFunction<R> };
+};
+
+// ---------------------------------------------------------------------------------------------
+// Client
+// ---------------------------------------------------------------------------------------------
+
+/** A change of the session the client believes it has. */
+export interface SessionEvent {
+  /** `established`: a login, registration, social login or refresh succeeded; `ended`: a logout. */
+  readonly type: 'established' | 'ended';
+  readonly cause: 'login' | 'refresh' | 'logout' | 'forced-logout';
+  /** Epoch ms. */
+  readonly at: number;
+}
+
+/** Options of {@link createProxyClient}. Every one has a browser default. */
+export interface ProxyClientOptions {
+  /** Origin of the proxy, e.g. `'https://www.example.com'`; default `''` (same origin). */
+  readonly baseUrl?: string;
+  /** The fetch implementation; default the global `fetch`. */
+  readonly fetch?: typeof fetch;
+  /** `navigator.sendBeacon` (bound); `null` to always use `fetch` with `keepalive`. */
+  readonly sendBeacon?: SendBeacon | null;
+  /** Where the "has a session" flag persists; default `localStorage` (memory when unavailable). */
+  readonly storage?: KeyValueStorage;
+  /**
+   * Called once when a session-ending failure forces a logout (after the beacon is sent and
+   * `/api/auth/logout` answered or failed), however many calls fail together; again only after
+   * the next successful login. Receives the reference, e.g. `'EP0702-EM0003'`.
+   */
+  readonly onForcedLogout?: (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon) => void;
+  /** `initiator` of the beacons; default `'proxy-client'`. */
+  readonly initiator?: string;
+  /** The page path for the beacon; default `location.pathname`. */
+  readonly pathname?: () => string;
+  /** The user agent for the beacon; default `navigator.userAgent`. */
+  readonly userAgent?: string;
+  /** Clock in epoch ms; default `Date.now`. */
+  readonly now?: () => number;
+}
+
+/** Input of {@link ProxyClient.request}, for paths outside `ROUTES`. */
+export interface RawRequestInput extends CommonInput {
+  /** A JSON value, or a `FormData`. */
+  readonly body?: unknown;
+  /** Treat the call as needing a session (a session-ending 401 then forces a logout); default `false`. */
+  readonly session?: boolean;
+}
+
+/** The client: the generated route functions plus session helpers. */
+export type ProxyClient = TypedRoutes & {
+  /** The route rows the functions were generated from. */
+  readonly routes: readonly ClientRoute[];
+  /**
+   * Calls any proxy path (e.g. a dev-only route). Same JSON handling and errors as the route
+   * functions; forces a logout only when `session: true` is given.
+   */
+  request<T = unknown>(method: string, path: string, input?: RawRequestInput): Promise<T>;
+  /**
+   * Whether the client believes it has a session: set after a successful login, registration,
+   * social login or refresh, cleared by a logout. The HttpOnly cookie itself cannot be read.
+   */
+  readonly hasSession: boolean;
+  /** Whether a forced logout ran since the last successful login. */
+  readonly forcedLogoutFired: boolean;
+  /** The last beacon sent, if any (for diagnostics). */
+  readonly lastBeacon: ForcedLogoutBeacon | null;
+  /** Subscribes to session changes; returns the unsubscribe function. */
+  onSessionChange(listener: (event: SessionEvent) => void): () => void;
+};
+
+interface AnyInput extends CommonInput {
+  readonly params?: Readonly<Record<string, string | number>>;
+  readonly body?: unknown;
+}
+
+const LOGIN_OUTCOMES = new Set(['two_factor_code', 'cancelled_account']);
+
+function encodeSegment(value: string | number, name: string): string {
+  const text = String(value);
+  if (text === '' || text === '.' || text === '..') throw new TypeError(`path parameter ${name} may not be ${JSON.stringify(text)}`);
+  return encodeURIComponent(text);
+}
+
+/**
+ * Fills a path pattern: `{name}` from `params.name` (percent-encoded, one segment), a final `*`
+ * from `params.subPath` (each segment percent-encoded; `.` and `..` refused).
+ * @throws TypeError when a parameter is missing or unsafe
+ */
+export function fillPath(pattern: string, params: Readonly<Record<string, string | number>> = {}): string {
+  let path = pattern.replace(/\{([^}]+)\}/g, (_m, name: string) => {
+    const value = params[name];
+    if (value === undefined) throw new TypeError(`missing path parameter ${name} for ${pattern}`);
+    return encodeSegment(value, name);
+  });
+  if (path.endsWith('*')) {
+    const sub = params.subPath;
+    if (sub === undefined) throw new TypeError(`missing path parameter subPath for ${pattern}`);
+    const segments = String(sub)
+      .split('/')
+      .filter((s) => s !== '');
+    path = path.slice(0, -1) + segments.map((s) => encodeSegment(s, 'subPath')).join('/');
+  }
+  return path;
+}
+
+/** The query string of a call, with its `?`, or `''`. */
+export function queryString(query: Query | undefined): string {
+  if (!query) return '';
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) {
+    if (value === undefined || value === null) continue;
+    if (Array.isArray(value)) for (const v of value) search.append(key, String(v));
+    else search.append(key, String(value));
+  }
+  const text = search.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+function parseBody(text: string, contentType: string | null): unknown {
+  if (text === '') return undefined;
+  const looksJson = /^\s*[[{"]/.test(text) || (contentType ?? '').includes('json');
+  if (!looksJson) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+function defaultSendBeacon(): SendBeacon | null {
+  const nav = (globalThis as { navigator?: Navigator }).navigator;
+  return nav && typeof nav.sendBeacon === 'function' ? (url, data) => nav.sendBeacon(url, data) : null;
+}
+
+/**
+ * Creates the proxy client.
+ *
+ * Behaviour of every route function:
+ * - `fetch(baseUrl + path + query, { credentials: 'include' })`; a JSON body is sent with
+ *   `Content-Type: application/json`, a `FormData` as multipart;
+ * - 2xx: the parsed JSON (or a `Blob` for raw routes, `undefined` for an empty body);
+ * - 4xx/5xx: rejects with a {@link ProxyError} (status, reason, EP/EM codes, ref) classified with
+ *   the proxy route URL (EP07xx codes, spec 7.2);
+ * - no response: rejects with a {@link ProxyError} of status 0 (EM0042);
+ * - a 401 of a session-ending family on a route that needs a session (see `shouldForceLogout`):
+ *   before rejecting, the forced logout runs once: beacon (spec 6.1), `POST /api/auth/logout`,
+ *   then `onForcedLogout(ref)`.
+ */
+export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient {
+  const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');
+  const fetchImpl: typeof fetch =
+    options.fetch ??
+    ((input, init) => {
+      if (typeof globalThis.fetch !== 'function') return Promise.reject(new TypeError('fetch is not available'));
+      return globalThis.fetch(input, init);
+    });
+  const sendBeacon = options.sendBeacon === undefined ? defaultSendBeacon() : options.sendBeacon;
+  const storage = options.storage ?? defaultStorage();
+  const now = options.now ?? Date.now;
+  const pathname =
+    options.pathname ?? (() => (globalThis as { location?: { pathname?: string } }).location?.pathname ?? '');
+  const userAgent = options.userAgent ?? (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent ?? '';
+  const initiator = options.initiator ?? DEFAULT_INITIATOR;
+  const gate = new ForcedLogoutGate();
+  const listeners = new Set<(event: SessionEvent) => void>();
+  let lastBeacon: ForcedLogoutBeacon | null = null;
+
+  const hasSession = (): boolean => safeGet(storage, STORAGE_KEYS.session) === '1';
+
+  const setSession = (active: boolean, cause: SessionEvent['cause']): void => {
+    safeSet(storage, STORAGE_KEYS.session, active ? '1' : null);
+    if (active) gate.rearm();
+    const event: SessionEvent = { type: active ? 'established' : 'ended', cause, at: now() };
+    for (const listener of [...listeners]) {
+      try {
+        listener(event);
+      } catch {
+        // a listener's failure does not break the call
+      }
+    }
+  };
+
+  const forceLogout = (error: ProxyError, callInitiator: string): Promise<void> => {
+    const context = {
+      initiator: callInitiator,
+      pathname: pathname(),
+      timestamp: now(),
+      hadCookie: hasSession(),
+      userAgent,
+    };
+    return gate.run(async () => {
+      const beacon = buildForcedLogoutBeacon(error, context);
+      lastBeacon = beacon;
+      sendForcedLogoutBeacon(beacon, { url: baseUrl + FORCED_LOGOUT_BEACON_PATH, sendBeacon, fetch: fetchImpl });
+      try {
+        await fetchImpl(`${baseUrl}/api/auth/logout`, {
+          method: 'POST',
+          credentials: 'include',
+          headers: { accept: 'application/json' },
+        });
+      } catch {
+        // the cookie may survive a failed logout; the page is logged out anyway
+      }
+      setSession(false, 'forced-logout');
+      try {
+        options.onForcedLogout?.(error.ref, error, beacon);
+      } catch {
+        // the callback's failure does not change the outcome
+      }
+    }).done;
+  };
+
+  const call = async (route: ClientRoute, input: AnyInput = {}): Promise<unknown> => {
+    const path = fillPath(route.path, input.params) + queryString(input.query);
+    const url = baseUrl + path;
+    const headers: Record<string, string> = { accept: 'application/json', ...input.headers };
+    let body: BodyInit | undefined;
+    if (input.body !== undefined && route.method !== 'GET') {
+      if (typeof FormData !== 'undefined' && input.body instanceof FormData) {
+        body = input.body;
+      } else {
+        body = JSON.stringify(input.body);
+        headers['content-type'] = 'application/json';
+      }
+    }
+    let res: Response;
+    try {
+      res = await fetchImpl(url, { method: route.method, credentials: 'include', headers, body, signal: input.signal });
+    } catch (cause) {
+      if (input.signal?.aborted) throw cause;
+      throw new ProxyError({ status: 0, method: route.method, url: path, cause });
+    }
+    if (res.ok && route.response === 'blob') return res.blob();
+    let text: string;
+    try {
+      text = await res.text();
+    } catch (cause) {
+      if (input.signal?.aborted) throw cause;
+      throw new ProxyError({ status: 0, method: route.method, url: path, cause });
+    }
+    const data = parseBody(text, res.headers.get('content-type'));
+    if (!res.ok) {
+      const error = new ProxyError({ status: res.status, method: route.method, url: path, data, rawBody: text });
+      if (shouldForceLogout(route, error)) await forceLogout(error, input.initiator ?? initiator);
+      throw error;
+    }
+    if (route.effect === 'establish') {
+      const type = (data as { type?: unknown } | undefined)?.type;
+      if (!(typeof type === 'string' && LOGIN_OUTCOMES.has(type))) {
+        setSession(true, route.name === 'refresh' ? 'refresh' : 'login');
+      }
+    } else if (route.effect === 'end') {
+      setSession(false, 'logout');
+    }
+    return data === undefined && text !== '' ? text : data;
+  };
+
+  const areas: Record<string, Record<string, (input?: AnyInput) => Promise<unknown>>> = {};
+  for (const route of ROUTES as readonly ClientRoute[]) {
+    areas[route.area] ??= {};
+    const area = areas[route.area] as Record<string, (input?: AnyInput) => Promise<unknown>>;
+    area[route.name] = (input) => call(route, input);
+  }
+
+  const client = {
+    ...areas,
+    routes: ROUTES as readonly ClientRoute[],
+    request: <T>(method: string, path: string, input: RawRequestInput = {}): Promise<T> => {
+      const m = method.toUpperCase() as ClientRoute['method'];
+      const route: ClientRoute = {
+        area: 'raw',
+        name: 'request',
+        method: m,
+        path: path.replace(/[{}*]/g, encodeURIComponent),
+        access: input.session ? 'session' : 'public',
+        session: input.session === true,
+        preAuth: false,
+        body: input.body === undefined ? 'none' : 'json',
+        response: 'json',
+        effect: 'none',
+        spec: '',
+      };
+      return call(route, input as AnyInput) as Promise<T>;
+    },
+    get hasSession() {
+      return hasSession();
+    },
+    get forcedLogoutFired() {
+      return gate.fired;
+    },
+    get lastBeacon() {
+      return lastBeacon;
+    },
+    onSessionChange(listener: (event: SessionEvent) => void) {
+      listeners.add(listener);
+      return () => {
+        listeners.delete(listener);
+      };
+    },
+  };
+  return client as unknown as ProxyClient;
+}
+
+/** The route row type, re-exported for typing helpers built on the client. */
+export type { Route };

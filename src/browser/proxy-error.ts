@@ -1,0 +1,104 @@
+/**
+ * `ProxyError`: a failed proxy call as the browser sees it, classified by the error-reference
+ * module (spec 7): HTTP status, the reason of spec 7.3, the endpoint code of the proxy route
+ * (EP07xx, spec 7.2), the error code (EM, spec 7.3) and the reference `EPdddd-EMdddd` (spec 7.1).
+ *
+ * @module
+ */
+import { classifyError, type EndpointCode, type ErrorCode, type ErrorRef, getError } from '../errors/index.js';
+
+/** The reason given to a call that got no response (status 0, EM0042). */
+export const NETWORK_FAILURE_REASON = 'network_error';
+
+/** What {@link ProxyError} is built from. */
+export interface ProxyErrorInit {
+  /** HTTP status of the answer; `0` when there was none (network failure). */
+  readonly status: number;
+  /** The HTTP method of the call. */
+  readonly method: string;
+  /** The proxy URL that failed, as requested (path and query, or absolute). */
+  readonly url: string;
+  /** The parsed JSON body, when the answer was JSON. */
+  readonly data?: unknown;
+  /** The answer's text, when there was one. */
+  readonly rawBody?: string | null;
+  /** The transport error, for status 0. */
+  readonly cause?: unknown;
+}
+
+function pathOf(url: string): string {
+  const cut = url.search(/[?#]/);
+  return cut === -1 ? url : url.slice(0, cut);
+}
+
+/**
+ * A failed proxy call: an error answer (status 400-599: the envelope `{ ok: false, error,
+ * detail }`, or the 401/403 body passed through unchanged, spec 7.4) or no answer at all
+ * (status 0). `message` is the user-facing message of the EM code.
+ *
+ * @example
+ * try { await client.auth.profile(); } catch (e) {
+ *   if (e instanceof ProxyError) show(`${e.message} (#${e.ref})`); // "… (#EP0702-EM0003)"
+ * }
+ */
+export class ProxyError extends Error {
+  override readonly name = 'ProxyError';
+  /** HTTP status; `0` for a network failure (no response). */
+  readonly status: number;
+  /** The reason extracted from the body (spec 7.3 priority), `'network_error'` for status 0, or `null`. */
+  readonly reason: string | null;
+  /** EP code of the proxy route (spec 7.2), e.g. `'EP0702'` for `GET /api/auth/profile`. */
+  readonly endpointCode: EndpointCode;
+  /** EM code of the failure (spec 7.3), e.g. `'EM0003'` for a 401 `token_expired`. */
+  readonly errorCode: ErrorCode;
+  /** `EPdddd-EMdddd` (spec 7.1), without the `#` display prefix. */
+  readonly ref: ErrorRef;
+  /** The HTTP method of the call. */
+  readonly method: string;
+  /** The URL that failed, as requested. */
+  readonly url: string;
+  /** The parsed body (JSON), or the raw text, or `undefined` (no answer or an empty one). */
+  readonly body: unknown;
+  /** Envelope `error` (spec 7.4) when the body is an envelope, else `null`. */
+  readonly envelopeError: string | null;
+  /** Envelope `detail` when the body is an envelope, else `null`. */
+  readonly detail: string | null;
+
+  constructor(init: ProxyErrorInit) {
+    const classification = classifyError({
+      status: init.status,
+      data: init.data,
+      rawBody: init.rawBody ?? null,
+      url: pathOf(init.url),
+      method: init.method,
+    });
+    super(getError(classification.errorCode)?.message ?? 'The request failed.', { cause: init.cause });
+    this.status = init.status;
+    this.reason = init.status === 0 ? NETWORK_FAILURE_REASON : classification.reason;
+    this.endpointCode = classification.endpointCode;
+    this.errorCode = classification.errorCode;
+    this.ref = classification.ref;
+    this.method = init.method;
+    this.url = init.url;
+    this.body = init.data !== undefined ? init.data : init.rawBody || undefined;
+    const d = init.data;
+    const isEnvelope =
+      typeof d === 'object' && d !== null && (d as { ok?: unknown }).ok === false && typeof (d as { error?: unknown }).error === 'string';
+    this.envelopeError = isEnvelope ? (d as { error: string }).error : null;
+    const detail = isEnvelope ? (d as { detail?: unknown }).detail : undefined;
+    this.detail = typeof detail === 'string' ? detail : null;
+  }
+
+  /** A network failure (status 0, EM0042): never a reason to end the session (DESIGN habit 9). */
+  get isNetworkFailure(): boolean {
+    return this.status === 0;
+  }
+}
+
+/** Whether a value is a {@link ProxyError} (also across bundle copies: checks the name and fields). */
+export function isProxyError(value: unknown): value is ProxyError {
+  if (value instanceof ProxyError) return true;
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as Partial<ProxyError>;
+  return v.name === 'ProxyError' && typeof v.status === 'number' && typeof v.ref === 'string';
+}
