@@ -27,7 +27,6 @@ const SPEC_7_2_GAPS = new Set([
   'GET /bff/games/statistics-dl',
   'GET /core-sportbook/{subPath}',
   'GET /core-sportbook/*',
-  'POST /casino-game-votes/store/',
 ]);
 
 const routes = activeRoutes(allRouteTables, loadConfig({ NODE_ENV: 'production' }));

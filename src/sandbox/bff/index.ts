@@ -10,10 +10,13 @@
 import type { SandboxArea } from '../context.js';
 import { bffAdminArea } from './admin.js';
 import { authArea } from './auth.js';
+import { brandArea } from './brand.js';
+import { gamesArea } from './games.js';
 import { incomeReportArea } from './income-report.js';
 import { kycArea } from './kyc.js';
 import { paymentsArea } from './payments.js';
 import { rewardsArea } from './rewards.js';
+import { sportsArea } from './sports.js';
 import { userArea } from './user.js';
 import { validationArea } from './validation.js';
 import { walletArea } from './wallet.js';
@@ -26,9 +29,12 @@ export const bffAreas: readonly SandboxArea[] = [
   userArea, // spec 4.3
   walletArea, // spec 4.4
   paymentsArea, // spec 4.5
+  gamesArea, // spec 4.6
+  sportsArea, // spec 4.7
   kycArea, // spec 4.8
   rewardsArea, // spec 4.8
   incomeReportArea, // spec 4.8
+  brandArea, // spec 4.11
 ];
 
 export { type Authenticated, authenticate, GUARD_BODIES, type GuardFailure, requireSession, requireUser, withUser } from './guard.js';

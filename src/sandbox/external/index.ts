@@ -17,6 +17,9 @@
  * @module
  */
 import type { SandboxArea } from '../context.js';
+import { attributionArea } from './attribution.js';
+import { cachePurgeArea } from './cache-purge.js';
+import { ftdCashbackArea } from './ftd-cashback.js';
 import { referralArea } from './referral.js';
 
 /** Base paths of the external services on the external server. */
@@ -30,4 +33,4 @@ export const EXTERNAL_PATHS = Object.freeze({
 } as const);
 
 /** Areas of the external services server. */
-export const externalAreas: readonly SandboxArea[] = [referralArea];
+export const externalAreas: readonly SandboxArea[] = [referralArea, ftdCashbackArea, attributionArea, cachePurgeArea];

@@ -7,6 +7,8 @@
  * @module
  */
 import type { SandboxArea } from '../context.js';
+import { stickerAlbumArea } from './album.js';
+import { stickerHandshakeArea } from './handshake.js';
 
 /** Areas of the sticker API server. */
-export const stickerAreas: readonly SandboxArea[] = [];
+export const stickerAreas: readonly SandboxArea[] = [stickerHandshakeArea, stickerAlbumArea];

@@ -1,0 +1,146 @@
+/**
+ * The proxy's catalogue caches (spec 4.6 "cacheable", "cache first", "from cache only"):
+ *
+ * - **answers** (`deps.caches` name `catalogue`): successful anonymous catalogue GETs of the BFF
+ *   (`/casino-games/list/`, `/casino-games`, `/bff/games/top-wins-dl`, `/bff/games/statistics-dl`),
+ *   keyed by path and normalised query ({@link cacheKey}: parameter order never matters). The
+ *   statistics entries are what `POST /api/games/stats-batch` reads.
+ * - **index** (`deps.caches` name `catalogue-index`): slug → game, assembled on first need from the
+ *   five assembly endpoints (see `assemble.ts`) and refreshed with the same time to live.
+ *
+ * Both are {@link SwrCache}s: time to live `CATALOGUE_CACHE_TTL_MS` (default 60 s; `0` turns them off),
+ * single flight, stale-while-revalidate, stale-if-error, failures never stored. At most
+ * {@link CATALOGUE_MAX_ENTRIES} answers and {@link CATALOGUE_MAX_BYTES} bytes.
+ *
+ * Only anonymous reads are cached, so no personal data can enter: a request without a session is
+ * answered from the cache, and a cache fill is made by the proxy itself with no `Authorization`, no
+ * `Cookie` and no visitor headers, so one entry is right for every visitor. A request with a session
+ * is forwarded with it (CONTRACT.md "a present session is still forwarded") and its answer is neither
+ * read from nor written to the cache. This assumes the anonymous catalogue does not vary per visitor.
+ *
+ * The caches are created for an app on first use and registered in `deps.caches` then, so the purge
+ * routes empty them.
+ *
+ * @module
+ */
+import { parseJson } from '../envelope.js';
+import type { AppDeps, RouteContext } from '../routes/route.js';
+import { UpstreamAnswerError } from '../session/profile-cache.js';
+import type { UpstreamResponse } from '../upstream/client.js';
+import type { QueryValue } from '../upstream/paths.js';
+import { assembleIndex, type CatalogueIndex } from './assemble.js';
+import { cacheKey } from './query.js';
+import { SwrCache, type SwrEntry, type SwrOutcome } from './swr-cache.js';
+
+/** Most cached catalogue answers. */
+export const CATALOGUE_MAX_ENTRIES = 2_000;
+/** Most bytes of cached catalogue answers (64 MiB). */
+export const CATALOGUE_MAX_BYTES = 64 * 1024 * 1024;
+/** Names of the catalogue caches in `deps.caches`. */
+export const CATALOGUE_CACHE_NAMES = { answers: 'catalogue', index: 'catalogue-index' } as const;
+/** Upstream path of one game's statistics (spec 4.6 row `statistics-dl`). */
+export const STATISTICS_PATH = '/bff/games/statistics-dl';
+
+/** A cached upstream answer: a 2xx status and its body. */
+export interface CachedAnswer extends SwrEntry {
+  readonly status: number;
+  readonly body: Buffer;
+}
+
+/** The answer of a catalogue read: the upstream's (from the cache or not) and how it was obtained. */
+export interface CatalogueRead {
+  readonly response: UpstreamResponse;
+  readonly outcome: SwrOutcome | 'session';
+}
+
+/** The catalogue caches of one app. */
+export class Catalogue {
+  readonly answers: SwrCache<CachedAnswer>;
+  readonly index: SwrCache<CatalogueIndex>;
+  readonly #deps: AppDeps;
+
+  constructor(deps: AppDeps) {
+    this.#deps = deps;
+    const ttlMs = deps.config.catalogueCacheTtlMs;
+    this.answers = new SwrCache<CachedAnswer>({
+      ttlMs,
+      max: CATALOGUE_MAX_ENTRIES,
+      maxSize: CATALOGUE_MAX_BYTES,
+      sizeOf: (entry) => entry.body.length + 64,
+    });
+    this.index = new SwrCache<CatalogueIndex>({ ttlMs, max: 1 });
+  }
+
+  /** One anonymous GET made by the proxy itself (no session, no cookie, no visitor headers). */
+  async #anonymous(path: string, query: Readonly<Record<string, QueryValue>> | undefined, requestId: string) {
+    return this.#deps.services.bff.request({ method: 'GET', path, query, headers: { 'x-request-id': requestId } });
+  }
+
+  /**
+   * A catalogue GET: from the cache for an anonymous request, forwarded with the session otherwise.
+   * Non-2xx answers are returned (never cached).
+   *
+   * @throws UpstreamError on transport failures with nothing stale to answer.
+   */
+  async read(ctx: RouteContext, path: string, query: Readonly<Record<string, QueryValue>> = {}): Promise<CatalogueRead> {
+    if (ctx.token) {
+      return { response: await ctx.call('bff', { method: 'GET', path, query }), outcome: 'session' };
+    }
+    let outcome: SwrOutcome = 'miss';
+    try {
+      const entry = await this.answers.get(
+        cacheKey(path, query),
+        async () => {
+          const res = await this.#anonymous(path, query, ctx.request.id);
+          if (res.status < 200 || res.status >= 300 || parseJson(res.body) === undefined) throw new UpstreamAnswerError(res);
+          return { status: res.status, body: res.body, fetchedAt: Date.now() };
+        },
+        (how) => {
+          outcome = how;
+        },
+      );
+      return { response: { status: entry.status, headers: {}, body: entry.body }, outcome };
+    } catch (error) {
+      if (error instanceof UpstreamAnswerError) return { response: error.response, outcome: 'miss' };
+      throw error;
+    }
+  }
+
+  /** The statistics of `slug` held by the cache (fed by `statistics-dl` reads), parsed; never calls upstream. */
+  cachedStatistics(slug: string): unknown {
+    const entry = this.answers.peek(cacheKey(STATISTICS_PATH, { slug }));
+    return entry ? parseJson(entry.body) : undefined;
+  }
+
+  /**
+   * The game index, assembled on first need and refreshed with the time to live; `undefined` when
+   * the cache is off (`CATALOGUE_CACHE_TTL_MS=0`).
+   *
+   * @throws the upstream failure when no assembly source could be read and nothing stale is held.
+   */
+  async gameIndex(ctx: RouteContext): Promise<CatalogueIndex | undefined> {
+    if (!this.index.enabled) return undefined;
+    return this.index.get('index', () =>
+      assembleIndex(async (path) => {
+        const res = await this.#anonymous(path, undefined, ctx.request.id);
+        const data = res.status >= 200 && res.status < 300 ? parseJson(res.body) : undefined;
+        if (data === undefined) throw new UpstreamAnswerError(res);
+        return data;
+      }),
+    );
+  }
+}
+
+const catalogues = new WeakMap<AppDeps, Catalogue>();
+
+/** The catalogue caches of an app, created and registered in `deps.caches` on first use. */
+export function catalogueOf(deps: AppDeps): Catalogue {
+  let catalogue = catalogues.get(deps);
+  if (!catalogue) {
+    catalogue = new Catalogue(deps);
+    catalogues.set(deps, catalogue);
+    deps.caches.set(CATALOGUE_CACHE_NAMES.answers, catalogue.answers);
+    deps.caches.set(CATALOGUE_CACHE_NAMES.index, catalogue.index);
+  }
+  return catalogue;
+}

@@ -1,0 +1,115 @@
+/**
+ * spec 4.10 External services: first-deposit cashback (two external function endpoints) and the
+ * server-to-server attribution event (spec 6.3). Rows in the specification's order.
+ *
+ * The service URLs are whole endpoints (`FTD_CASHBACK_VERIFY_URL`, `FTD_CASHBACK_SEND_URL`,
+ * `ATTRIBUTION_S2S_URL`); when one is not set the route answers 503 `not_configured` (CONTRACT.md).
+ *
+ * Bodies (spec 4.12 leaves them open; the proxy's choice, unknown fields refused):
+ *
+ * | route | body |
+ * |---|---|
+ * | `POST /api/ftd-cashback/verify`, `/send-cashback` | `{ userId?, depositId?, transactionId? }` |
+ * | `POST /api/tracking/attribution` | {@link AttributionEvent} |
+ *
+ * The cashback calls act for the user: they carry the session (`Authorization: Bearer`, `Cookie`)
+ * and their answers go through the envelope (spec 7.4). The attribution call does not: it carries no
+ * session and no cookie, the proxy adds the visitor's address and user agent and fills `utm_*` and
+ * `ga_client_id` from the tracking cookies when the event has none; its answer is `{ ok: true }`,
+ * and a refusal by the provider (any non-2xx, 401 and 403 included, which are about the proxy's
+ * access to the provider, not about the visitor's session) is 502 `attribution_rejected`.
+ *
+ * @module
+ */
+import { type Static, Type } from '@sinclair/typebox';
+import { envelope, upstreamAnswer } from '../envelope.js';
+import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
+import { external, ok, type RouteSpec, route } from './route.js';
+
+const Id = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })]);
+/** Body of the cashback routes. */
+export const CashbackBody = Type.Object(
+  { userId: Type.Optional(Id), depositId: Type.Optional(Id), transactionId: Type.Optional(Id) },
+  { additionalProperties: false },
+);
+
+const Short = Type.String({ minLength: 1, maxLength: 256 });
+/**
+ * A server-to-server attribution event (spec 6.3): `event` names it (`sign_up`, `first_deposit`…);
+ * `timestamp` is epoch milliseconds; `value` is in the currency's units; `properties` holds at most
+ * 30 flat values.
+ */
+export const AttributionEvent = Type.Object(
+  {
+    event: Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_.-]{0,63}$' }),
+    eventId: Type.Optional(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' })),
+    timestamp: Type.Optional(Type.Integer({ minimum: 0 })),
+    value: Type.Optional(Type.Number({ minimum: 0 })),
+    currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })),
+    clickId: Type.Optional(Short),
+    utm_source: Type.Optional(Short),
+    utm_medium: Type.Optional(Short),
+    utm_campaign: Type.Optional(Short),
+    utm_content: Type.Optional(Short),
+    ga_client_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,20}\\.[0-9]{1,20}$' })),
+    properties: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }), Type.Union([Type.String({ maxLength: 512 }), Type.Number(), Type.Boolean()]), {
+        maxProperties: 30,
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type AttributionEvent = Static<typeof AttributionEvent>;
+
+/** spec 4.10 External services, in the specification's order. */
+export const externalRoutes: readonly RouteSpec[] = [
+  route({
+    method: 'POST',
+    url: '/api/ftd-cashback/verify',
+    spec: '4.10',
+    summary: 'first-deposit cashback eligibility (external verifier function)',
+    auth: 'required',
+    evictsProfile: false,
+    body: CashbackBody,
+    bodyLimit: 16 * 1024,
+    upstream: [external('ftdVerify', 'POST', '')],
+    handler: async (ctx) => upstreamAnswer(await ctx.call('ftdVerify', { method: 'POST', path: '', json: ctx.body })),
+  }),
+  route({
+    method: 'POST',
+    url: '/api/ftd-cashback/send-cashback',
+    spec: '4.10',
+    summary: 'trigger the cashback payout (external function)',
+    auth: 'required',
+    body: CashbackBody,
+    bodyLimit: 16 * 1024,
+    upstream: [external('ftdSend', 'POST', '')],
+    handler: async (ctx) => upstreamAnswer(await ctx.call('ftdSend', { method: 'POST', path: '', json: ctx.body })),
+  }),
+  route({
+    method: 'POST',
+    url: '/api/tracking/attribution',
+    spec: '4.10, 6.3',
+    summary: 'forward a validated server-to-server event to the attribution provider; answers { ok: true }',
+    auth: 'none',
+    body: AttributionEvent,
+    bodyLimit: 32 * 1024,
+    upstream: [external('attribution', 'POST', '')],
+    handler: async (ctx) => {
+      const event: Record<string, unknown> = { ...ctx.body };
+      const tracking = trackingFromCookie(ctx.request.cookies.cookie_tracking);
+      for (const key of UTM_KEYS) if (event[key] === undefined && tracking[key]) event[key] = tracking[key];
+      event.ga_client_id ??= gaClientIdFromCookie(ctx.request.cookies._ga);
+      if (event.ga_client_id === undefined) delete event.ga_client_id;
+      event.timestamp ??= Date.now();
+      event.ip = ctx.request.ip;
+      const ua = ctx.request.headers['user-agent'];
+      if (ua) event.user_agent = ua.slice(0, 512);
+      const res = await ctx.call('attribution', { method: 'POST', path: '', json: event }, { bearer: null });
+      if (res.status >= 200 && res.status < 300) return ok({ ok: true });
+      ctx.request.log.warn({ status: res.status }, 'attribution provider refused the event');
+      return { status: 502, body: envelope('attribution_rejected', `The attribution provider answered ${res.status}`) };
+    },
+  }),
+];

@@ -1,0 +1,95 @@
+/**
+ * spec 4.10 Infrastructure: build id, the legacy browser cache clear, and the cache purge. Rows in
+ * the specification's order.
+ *
+ * `POST /api/cache/purge` needs the operator credential (`Authorization: Bearer <CACHE_PURGE_TOKEN>`,
+ * checked by the gate; 503 `not_configured` without the variable). It empties every cache of the
+ * proxy registered in `deps.caches` (profile, catalogue, catalogue index, sticker handshakes…), then
+ * calls `POST {cache_purge_url}` with the optional body `{ paths?, tags? }` (no session, no cookie).
+ * It answers `{ ok: true, cleared: { <cache>: <entries before> }, upstream: "purged" }`; when the
+ * purge endpoint fails or is not configured, the local caches are still emptied and the answer is
+ * the envelope of that failure with `cleared` added (503 `not_configured`, 502 `purge_rejected`…).
+ *
+ * @module
+ */
+import { Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
+import { envelope } from '../envelope.js';
+import { UpstreamError } from '../upstream/errors.js';
+import { type AppDeps, external, fail, ok, type RouteSpec, route } from './route.js';
+
+/** Optional body of `POST /api/cache/purge`: site paths (starting with `/`) and cache tags, at most 100 each. */
+export const PurgeBody = Type.Object(
+  {
+    paths: Type.Optional(Type.Array(Type.String({ pattern: '^/[\\x21-\\x7e]{0,511}$' }), { maxItems: 100 })),
+    tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' }), { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * Empties every cache registered in `deps.caches`.
+ *
+ * @returns the number of entries each held before, by cache name.
+ */
+export function clearProxyCaches(deps: AppDeps): Record<string, number> {
+  const cleared: Record<string, number> = {};
+  for (const [name, cache] of deps.caches) {
+    cleared[name] = cache.size;
+    cache.clear();
+  }
+  return cleared;
+}
+
+/** spec 4.10 Infrastructure, in the specification's order. */
+export const infraRoutes: readonly RouteSpec[] = [
+  route({
+    method: 'GET',
+    url: '/api/version',
+    spec: '4.10, 9.3',
+    summary: 'build id for cache busting: `{ buildId }` (BUILD_ID, default the package version)',
+    auth: 'none',
+    upstream: [],
+    handler: async (ctx) => ok({ buildId: ctx.deps.config.buildId }),
+  }),
+  route({
+    method: 'GET',
+    url: '/api/clear-cache',
+    spec: '4.10, 9.5',
+    summary: 'legacy: asks the browser to clear its cache (`Clear-Site-Data: "cache"`); answers { ok: true }',
+    auth: 'none',
+    upstream: [],
+    handler: async (ctx) => {
+      ctx.reply.header('clear-site-data', '"cache"');
+      return ok({ ok: true });
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/api/cache/purge',
+    spec: '4.10',
+    summary: "empty the proxy's caches and the worker cache; operator credential (CACHE_PURGE_TOKEN) required",
+    auth: 'operator',
+    evictsProfile: false,
+    bodyLimit: 64 * 1024,
+    upstream: [external('cachePurge', 'POST', '')],
+    handler: async (ctx) => {
+      const body = ctx.body ?? {};
+      if (!Value.Check(PurgeBody, body)) return fail(400, 'invalid_request', 'body may hold only `paths` and `tags` arrays');
+      const cleared = clearProxyCaches(ctx.deps);
+      ctx.request.log.info({ cleared }, 'proxy caches purged');
+      try {
+        const res = await ctx.call('cachePurge', { method: 'POST', path: '', json: body }, { bearer: null });
+        if (res.status >= 200 && res.status < 300) return ok({ ok: true, cleared, upstream: 'purged' });
+        ctx.request.log.warn({ status: res.status }, 'worker cache purge refused');
+        return {
+          status: 502,
+          body: envelope('purge_rejected', `The cache purge endpoint answered ${res.status}`, { cleared }),
+        };
+      } catch (error) {
+        if (error instanceof UpstreamError) return { status: error.status, body: envelope(error.code, error.detail, { cleared }) };
+        throw error;
+      }
+    },
+  }),
+];
