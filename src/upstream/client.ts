@@ -164,6 +164,10 @@ export class UpstreamService {
     try {
       const res = await this.#dispatch(req, controller.signal);
       res.body.once('close', () => clearTimeout(timer));
+      // undici's body emits 'error' when destroyed before its end (a route dropping an answer it will
+      // not pass on, a cut); with no listener that would be an uncaught exception and end the process.
+      // Consumers (pipe, `for await`, Fastify's send) still receive the error through their own listeners.
+      res.body.on('error', () => undefined);
       return { status: res.statusCode, headers: res.headers, body: res.body };
     } catch (error) {
       clearTimeout(timer);
