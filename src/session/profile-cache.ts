@@ -2,7 +2,8 @@
  * Profile de-duplication (spec 4.1 "Profile caching rule", spec 8): successful `GET /auth/user-profile`
  * answers cached per token, keyed by the SHA-256 hex digest of the token (never the raw token), time
  * to live 10 s from the fetch, at most 100 entries; concurrent reads with one token share one upstream
- * call. Failures (a 401 included) are never cached.
+ * call. Failures (a 401 included) are never cached. An evict (logout, a mutation of the user) or a
+ * clear during a fetch lets that fetch's waiters finish with its answer but keeps nothing.
  *
  * Also the refresh de-duplication: concurrent `POST /api/auth/refresh` with one token share one
  * upstream refresh, and its result is reused for 10 s so that a second tab does not present the
@@ -45,6 +46,9 @@ export class TokenCache<V extends object, C = undefined> {
       ttlAutopurge: false,
       updateAgeOnGet: false,
       allowStale: false,
+      // An evict or clear while a fetch is in flight must not fail its waiters (lru-cache would abort
+      // them): they get the fetched value, which is then not stored, since the entry was removed.
+      ignoreFetchAbort: true,
       fetchMethod: (_key, _stale, { context }) => options.fetch(context.token, context.context),
     });
   }
