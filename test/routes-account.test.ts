@@ -314,6 +314,19 @@ describe('spec 4.3 User: what each row sends upstream', () => {
     assert.ok((call?.body ?? '').endsWith(`--${boundary}--\r\n`));
   });
 
+  test('store-document: an upstream 401 passes through byte for byte', async () => {
+    upstream.on('POST', '/documents/selfie', { status: 401, text: '{"reason":"revoked"}' });
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.alloc(64 * 1024, 1)], { type: 'image/jpeg' }), 'me.jpg');
+    const res = await fetch(`${proxy.url}/api/user/store-document?endpoint=selfie`, {
+      method: 'POST',
+      headers: { cookie: `access_token=${token}` },
+      body: form,
+    });
+    assert.equal(res.status, 401);
+    assert.equal(await res.text(), '{"reason":"revoked"}');
+  });
+
   test('store-document takes the endpoint from the query too', async () => {
     const form = new FormData();
     form.append('file', new Blob([Buffer.from('%PDF-1.4')], { type: 'application/pdf' }), 'proof.pdf');

@@ -102,6 +102,7 @@ export class SubmitGuard {
   get size(): number {
     return this.#entries.size;
   }
+  /** Forgets every submission (tests). */
   clear(): void {
     this.#entries.clear();
   }

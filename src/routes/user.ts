@@ -153,6 +153,9 @@ async function storeDocument(ctx: RouteContext<unknown, { endpoint?: DocumentEnd
       return fail(413, 'payload_too_large', `The file is larger than ${MAX_DOCUMENT_BYTES} bytes`);
     }
     throw error;
+  } finally {
+    // An upstream that answered before reading the whole upload: stop reading it (the rest is discarded).
+    if (!body.readableEnded) body.destroy();
   }
 }
 
