@@ -13,6 +13,7 @@ import { incomeReportRoutes } from './income-report.js';
 import { infraRoutes } from './infra.js';
 import { kycRoutes } from './kyc.js';
 import { paymentsRoutes } from './payments.js';
+import { playgroundRoutes } from './playground.js';
 import { rewardsRoutes } from './rewards.js';
 import type { RouteSpec } from './route.js';
 import { sportsRoutes } from './sports.js';
@@ -36,4 +37,5 @@ export const allRouteTables: readonly (readonly RouteSpec[])[] = [
   externalRoutes,
   infraRoutes,
   devRoutes,
+  playgroundRoutes,
 ];

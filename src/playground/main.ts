@@ -1,0 +1,272 @@
+/**
+ * The development playground's script (served as `/playground/app.js`): drives the SDK against the
+ * proxy — demo login, profile and wallet, a PIX deposit polled until paid, the game list, the token
+ * refresh driver, and the forced-logout path after the sandbox expires the session.
+ *
+ * The SDK is imported from `../browser/index.js`; the playground's bundler maps that import to the
+ * SDK bundle `/playground/sdk.js`, so the page exercises the built artefact.
+ *
+ * @module
+ */
+import {
+  createProxyClient,
+  explainRef,
+  type ForcedLogoutBeacon,
+  isProxyError,
+  type ProxyError,
+  REFRESH_INTERVAL_MS,
+  startRefreshDriver,
+} from '../browser/index.js';
+
+const $ = <T extends HTMLElement = HTMLElement>(id: string): T => {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`missing #${id}`);
+  return el as T;
+};
+
+const logList = $('log');
+
+function log(text: string): void {
+  const item = document.createElement('li');
+  item.textContent = `${new Date().toLocaleTimeString('en-GB')}  ${text}`;
+  logList.prepend(item);
+}
+
+function describeError(error: unknown): string {
+  if (isProxyError(error)) return `${error.message} (status ${error.status}, reason ${error.reason ?? '–'}, #${error.ref})`;
+  return error instanceof Error ? error.message : String(error);
+}
+
+function money(cents: unknown, currency = 'BRL'): string {
+  if (typeof cents !== 'number') return '–';
+  return new Intl.NumberFormat('pt-BR', { style: 'currency', currency }).format(cents / 100);
+}
+
+/** Logs every request the client makes (the beacon goes through `sendBeacon`, logged separately). */
+const loggingFetch: typeof fetch = async (input, init) => {
+  const method = init?.method ?? 'GET';
+  const url = String(input);
+  try {
+    const res = await fetch(input, init);
+    log(`${method} ${url} → ${res.status}`);
+    return res;
+  } catch (error) {
+    log(`${method} ${url} → network failure`);
+    throw error;
+  }
+};
+
+function showSession(active: boolean, name?: string): void {
+  document.body.dataset.session = active ? 'in' : 'out';
+  const status = $('status');
+  status.dataset.state = active ? 'in' : 'out';
+  status.textContent = active ? `Signed in${name ? ` as ${name}` : ''}` : 'Signed out';
+  $('cookie-view').textContent = document.cookie === '' ? '(none)' : document.cookie;
+}
+
+function showForcedLogout(ref: string, error: ProxyError, beacon: ForcedLogoutBeacon): void {
+  $('forced-message').textContent = `${error.message} The ${error.method} ${beacon.url} call failed with ${error.status} ${error.reason ?? ''}.`;
+  $('forced-ref').textContent = `#${ref}`;
+  const explained = explainRef(ref);
+  $('forced-explain').textContent =
+    explained.endpoint.known && explained.error.known
+      ? `(${explained.endpoint.meaning}: ${explained.error.meaning})`
+      : '';
+  $('forced').hidden = false;
+  document.body.dataset.forcedRef = ref;
+  const loginResult = $('login-result');
+  loginResult.textContent = 'Logged out by the proxy: log in again.';
+  loginResult.className = 'error';
+  clearAccount();
+  showSession(false);
+  log(`forced logout ${ref}; beacon sent: ${JSON.stringify(beacon)}`);
+}
+
+const client = createProxyClient({
+  fetch: loggingFetch,
+  initiator: 'playground',
+  onForcedLogout: showForcedLogout,
+});
+
+const driver = startRefreshDriver({ client, interval: 30_000 });
+
+let userId: number | null = null;
+let userName: string | undefined;
+
+function clearAccount(): void {
+  userId = null;
+  for (const id of ['profile-name', 'profile-email', 'profile-id', 'wallet-balance', 'wallet-bonus']) $(id).textContent = '–';
+}
+
+function renderRefreshState(): void {
+  const state = driver.state;
+  const time = (ms: number | null) => (ms === null ? '–' : new Date(ms).toLocaleString('en-GB'));
+  $('refresh-saved').textContent = time(state.tokenSavedAt);
+  const next = state.tokenSavedAt === null ? null : state.retryAt ?? state.tokenSavedAt + REFRESH_INTERVAL_MS;
+  $('refresh-next').textContent = time(next) + (state.failures > 0 ? ` (retry ${state.failures})` : '');
+  $('refresh-lock').textContent = driver.lockKind;
+}
+
+client.onSessionChange((event) => {
+  log(`session ${event.type} (${event.cause})`);
+  if (event.type === 'ended') showSession(false);
+  // The driver records the new state in the same listener round; read it after.
+  queueMicrotask(renderRefreshState);
+});
+
+interface Wallet {
+  balance?: number;
+  balance_cents?: number;
+  bonus_balance?: number;
+  currency?: string;
+}
+
+async function loadAccount(): Promise<void> {
+  const result = $('account-result');
+  result.textContent = 'Loading…';
+  result.className = '';
+  try {
+    const [profile, walletAnswer] = await Promise.all([client.auth.profile(), client.wallet.refresh()]);
+    const { user } = profile;
+    userId = user.id;
+    userName = user.name;
+    $('profile-name').textContent = user.name;
+    $('profile-email').textContent = user.email;
+    $('profile-id').textContent = String(user.id);
+    const wallet = ((walletAnswer as { wallet?: Wallet } | undefined)?.wallet ?? {}) as Wallet;
+    $('wallet-balance').textContent = money(wallet.balance_cents ?? wallet.balance, wallet.currency);
+    $('wallet-bonus').textContent = money(wallet.bonus_balance, wallet.currency);
+    result.textContent = 'Up to date.';
+    result.className = 'ok';
+    showSession(true, userName);
+  } catch (error) {
+    result.textContent = describeError(error);
+    result.className = 'error';
+  }
+}
+
+$('login-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const out = $('login-result');
+  const button = $<HTMLButtonElement>('login-button');
+  button.disabled = true;
+  out.textContent = 'Logging in…';
+  out.className = '';
+  try {
+    const answer = await client.auth.login({
+      body: { login: $<HTMLInputElement>('login').value.trim(), password: $<HTMLInputElement>('password').value },
+    });
+    if (answer.type === 'two_factor_code') {
+      out.textContent = 'A second-factor code is required (the sandbox code is 123456).';
+    } else if (answer.type === 'cancelled_account') {
+      out.textContent = 'This account is cancelled.';
+    } else {
+      $('forced').hidden = true;
+      delete document.body.dataset.forcedRef;
+      out.textContent = 'Logged in.';
+      out.className = 'ok';
+      showSession(true, answer.user?.name);
+      await loadAccount();
+    }
+  } catch (error) {
+    out.textContent = describeError(error);
+    out.className = 'error';
+  } finally {
+    button.disabled = false;
+  }
+});
+
+$('logout').addEventListener('click', async () => {
+  await client.auth.logout().catch((error: unknown) => log(describeError(error)));
+  clearAccount();
+  showSession(false);
+  $('login-result').textContent = 'Logged out.';
+});
+
+$('load-account').addEventListener('click', () => {
+  void loadAccount();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+$('deposit').addEventListener('click', async () => {
+  const button = $<HTMLButtonElement>('deposit');
+  const status = $('deposit-status');
+  button.disabled = true;
+  try {
+    if (userId === null) await loadAccount();
+    if (userId === null) throw new Error('Log in first.');
+    const created = (await client.payments.deposit({
+      body: { userId, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' },
+    })) as { transaction_id?: string; status?: string; payment?: { qr_code_text?: string } };
+    const transactionId = created.transaction_id;
+    if (!transactionId) throw new Error('The deposit answer has no transaction id.');
+    $('deposit-id').textContent = transactionId;
+    $('deposit-code').textContent = created.payment?.qr_code_text ?? '–';
+    status.textContent = created.status ?? 'pending';
+    document.body.dataset.depositStatus = status.textContent;
+    for (let poll = 1; poll <= 30 && status.textContent !== 'paid'; poll++) {
+      await sleep(1000);
+      const charge = (await client.payments.depositStatus({ query: { transactionId } })) as { status?: string };
+      status.textContent = charge.status ?? 'unknown';
+      document.body.dataset.depositStatus = status.textContent;
+    }
+    if (status.textContent === 'paid') await loadAccount();
+  } catch (error) {
+    status.textContent = describeError(error);
+    document.body.dataset.depositStatus = 'error';
+  } finally {
+    button.disabled = false;
+  }
+});
+
+$('games').addEventListener('click', async () => {
+  const out = $('games-result');
+  const list = $('games-list');
+  out.textContent = 'Loading…';
+  try {
+    const answer = (await client.games.list()) as { data?: { name?: string; provider?: { name?: string }; categories?: string[] }[] };
+    const games = Array.isArray(answer?.data) ? answer.data : [];
+    list.replaceChildren(
+      ...games.slice(0, 12).map((game) => {
+        const item = document.createElement('li');
+        item.textContent = game.name ?? '?';
+        const small = document.createElement('small');
+        small.textContent = [game.provider?.name, ...(game.categories ?? [])].filter(Boolean).join(' · ');
+        item.append(small);
+        return item;
+      }),
+    );
+    out.textContent = `${games.length} games in the first page${games.length > 12 ? ', 12 shown' : ''}.`;
+  } catch (error) {
+    out.textContent = describeError(error);
+  }
+});
+
+$('expire').addEventListener('click', async () => {
+  try {
+    const answer = await client.request<{ sessions?: number }>('POST', '/api/dev/proxy/__sandbox/sessions/expire');
+    log(`the sandbox expired ${answer?.sessions ?? 0} session(s); the next authenticated call fails`);
+    $('account-result').textContent = 'Session expired in the sandbox: load the profile to see the forced logout.';
+  } catch (error) {
+    log(`expire failed: ${describeError(error)}`);
+  }
+});
+
+$('refresh-now').addEventListener('click', async () => {
+  try {
+    await client.auth.refresh();
+    log('token refreshed');
+  } catch (error) {
+    log(`refresh failed: ${describeError(error)}`);
+  }
+  renderRefreshState();
+});
+
+// Start: show what the client believes, and check the session when it believes it has one.
+showSession(client.hasSession);
+renderRefreshState();
+setInterval(renderRefreshState, 5000);
+document.body.dataset.ready = 'true';
+log(`playground ready; lock ${driver.lockKind}`);
+if (client.hasSession) void loadAccount();
