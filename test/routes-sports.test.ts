@@ -135,6 +135,14 @@ describe('spec 4.7 GET /api/core-sportbook/* raw passthrough', () => {
     assert.equal(denied.status, 401);
     assert.equal(denied.text, '{"reason":"token_expired"}');
     assert.equal(upstream.requests[0]?.headers.authorization, `Bearer ${jwt}`);
+    upstream.on('GET', '/core-sportbook/echo', (rec, res) => {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(`you sent ${rec.headers.authorization}`);
+    });
+    const echo = await send(proxy.url, 'GET', '/api/core-sportbook/echo?x=1', { token: jwt });
+    assert.equal(echo.status, 200);
+    assert.equal(echo.text, 'you sent Bearer [redacted]', 'the JWT never reaches the body');
+    assert.match(echo.headers.get('content-type') ?? '', /^text\/plain/);
     upstream.on('GET', '/core-sportbook/broken', { status: 500, text: 'Traceback at http://10.0.0.1/internal' });
     const broken = await send(proxy.url, 'GET', '/api/core-sportbook/broken');
     assert.equal(broken.status, 500);

@@ -11,6 +11,11 @@
  * | `/api/sports/launch`, `/api/sports/anonymous-launch` | `lang`, `device` (`desktop` or `mobile`) |
  * | `/api/core-sportbook/*` | the raw query string, passed through as it came |
  *
+ * The raw passthrough streams the answer body as it comes (with its content type) when the request has
+ * no session; with a session (which it forwards) it buffers the answer, at most 4 MiB, so that the
+ * JWT is removed from the body should the upstream echo it. A 2xx body passes through; failures use
+ * the envelope (401 and 403 byte for byte, spec 7.4).
+ *
  * @module
  */
 import { Type } from '@sinclair/typebox';
@@ -221,7 +226,16 @@ export const sportsRoutes: readonly RouteSpec[] = [
     upstream: [bff('GET', '/core-sportbook/{subPath}')],
     handler: async (ctx) => {
       const target = rawSubPath(rawUrlOf(ctx.request), CORE_SPORTBOOK.route, CORE_SPORTBOOK.upstream);
-      const up = await ctx.stream('bff', { method: 'GET', path: target.path, rawQuery: target.rawQuery });
+      const req = { method: 'GET', path: target.path, rawQuery: target.rawQuery } as const;
+      if (ctx.token) {
+        // With a session the answer is buffered, so that the JWT can never reach the body (CONTRACT.md).
+        const res = await ctx.call('bff', req);
+        if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res);
+        if (res.status === 204) return { status: 204, body: null };
+        const type = res.headers['content-type'];
+        return { status: res.status, body: res.body, contentType: typeof type === 'string' ? type : 'application/octet-stream' };
+      }
+      const up = await ctx.stream('bff', req);
       if (up.status >= 200 && up.status < 300 && up.status !== 204) {
         const type = up.headers['content-type'];
         ctx.reply.code(up.status);
