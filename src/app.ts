@@ -55,6 +55,9 @@ export const SERVER_TIMEOUTS = {
   keepAliveTimeoutMs: 5_000,
 } as const;
 
+/** Shortest session cookie value redacted from response bodies (shorter values are no JWT, and common text). */
+const MIN_REDACTED_TOKEN_LENGTH = 16;
+
 /** Request body limit for JSON routes, in bytes (1 MiB); larger bodies answer 413. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -191,6 +194,16 @@ export async function createServer(
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true, maxParamLength: 256 },
+    // A malformed escape or an over-long path parameter is refused by the router before any hook:
+    // answer the envelope (spec 7.4) with the usual headers, never Fastify's body that echoes the path.
+    frameworkErrors: (_error, request, reply) => {
+      (reply as FastifyReply)
+        .header('x-request-id', request.id)
+        .header('x-content-type-options', 'nosniff')
+        .header('cache-control', 'no-store')
+        .code(400)
+        .send(envelope('invalid_request', 'The request path is not valid'));
+    },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
   });
   app.server.headersTimeout = SERVER_TIMEOUTS.headersTimeoutMs;
@@ -367,8 +380,9 @@ export async function createServer(
       reply.type(answer.contentType);
     }
     // The JWT never appears in a response body (CONTRACT.md "Session cookie"), whatever the upstream sent.
+    // A cookie value too short to be a credential ("a", "1") is not redacted: it would mangle the body.
     const token = ctx.token;
-    if (token && (Buffer.isBuffer(body) ? body.includes(token) : body.includes(token))) {
+    if (token && token.length >= MIN_REDACTED_TOKEN_LENGTH && (Buffer.isBuffer(body) ? body.includes(token) : body.includes(token))) {
       body = body.toString().replaceAll(token, '[redacted]');
     }
     return reply.send(body);
