@@ -78,6 +78,9 @@ export class SwrCache<V extends SwrEntry> {
       updateAgeOnGet: false,
       allowStale: true,
       noDeleteOnStaleGet: true,
+      // A delete or clear during a load must not fail its waiters with lru-cache's abort (a 500): the
+      // load finishes for them and is not stored (see `clear`).
+      ignoreFetchAbort: true,
       ...(options.maxSize && options.sizeOf
         ? { maxSize: options.maxSize, sizeCalculation: (value: V) => Math.max(1, options.sizeOf?.(value) ?? 1) }
         : {}),

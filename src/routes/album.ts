@@ -79,6 +79,9 @@ export class StickerHandshakes {
     ttl: HANDSHAKE_DEFAULT_TTL_MS,
     allowStale: false,
     updateAgeOnGet: false,
+    // A forget or clear (logout, cache purge) during a handshake must not fail its waiters with
+    // lru-cache's abort: they get the handshake, which is then not stored.
+    ignoreFetchAbort: true,
     fetchMethod: async (_key, _stale, { context, options }) => {
       const res = await context.call('sticker', { method: 'POST', path: '/auth/token' });
       if (res.status < 200 || res.status >= 300) throw new UpstreamAnswerError(res);
