@@ -224,4 +224,20 @@ describe('catalogue helpers', () => {
     cache.clear();
     assert.equal(cache.size, 0);
   });
+
+  test('SwrCache: a clear during a load still answers its waiters and stores nothing (regression: purge mid-load was a 500)', async () => {
+    const cache = new SwrCache<{ fetchedAt: number; n: number }>({ ttlMs: 1_000, max: 10 });
+    const pending = Promise.all([
+      cache.get('k', async () => {
+        await sleep(30);
+        return { fetchedAt: Date.now(), n: 7 };
+      }),
+      cache.get('k', async () => ({ fetchedAt: Date.now(), n: 8 })),
+    ]);
+    await sleep(5);
+    cache.clear();
+    const values = await pending;
+    assert.deepEqual(values.map((v) => v.n), [7, 7]);
+    assert.equal(cache.peek('k'), undefined);
+  });
 });
