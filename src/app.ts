@@ -32,7 +32,7 @@ import { fetchProfile, fetchRefresh } from './routes/auth.js';
 import { readSessionToken } from './session/cookie.js';
 import { PROFILE_MAX_ENTRIES, PROFILE_TTL_MS, TokenCache } from './session/profile-cache.js';
 import { PoolRegistry, type UpstreamRequest, UpstreamService } from './upstream/client.js';
-import { UpstreamError } from './upstream/errors.js';
+import { toUpstreamError, UpstreamError } from './upstream/errors.js';
 import { UnsafePathError } from './upstream/paths.js';
 
 /** Options of {@link createServer} beyond the configuration, for embedding and tests. */
@@ -298,9 +298,17 @@ export async function createServer(
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof UpstreamError) {
-      request.log.warn({ code: error.code, cause: (error.cause as Error | undefined)?.message }, 'upstream failure');
-      return reply.code(error.status).send(envelope(error.code, error.detail));
+    // An undici error reaching here (a streamed answer that broke before its first byte was sent) is an
+    // upstream failure too: the envelope of CONTRACT.md, not a 500.
+    const upstreamFailure =
+      error instanceof UpstreamError
+        ? error
+        : typeof error.code === 'string' && error.code.startsWith('UND_ERR_')
+          ? toUpstreamError(error)
+          : undefined;
+    if (upstreamFailure) {
+      request.log.warn({ code: upstreamFailure.code, cause: (upstreamFailure.cause as Error | undefined)?.message }, 'upstream failure');
+      return reply.code(upstreamFailure.status).send(envelope(upstreamFailure.code, upstreamFailure.detail));
     }
     if (error instanceof UnsafePathError) {
       return reply.code(400).send(envelope('invalid_request', error.message));

@@ -66,11 +66,15 @@ const SNAKE = /^[a-z][a-z0-9_]{1,63}$/;
 const URL_LIKE = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'<>]*/gi;
 const JWT_LIKE = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?/g;
 const ADDRESS_LIKE = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b/g;
+/** A stack frame written on one line: `at fn (/srv/app.js:12:7)`, `at /srv/app.js:12:7`. */
+const FRAME_LIKE = /\bat\s+(?:[^\s()]+\s+)?\(?[^\s()]+:\d+(?::\d+)?\)?/g;
+/** A source path with a line number: `/srv/bff/app.js:12`, `C:\\app\\x.ts:3:1`, `node:internal/x:4`. */
+const SOURCE_LIKE = /(?:[A-Za-z]:|node:)?(?:[\\/]?[\w.@-]+)*[\\/][\w.@-]+:\d+(?::\d+)?/g;
 const MAX_DETAIL = 300;
 
 /**
- * Makes an upstream message safe to show: no URL, IP address, JWT-like string or stack lines,
- * single line, at most 300 characters.
+ * Makes an upstream message safe to show: no URL, IP address, JWT-like string, stack lines or stack
+ * frames written on one line, no source path; single line, at most 300 characters.
  */
 export function safeDetail(text: string): string {
   let first = text.length > 4096 ? text.slice(0, 4096) : text;
@@ -79,6 +83,8 @@ export function safeDetail(text: string): string {
     .replace(URL_LIKE, '[address]')
     .replace(JWT_LIKE, '[token]')
     .replace(ADDRESS_LIKE, '[address]')
+    .replace(FRAME_LIKE, '[stack]')
+    .replace(SOURCE_LIKE, '[path]')
     .replace(/\s+/g, ' ')
     .trim();
   return cleaned.length > MAX_DETAIL ? `${cleaned.slice(0, MAX_DETAIL - 1)}…` : cleaned;
