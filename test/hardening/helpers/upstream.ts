@@ -37,9 +37,19 @@ export const GOOD_PROFILE = {
   userInfo: { login_at: '2026-01-01', two_factor_enabled: false },
 };
 
-/** The healthy answer: a profile for `/auth/user-profile` (under any prefix), `{ ok: true }` otherwise. */
+/** What the sticker API's handshake (`POST /auth/token`) answers. */
+export const GOOD_HANDSHAKE = { access_token: 'sticker-handshake-0123456789', expires_in: 3600 };
+
+/**
+ * The healthy answer: a profile for `/auth/user-profile`, a handshake token for the sticker API's
+ * `/sticker/auth/token`, `{ ok: true }` otherwise.
+ */
 export const good: Handler = (_req, res, seen) => {
-  const body = seen.path.endsWith('/auth/user-profile') ? GOOD_PROFILE : { ok: true, data: [], id: 'x1' };
+  const body = seen.path.endsWith('/auth/user-profile')
+    ? GOOD_PROFILE
+    : seen.path === '/sticker/auth/token'
+      ? GOOD_HANDSHAKE
+      : { ok: true, data: [], id: 'x1' };
   const text = JSON.stringify(body);
   res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
   res.end(text);

@@ -1,0 +1,263 @@
+/**
+ * Hardening row 5, upstream faults (CONTRACT.md "Error envelope"), for the BFF and each external
+ * service: connection refused, accept-then-silence, a stall mid-body, a reset after the headers, a
+ * short Content-Length, statuses 888 / 600 / 1xx / 101, HTML labelled JSON, a 10 MB body (the cap is
+ * 4 MiB), an endless chunked stream, a 302 to a canary host, and a 64 KiB adversarial reason (in the
+ * status line and in the body) carrying an internal address, a stack and a token.
+ *
+ * For each service the routes are taken from the tables: those that call the service and answer 2xx
+ * against a healthy upstream. The raw sportsbook passthrough is covered both buffered (with a session)
+ * and streamed (without): a streamed answer whose headers were already sent can only be cut.
+ *
+ * Pass: the documented status and envelope within `UPSTREAM_TIMEOUT_MS` + 100 ms (300 + 100 here);
+ * no upstream address, stack or token in the body; nothing reaches the canary; after each fault the
+ * next good request succeeds (the process and its pool recover).
+ */
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import type { ServiceName } from '../../src/routes/route.js';
+import { fakeJwt, startProxy, type TestProxy } from '../helpers/recording-upstream.js';
+import { jsonOf, type RawAnswer, rawRequest } from './helpers/client.js';
+import { Figures, scaled } from './helpers/figures.js';
+import { type Harness, startHarness } from './helpers/harness.js';
+import { type RouteCase, SERVICE_PREFIX, SERVICES, sampleRequest } from './helpers/routes.js';
+import { type Canary, closedPort, faultCatalogue, type Handler, startCanary, startFaultUpstream } from './helpers/upstream.js';
+
+const figures = new Figures('faults', 5, 'Upstream faults');
+const TIMEOUT_MS = 300;
+const DEADLINE_MS = TIMEOUT_MS + 100;
+const REPEAT = scaled(3, 1);
+const CANARY_TOKEN = fakeJwt({ sub: '7', role: 'fault-canary' });
+const OPERATOR = 'operator-credential-for-hardening';
+let h: Harness;
+let canary: Canary;
+let slowest = { ms: 0, label: '' };
+
+before(async () => {
+  canary = await startCanary();
+  h = await startHarness({ UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), CACHE_PURGE_TOKEN: OPERATOR });
+});
+after(async () => {
+  await h.close();
+  await canary.close();
+  figures.write();
+});
+
+/** The statuses and envelope codes each fault may answer on a buffered (JSON) route. */
+const EXPECTED: Readonly<Record<string, { statuses: number[]; errors: string[] }>> = {
+  'connection-refused': { statuses: [502], errors: ['upstream_unavailable'] },
+  'accept-then-silence': { statuses: [504], errors: ['upstream_timeout'] },
+  'stall-mid-body': { statuses: [504], errors: ['upstream_timeout'] },
+  'reset-after-headers': { statuses: [502], errors: ['upstream_unavailable', 'upstream_bad_response'] },
+  'short-content-length': { statuses: [502], errors: ['upstream_bad_response', 'upstream_unavailable'] },
+  'status-888': { statuses: [500], errors: ['upstream_bad_status'] },
+  'status-600': { statuses: [500], errors: ['upstream_bad_status'] },
+  'status-1xx-then-silence': { statuses: [504], errors: ['upstream_timeout'] },
+  'status-101-switch': { statuses: [502], errors: ['upstream_bad_response', 'upstream_unavailable'] },
+  'html-labelled-json': { statuses: [502], errors: ['upstream_bad_response'] },
+  'body-10mb': { statuses: [502], errors: ['upstream_response_too_large'] },
+  'endless-chunked': { statuses: [502, 504], errors: ['upstream_response_too_large', 'upstream_timeout'] },
+  'redirect-302-to-canary': { statuses: [502], errors: ['upstream_redirect'] },
+  'reason-64k-status-line': { statuses: [502, 503], errors: ['upstream_bad_response', 'service_unavailable'] },
+  'reason-64k-json-body': { statuses: [503], errors: ['service_unavailable', 'upstream_error'] },
+};
+
+/** Faults where the upstream answered with a status (not a transport failure). */
+const ANSWERED = new Set(['status-888', 'status-600', 'redirect-302-to-canary', 'reason-64k-status-line', 'reason-64k-json-body']);
+
+/**
+ * Routes whose module documents another mapping of the service's answers: the attribution event
+ * (src/routes/external.ts) and the cache purge (src/routes/infra.ts) answer their own success for any
+ * 2xx and 502 `attribution_rejected` / `purge_rejected` for any other status.
+ */
+const REJECTED: Readonly<Record<string, string>> = {
+  '/api/tracking/attribution': 'attribution_rejected',
+  '/api/cache/purge': 'purge_rejected',
+};
+
+function routeRule(rc: RouteCase, fault: string): { statuses: number[]; errors: string[] } | undefined {
+  const rejected = REJECTED[rc.url];
+  if (rejected) {
+    if (fault === 'html-labelled-json') return { statuses: [200], errors: [] };
+    if (ANSWERED.has(fault)) return { statuses: [502], errors: [rejected] };
+  }
+  return undefined;
+}
+
+/** Faults after which a streamed 2xx answer (headers already sent) can only be cut. */
+const CUT_AFTER_HEADERS = new Set(['stall-mid-body', 'reset-after-headers', 'short-content-length', 'body-10mb', 'endless-chunked']);
+
+interface Target {
+  rc: RouteCase;
+  service: ServiceName;
+  /** Streamed raw passthrough (no session). */
+  streamed: boolean;
+  send: (base: string) => Promise<RawAnswer>;
+}
+
+function makeTarget(rc: RouteCase, service: ServiceName, streamed: boolean): Target {
+  return {
+    rc,
+    service,
+    streamed,
+    send: (base) => {
+      const sample = sampleRequest(rc, 5);
+      const headers: Record<string, string> = {};
+      // A fresh session per request: no cached profile or handshake hides the fault.
+      if (!streamed) headers.cookie = `${h.proxy.app.deps.config.sessionCookieName}=${fakeJwt({ sub: '7', n: Math.random() })}`;
+      if (sample.contentType) headers['content-type'] = sample.contentType;
+      if (rc.auth === 'operator') headers.authorization = `Bearer ${OPERATOR}`;
+      return rawRequest(base, { method: rc.method, path: sample.path, headers, body: sample.body, timeoutMs: 5_000 });
+    },
+  };
+}
+
+/** Routes of the tables that call `service` and answer 2xx against the healthy upstream. */
+async function targetsFor(service: ServiceName, want: number): Promise<Target[]> {
+  const out: Target[] = [];
+  const preferred = ['/api/auth/profile', '/api/auth/recheck-spa', '/api/core-sportbook/*'];
+  const candidates = h.cases
+    .filter((rc) => rc.route.upstream.some((u) => u.service === service) && !rc.url.startsWith('/api/dev/'))
+    .sort((a, b) => {
+      const pa = preferred.indexOf(a.url);
+      const pb = preferred.indexOf(b.url);
+      return (pa < 0 ? 99 : pa) - (pb < 0 ? 99 : pb);
+    });
+  for (const rc of candidates) {
+    if (out.length >= want) break;
+    const target = makeTarget(rc, service, false);
+    const res = await target.send(h.base);
+    if (res.status >= 200 && res.status < 300) out.push(target);
+    if (rc.wildcard && rc.url === '/api/core-sportbook/*') {
+      const streamed = makeTarget(rc, service, true);
+      if ((await streamed.send(h.base)).status === 200) out.push(streamed);
+    }
+  }
+  return out;
+}
+
+const LEAKS: [string, RegExp][] = [
+  ['an upstream address', /127\.0\.0\.[12]|10\.0\.0\.7|localhost:\d+/],
+  ['a stack trace', /\bat [^\s]+ \(|\/srv\/|node:internal|\.ts:\d+:\d+|\.js:\d+:\d+/],
+  ['the planted token', new RegExp(CANARY_TOKEN.replace(/\./g, '\\.'))],
+];
+
+function checkAnswer(label: string, fault: string, target: Target, res: RawAnswer): void {
+  figures.status(res.error ? `${res.status || ''}${res.error === 'aborted' || res.error === 'ECONNRESET' ? 'cut' : res.error}` : res.status);
+  figures.check(res.ms <= DEADLINE_MS, `${label}: answered in ${Math.round(res.ms)} ms (limit ${DEADLINE_MS})`);
+  if (res.ms > slowest.ms) slowest = { ms: res.ms, label };
+  const text = res.body.toString('latin1');
+  if (target.rc.wildcard && fault === 'html-labelled-json') {
+    // The raw passthrough's 2xx body is the upstream's, by definition (spec 4.7): passed as it is.
+    figures.check(res.status === 200, `${label}: a raw passthrough passes a 2xx body as it is (got ${res.status})`);
+    return;
+  }
+  for (const [what, pattern] of LEAKS) figures.check(!pattern.test(text), `${label}: the body carries ${what}`);
+  const expected = routeRule(target.rc, fault) ?? EXPECTED[fault] ?? { statuses: [502], errors: [] };
+  if (expected.statuses.every((s) => s < 300)) {
+    figures.check(expected.statuses.includes(res.status), `${label}: status ${res.status}, expected ${expected.statuses.join('/')}`);
+    return;
+  }
+  if (target.streamed && CUT_AFTER_HEADERS.has(fault) && res.status === 200) {
+    figures.check(res.error !== undefined, `${label}: a 200 whose body broke must be cut, not completed`);
+    return;
+  }
+  figures.check(expected.statuses.includes(res.status), `${label}: status ${res.status} (${res.error ?? 'complete'}), expected ${expected.statuses.join('/')}`);
+  const json = jsonOf(res.body) as Record<string, unknown> | undefined;
+  figures.check(
+    json?.ok === false && typeof json.error === 'string' && typeof json.detail === 'string',
+    `${label}: not the envelope: ${text.slice(0, 120)}`,
+  );
+  if (json && typeof json.error === 'string') {
+    figures.check(expected.errors.includes(json.error), `${label}: error ${json.error}, expected ${expected.errors.join('/')}`);
+  }
+  figures.check(typeof json?.detail !== 'string' || json.detail.length <= 300, `${label}: detail of ${String(json?.detail).length} characters`);
+}
+
+async function recovers(label: string, target: Target, base: string): Promise<void> {
+  const res = await target.send(base);
+  figures.check(res.status >= 200 && res.status < 300, `${label}: the next good request answered ${res.status} (${res.error ?? ''})`);
+}
+
+test('row 5: every upstream fault answers its documented status and envelope in time, leaks nothing, and the pool recovers', async () => {
+  await figures.run('faults', async () => {
+    const catalogue = faultCatalogue(canary.url, CANARY_TOKEN);
+    const covered: string[] = [];
+    const missing: string[] = [];
+    const targets: Target[] = [];
+    for (const service of SERVICES) {
+      const found = await targetsFor(service, service === 'bff' ? 3 : 1);
+      if (found.length === 0) missing.push(service);
+      targets.push(...found);
+      covered.push(...found.map((t) => `${service}: ${t.rc.label}${t.streamed ? ' (streamed)' : ''}`));
+    }
+    figures.check(missing.length === 0, `no route to test for ${missing.join(', ')}`);
+    figures.note(`routes: ${covered.join('; ')}`);
+
+    for (let round = 0; round < REPEAT; round++) {
+      for (const target of targets) {
+        const prefix = SERVICE_PREFIX[target.service];
+        for (const [fault, handler] of Object.entries(catalogue) as [string, Handler][]) {
+          const label = `${target.service} ${target.rc.label}${target.streamed ? ' streamed' : ''} [${fault}]`;
+          h.upstream.fault(prefix, handler);
+          const res = await target.send(h.base);
+          h.upstream.heal();
+          figures.faults++;
+          figures.inputs++;
+          checkAnswer(label, fault, target, res);
+          await recovers(label, target, h.base);
+        }
+      }
+    }
+    figures.check(canary.connections === 0, `the canary got ${canary.connections} connection(s)`);
+
+    // Connection refused: one proxy with the BFF at a closed port, one with every external service there.
+    const closed = await closedPort();
+    const dead = `http://127.0.0.1:${closed}`;
+    const refusedBff = await startProxy(dead, { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), CACHE_PURGE_TOKEN: OPERATOR });
+    const externals: Record<string, string> = {};
+    for (const [variable, prefix] of [
+      ['STICKER_API_URL', '/sticker'],
+      ['REFERRAL_V1_API_URL', '/referral-v1'],
+      ['REFERRAL_V2_API_URL', '/referral-v2'],
+      ['FTD_CASHBACK_VERIFY_URL', '/ftd/verify'],
+      ['FTD_CASHBACK_SEND_URL', '/ftd/send'],
+      ['ATTRIBUTION_S2S_URL', '/attribution'],
+      ['CACHE_PURGE_URL', '/purge'],
+    ] as const) {
+      externals[variable] = `${dead}${prefix}`;
+    }
+    const refusedExternal = await startProxy(h.upstream.url, { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), CACHE_PURGE_TOKEN: OPERATOR, ...externals });
+    const proxies: [TestProxy, (t: Target) => boolean][] = [
+      [refusedBff, (t) => t.service === 'bff'],
+      [refusedExternal, (t) => t.service !== 'bff'],
+    ];
+    for (const [proxy, which] of proxies) {
+      for (const target of targets.filter(which)) {
+        for (let round = 0; round < REPEAT; round++) {
+          const res = await target.send(proxy.url);
+          figures.faults++;
+          figures.inputs++;
+          checkAnswer(`${target.service} ${target.rc.label}${target.streamed ? ' streamed' : ''} [connection-refused]`, 'connection-refused', target, res);
+        }
+      }
+    }
+    // The same pools recover once something listens again.
+    const revived = await startFaultUpstream({ port: closed });
+    try {
+      for (const [proxy, which] of proxies) {
+        for (const target of targets.filter(which)) await recovers(`${target.service} ${target.rc.label} [after refused]`, target, proxy.url);
+      }
+    } finally {
+      await refusedBff.close();
+      await refusedExternal.close();
+      await revived.close();
+    }
+    figures.check(h.crashes.length === 0, `uncaught errors: ${h.crashes.slice(0, 3).join('; ')}`);
+    const memory = process.memoryUsage();
+    figures.memory = `rss ${Math.round(memory.rss / 1048576)} MiB`;
+    figures.note(`slowest answer: ${Math.round(slowest.ms)} ms (${slowest.label})`);
+    figures.note(`${Object.keys(catalogue).length + 1} fault kinds × ${targets.length} routes × ${REPEAT} round(s); deadline ${DEADLINE_MS} ms`);
+  });
+  assert.equal(figures.failureCount, 0, figures.summary());
+});
