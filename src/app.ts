@@ -41,6 +41,11 @@ export interface ServerOptions {
   logStream?: Writable;
   /** Random source for the beacon sampling (spec 6.2); default `Math.random`. */
   random?: () => number;
+  /**
+   * Server timeouts in milliseconds, each defaulting to {@link SERVER_TIMEOUTS}. Tests shorten them to see
+   * slow clients cut off within seconds; production keeps the defaults.
+   */
+  timeouts?: Partial<ServerTimeouts>;
 }
 
 /** Fastify's request-timeout settings (CONTRACT.md leaves them open; Fastify's defaults of 0 never cut a slow client). */
@@ -53,7 +58,16 @@ export const SERVER_TIMEOUTS = {
   connectionTimeoutMs: 60_000,
   /** Keep-alive sockets are kept this many milliseconds between requests. */
   keepAliveTimeoutMs: 5_000,
+  /**
+   * How often Node checks open connections against the headers and request limits, in milliseconds: a
+   * slow client is cut at most this long after its limit (Node's default of 30 s would let a slow-header
+   * client hold its socket up to 45 s).
+   */
+  checkIntervalMs: 5_000,
 } as const;
+
+/** The server timeouts, in milliseconds (see {@link SERVER_TIMEOUTS}). */
+export type ServerTimeouts = { -readonly [K in keyof typeof SERVER_TIMEOUTS]: number };
 
 /** Shortest session cookie value redacted from response bodies (shorter values are no JWT, and common text). */
 const MIN_REDACTED_TOKEN_LENGTH = 16;
@@ -167,6 +181,7 @@ export async function createServer(
     closeSandbox = () => sandbox.close();
   }
 
+  const timeouts: ServerTimeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     logger: {
       level: cfg.logLevel,
@@ -188,9 +203,10 @@ export async function createServer(
     },
     requestIdHeader: false,
     bodyLimit: JSON_BODY_LIMIT,
-    requestTimeout: SERVER_TIMEOUTS.requestTimeoutMs,
-    connectionTimeout: SERVER_TIMEOUTS.connectionTimeoutMs,
-    keepAliveTimeout: SERVER_TIMEOUTS.keepAliveTimeoutMs,
+    requestTimeout: timeouts.requestTimeoutMs,
+    connectionTimeout: timeouts.connectionTimeoutMs,
+    keepAliveTimeout: timeouts.keepAliveTimeoutMs,
+    http: { connectionsCheckingInterval: timeouts.checkIntervalMs },
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true, maxParamLength: 256 },
@@ -206,7 +222,7 @@ export async function createServer(
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
   });
-  app.server.headersTimeout = SERVER_TIMEOUTS.headersTimeoutMs;
+  app.server.headersTimeout = timeouts.headersTimeoutMs;
 
   const pools = new PoolRegistry(cfg.upstreamTimeoutMs);
   const services = {} as Record<ServiceName, UpstreamService>;
