@@ -7,7 +7,7 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { Pool } from 'undici';
+import { type Dispatcher, Pool } from 'undici';
 import { toUpstreamError, UpstreamError } from './errors.js';
 import { buildQuery, type QueryValue } from './paths.js';
 
@@ -134,22 +134,39 @@ export class UpstreamService {
   /**
    * Calls the service and buffers the answer.
    *
+   * The body is collected straight from undici's dispatcher (no response stream, no AbortController):
+   * undici's `headersTimeout`/`bodyTimeout` watch the socket, and one timer per call enforces the total
+   * limit (`UPSTREAM_TIMEOUT_MS`, queueing, headers and body) by aborting the dispatch.
+   *
    * @returns the status, headers and body of any answer with a status, including 4xx and 5xx.
    * @throws {@link UpstreamError} `upstream_timeout`, `upstream_unavailable`, `upstream_bad_response`,
    *   `upstream_response_too_large` or `not_configured`; never anything else.
    */
-  async request(req: UpstreamRequest): Promise<UpstreamResponse> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), this.#timeoutMs);
-    try {
-      const res = await this.#dispatch(req, controller.signal);
-      const body = Buffer.from(await res.body.arrayBuffer());
-      return { status: res.statusCode, headers: res.headers, body };
-    } catch (error) {
-      throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
-    } finally {
-      clearTimeout(timer);
+  request(req: UpstreamRequest): Promise<UpstreamResponse> {
+    if (this.#origin === undefined) {
+      return Promise.reject(new UpstreamError('not_configured', { detail: `${this.name} is not set` }));
     }
+    let options: Dispatcher.DispatchOptions;
+    try {
+      const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+      let body: string | Buffer | Readable | undefined = req.body;
+      if (req.json !== undefined) {
+        body = JSON.stringify(req.json);
+        headers['content-type'] = 'application/json';
+      }
+      const path = `${this.#prefix}${req.path}${req.rawQuery ?? buildQuery(req.query)}` || '/';
+      options = { method: req.method, path, headers, body: body ?? null };
+    } catch (error) {
+      return Promise.reject(toUpstreamError(error));
+    }
+    const call = new BufferedCall();
+    const answer = call.start(this.#timeoutMs);
+    try {
+      this.#pools.get(this.#origin).dispatch(options, call);
+    } catch (error) {
+      call.fail(toUpstreamError(error));
+    }
+    return answer;
   }
 
   /**
@@ -173,5 +190,71 @@ export class UpstreamService {
       clearTimeout(timer);
       throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
     }
+  }
+}
+
+function onCallTimeout(call: BufferedCall): void {
+  call.fail(new UpstreamError('upstream_timeout'));
+}
+
+/**
+ * One buffered upstream call: an undici dispatch handler that collects the answer's chunks and settles
+ * one promise, with the call's total time limit as a plain timer.
+ */
+class BufferedCall implements Dispatcher.DispatchHandler {
+  #resolve: ((response: UpstreamResponse) => void) | undefined;
+  #reject: ((error: UpstreamError) => void) | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #controller: Dispatcher.DispatchController | undefined;
+  #settled = false;
+  #status = 0;
+  #headers: IncomingHttpHeaders = {};
+  #chunks: Buffer[] = [];
+
+  /** The promise of the answer; the call fails with `upstream_timeout` after `timeoutMs`. */
+  start(timeoutMs: number): Promise<UpstreamResponse> {
+    const promise = new Promise<UpstreamResponse>((resolve, reject) => {
+      this.#resolve = resolve;
+      this.#reject = reject;
+    });
+    this.#timer = setTimeout(onCallTimeout, timeoutMs, this);
+    return promise;
+  }
+
+  /** Settles the call with a failure and aborts the dispatch if it is still running. */
+  fail(error: UpstreamError): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.#reject?.(error);
+    if (this.#controller && !this.#controller.aborted) this.#controller.abort(error);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.#controller = controller;
+    // The limit passed while the call waited for a connection: it is not sent at all.
+    if (this.#settled) controller.abort(new UpstreamError('upstream_timeout'));
+  }
+
+  onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.#status = statusCode;
+    this.#headers = headers;
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    const chunks = this.#chunks;
+    const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+    this.#resolve?.({ status: this.#status, headers: this.#headers, body });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    this.fail(toUpstreamError(error));
   }
 }
