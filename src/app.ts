@@ -6,7 +6,7 @@
  * @module
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import type { Writable } from 'node:stream';
+import { pipeline, Readable, type Writable } from 'node:stream';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -31,6 +31,7 @@ import {
 import { fetchProfile, fetchRefresh } from './routes/auth.js';
 import { readSessionToken } from './session/cookie.js';
 import { PROFILE_MAX_ENTRIES, PROFILE_TTL_MS, TokenCache } from './session/profile-cache.js';
+import { redactingStream } from './session/redact.js';
 import { PoolRegistry, type UpstreamRequest, UpstreamService } from './upstream/client.js';
 import { toUpstreamError, UpstreamError } from './upstream/errors.js';
 import { UnsafePathError } from './upstream/paths.js';
@@ -106,6 +107,10 @@ export const LOG_REDACT_PATHS = [
   '*.cookie',
   '*.authorization',
   '*["set-cookie"]',
+  // headers logged by plugins at debug/trace level (e.g. the multipart parser's `busboyOptions.headers`)
+  '*.headers.cookie',
+  '*.headers.authorization',
+  '*.headers["set-cookie"]',
 ];
 
 function mediaType(header: string | undefined): string {
@@ -311,6 +316,28 @@ export async function createServer(
       }
     }
     return undefined;
+  });
+
+  // The session JWT never appears in a response header other than the session cookie (CONTRACT.md
+  // "Session cookie"), whatever an upstream sent that a route reflects (a content type, for example).
+  // A streamed body (passed on unbuffered) is redacted as it flows; `send` redacts the buffered ones.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const token = request.cookies?.[cfg.sessionCookieName];
+    if (!token || token.length < MIN_REDACTED_TOKEN_LENGTH) {
+      done(null, payload);
+      return;
+    }
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (name === 'set-cookie' || value === undefined) continue;
+      const text = Array.isArray(value) ? value.join(', ') : String(value);
+      if (text.includes(token)) reply.header(name, text.replaceAll(token, '[redacted]'));
+    }
+    if (payload instanceof Readable) {
+      reply.removeHeader('content-length');
+      done(null, pipeline(payload, redactingStream(token), () => undefined));
+      return;
+    }
+    done(null, payload);
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {

@@ -46,6 +46,16 @@ function withoutToken(data: Record<string, unknown>): Record<string, unknown> {
 }
 
 /**
+ * The answer with every occurrence of the new JWT replaced: some BFFs also put it in `user.token`
+ * (AuthUser, spec 2.5), and the JWT never appears in a response body (CONTRACT.md "Session cookie").
+ */
+function redactToken(answer: Record<string, unknown>, token: string | undefined): Record<string, unknown> {
+  if (!token) return answer;
+  const text = JSON.stringify(answer);
+  return text.includes(token) ? (JSON.parse(text.replaceAll(token, '[redacted]')) as Record<string, unknown>) : answer;
+}
+
+/**
  * Turns a login-like upstream answer (login, registration, social login) into the proxy's answer
  * (spec 4.1, 3.2): a failure is a form-level error; a `type` of `two_factor_code` or
  * `cancelled_account` reaches the client and sets no cookie; otherwise the profile is loaded with the
@@ -61,7 +71,7 @@ async function establishSession(ctx: RouteContext, res: UpstreamResponse): Promi
   const login = data as Partial<LoginResponse> & Record<string, unknown>;
   const token = tokenOf(login);
   const outcome = (LOGIN_OUTCOME_TYPES as readonly unknown[]).includes(login.type);
-  if (outcome || !token) return { status: 200, body: withoutToken(login) };
+  if (outcome || !token) return { status: 200, body: redactToken(withoutToken(login), token) };
 
   const answer = withoutToken(login);
   try {
@@ -78,7 +88,7 @@ async function establishSession(ctx: RouteContext, res: UpstreamResponse): Promi
     ctx.request.log.warn({ err: error }, 'profile after login failed');
   }
   setSessionCookie(ctx.reply, ctx.deps.config, token, sessionMaxAge(token, login.expires_in));
-  return { status: 200, body: answer };
+  return { status: 200, body: redactToken(answer, token) };
 }
 
 /** Reads the profile through the cache (spec 4.1 profile caching rule). */

@@ -22,11 +22,12 @@ export const PROFILE_MAX_ENTRIES = 100;
 
 /** Carries a non-2xx upstream answer through the shared fetch so that every waiter gets it. */
 export class UpstreamAnswerError extends Error {
-  readonly response: UpstreamResponse;
+  /** The answer; not enumerable, so that a logged error never carries the upstream's headers and body. */
+  declare readonly response: UpstreamResponse;
   constructor(response: UpstreamResponse) {
     super(`upstream answered ${response.status}`);
     this.name = 'UpstreamAnswerError';
-    this.response = response;
+    Object.defineProperty(this, 'response', { value: response, enumerable: false });
   }
 }
 
