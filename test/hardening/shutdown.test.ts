@@ -1,0 +1,132 @@
+/**
+ * Hardening row 11, graceful shutdown (src/server.ts): the process as `npm start` runs it
+ * (`node --import tsx src/server.ts`, `NODE_ENV=production`) in front of a slow loopback BFF (every
+ * profile read answers after 1 s). With 100 requests in flight it gets SIGTERM.
+ *
+ * Pass: every in-flight request completes with 200; new connections are refused within 1 s of the
+ * signal; the process exits with code 0 within its grace period (`UPSTREAM_TIMEOUT_MS` + 5 s).
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { after, before, test } from 'node:test';
+import { fakeJwt } from '../helpers/recording-upstream.js';
+import { type RawAnswer, rawRequest } from './helpers/client.js';
+import { Figures, scaled } from './helpers/figures.js';
+import { type FaultUpstream, good, startFaultUpstream } from './helpers/upstream.js';
+
+const figures = new Figures('shutdown', 11, 'Graceful shutdown');
+const IN_FLIGHT = scaled(100, 100);
+const UPSTREAM_DELAY_MS = 1_000;
+const UPSTREAM_TIMEOUT_MS = 4_000;
+const GRACE_MS = UPSTREAM_TIMEOUT_MS + 5_000;
+let upstream: FaultUpstream;
+let child: ChildProcess | undefined;
+
+before(async () => {
+  upstream = await startFaultUpstream();
+  upstream.fault('/auth/user-profile', (req, res, seen) => setTimeout(() => good(req, res, seen), UPSTREAM_DELAY_MS));
+});
+after(async () => {
+  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await upstream.close();
+  figures.write();
+});
+
+function waitFor(predicate: () => boolean, timeoutMs: number): Promise<boolean> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const tick = () => {
+      if (predicate()) resolve(true);
+      else if (Date.now() - started > timeoutMs) resolve(false);
+      else setTimeout(tick, 10);
+    };
+    tick();
+  });
+}
+
+test(`row 11: SIGTERM with ${IN_FLIGHT} requests in flight: all complete, new connections refused, exit 0 within the grace period`, async () => {
+  await figures.run('shutdown', async () => {
+    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'production',
+        PORT: '0',
+        HOST: '127.0.0.1',
+        BFF_BASE_URL: upstream.url,
+        UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
+        LOG_LEVEL: 'info',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = proc;
+    let output = '';
+    const exited = new Promise<{ code: number | null; at: number }>((resolve) => {
+      proc.once('exit', (code) => resolve({ code, at: Date.now() }));
+    });
+    const address = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no address after 30 s: ${output.slice(-500)}`)), 30_000);
+      const onData = (chunk: Buffer) => {
+        output += chunk.toString('utf8');
+        const match = /front proxy listening on (http:\/\/[0-9.:]+)/.exec(output);
+        if (match?.[1]) {
+          clearTimeout(timer);
+          resolve(match[1]);
+        }
+      };
+      proc.stdout?.on('data', onData);
+      proc.stderr?.on('data', onData);
+      proc.once('exit', (code) => reject(new Error(`exited with ${code} before listening: ${output.slice(-500)}`)));
+    });
+
+    const cookieName = '__Host-access_token';
+    const inFlight: Promise<RawAnswer>[] = [];
+    for (let i = 0; i < IN_FLIGHT; i++) {
+      inFlight.push(
+        rawRequest(address, {
+          method: 'GET',
+          path: '/api/auth/profile',
+          headers: { cookie: `${cookieName}=${fakeJwt({ sub: '7', n: i })}` },
+          timeoutMs: GRACE_MS + 5_000,
+        }),
+      );
+    }
+    const allInFlight = await waitFor(() => upstream.seen.filter((s) => s.path === '/auth/user-profile').length >= IN_FLIGHT, 15_000);
+    figures.check(allInFlight, `only ${upstream.seen.length} of ${IN_FLIGHT} requests reached the upstream before the signal`);
+
+    const signalled = Date.now();
+    proc.kill('SIGTERM');
+
+    // New connections: refused once the listener is closed (a connection accepted in between may get 503).
+    let refusedAfter = Number.POSITIVE_INFINITY;
+    let servedAfterSignal = 0;
+    for (let i = 0; i < 100 && !Number.isFinite(refusedAfter); i++) {
+      const probe = await rawRequest(address, { method: 'GET', path: '/healthz', timeoutMs: 1_000 });
+      figures.inputs++;
+      if (probe.error === 'ECONNREFUSED') refusedAfter = Date.now() - signalled;
+      else if (probe.status === 200) servedAfterSignal++;
+      else figures.status(`probe ${probe.status || probe.error}`);
+      if (!Number.isFinite(refusedAfter)) await new Promise((r) => setTimeout(r, 10));
+    }
+    figures.status(Number.isFinite(refusedAfter) ? 'new connection refused' : 'new connection accepted');
+    figures.check(refusedAfter <= 1_000, `new connections refused after ${refusedAfter} ms`);
+    figures.check(servedAfterSignal <= 1, `${servedAfterSignal} new requests were served after the signal`);
+
+    const answers = await Promise.all(inFlight);
+    figures.inputs += answers.length;
+    for (const a of answers) figures.status(a.status || a.error || 'no answer');
+    const completed = answers.filter((a) => a.status === 200).length;
+    figures.check(completed === IN_FLIGHT, `${completed} of ${IN_FLIGHT} in-flight requests completed with 200`);
+
+    const exit = await Promise.race([exited, new Promise<undefined>((r) => setTimeout(r, GRACE_MS + 5_000))]);
+    figures.check(exit !== undefined, 'the process did not exit');
+    if (exit) {
+      figures.check(exit.code === 0, `exit code ${exit.code}`);
+      figures.check(exit.at - signalled <= GRACE_MS, `exited ${exit.at - signalled} ms after the signal (grace ${GRACE_MS} ms)`);
+      figures.note(
+        `${completed}/${IN_FLIGHT} in-flight requests completed; new connections refused ${refusedAfter} ms after SIGTERM; exit code ${exit.code} after ${exit.at - signalled} ms (grace ${GRACE_MS} ms)`,
+      );
+    }
+    figures.faults = 1;
+  });
+  assert.equal(figures.failureCount, 0, figures.summary());
+});
