@@ -33,7 +33,12 @@ const run = spawnSync(
   ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=dot', ...files],
   {
     stdio: 'inherit',
-    env: { ...process.env, NODE_ENV: process.env.TEST_NODE_ENV ?? 'test', ...(full ? { HARDENING_FULL: '1' } : {}) },
+    env: {
+      ...process.env,
+      NODE_ENV: process.env.TEST_NODE_ENV ?? 'test',
+      HARDENING_FIGURES_DIR: join(process.cwd(), out),
+      ...(full ? { HARDENING_FULL: '1' } : {}),
+    },
   },
 );
 const seconds = Math.round((Date.now() - started) / 1000);

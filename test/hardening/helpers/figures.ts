@@ -18,8 +18,12 @@ export function scaled(full: number, floor: number): number {
   return Math.max(floor, Math.min(full, Math.ceil(full * FACTOR)));
 }
 
-/** Where the rows write their figures. */
-export const FIGURES_DIR = join(process.cwd(), 'test-output', 'hardening');
+/**
+ * Where the rows write their figures: `HARDENING_FIGURES_DIR` (set by `scripts/hardening.mjs` to
+ * `test-output/hardening`), else `test-output/hardening-bounded`, so that a concurrent `npm test`
+ * never overwrites the figures of a hardening run.
+ */
+export const FIGURES_DIR = process.env.HARDENING_FIGURES_DIR ?? join(process.cwd(), 'test-output', 'hardening-bounded');
 
 /** What one row writes. */
 export interface RowFigures {
