@@ -11,12 +11,15 @@ import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyContextConfig,
   type FastifyError,
   type FastifyInstance,
   type FastifyReply,
   type FastifyRequest,
   LogController,
 } from 'fastify';
+import pino from 'pino';
 import secureJson from 'secure-json-parse';
 import { type Config, loadConfig, UPSTREAM_URL_VARIABLES, type UpstreamUrlVariable, withUpstreams } from './config.js';
 import { envelope, type ProxyAnswer } from './envelope.js';
@@ -32,7 +35,7 @@ import { fetchProfile, fetchRefresh } from './routes/auth.js';
 import { readSessionToken } from './session/cookie.js';
 import { PROFILE_MAX_ENTRIES, PROFILE_TTL_MS, TokenCache } from './session/profile-cache.js';
 import { redactingStream } from './session/redact.js';
-import { PoolRegistry, type UpstreamRequest, UpstreamService } from './upstream/client.js';
+import { PoolRegistry, type UpstreamRequest, type UpstreamResponse, UpstreamService, type UpstreamStream } from './upstream/client.js';
 import { toUpstreamError, UpstreamError } from './upstream/errors.js';
 import { UnsafePathError } from './upstream/paths.js';
 
@@ -141,16 +144,85 @@ function sameSecret(given: string, expected: string): boolean {
 
 /** One log line per request, written when it completes (method, path without query, status, time). */
 class OneLinePerRequest extends LogController {
+  /**
+   * Where the completion lines of requests without an error go: a child of the app's logger made once,
+   * without redaction, since the line's fields (request id, method, path, status, time) can never match
+   * a redacted path. The line is the same as through the request's logger, without a redaction pass
+   * per field and without creating that logger.
+   */
+  lines: FastifyBaseLogger | undefined;
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
-    const entry = {
-      method: request.method,
-      url: request.url.split('?')[0],
-      statusCode: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 100) / 100,
-    };
-    if (error) request.log.error({ ...entry, err: error }, 'request errored');
-    else request.log.info(entry, 'request completed');
+    const url = request.url;
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    const ms = Math.round(reply.elapsedTime * 100) / 100;
+    if (error) {
+      request.log.error({ method: request.method, url: path, statusCode: reply.statusCode, ms, err: error }, 'request errored');
+    } else if (this.lines) {
+      this.lines.info({ reqId: request.id, method: request.method, url: path, statusCode: reply.statusCode, ms }, 'request completed');
+    } else {
+      request.log.info({ method: request.method, url: path, statusCode: reply.statusCode, ms }, 'request completed');
+    }
+  }
+}
+
+type LogMethod = (this: FastifyBaseLogger, ...args: unknown[]) => void;
+type LogBindings = Parameters<FastifyBaseLogger['child']>[0];
+type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
+
+/**
+ * A request's logger, made on its first use: most requests log nothing but their completion line
+ * ({@link OneLinePerRequest}), so the pino child (bindings `{ reqId }`, redaction included) is only
+ * built for those that log more.
+ */
+class LazyRequestLogger implements FastifyBaseLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: LogBindings;
+  readonly #options: ChildOptions;
+  #logger: FastifyBaseLogger | undefined;
+  constructor(parent: FastifyBaseLogger, bindings: LogBindings, options: ChildOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+  #real(): FastifyBaseLogger {
+    if (this.#logger === undefined) this.#logger = this.#parent.child(this.#bindings, this.#options);
+    return this.#logger;
+  }
+  get level(): FastifyBaseLogger['level'] {
+    return this.#real().level;
+  }
+  set level(level: FastifyBaseLogger['level']) {
+    this.#real().level = level;
+  }
+  fatal(...args: unknown[]): void {
+    const logger = this.#real();
+    (logger.fatal as LogMethod).apply(logger, args);
+  }
+  error(...args: unknown[]): void {
+    const logger = this.#real();
+    (logger.error as LogMethod).apply(logger, args);
+  }
+  warn(...args: unknown[]): void {
+    const logger = this.#real();
+    (logger.warn as LogMethod).apply(logger, args);
+  }
+  info(...args: unknown[]): void {
+    const logger = this.#real();
+    (logger.info as LogMethod).apply(logger, args);
+  }
+  debug(...args: unknown[]): void {
+    const logger = this.#real();
+    (logger.debug as LogMethod).apply(logger, args);
+  }
+  trace(...args: unknown[]): void {
+    const logger = this.#real();
+    (logger.trace as LogMethod).apply(logger, args);
+  }
+  silent(): void {}
+  child(bindings: LogBindings, options?: ChildOptions): FastifyBaseLogger {
+    return this.#real().child(bindings, options);
   }
 }
 
@@ -186,6 +258,11 @@ export async function createServer(
     closeSandbox = () => sandbox.close();
   }
 
+  // In production, log lines go to standard output through an asynchronous pino destination: a request
+  // never waits for a write (lines are batched while one is in flight); flushed on close and at exit.
+  const asyncLog = options.logStream || !cfg.production ? undefined : pino.destination({ dest: 1, sync: false });
+  const logDestination = options.logStream ?? asyncLog;
+  const logController = new OneLinePerRequest();
   const timeouts: ServerTimeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
     logger: {
@@ -199,9 +276,10 @@ export async function createServer(
         }),
         res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
       },
-      ...(options.logStream ? { stream: options.logStream } : {}),
+      ...(logDestination ? { stream: logDestination } : {}),
     },
-    logController: new OneLinePerRequest(),
+    logController,
+    childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger, bindings, options),
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
       return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
@@ -228,6 +306,7 @@ export async function createServer(
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
   });
   app.server.headersTimeout = timeouts.headersTimeoutMs;
+  logController.lines = app.log.child({}, { redact: [] });
 
   const pools = new PoolRegistry(cfg.upstreamTimeoutMs);
   const services = {} as Record<ServiceName, UpstreamService>;
@@ -278,7 +357,9 @@ export async function createServer(
   });
 
   // Pipeline (DESIGN.md "One request"): headers, CSRF defence, auth gate, media type — all before the body is read.
-  app.addHook('onRequest', async (request, reply) => {
+  // A plain function, not an async hook: no promise per request. It answers a refusal itself (and the
+  // request goes no further) or returns `undefined` to let the request through.
+  const gate = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     const routeConfig = request.routeOptions.config;
@@ -316,6 +397,9 @@ export async function createServer(
       }
     }
     return undefined;
+  };
+  app.addHook('onRequest', (request, reply, done) => {
+    if (gate(request, reply) === undefined) done();
   });
 
   // The session JWT never appears in a response header other than the session cookie (CONTRACT.md
@@ -327,7 +411,9 @@ export async function createServer(
       done(null, payload);
       return;
     }
-    for (const [name, value] of Object.entries(reply.getHeaders())) {
+    const headers = reply.getHeaders();
+    for (const name in headers) {
+      const value = headers[name];
       if (name === 'set-cookie' || value === undefined) continue;
       const text = Array.isArray(value) ? value.join(', ') : String(value);
       if (text.includes(token)) reply.header(name, text.replaceAll(token, '[redacted]'));
@@ -386,40 +472,56 @@ export async function createServer(
     reply.code(404).send(envelope('not_found', `No route ${request.method} ${request.url.split('?')[0]}`.slice(0, 200)));
   });
 
-  const makeContext = (request: FastifyRequest, reply: FastifyReply): RouteContext => {
-    const token = readSessionToken(request, cfg);
-    const baseHeaders = (bearer: string | null | undefined, service: ServiceName): Record<string, string> => {
+  /**
+   * The {@link RouteContext} of one request. Its upstream calls are methods on the prototype rather than
+   * closures made per request; the proxy's headers are built once per call and merged in the client.
+   */
+  class RequestContext implements RouteContext {
+    readonly request: FastifyRequest;
+    readonly reply: FastifyReply;
+    readonly body: unknown;
+    readonly query: unknown;
+    readonly params: unknown;
+    readonly token: string | undefined;
+    readonly deps: AppDeps;
+    readonly routeConfig: FastifyContextConfig | undefined;
+    constructor(request: FastifyRequest, reply: FastifyReply, routeConfig: FastifyContextConfig | undefined) {
+      this.request = request;
+      this.reply = reply;
+      this.body = request.body;
+      this.query = request.query;
+      this.params = request.params;
+      this.token = readSessionToken(request, cfg);
+      this.deps = deps;
+      this.routeConfig = routeConfig;
+    }
+    call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null }): Promise<UpstreamResponse> {
+      return services[service].request(req, this.#proxyHeaders(service, options?.bearer));
+    }
+    stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream> {
+      return services[service].stream(req, this.#proxyHeaders(service, undefined));
+    }
+    /** The headers the proxy sets on an upstream call; they override the route's own. */
+    #proxyHeaders(service: ServiceName, bearer: string | null | undefined): Record<string, string> {
+      const request = this.request;
       const headers: Record<string, string> = { 'x-request-id': request.id, 'x-forwarded-for': request.ip };
       const ua = request.headers['user-agent'];
       if (ua) headers['user-agent'] = ua.slice(0, 512);
       const lang = request.headers['accept-language'];
       if (lang) headers['accept-language'] = lang.slice(0, 128);
-      const jwt = bearer === undefined ? token : bearer;
+      const jwt = bearer === undefined ? this.token : bearer;
       if (jwt) headers.authorization = `Bearer ${jwt}`;
       if (request.headers.cookie && (service === 'bff' || jwt)) headers.cookie = request.headers.cookie;
       return headers;
-    };
-    const merge = (req: UpstreamRequest, service: ServiceName, bearer: string | null | undefined): UpstreamRequest => ({
-      ...req,
-      headers: { ...req.headers, ...baseHeaders(bearer, service) },
-    });
-    return {
-      request,
-      reply,
-      body: request.body,
-      query: request.query,
-      params: request.params,
-      token,
-      deps,
-      call: (service, req, opts) => services[service].request(merge(req, service, opts?.bearer)),
-      stream: (service, req) => services[service].stream(merge(req, service, undefined)),
-    };
-  };
+    }
+  }
+  const makeContext = (request: FastifyRequest, reply: FastifyReply, routeConfig?: FastifyContextConfig): RouteContext =>
+    new RequestContext(request, reply, routeConfig);
 
   const send = (reply: FastifyReply, answer: ProxyAnswer, ctx: RouteContext): FastifyReply => {
     reply.code(answer.status);
     if (answer.status < 400) {
-      const cacheControl = reply.request.routeOptions.config.cacheControl;
+      const cacheControl = (ctx.routeConfig ?? reply.request.routeOptions.config).cacheControl;
       if (cacheControl) reply.header('cache-control', cacheControl);
     }
     let body = answer.body;
@@ -470,6 +572,11 @@ export async function createServer(
   app.addHook('onClose', async () => {
     await pools.close();
     if (closeSandbox) await closeSandbox();
+    try {
+      asyncLog?.flushSync();
+    } catch {
+      // not open yet or already closed: nothing to flush
+    }
   });
   app.decorate('sandboxUrls', sandboxUrls);
   return app;

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
 import type { TokenCache } from '../session/profile-cache.js';
@@ -73,6 +73,12 @@ export interface RouteContext<B = unknown, Q = unknown, P = unknown> {
   /** The session JWT when the cookie is present (always present on `auth: 'required'` routes). */
   readonly token: string | undefined;
   readonly deps: AppDeps;
+  /**
+   * The route's `config` as {@link registerRoutes} declared it (auth need, upstream rows, cache control…),
+   * when the context was made by it: the same values as `request.routeOptions.config`, which builds a
+   * new object on every read.
+   */
+  readonly routeConfig?: FastifyContextConfig;
   /**
    * Calls an upstream with the proxy's headers: `Authorization: Bearer <jwt>` when a session is present
    * (BFF and sticker API), the incoming `Cookie` header (spec 1.3), the request id and the client's
@@ -149,7 +155,8 @@ export function forward<B = unknown, Q = unknown, P = unknown>(
   options: ForwardOptions<B, Q, P> = {},
 ): (ctx: RouteContext<B, Q, P>) => Promise<ProxyAnswer> {
   return async (ctx) => {
-    const target = options.target ?? ctx.request.routeOptions.config.upstream?.[0];
+    const config = ctx.routeConfig ?? ctx.request.routeOptions.config;
+    const target = options.target ?? config.upstream?.[0];
     if (!target) throw new Error(`route ${ctx.request.routeOptions.url} has no upstream`);
     const values = options.pathValues ? options.pathValues(ctx) : ((ctx.params ?? {}) as Record<string, unknown>);
     const path = buildPath(target.path, values);
@@ -160,7 +167,7 @@ export function forward<B = unknown, Q = unknown, P = unknown>(
       query: options.query?.(ctx),
       json,
     });
-    return upstreamAnswer(res, { preAuth: ctx.request.routeOptions.config.preAuth === true });
+    return upstreamAnswer(res, { preAuth: config.preAuth === true });
   };
 }
 
@@ -197,12 +204,21 @@ export function activeRoutes(tables: readonly (readonly RouteSpec[])[], config: 
 export function registerRoutes(
   app: FastifyInstance,
   routes: readonly RouteSpec[],
-  makeContext: (request: FastifyRequest, reply: FastifyReply) => RouteContext,
+  makeContext: (request: FastifyRequest, reply: FastifyReply, routeConfig: FastifyContextConfig) => RouteContext,
   send: (reply: FastifyReply, answer: ProxyAnswer, ctx: RouteContext) => FastifyReply,
 ): void {
   for (const r of routes) {
     const methods = (Array.isArray(r.method) ? r.method : [r.method]) as HttpMethod[];
     const evicts = r.evictsProfile ?? (r.auth === 'required' && methods.some((m) => m !== 'GET'));
+    const config: FastifyContextConfig = {
+      auth: r.auth,
+      preAuth: r.preAuth === true,
+      contentTypes: r.contentTypes ?? ['application/json'],
+      upstream: r.upstream,
+      spec: r.spec,
+      cacheControl: r.cacheControl,
+      evictsProfile: evicts,
+    };
     app.route({
       method: methods,
       url: r.url,
@@ -216,17 +232,9 @@ export function registerRoutes(
         ...(r.querystring ? { querystring: r.querystring } : {}),
         ...(r.params ? { params: r.params } : {}),
       },
-      config: {
-        auth: r.auth,
-        preAuth: r.preAuth === true,
-        contentTypes: r.contentTypes ?? ['application/json'],
-        upstream: r.upstream,
-        spec: r.spec,
-        cacheControl: r.cacheControl,
-        evictsProfile: evicts,
-      },
+      config,
       handler: async (request, reply) => {
-        const ctx = makeContext(request, reply);
+        const ctx = makeContext(request, reply, config);
         const answer = await r.handler(ctx as never);
         if (evicts && ctx.token && reply.statusCode < 400 && (!answer || answer.status < 400)) {
           ctx.deps.profileCache.evict(ctx.token);

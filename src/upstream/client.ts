@@ -117,11 +117,11 @@ export class UpstreamService {
     return this.#origin !== undefined;
   }
 
-  #dispatch(req: UpstreamRequest, signal: AbortSignal) {
+  #dispatch(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined, signal: AbortSignal) {
     if (this.#origin === undefined) {
       throw new UpstreamError('not_configured', { detail: `${this.name} is not set` });
     }
-    const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers, ...proxyHeaders };
     let body: string | Buffer | Readable | undefined = req.body;
     if (req.json !== undefined) {
       body = JSON.stringify(req.json);
@@ -138,17 +138,18 @@ export class UpstreamService {
    * undici's `headersTimeout`/`bodyTimeout` watch the socket, and one timer per call enforces the total
    * limit (`UPSTREAM_TIMEOUT_MS`, queueing, headers and body) by aborting the dispatch.
    *
+   * @param proxyHeaders - headers the proxy sets (session, request id…); they override `req.headers`.
    * @returns the status, headers and body of any answer with a status, including 4xx and 5xx.
    * @throws {@link UpstreamError} `upstream_timeout`, `upstream_unavailable`, `upstream_bad_response`,
    *   `upstream_response_too_large` or `not_configured`; never anything else.
    */
-  request(req: UpstreamRequest): Promise<UpstreamResponse> {
+  request(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamResponse> {
     if (this.#origin === undefined) {
       return Promise.reject(new UpstreamError('not_configured', { detail: `${this.name} is not set` }));
     }
     let options: Dispatcher.DispatchOptions;
     try {
-      const headers: Record<string, string> = { accept: 'application/json', ...req.headers };
+      const headers: Record<string, string> = { accept: 'application/json', ...req.headers, ...proxyHeaders };
       let body: string | Buffer | Readable | undefined = req.body;
       if (req.json !== undefined) {
         body = JSON.stringify(req.json);
@@ -173,13 +174,14 @@ export class UpstreamService {
    * Calls the service and returns the body as a stream (receipts, raw passthrough). The time limit
    * covers the whole transfer: a body still streaming after `UPSTREAM_TIMEOUT_MS` is cut.
    *
+   * @param proxyHeaders - as for {@link request}.
    * @throws {@link UpstreamError} as {@link request}, for failures before the headers arrive.
    */
-  async stream(req: UpstreamRequest): Promise<UpstreamStream> {
+  async stream(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamStream> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), this.#timeoutMs);
     try {
-      const res = await this.#dispatch(req, controller.signal);
+      const res = await this.#dispatch(req, proxyHeaders, controller.signal);
       res.body.once('close', () => clearTimeout(timer));
       // undici's body emits 'error' when destroyed before its end (a route dropping an answer it will
       // not pass on, a cut); with no listener that would be an uncaught exception and end the process.
