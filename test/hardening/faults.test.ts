@@ -15,6 +15,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { ServiceName } from '../../src/routes/route.js';
 import { fakeJwt, startProxy, type TestProxy } from '../helpers/recording-upstream.js';
 import { jsonOf, type RawAnswer, rawRequest } from './helpers/client.js';
@@ -26,6 +27,12 @@ import { type Canary, closedPort, faultCatalogue, type Handler, startCanary, sta
 const figures = new Figures('faults', 5, 'Upstream faults');
 const TIMEOUT_MS = 300;
 const DEADLINE_MS = TIMEOUT_MS + 100;
+/**
+ * The proxy and the client share this process: an event-loop stall during a request (a loaded
+ * machine) delays both the proxy's timer and the client, so it is added to that request's allowance.
+ */
+const loop = monitorEventLoopDelay({ resolution: 10 });
+let stalls = 0;
 const REPEAT = scaled(3, 1);
 const CANARY_TOKEN = fakeJwt({ sub: '7', role: 'fault-canary' });
 const OPERATOR = 'operator-credential-for-hardening';
@@ -36,8 +43,10 @@ let slowest = { ms: 0, label: '' };
 before(async () => {
   canary = await startCanary();
   h = await startHarness({ UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), CACHE_PURGE_TOKEN: OPERATOR });
+  loop.enable();
 });
 after(async () => {
+  loop.disable();
   await h.close();
   await canary.close();
   figures.write();
@@ -144,7 +153,10 @@ const LEAKS: [string, RegExp][] = [
 
 function checkAnswer(label: string, fault: string, target: Target, res: RawAnswer): void {
   figures.status(res.error ? `${res.status || ''}${res.error === 'aborted' || res.error === 'ECONNRESET' ? 'cut' : res.error}` : res.status);
-  figures.check(res.ms <= DEADLINE_MS, `${label}: answered in ${Math.round(res.ms)} ms (limit ${DEADLINE_MS})`);
+  const stall = Math.round(loop.max / 1e6);
+  loop.reset();
+  if (stall > 20) stalls++;
+  figures.check(res.ms <= DEADLINE_MS + stall, `${label}: answered in ${Math.round(res.ms)} ms (limit ${DEADLINE_MS} + a ${stall} ms stall)`);
   if (res.ms > slowest.ms) slowest = { ms: res.ms, label };
   const text = res.body.toString('latin1');
   if (target.rc.wildcard && fault === 'html-labelled-json') {
@@ -200,6 +212,7 @@ test('row 5: every upstream fault answers its documented status and envelope in 
         for (const [fault, handler] of Object.entries(catalogue) as [string, Handler][]) {
           const label = `${target.service} ${target.rc.label}${target.streamed ? ' streamed' : ''} [${fault}]`;
           h.upstream.fault(prefix, handler);
+          loop.reset();
           const res = await target.send(h.base);
           h.upstream.heal();
           figures.faults++;
@@ -235,6 +248,7 @@ test('row 5: every upstream fault answers its documented status and envelope in 
     for (const [proxy, which] of proxies) {
       for (const target of targets.filter(which)) {
         for (let round = 0; round < REPEAT; round++) {
+          loop.reset();
           const res = await target.send(proxy.url);
           figures.faults++;
           figures.inputs++;
@@ -257,7 +271,9 @@ test('row 5: every upstream fault answers its documented status and envelope in 
     const memory = process.memoryUsage();
     figures.memory = `rss ${Math.round(memory.rss / 1048576)} MiB`;
     figures.note(`slowest answer: ${Math.round(slowest.ms)} ms (${slowest.label})`);
-    figures.note(`${Object.keys(catalogue).length + 1} fault kinds × ${targets.length} routes × ${REPEAT} round(s); deadline ${DEADLINE_MS} ms`);
+    figures.note(
+      `${Object.keys(catalogue).length + 1} fault kinds × ${targets.length} routes × ${REPEAT} round(s); deadline ${DEADLINE_MS} ms (plus the event-loop stall during the request; ${stalls} request(s) saw a stall over 20 ms)`,
+    );
   });
   assert.equal(figures.failureCount, 0, figures.summary());
 });
