@@ -1,6 +1,7 @@
 /**
- * The browser SDK stays browser-only: src/browser imports only src/browser and src/errors and uses no
- * Node built-ins or globals; `scripts/build-browser.mjs` builds it for platform browser into one
+ * The browser SDK stays browser-only: src/browser imports only src/browser and src/errors, plus the
+ * types-only src/contracts/shapes.ts through `import type` / `export type` (erased from the bundle),
+ * and uses no Node built-ins or globals; `scripts/build-browser.mjs` builds it for platform browser into one
  * minified ESM file and prints its raw and gzipped sizes; the bundle exposes the public API of
  * CONTRACT.md ("Public modules", `./browser`).
  */
@@ -14,18 +15,32 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIR = new URL('../src/browser/', import.meta.url);
 const files = readdirSync(DIR).filter((f) => f.endsWith('.ts'));
 
-describe('src/browser imports nothing but src/browser and src/errors', () => {
+/** The types-only module of the spec part 2 shapes, which src/browser may import with `import type` only. */
+const SHAPES = '../contracts/shapes.js';
+
+describe('src/browser imports nothing but src/browser and src/errors (and the shared shapes, as types)', () => {
   test('the SDK modules exist', () => {
     for (const f of ['index.ts', 'refresh-cycle.ts', 'refresh-driver.ts', 'proxy-client.ts', 'routes.ts', 'beacon.ts', 'forced-logout.ts']) {
       assert.ok(files.includes(f), f);
     }
   });
 
+  test('src/contracts/shapes.ts is types only: no imports, only exported interfaces and types', () => {
+    const code = readFileSync(new URL(SHAPES.replace(/\.js$/, '.ts'), DIR), 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '');
+    assert.doesNotMatch(code, /\bimport\b|\brequire\(/);
+    const declarations = code.split('\n').filter((line) => /^[A-Za-z]/.test(line));
+    assert.ok(declarations.length > 0);
+    for (const line of declarations) assert.match(line, /^export (interface|type) /, line);
+  });
+
   for (const file of files) {
-    test(`${file}: relative imports inside src/browser or src/errors, no Node built-ins or globals`, () => {
+    test(`${file}: relative imports inside src/browser or src/errors, shapes as types only, no Node built-ins or globals`, () => {
       const code = readFileSync(new URL(file, DIR), 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '');
-      const specifiers = [...code.matchAll(/\bfrom\s+'([^']+)'|\bimport\s*\(\s*'([^']+)'/g)].map((m) => m[1] ?? m[2] ?? '');
-      for (const s of specifiers) assert.match(s, /^(\.\/[a-z-]+|\.\.\/errors\/index)\.js$/, `${file} imports ${s}`);
+      const imports = [...code.matchAll(/\b(?:(import|export)(\s+type\b)?[^;'"]*?\bfrom\s+|import\s*\(?\s*)'([^']+)'/g)];
+      for (const [, , typeOnly, s = ''] of imports) {
+        if (s === SHAPES) assert.ok(typeOnly, `${file} imports ${s} without \`import type\` / \`export type\``);
+        else assert.match(s, /^(\.\/[a-z-]+|\.\.\/errors\/index)\.js$/, `${file} imports ${s}`);
+      }
       for (const global of ['process.', 'Buffer', 'require(', '__dirname', 'node:', 'globalThis.process']) {
         assert.ok(!code.includes(global), `${file} uses ${global}`);
       }

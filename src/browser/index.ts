@@ -5,7 +5,8 @@
  *
  * It runs in the browser only through `fetch`, `navigator.sendBeacon`, `localStorage`,
  * `navigator.locks` and `BroadcastChannel`, each optional or injectable: no Node built-ins, no
- * server code (imports stay inside `src/browser` and `src/errors`).
+ * server code (imports stay inside `src/browser` and `src/errors`, plus type-only imports of the
+ * shared shapes `src/contracts/shapes.ts`, erased from the bundle).
  *
  * @example
  * import { createProxyClient, startRefreshDriver } from 'front-proxy/browser';

@@ -4,8 +4,19 @@
  * `invalid_request`). Records whose fields the specification does not show stay open
  * (`JsonObject`).
  *
+ * The response shapes of spec 2.2-2.6 are the shared declarations of `contracts/shapes.ts`, imported
+ * with `import type` only (erased from the bundle).
+ *
  * @module
  */
+import type {
+  AuthUser as SharedAuthUser,
+  AuthUserInfo as SharedAuthUserInfo,
+  LoginResponse,
+  ProfileResponse as SharedProfileResponse,
+} from '../contracts/shapes.js';
+
+export type { LoginOutcomeType, ValidateDocumentResponse } from '../contracts/shapes.js';
 
 /** A JSON value. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -23,73 +34,30 @@ export interface LoginPayload {
   two_factor_code?: number;
 }
 
-/** spec 2.5 AuthUser (sub-records the specification does not show stay open). */
-export interface AuthUser {
-  id: number;
-  email: string;
-  username: string;
-  name: string;
-  first_name: string;
-  last_name: string;
-  phone: string;
-  ddi: string;
-  birth_date: string;
-  country: string;
-  language: string;
-  currency: string;
-  mother_name: string;
-  created_at: string;
-  updated_at: string;
-  last_login: string;
-  gender: number;
-  document: JsonObject | null;
-  country_data: JsonObject | null;
-  wallet: JsonObject | null;
-  is_active: number;
-  cancelled_account: number;
-  bonus_enabled: number;
-  ftd_date: string | null;
-  ftd_value: number;
-  affiliation_code?: string;
-  latestKyc?: JsonObject;
+/**
+ * spec 2.5 AuthUser as the proxy answers it (sub-records the specification does not show stay open;
+ * fields the SDK does not list are kept).
+ */
+export interface AuthUser extends Omit<SharedAuthUser, 'token'> {
   [key: string]: unknown;
 }
 
-/** spec 2.6 AuthUserInfo (`spa_*` are the responsible-gaming limits). */
-export interface AuthUserInfo {
-  validate_email_at: string;
-  login_at: string;
-  validate_sms_at: string;
-  login_attempt_qty: number;
-  strong_password: number;
-  seven_days_since_last_login: boolean;
-  force_request_kyc: boolean;
-  two_factor_enabled: boolean;
+/** spec 2.6 AuthUserInfo (`spa_*` are the responsible-gaming limits; unlisted fields are kept). */
+export interface AuthUserInfo extends SharedAuthUserInfo {
   [key: string]: unknown;
 }
-
-/** The login outcomes that are not a session (spec 3.2). */
-export type LoginOutcomeType = 'cancelled_account' | 'two_factor_code';
 
 /**
  * spec 2.2 LoginResponse as the proxy answers it: without `access_token` (the token is in the
  * HttpOnly cookie, CONTRACT.md "Session cookie"). With `type` set, there is no session:
  * `two_factor_code` asks for the second factor, `cancelled_account` reports a cancelled account.
  */
-export interface LoginResult {
-  expires_in?: number;
-  token_type?: string;
-  user?: AuthUser;
-  userInfo?: AuthUserInfo;
-  type?: LoginOutcomeType;
+export interface LoginResult extends Partial<Omit<LoginResponse<AuthUser, AuthUserInfo>, 'access_token'>> {
   [key: string]: unknown;
 }
 
 /** spec 2.3 Profile response. */
-export interface ProfileResponse {
-  user: AuthUser;
-  userInfo: AuthUserInfo;
-}
+export type ProfileResponse = SharedProfileResponse<AuthUser, AuthUserInfo>;
 
 /** spec 2.4 RegisterSimplifiedPayload, plus the proxy's optional social `provider` and `token`. */
 export interface RegisterSimplifiedPayload {
@@ -140,16 +108,6 @@ export interface SocialLoginPayload {
 export interface ValidateDocumentPayload {
   number: string;
   captcha_token?: string;
-}
-
-/** spec 2.3 ValidateDocumentResponse (all optional). */
-export interface ValidateDocumentResponse {
-  docnumber?: string;
-  docnumber_valid?: boolean;
-  birth_date?: string;
-  gender?: string;
-  mother_name?: string;
-  name?: string;
 }
 
 /**

@@ -1,11 +1,22 @@
 /**
- * The authentication shapes of spec part 2 (2.1-2.6) as TypeBox schemas and their TypeScript types,
- * in one place. Request schemas validate what the proxy accepts; response types describe what the BFF
- * answers.
+ * The authentication shapes of spec part 2 (2.1-2.6): the request bodies as TypeBox schemas and their
+ * TypeScript types, which validate what the proxy accepts; the response types, which describe what the
+ * BFF answers, are declared in `shapes.ts` and re-exported here.
  *
  * @module
  */
 import { type Static, Type } from '@sinclair/typebox';
+import type { LoginOutcomeType } from './shapes.js';
+
+export type {
+  AuthUser,
+  AuthUserInfo,
+  LoginOutcomeType,
+  LoginResponse,
+  ProfileResponse,
+  RefreshTokenResponse,
+  ValidateDocumentResponse,
+} from './shapes.js';
 
 const Str = (max = 256) => Type.String({ minLength: 1, maxLength: max });
 const OptStr = (max = 256) => Type.Optional(Type.String({ maxLength: max }));
@@ -20,93 +31,8 @@ export const LoginPayload = Type.Object({
 });
 export type LoginPayload = Static<typeof LoginPayload>;
 
-/** spec 2.5 AuthUser (sub-records not shown by the specification are left open). */
-export interface AuthUser {
-  id: number;
-  email: string;
-  username: string;
-  name: string;
-  first_name: string;
-  last_name: string;
-  phone: string;
-  ddi: string;
-  birth_date: string;
-  country: string;
-  language: string;
-  currency: string;
-  token: string;
-  mother_name: string;
-  created_at: string;
-  updated_at: string;
-  last_login: string;
-  gender: number;
-  document: Record<string, unknown> | null;
-  country_data: Record<string, unknown> | null;
-  wallet: Record<string, unknown> | null;
-  is_active: number;
-  cancelled_account: number;
-  bonus_enabled: number;
-  ftd_date: string | null;
-  ftd_value: number;
-  affiliation_code?: string;
-  latestKyc?: Record<string, unknown>;
-}
-
-/** spec 2.6 AuthUserInfo (the `spa_*` fields are the responsible-gaming limits). */
-export interface AuthUserInfo {
-  validate_email_at: string;
-  login_at: string;
-  validate_sms_at: string;
-  login_attempt_qty: number;
-  strong_password: number;
-  seven_days_since_last_login: boolean;
-  force_request_kyc: boolean;
-  two_factor_enabled: boolean;
-  two_factor_type?: string;
-  force_request_kyc_reasons?: Record<string, unknown>[];
-  two_factor_at?: string | null;
-  two_factor_code?: string | null;
-  latitude?: number;
-  longitude?: number;
-  location_at?: string;
-  nationalities?: string;
-  tc_accepted_at?: string | null;
-  privacy_accepted_at?: string | null;
-  lgpd_accepted_at?: string | null;
-  law_accepted_at?: string | null;
-  mkt_accepted_at?: string | null;
-  spa_bet_limit?: number | null;
-  spa_loss_limit?: number | null;
-  spa_deposit_limit?: number | null;
-  spa_withdrawal_limit?: number | null;
-  spa_time_limit?: number | null;
-  spa_period_limit?: string | null;
-  spa_note?: string | null;
-}
-
 /** The outcomes of a login that are not a session (spec 3.2). */
-export const LOGIN_OUTCOME_TYPES = ['two_factor_code', 'cancelled_account'] as const;
-
-/** spec 2.2 LoginResponse, as the BFF answers it. The proxy answers it without `access_token`. */
-export interface LoginResponse {
-  access_token: string;
-  expires_in: number;
-  token_type: string;
-  user: AuthUser;
-  userInfo: AuthUserInfo;
-  type?: (typeof LOGIN_OUTCOME_TYPES)[number];
-}
-
-/** spec 2.3 Profile response. */
-export interface ProfileResponse {
-  user: AuthUser;
-  userInfo: AuthUserInfo;
-}
-
-/** spec 2.3 RefreshTokenResponse. */
-export interface RefreshTokenResponse {
-  access_token: string;
-}
+export const LOGIN_OUTCOME_TYPES = ['two_factor_code', 'cancelled_account'] as const satisfies readonly LoginOutcomeType[];
 
 /** spec 2.3 ForgotPasswordPayload. */
 export const ForgotPasswordPayload = Type.Object({ login: Str(320), captcha_token: OptStr(4096) });
@@ -115,16 +41,6 @@ export type ForgotPasswordPayload = Static<typeof ForgotPasswordPayload>;
 /** spec 2.3 ValidateDocumentPayload. */
 export const ValidateDocumentPayload = Type.Object({ number: Str(32), captcha_token: OptStr(4096) });
 export type ValidateDocumentPayload = Static<typeof ValidateDocumentPayload>;
-
-/** spec 2.3 ValidateDocumentResponse (all optional). */
-export interface ValidateDocumentResponse {
-  docnumber?: string;
-  docnumber_valid?: boolean;
-  birth_date?: string;
-  gender?: string;
-  mother_name?: string;
-  name?: string;
-}
 
 /** Attribution fields of a registration (spec 2.4), filled from the body or the tracking cookies. */
 export const ATTRIBUTION_FIELDS = ['utm_source', 'utm_campaign', 'utm_content', 'utm_medium'] as const;

@@ -1,6 +1,7 @@
 /**
- * Shapes served by the sandbox BFF (specification part 2) and the records the sandbox keeps
- * about users and sessions.
+ * Shapes served by the sandbox BFF (specification part 2: the shared declarations of
+ * `contracts/shapes.ts` with the sandbox's sub-records) and the records the sandbox keeps about users
+ * and sessions.
  *
  * The specification names AuthUserDocument, AuthUserCountryData, AuthUserWallet, AuthLatestKyc and
  * ForceRequestKycReason without giving their fields; the fields below are the sandbox's choice and
@@ -8,6 +9,11 @@
  *
  * @module
  */
+import type {
+  AuthUser as SharedAuthUser,
+  AuthUserInfo as SharedAuthUserInfo,
+  LoginResponse as SharedLoginResponse,
+} from '../contracts/shapes.js';
 
 /** Identity document of a user (spec 2.5, fields chosen by the sandbox). */
 export interface AuthUserDocument {
@@ -74,104 +80,27 @@ export interface ForceRequestKycReason {
 }
 
 /**
- * AuthUser, spec 2.5. Timestamps are ISO 8601 strings, `birth_date` is `YYYY-MM-DD`,
- * `gender` is 1 (male), 2 (female) or 0 (not given), flags are 0 or 1.
+ * AuthUser, spec 2.5, with the sandbox's sub-records. The sandbox's values: timestamps are ISO 8601
+ * strings, `birth_date` is `YYYY-MM-DD`, `gender` is 1 (male), 2 (female) or 0 (not given), flags are
+ * 0 or 1; `phone` is the national number without the country prefix, digits only, `ddi` the prefix
+ * without `+`; `country` is ISO 3166-1 alpha-2 and `currency` ISO 4217; `token` is an opaque per-user
+ * token of the BFF (not the session JWT); `ftd_value` is the first deposit in cents (0 before it).
  */
-export interface AuthUser {
-  id: number;
-  email: string;
-  username: string;
-  name: string;
-  first_name: string;
-  last_name: string;
-  /** National number without the country prefix, digits only. */
-  phone: string;
-  /** Phone country prefix without `+`. */
-  ddi: string;
-  birth_date: string;
-  /** ISO 3166-1 alpha-2. */
-  country: string;
-  language: string;
-  /** ISO 4217. */
-  currency: string;
-  /** Opaque per-user token of the BFF (not the session JWT). */
-  token: string;
-  mother_name: string;
-  created_at: string;
-  updated_at: string;
-  last_login: string;
-  gender: number;
-  document: AuthUserDocument | null;
-  country_data: AuthUserCountryData | null;
-  wallet: AuthUserWallet | null;
-  is_active: number;
-  cancelled_account: number;
-  bonus_enabled: number;
-  ftd_date: string | null;
-  /** First deposit amount, in cents (0 before the first deposit). */
-  ftd_value: number;
-  affiliation_code?: string;
-  latestKyc?: AuthLatestKyc;
-}
+export type AuthUser = SharedAuthUser<AuthUserDocument, AuthUserCountryData, AuthUserWallet, AuthLatestKyc>;
 
 /**
- * AuthUserInfo, spec 2.6. Responsible-gaming money limits (`spa_*_limit` except
- * `spa_time_limit`) are in cents; `spa_time_limit` is in minutes per day.
+ * AuthUserInfo, spec 2.6, with the sandbox's ForceRequestKycReason. The sandbox's values:
+ * responsible-gaming money limits (`spa_*_limit` except `spa_time_limit`) are in cents,
+ * `spa_time_limit` is in minutes per day, `spa_period_limit` is `daily`, `weekly` or `monthly`;
+ * `nationalities` is a JSON-encoded array of ISO 3166-1 alpha-2 codes.
  */
-export interface AuthUserInfo {
-  validate_email_at: string;
-  login_at: string;
-  validate_sms_at: string;
-  login_attempt_qty: number;
-  strong_password: number;
-  seven_days_since_last_login: boolean;
-  force_request_kyc: boolean;
-  two_factor_enabled: boolean;
-  two_factor_type?: string;
-  force_request_kyc_reasons?: ForceRequestKycReason[];
-  two_factor_at?: string | null;
-  two_factor_code?: string | null;
-  latitude?: number;
-  longitude?: number;
-  location_at?: string;
-  /** JSON-encoded array of ISO 3166-1 alpha-2 codes, as in RegisterSimplifiedPayload. */
-  nationalities?: string;
-  tc_accepted_at?: string | null;
-  privacy_accepted_at?: string | null;
-  lgpd_accepted_at?: string | null;
-  law_accepted_at?: string | null;
-  mkt_accepted_at?: string | null;
-  spa_bet_limit?: number | null;
-  spa_loss_limit?: number | null;
-  spa_deposit_limit?: number | null;
-  spa_withdrawal_limit?: number | null;
-  spa_time_limit?: number | null;
-  /** `daily`, `weekly` or `monthly`. */
-  spa_period_limit?: string | null;
-  spa_note?: string | null;
-}
+export type AuthUserInfo = SharedAuthUserInfo<ForceRequestKycReason>;
 
-/** LoginResponse, spec 2.2. */
-export interface LoginResponse {
-  access_token: string;
-  /** Lifetime of `access_token`, in seconds. */
-  expires_in: number;
-  token_type: string;
-  user: AuthUser;
-  userInfo: AuthUserInfo;
-  type?: 'cancelled_account' | 'two_factor_code';
-}
+/** LoginResponse, spec 2.2, with the sandbox's records; `expires_in` is in seconds. */
+export type LoginResponse = SharedLoginResponse<AuthUser, AuthUserInfo>;
 
-/** ValidateDocumentResponse, spec 2.3. */
-export interface ValidateDocumentResponse {
-  docnumber?: string;
-  docnumber_valid?: boolean;
-  birth_date?: string;
-  /** `M`, `F` or empty. */
-  gender?: string;
-  mother_name?: string;
-  name?: string;
-}
+/** ValidateDocumentResponse, spec 2.3; the sandbox's `gender` is `M`, `F` or empty. */
+export type { ValidateDocumentResponse } from '../contracts/shapes.js';
 
 /** A user as the sandbox stores it. */
 export interface SandboxUser {
