@@ -4,33 +4,16 @@
  * spec 7.4, the profile cache and refresh de-duplication, and the beacon of spec 6.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
-import {
-  fakeJwt,
-  type RecordingUpstream,
-  send,
-  startProxy,
-  startRecordingUpstream,
-  type TestProxy,
-} from './helpers/recording-upstream.js';
+import { beforeEach, describe, test } from 'node:test';
+import { fakeJwt, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
-let upstream: RecordingUpstream;
-let proxy: TestProxy;
 let randomValue = 0.1;
+const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '400' }, { random: () => randomValue });
 
 const USER = { id: 7, email: 'demo@example.com', name: 'Demo' };
 const USER_INFO = { login_at: '2026-01-01', two_factor_enabled: false };
 
-before(async () => {
-  upstream = await startRecordingUpstream();
-  proxy = await startProxy(upstream.url, { UPSTREAM_TIMEOUT_MS: '400' }, { random: () => randomValue });
-});
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-});
 beforeEach(() => {
-  upstream.reset();
   proxy.app.deps.profileCache.clear();
   proxy.app.deps.refreshCache.clear();
 });

@@ -4,37 +4,20 @@
  * and stale-if-error, the switch-off (`CATALOGUE_CACHE_TTL_MS=0`), and the pure helpers.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import { extractGames } from '../src/catalogue/assemble.js';
 import { cacheKey, listQuery } from '../src/catalogue/query.js';
 import { SwrCache, type SwrOutcome } from '../src/catalogue/swr-cache.js';
-import {
-  fakeJwt,
-  type RecordingUpstream,
-  send,
-  startProxy,
-  startRecordingUpstream,
-  type TestProxy,
-} from './helpers/recording-upstream.js';
+import { fakeJwt, send, startProxy, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
 const OPERATOR = 'operator-secret-0123456789';
 const TTL_MS = 300;
-let upstream: RecordingUpstream;
-let proxy: TestProxy;
+const { upstream, proxy } = useProxyWithRecorder({ CACHE_PURGE_TOKEN: OPERATOR, CATALOGUE_CACHE_TTL_MS: String(TTL_MS) });
 let version = 0;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-before(async () => {
-  upstream = await startRecordingUpstream();
-  proxy = await startProxy(upstream.url, { CACHE_PURGE_TOKEN: OPERATOR, CATALOGUE_CACHE_TTL_MS: String(TTL_MS) });
-});
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-});
 beforeEach(() => {
-  upstream.reset();
   version = 0;
   for (const cache of proxy.app.deps.caches.values()) cache.clear();
   upstream.on('GET', '/casino-games/list/', (_rec, res) => {

@@ -4,35 +4,17 @@
  * with no upstream call, and that nothing in a request turns debugging on in production.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { rawRequest } from './helpers/raw-http.js';
-import {
-  fakeJwt,
-  type RecordingUpstream,
-  send,
-  startProxy,
-  startRecordingUpstream,
-  type TestProxy,
-} from './helpers/recording-upstream.js';
+import { fakeJwt, send, useProxiesWithRecorder } from './helpers/recording-upstream.js';
 
 /** Dev-only paths of spec 1.6 / 4.10, as registered outside production. */
 const DEV_PATHS = ['/api/dev/cache-clear', '/api/dev/cache-policy', '/api/dev/proxy/*', '/api/dev/visitor-info', '/dev/ftd-cashback', '/debug', '/debug/analytics'];
 
-let upstream: RecordingUpstream;
-let dev: TestProxy;
-let prod: TestProxy;
-
-before(async () => {
-  upstream = await startRecordingUpstream();
-  dev = await startProxy(upstream.url, { NODE_ENV: 'development', BUILD_ID: 'dev-build' });
-  prod = await startProxy(upstream.url, { NODE_ENV: 'production' });
-});
-after(async () => {
-  await dev.close();
-  await prod.close();
-  await upstream.close();
-});
-beforeEach(() => upstream.reset());
+const {
+  upstream,
+  proxies: [dev, prod],
+} = useProxiesWithRecorder([{ env: { NODE_ENV: 'development', BUILD_ID: 'dev-build' } }, { env: { NODE_ENV: 'production' } }]);
 
 describe('outside production', () => {
   test('every dev-only route is registered', () => {

@@ -5,37 +5,20 @@
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import { incomeReportRoutes } from '../src/routes/income-report.js';
 import { kycRoutes } from '../src/routes/kyc.js';
 import { rewardsRoutes } from '../src/routes/rewards.js';
 import { userRoutes } from '../src/routes/user.js';
 import { validationRoutes } from '../src/routes/validation.js';
-import {
-  fakeJwt,
-  type RecordingUpstream,
-  send,
-  startProxy,
-  startRecordingUpstream,
-  type TestProxy,
-} from './helpers/recording-upstream.js';
+import { fakeJwt, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
-let upstream: RecordingUpstream;
-let proxy: TestProxy;
+const { upstream, proxy } = useProxyWithRecorder();
 const token = fakeJwt({ sub: '7' });
 const USER_ID = 7;
 const PROFILE = '/auth/user-profile';
 
-before(async () => {
-  upstream = await startRecordingUpstream();
-  proxy = await startProxy(upstream.url);
-});
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-});
 beforeEach(() => {
-  upstream.reset();
   upstream.on('GET', PROFILE, { json: { user: { id: USER_ID, email: 'demo@example.com' }, userInfo: {} } });
   proxy.app.deps.profileCache.clear();
 });

@@ -5,21 +5,12 @@
  * credential of the purge, and 503 `not_configured` for missing service URLs.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import { createServer } from '../src/app.js';
-import {
-  fakeJwt,
-  type Recorded,
-  type RecordingUpstream,
-  send,
-  startProxy,
-  startRecordingUpstream,
-  type TestProxy,
-} from './helpers/recording-upstream.js';
+import { fakeJwt, type Recorded, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
 const OPERATOR = 'operator-secret-0123456789';
-let upstream: RecordingUpstream;
-let proxy: TestProxy;
+const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '2000', CACHE_PURGE_TOKEN: OPERATOR, BUILD_ID: 'build-42' });
 let handshakes = 0;
 
 function stickerUpstream(): void {
@@ -30,16 +21,7 @@ function stickerUpstream(): void {
   });
 }
 
-before(async () => {
-  upstream = await startRecordingUpstream();
-  proxy = await startProxy(upstream.url, { UPSTREAM_TIMEOUT_MS: '2000', CACHE_PURGE_TOKEN: OPERATOR, BUILD_ID: 'build-42' });
-});
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-});
 beforeEach(() => {
-  upstream.reset();
   handshakes = 0;
   for (const cache of proxy.app.deps.caches.values()) cache.clear();
   stickerUpstream();

@@ -5,30 +5,12 @@
  * fallback, and the unified search with one side failing.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
-import {
-  fakeJwt,
-  type Recorded,
-  type RecordingUpstream,
-  send,
-  startProxy,
-  startRecordingUpstream,
-  type TestProxy,
-} from './helpers/recording-upstream.js';
+import { beforeEach, describe, test } from 'node:test';
+import { fakeJwt, type Recorded, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
-let upstream: RecordingUpstream;
-let proxy: TestProxy;
+const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '2000' });
 
-before(async () => {
-  upstream = await startRecordingUpstream();
-  proxy = await startProxy(upstream.url, { UPSTREAM_TIMEOUT_MS: '2000' });
-});
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-});
 beforeEach(() => {
-  upstream.reset();
   for (const cache of proxy.app.deps.caches.values()) cache.clear();
 });
 

@@ -5,30 +5,11 @@
  * variants refused with 400 before any upstream call (sent with a raw client, since fetch normalises).
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { rawRequest } from './helpers/raw-http.js';
-import {
-  fakeJwt,
-  type Recorded,
-  type RecordingUpstream,
-  send,
-  startProxy,
-  startRecordingUpstream,
-  type TestProxy,
-} from './helpers/recording-upstream.js';
+import { fakeJwt, type Recorded, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
-let upstream: RecordingUpstream;
-let proxy: TestProxy;
-
-before(async () => {
-  upstream = await startRecordingUpstream();
-  proxy = await startProxy(upstream.url, { UPSTREAM_TIMEOUT_MS: '2000' });
-});
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-});
-beforeEach(() => upstream.reset());
+const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '2000' });
 
 function only(): Recorded {
   assert.equal(upstream.requests.length, 1, `one upstream call, got ${upstream.requests.map((r) => `${r.method} ${r.path}`).join(', ')}`);

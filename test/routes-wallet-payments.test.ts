@@ -6,35 +6,18 @@
  * with zero upstream calls.
  */
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, describe, test } from 'node:test';
+import { beforeEach, describe, test } from 'node:test';
 import { paymentsRoutes } from '../src/routes/payments.js';
 import { RECEIPT_HTML_CSP, walletRoutes } from '../src/routes/wallet.js';
-import {
-  fakeJwt,
-  type RecordingUpstream,
-  send,
-  startProxy,
-  startRecordingUpstream,
-  type TestProxy,
-} from './helpers/recording-upstream.js';
+import { fakeJwt, send, startProxy, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
-let upstream: RecordingUpstream;
-let proxy: TestProxy;
+const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '1000' });
 let token = fakeJwt();
 const USER_ID = 7;
 const PROFILE = '/auth/user-profile';
 
-before(async () => {
-  upstream = await startRecordingUpstream();
-  proxy = await startProxy(upstream.url, { UPSTREAM_TIMEOUT_MS: '1000' });
-});
-after(async () => {
-  await proxy.close();
-  await upstream.close();
-});
 beforeEach(() => {
   token = fakeJwt({ sub: String(USER_ID), n: Math.random() });
-  upstream.reset();
   upstream.on('GET', PROFILE, { json: { user: { id: USER_ID }, userInfo: {} } });
 });
 

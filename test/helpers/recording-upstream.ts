@@ -1,10 +1,12 @@
 /**
  * Test helpers: a recording upstream on a loopback port (every request it receives is kept: method,
- * path, query, headers, body) and a proxy started in front of it, both over real sockets.
+ * path, query, headers, body) and a proxy started in front of it, both over real sockets; and
+ * {@link useProxyWithRecorder}, which gives a test file both for its whole run.
  */
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
+import { after, before, beforeEach } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createServer, type ServerOptions } from '../../src/app.js';
 
@@ -150,6 +152,98 @@ export async function startProxy(
   );
   const url = await app.listen({ port: 0, host: '127.0.0.1' });
   return { app, url, logs, close: () => app.close() };
+}
+
+/** The variables and server options of one proxy started by {@link useProxiesWithRecorder}. */
+export interface ProxySetup {
+  env?: Record<string, string>;
+  options?: ServerOptions;
+}
+
+/**
+ * A recording upstream and one proxy per {@link ProxySetup} in front of it, for a whole test file:
+ * registers node:test hooks that start them all `before` the tests, close the proxies and then the
+ * upstream `after` them, and reset the upstream (requests and answers) `beforeEach` test. A file's own
+ * `beforeEach` hooks, registered after this call, run after the reset.
+ *
+ * The returned objects can be destructured at once: their members read the started instances, and
+ * throw when used before the `before` hook has run.
+ *
+ * @example
+ * const { upstream, proxies: [dev, prod] } = useProxiesWithRecorder([
+ *   { env: { NODE_ENV: 'development' } },
+ *   { env: { NODE_ENV: 'production' } },
+ * ]);
+ */
+export function useProxiesWithRecorder<const S extends readonly ProxySetup[]>(
+  setups: S,
+): { upstream: RecordingUpstream; proxies: { [I in keyof S]: TestProxy } } {
+  let started: { upstream: RecordingUpstream; proxies: TestProxy[] } | undefined;
+  const current = () => {
+    if (!started) throw new Error('the recording upstream and the proxy start in the before hook');
+    return started;
+  };
+  before(async () => {
+    started = { upstream: await startRecordingUpstream(), proxies: [] };
+    for (const { env, options } of setups) started.proxies.push(await startProxy(started.upstream.url, env, options));
+  });
+  after(async () => {
+    if (!started) return;
+    for (const proxy of started.proxies) await proxy.close();
+    await started.upstream.close();
+  });
+  beforeEach(() => current().upstream.reset());
+
+  const upstream: RecordingUpstream = {
+    get url() {
+      return current().upstream.url;
+    },
+    get requests() {
+      return current().upstream.requests;
+    },
+    on: (method, path, reply) => current().upstream.on(method, path, reply),
+    setDefault: (reply) => current().upstream.setDefault(reply),
+    reset: () => current().upstream.reset(),
+    close: () => current().upstream.close(),
+  };
+  const proxy = (index: number): TestProxy => {
+    const get = () => current().proxies[index] as TestProxy;
+    return {
+      get app() {
+        return get().app;
+      },
+      get url() {
+        return get().url;
+      },
+      get logs() {
+        return get().logs;
+      },
+      close: () => get().close(),
+    };
+  };
+  return { upstream, proxies: setups.map((_, i) => proxy(i)) as { [I in keyof S]: TestProxy } };
+}
+
+/**
+ * {@link useProxiesWithRecorder} with one proxy, started with `env` and `options` as {@link startProxy}
+ * takes them.
+ *
+ * @example
+ * const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '2000' });
+ * test('forwards', async () => {
+ *   await send(proxy.url, 'GET', '/api/games/list');
+ *   assert.equal(upstream.requests.length, 1);
+ * });
+ */
+export function useProxyWithRecorder(
+  env: Record<string, string> = {},
+  options: ServerOptions = {},
+): { upstream: RecordingUpstream; proxy: TestProxy } {
+  const {
+    upstream,
+    proxies: [proxy],
+  } = useProxiesWithRecorder([{ env, options }]);
+  return { upstream, proxy };
 }
 
 /** A fake JWT with a readable payload (the proxy never verifies it; the BFF does). */
