@@ -22,9 +22,9 @@
  * @module
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { envelope, upstreamAnswer } from '../envelope.js';
+import { envelope } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
-import { external, ok, type RouteSpec, route } from './route.js';
+import { external, forward, ok, type RouteSpec, route } from './route.js';
 
 const Id = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })]);
 /** Body of the cashback routes. */
@@ -74,7 +74,7 @@ export const externalRoutes: readonly RouteSpec[] = [
     body: CashbackBody,
     bodyLimit: 16 * 1024,
     upstream: [external('ftdVerify', 'POST', '')],
-    handler: async (ctx) => upstreamAnswer(await ctx.call('ftdVerify', { method: 'POST', path: '', json: ctx.body })),
+    handler: forward(),
   }),
   route({
     method: 'POST',
@@ -85,7 +85,7 @@ export const externalRoutes: readonly RouteSpec[] = [
     body: CashbackBody,
     bodyLimit: 16 * 1024,
     upstream: [external('ftdSend', 'POST', '')],
-    handler: async (ctx) => upstreamAnswer(await ctx.call('ftdSend', { method: 'POST', path: '', json: ctx.body })),
+    handler: forward(),
   }),
   route({
     method: 'POST',

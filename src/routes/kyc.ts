@@ -14,8 +14,8 @@
  * @module
  */
 import { KycStartQuery, KycStatusQuery } from '../contracts/account.js';
-import { upstreamAnswer } from '../envelope.js';
-import { bff, type RouteSpec, route } from './route.js';
+import { type ProxyAnswer, upstreamAnswer } from '../envelope.js';
+import { bff, type RouteContext, type RouteSpec, route } from './route.js';
 
 /** Upstream paths by flow. */
 export const KYC_PATHS = {
@@ -24,6 +24,22 @@ export const KYC_PATHS = {
 } as const;
 
 const flow = (recovery: string | undefined) => (recovery === '1' ? 'recovery' : 'normal');
+
+/**
+ * The handler of a KYC row (spec 4.8): `GET` the upstream path of the flow that the query's
+ * `recovery` flag chooses, with the one query parameter `key` of the row.
+ * @param paths the row's upstream paths by flow (a {@link KYC_PATHS} entry)
+ * @param key the query parameter forwarded: `source` (start) or `kyc_id` (status)
+ */
+function byFlow<Q extends { readonly [key: string]: string | undefined; readonly recovery?: string }>(
+  paths: { readonly normal: string; readonly recovery: string },
+  key: Exclude<keyof Q & string, 'recovery'>,
+): (ctx: RouteContext<unknown, Q>) => Promise<ProxyAnswer> {
+  return async (ctx) => {
+    const path = paths[flow(ctx.query.recovery)];
+    return upstreamAnswer(await ctx.call('bff', { method: 'GET', path, query: { [key]: ctx.query[key] } }));
+  };
+}
 
 /** spec 4.8 KYC, in the specification's order. */
 export const kycRoutes: readonly RouteSpec[] = [
@@ -35,10 +51,7 @@ export const kycRoutes: readonly RouteSpec[] = [
     auth: 'required',
     querystring: KycStartQuery,
     upstream: [bff('GET', KYC_PATHS.start.normal), bff('GET', KYC_PATHS.start.recovery)],
-    handler: async (ctx) => {
-      const path = KYC_PATHS.start[flow(ctx.query.recovery)];
-      return upstreamAnswer(await ctx.call('bff', { method: 'GET', path, query: { source: ctx.query.source } }));
-    },
+    handler: byFlow(KYC_PATHS.start, 'source'),
   }),
   route({
     method: 'GET',
@@ -48,9 +61,6 @@ export const kycRoutes: readonly RouteSpec[] = [
     auth: 'required',
     querystring: KycStatusQuery,
     upstream: [bff('GET', KYC_PATHS.status.normal), bff('GET', KYC_PATHS.status.recovery)],
-    handler: async (ctx) => {
-      const path = KYC_PATHS.status[flow(ctx.query.recovery)];
-      return upstreamAnswer(await ctx.call('bff', { method: 'GET', path, query: { kyc_id: ctx.query.kyc_id } }));
-    },
+    handler: byFlow(KYC_PATHS.status, 'kyc_id'),
   }),
 ];

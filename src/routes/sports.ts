@@ -18,12 +18,12 @@
  *
  * @module
  */
-import { Type } from '@sinclair/typebox';
+import { type Static, Type } from '@sinclair/typebox';
 import type { FastifyRequest } from 'fastify';
 import { envelope, type ProxyAnswer, parseJson, upstreamFailureAnswer } from '../envelope.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { safeSegment, UnsafePathError } from '../upstream/paths.js';
-import { bff, forward, ok, type RouteSpec, route } from './route.js';
+import { bff, forward, ok, type RouteContext, type RouteSpec, route } from './route.js';
 
 /** Upstream of the first-party sportsbook search (spec 4.7, also used by `/api/search/unified`). */
 export const SPORTS_SEARCH_PATH = '/core-sportbook/search';
@@ -151,6 +151,15 @@ async function drain(stream: NodeJS.ReadableStream, limit = 64 * 1024): Promise<
   return Buffer.concat(chunks);
 }
 
+/**
+ * The handler of the two launch rows (spec 4.7): `GET <path>` upstream with the accepted `lang` and
+ * `device`, answered without the debug fields ({@link cleanAnswer}, spec 1.6).
+ * @param path the upstream path, `/core-sportbook/launch` or `/core-sportbook/anonymous-launch`
+ */
+function launch(path: string): (ctx: RouteContext<unknown, Static<typeof LaunchQuery>>) => Promise<ProxyAnswer> {
+  return async (ctx) => cleanAnswer(await ctx.call('bff', { method: 'GET', path, query: { lang: ctx.query.lang, device: ctx.query.device } }));
+}
+
 /** spec 4.7 Sports, in the specification's order. */
 export const sportsRoutes: readonly RouteSpec[] = [
   route({
@@ -171,14 +180,7 @@ export const sportsRoutes: readonly RouteSpec[] = [
     auth: 'required',
     querystring: LaunchQuery,
     upstream: [bff('GET', '/core-sportbook/launch')],
-    handler: async (ctx) =>
-      cleanAnswer(
-        await ctx.call('bff', {
-          method: 'GET',
-          path: '/core-sportbook/launch',
-          query: { lang: ctx.query.lang, device: ctx.query.device },
-        }),
-      ),
+    handler: launch('/core-sportbook/launch'),
   }),
   route({
     method: 'GET',
@@ -188,14 +190,7 @@ export const sportsRoutes: readonly RouteSpec[] = [
     auth: 'none',
     querystring: LaunchQuery,
     upstream: [bff('GET', '/core-sportbook/anonymous-launch')],
-    handler: async (ctx) =>
-      cleanAnswer(
-        await ctx.call('bff', {
-          method: 'GET',
-          path: '/core-sportbook/anonymous-launch',
-          query: { lang: ctx.query.lang, device: ctx.query.device },
-        }),
-      ),
+    handler: launch('/core-sportbook/anonymous-launch'),
   }),
   route({
     method: 'POST',

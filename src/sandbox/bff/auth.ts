@@ -17,7 +17,7 @@
  * @module
  */
 import { randomBytes } from 'node:crypto';
-import type { FastifyReply } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { isValidCpf, onlyDigits } from '../cpf.js';
 import type { SandboxArea, SandboxContext } from '../context.js';
 import { asRecord, checkFields, type FieldErrors, sendError, sendValidationError } from '../http.js';
@@ -119,6 +119,26 @@ function recoveryCode(body: Record<string, unknown>): string | null {
   const code = body.code ?? body.token;
   if (typeof code === 'number' && Number.isInteger(code)) return String(code).padStart(6, '0');
   return typeof code === 'string' && code.trim() !== '' ? code.trim() : null;
+}
+
+/**
+ * A handler of a recovery start (`/auth/passwords/reset/options`, `/by-email`, `/by-sms`, spec 4.1)
+ * that runs once the body names an account: a missing login is a 422 `validation_error`, the refused
+ * captcha a 422 `invalid_captcha`, an unknown login a 404 `user_not_found`.
+ */
+function withRecoveryUser(
+  ctx: SandboxContext,
+  handler: (request: FastifyRequest, reply: FastifyReply, user: SandboxUser, login: string) => unknown,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
+  return async (request, reply) => {
+    const body = asRecord(request.body);
+    const login = recoveryLogin(body);
+    if (login === null) return sendValidationError(reply, { login: ['The login field is required.'] });
+    if (captchaFailed(body)) return sendCaptchaError(reply);
+    const user = ctx.store.findUserByLogin(login);
+    if (!user) return sendError(reply, 404, 'user_not_found', 'No account matches this login.');
+    return handler(request, reply, user, login);
+  };
 }
 
 /** Fake but stable identity data for a valid CPF nobody registered. */
@@ -310,41 +330,35 @@ export const authArea: SandboxArea = {
     registerAt('/bff/social/:provider/registerSimplified', true);
 
     // Password recovery (spec 4.1, /auth/passwords/reset/*)
-    app.post('/auth/passwords/reset/options', async (request, reply) => {
-      const body = asRecord(request.body);
-      const login = recoveryLogin(body);
-      if (login === null) return sendValidationError(reply, { login: ['The login field is required.'] });
-      if (captchaFailed(body)) return sendCaptchaError(reply);
-      const user = store.findUserByLogin(login);
-      if (!user) return sendError(reply, 404, 'user_not_found', 'No account matches this login.');
-      const phone = user.profile.phone ? maskPhone(user.profile.ddi, user.profile.phone) : null;
-      return {
-        email: maskEmail(user.profile.email),
-        phone,
-        options: phone === null ? ['email'] : ['email', 'sms'],
-      };
-    });
+    app.post(
+      '/auth/passwords/reset/options',
+      withRecoveryUser(ctx, (_request, _reply, user) => {
+        const phone = user.profile.phone ? maskPhone(user.profile.ddi, user.profile.phone) : null;
+        return {
+          email: maskEmail(user.profile.email),
+          phone,
+          options: phone === null ? ['email'] : ['email', 'sms'],
+        };
+      }),
+    );
 
     for (const channel of ['email', 'sms'] as const) {
-      app.post(`/auth/passwords/reset/by-${channel}`, async (request, reply) => {
-        const body = asRecord(request.body);
-        const login = recoveryLogin(body);
-        if (login === null) return sendValidationError(reply, { login: ['The login field is required.'] });
-        if (captchaFailed(body)) return sendCaptchaError(reply);
-        const user = store.findUserByLogin(login);
-        if (!user) return sendError(reply, 404, 'user_not_found', 'No account matches this login.');
-        if (channel === 'sms' && !user.profile.phone) {
-          return sendError(reply, 422, 'no_phone', 'This account has no phone number.');
-        }
-        const code = store.createRecoveryCode(user, login, channel);
-        request.log.info({ userId: user.id, channel }, 'sandbox recovery code created (read it at GET /__sandbox/recovery-codes)');
-        return {
-          message: channel === 'email' ? 'A code was sent to your e-mail.' : 'A code was sent by SMS.',
-          channel,
-          destination: channel === 'email' ? maskEmail(user.profile.email) : maskPhone(user.profile.ddi, user.profile.phone),
-          expires_in: Math.round((code.expiresAt - code.createdAt) / 1000),
-        };
-      });
+      app.post(
+        `/auth/passwords/reset/by-${channel}`,
+        withRecoveryUser(ctx, (request, reply, user, login) => {
+          if (channel === 'sms' && !user.profile.phone) {
+            return sendError(reply, 422, 'no_phone', 'This account has no phone number.');
+          }
+          const code = store.createRecoveryCode(user, login, channel);
+          request.log.info({ userId: user.id, channel }, 'sandbox recovery code created (read it at GET /__sandbox/recovery-codes)');
+          return {
+            message: channel === 'email' ? 'A code was sent to your e-mail.' : 'A code was sent by SMS.',
+            channel,
+            destination: channel === 'email' ? maskEmail(user.profile.email) : maskPhone(user.profile.ddi, user.profile.phone),
+            expires_in: Math.round((code.expiresAt - code.createdAt) / 1000),
+          };
+        }),
+      );
     }
 
     app.post('/auth/passwords/reset/validate-code', async (request, reply) => {

@@ -12,7 +12,7 @@ import type { SandboxArea } from '../context.js';
 import { asRecord, sendError, sendValidationError } from '../http.js';
 import { defineUserState } from '../store.js';
 import { withUser } from './guard.js';
-import { pageOf, walletOf } from './wallet.js';
+import { intOf, pageOf, walletOf } from './wallet.js';
 
 interface Reward {
   id: number;
@@ -47,11 +47,6 @@ const rewardsState = defineUserState('rewards', (_user, store): { rewards: Rewar
   };
 });
 
-function positive(value: unknown, fallback: number, max: number): number {
-  const n = typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : fallback;
-  return n >= 1 ? Math.min(n, max) : fallback;
-}
-
 /** The rewards area of the BFF. */
 export const rewardsArea: SandboxArea = {
   name: 'rewards',
@@ -63,7 +58,7 @@ export const rewardsArea: SandboxArea = {
         const query = asRecord(request.query);
         const type = typeof query.type === 'string' && query.type !== '' ? query.type : undefined;
         const list = store.userState(rewardsState, user).rewards.filter((r) => !type || r.type === type);
-        return pageOf(list, positive(query.page, 1, 10_000), positive(query.per_page, 20, 100));
+        return pageOf(list, intOf(query.page, 1, 10_000), intOf(query.per_page, 20, 100));
       }),
     );
     app.post(

@@ -138,7 +138,12 @@ export function moveBalance(store: SandboxStore, user: SandboxUser, cents: numbe
 /** Length of a named period of the transaction filter, in days. */
 const PERIOD_DAYS: Readonly<Record<string, number>> = { today: 1, '7d': 7, '30d': 30, '90d': 90, week: 7, month: 30 };
 
-function intOf(value: unknown, fallback: number, max: number): number {
+/**
+ * A positive whole number read from a query or body value (a page, a page size): a string of digits or
+ * an integer, capped at `max`; anything else, zero included, is `fallback`.
+ * @example intOf('3', 1, 100) === 3; intOf('0', 1, 100) === 1; intOf('500', 20, 100) === 100
+ */
+export function intOf(value: unknown, fallback: number, max: number): number {
   const n = typeof value === 'string' && /^[0-9]+$/.test(value) ? Number(value) : value;
   return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? Math.min(n, max) : fallback;
 }
