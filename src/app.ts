@@ -76,6 +76,11 @@ export type ServerTimeouts = { -readonly [K in keyof typeof SERVER_TIMEOUTS]: nu
 /** Shortest session cookie value redacted from response bodies (shorter values are no JWT, and common text). */
 const MIN_REDACTED_TOKEN_LENGTH = 16;
 
+/** Production log lines are written in batches of at least this many bytes (below pino's 16 KiB write limit). */
+const ASYNC_LOG_MIN_WRITE_BYTES = 12 * 1024;
+/** Longest time a production log line waits in the batch, in milliseconds. */
+const ASYNC_LOG_FLUSH_MS = 250;
+
 /** Request body limit for JSON routes, in bytes (1 MiB); larger bodies answer 413. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
 
@@ -259,8 +264,12 @@ export async function createServer(
   }
 
   // In production, log lines go to standard output through an asynchronous pino destination: a request
-  // never waits for a write (lines are batched while one is in flight); flushed on close and at exit.
-  const asyncLog = options.logStream || !cfg.production ? undefined : pino.destination({ dest: 1, sync: false });
+  // never waits for a write. Lines are gathered into writes of about 12 KiB (or every 250 ms when traffic
+  // is low), since each asynchronous write is a hand-off to a libuv pool thread; flushed on close and at exit.
+  const asyncLog =
+    options.logStream || !cfg.production
+      ? undefined
+      : pino.destination({ dest: 1, sync: false, minLength: ASYNC_LOG_MIN_WRITE_BYTES, periodicFlush: ASYNC_LOG_FLUSH_MS });
   const logDestination = options.logStream ?? asyncLog;
   const logController = new OneLinePerRequest();
   const timeouts: ServerTimeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
