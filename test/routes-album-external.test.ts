@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
 import { createServer } from '../src/app.js';
-import { fakeJwt, type Recorded, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
+import { ConcurrencyBarrier, fakeJwt, type Recorded, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
 const OPERATOR = 'operator-secret-0123456789';
 const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '2000', CACHE_PURGE_TOKEN: OPERATOR, BUILD_ID: 'build-42' });
@@ -95,13 +95,13 @@ describe('spec 4.9 sticker album', () => {
   });
 
   test('bootstrap: one handshake, then the four targets in parallel, merged', async () => {
-    upstream.on('GET', '/sticker/campaigns/current', { json: { id: 'c1' }, delayMs: 100 });
-    upstream.on('GET', '/sticker/users/me/progress', { json: { collected: 3 }, delayMs: 100 });
-    upstream.on('GET', '/sticker/users/me/stickers', { json: { data: [] }, delayMs: 100 });
-    upstream.on('GET', '/sticker/users/me/checkin', { json: { daily: {} }, delayMs: 100 });
-    const started = Date.now();
+    const barrier = new ConcurrencyBarrier(4);
+    upstream.on('GET', '/sticker/campaigns/current', barrier.reply({ id: 'c1' }));
+    upstream.on('GET', '/sticker/users/me/progress', barrier.reply({ collected: 3 }));
+    upstream.on('GET', '/sticker/users/me/stickers', barrier.reply({ data: [] }));
+    upstream.on('GET', '/sticker/users/me/checkin', barrier.reply({ daily: {} }));
     const res = await send(proxy.url, 'GET', '/api/album/bootstrap', { token: fakeJwt() });
-    assert.ok(Date.now() - started < 300, 'the four targets run at once');
+    assert.equal(barrier.maxInFlight, 4, 'the four targets run at once');
     assert.equal(res.status, 200);
     assert.deepEqual(res.json, { campaign: { id: 'c1' }, progress: { collected: 3 }, stickers: { data: [] }, checkin: { daily: {} } });
     assert.equal(handshakes, 1);

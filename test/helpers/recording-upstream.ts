@@ -280,3 +280,46 @@ export async function send(
   }
   return { status: res.status, headers: res.headers, text, json };
 }
+
+/**
+ * Proves that upstream calls run at the same time without timing them: each reply made by
+ * {@link ConcurrencyBarrier.reply} is held until `expected` calls are in flight together (or a
+ * fallback delay passes, so that a sequential caller still finishes); `maxInFlight` tells how many
+ * were in flight at once.
+ */
+export class ConcurrencyBarrier {
+  #inFlight = 0;
+  #max = 0;
+  readonly #held: (() => void)[] = [];
+  readonly #expected: number;
+  readonly #fallbackMs: number;
+  constructor(expected: number, fallbackMs = 2_000) {
+    this.#expected = expected;
+    this.#fallbackMs = fallbackMs;
+  }
+  /** Most calls seen in flight at once. */
+  get maxInFlight(): number {
+    return this.#max;
+  }
+  /** A reply that answers `json` with `status` once the barrier opens. */
+  reply(json: unknown, status = 200): UpstreamReply {
+    return (_req, res) => {
+      this.#inFlight++;
+      this.#max = Math.max(this.#max, this.#inFlight);
+      const release = () => {
+        this.#inFlight--;
+        res.writeHead(status, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(json));
+      };
+      this.#held.push(release);
+      if (this.#held.length >= this.#expected) {
+        for (const open of this.#held.splice(0)) open();
+        return;
+      }
+      setTimeout(() => {
+        const i = this.#held.indexOf(release);
+        if (i >= 0) this.#held.splice(i, 1)[0]?.();
+      }, this.#fallbackMs);
+    };
+  }
+}
