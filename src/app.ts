@@ -6,7 +6,8 @@
  * @module
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
-import { pipeline, Readable, type Writable } from 'node:stream';
+import { STATUS_CODES } from 'node:http';
+import { type Duplex, pipeline, Readable, type Writable } from 'node:stream';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -145,6 +146,29 @@ function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
   const b = Buffer.from(expected);
   return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** Statuses and envelopes for requests Node's HTTP parser refuses before Fastify sees them. */
+const CLIENT_ERRORS: Readonly<Record<string, { status: number; error: string; detail: string }>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, error: 'request_timeout', detail: 'The request took too long to arrive' },
+  HPE_HEADER_OVERFLOW: { status: 431, error: 'headers_too_large', detail: 'The request headers are too large' },
+};
+
+/**
+ * Answers a request the HTTP parser refused (malformed, headers over 16 KiB, too slow) with the
+ * envelope of spec 7.4, then closes the connection. Resets need no answer.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const known = CLIENT_ERRORS[error.code ?? ''] ?? { status: 400, error: 'invalid_request', detail: 'The request is malformed' };
+  if (socket.writable) {
+    const body = JSON.stringify(envelope(known.error, known.detail));
+    socket.end(
+      `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status]}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }
 
 /** One log line per request, written when it completes (method, path without query, status, time). */
@@ -313,6 +337,7 @@ export async function createServer(
         .send(envelope('invalid_request', 'The request path is not valid'));
     },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
+    clientErrorHandler: answerClientError,
   });
   app.server.headersTimeout = timeouts.headersTimeoutMs;
   logController.lines = app.log.child({}, { redact: [] });
