@@ -42,6 +42,10 @@ const DEPOSIT_PATH = '/api/payments/deposit';
 const CATALOGUE_PATH = '/api/games/list';
 const PROFILE_PATH = '/api/auth/profile';
 const PROFILE_UPSTREAM = '/auth/user-profile';
+/** Pause after each run for the calls still in flight, in milliseconds. */
+const SETTLE_MS = 300;
+/** Time to live of the catalogue cache with the default configuration (`CATALOGUE_CACHE_TTL_MS`), in seconds. */
+const CATALOGUE_TTL_SECONDS = 60;
 
 /** The scenarios; `workers` is the passthrough with `WORKERS=1` and `WORKERS=2`, unpinned. */
 export const SCENARIOS = ['passthrough', 'deposit', 'catalogue', 'profile', 'no-cookie', 'workers'] as const;
@@ -123,6 +127,8 @@ export interface BenchReport {
     warmupSeconds: number;
     connections: number;
     pinned: boolean;
+    /** Resident memory of the proxy after start and route discovery, before any load, in MiB. */
+    proxyIdleRssMb: number;
     skipped: string[];
   };
   rows: RowReport[];
@@ -321,6 +327,9 @@ async function measure(
   }
   const cpu = cpuMicros(pids) - cpuBefore;
   rss = Math.max(rss, rssBytes(pids));
+  // Calls still in flight when the load generator stopped finish before the counts are read, so that
+  // they are neither lost here nor counted in the next row.
+  await sleep(SETTLE_MS);
   const calls = (await upstreamCalls(upstream)).byPath;
   return {
     ...load,
@@ -407,11 +416,14 @@ function buildChecks(rows: readonly RowReport[], seconds: number): Check[] {
     if (reference) {
       checks.push({ name: 'catalogue ≥ 1.5× the reference passthrough', ok: (catalogue.ratio ?? 0) >= 1.5, kind: 'target', detail: `${fmt(catalogue.ratio, 2)}×` });
     }
+    // Answered from the cache: no call, except the background refresh when the entry's time to live ends.
+    const allowed = Math.floor(seconds / CATALOGUE_TTL_SECONDS) + 1;
+    const counts = catalogue.runs.map((run) => sumCalls(run.upstreamCalls));
     checks.push({
-      name: 'catalogue: no upstream call after warm-up',
-      ok: catalogue.total.upstreamCalls === 0,
+      name: `catalogue: answered from the cache (at most ${allowed} background refresh per ${seconds} s run, ${CATALOGUE_TTL_SECONDS} s time to live)`,
+      ok: counts.every((c) => c <= allowed),
       kind: 'correctness',
-      detail: `${catalogue.total.upstreamCalls} upstream calls`,
+      detail: `${counts.join(', ')} upstream calls per run`,
     });
   }
   const profile = find('profile', 'proxy');
@@ -436,10 +448,16 @@ function buildChecks(rows: readonly RowReport[], seconds: number): Check[] {
       detail: `${noCookie.total.non2xx} of ${noCookie.total.requests} refused, ${noCookie.total.upstreamCalls} upstream calls`,
     });
   }
-  const loaded = rows.filter((r) => r.target === 'proxy' || r.target === 'proxy-w1');
-  if (loaded.length > 0) {
-    const rss = Math.max(...loaded.map((r) => Math.max(...r.runs.map((run) => run.rssMb))));
-    checks.push({ name: 'proxy RSS under load ≤ 150 MB', ok: rss <= 150, kind: 'target', detail: `${fmt(rss, 0)} MB at most` });
+  const maxRss = (list: readonly RowReport[]) => Math.max(...list.map((r) => Math.max(...r.runs.map((run) => run.rssMb))));
+  if (proxy) {
+    const rss = maxRss([proxy]);
+    checks.push({ name: 'proxy RSS under passthrough load ≤ 150 MB', ok: rss <= 150, kind: 'target', detail: `${fmt(rss, 0)} MB at most` });
+  }
+  const loaded = rows.filter((r) => r.target === 'proxy');
+  if (loaded.length > 1) {
+    // One proxy process serves every pinned row in turn: this is its highest RSS over all of them.
+    const rss = maxRss(loaded);
+    checks.push({ name: 'proxy RSS over every scenario ≤ 150 MB', ok: rss <= 150, kind: 'target', detail: `${fmt(rss, 0)} MB at most` });
   }
   return checks;
 }
@@ -573,6 +591,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       }
     }
 
+    const proxyIdleRssMb = rssBytes((targets.get('proxy') as Target).pids) / (1024 * 1024);
+
     const measureRows = async (list: readonly RowSpec[], phasePinned: boolean): Promise<Map<string, RunResult[]>> => {
       const results = new Map<string, RunResult[]>(list.map((r) => [r.id, []]));
       if (options.warmupSeconds > 0) {
@@ -654,6 +674,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         warmupSeconds: options.warmupSeconds,
         connections: options.connections,
         pinned,
+        proxyIdleRssMb,
         skipped,
       },
       rows: reports,
@@ -672,6 +693,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     );
     say(table);
     say('ratio: median requests/s relative to the reference passthrough (workers rows: relative to WORKERS=1)');
+    say(`proxy RSS before any load: ${fmt(proxyIdleRssMb, 0)} MB`);
     for (const s of skipped) say(`skipped: ${s}`);
     for (const c of checks) say(`${c.ok ? 'ok  ' : 'FAIL'} ${c.kind === 'target' ? '(target) ' : ''}${c.name}: ${c.detail}`);
     return report;
