@@ -77,10 +77,60 @@ export type ServerTimeouts = { -readonly [K in keyof typeof SERVER_TIMEOUTS]: nu
 /** Shortest session cookie value redacted from response bodies (shorter values are no JWT, and common text). */
 const MIN_REDACTED_TOKEN_LENGTH = 16;
 
-/** Production log lines are written in batches of at least this many bytes (below pino's 16 KiB write limit). */
-const ASYNC_LOG_MIN_WRITE_BYTES = 12 * 1024;
-/** Longest time a production log line waits in the batch, in milliseconds. */
-const ASYNC_LOG_FLUSH_MS = 250;
+/** Production log lines are handed to the destination in batches of about this many characters. */
+const LOG_BATCH_CHARS = 16 * 1024;
+/** Longest time a production log line waits in its batch, in milliseconds. */
+const LOG_BATCH_MS = 250;
+
+function flushLogBatch(batch: LogBatcher): void {
+  batch.flush();
+}
+
+/**
+ * Gathers log lines and passes them on to the destination in writes of about {@link LOG_BATCH_CHARS}
+ * characters, or {@link LOG_BATCH_MS} after the first line of a batch: one asynchronous write (one
+ * hand-off to a libuv pool thread) per batch rather than per line. Lines are joined once, here
+ * (the destination's own `minLength` would measure its growing buffer again on every line).
+ */
+class LogBatcher {
+  readonly #destination: { write(text: string): unknown };
+  #lines: string[] = [];
+  #size = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #direct = false;
+  constructor(destination: { write(text: string): unknown }) {
+    this.#destination = destination;
+  }
+  /** Takes one line (pino's stream interface). */
+  write(line: string): boolean {
+    if (this.#direct) {
+      this.#destination.write(line);
+      return true;
+    }
+    this.#lines.push(line);
+    this.#size += line.length;
+    if (this.#size >= LOG_BATCH_CHARS) this.flush();
+    else if (this.#timer === undefined) this.#timer = setTimeout(flushLogBatch, LOG_BATCH_MS, this).unref();
+    return true;
+  }
+  /** Passes the lines gathered so far on to the destination. */
+  flush(): void {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#size === 0) return;
+    const lines = this.#lines;
+    this.#lines = [];
+    this.#size = 0;
+    this.#destination.write(lines.length === 1 ? (lines[0] as string) : lines.join(''));
+  }
+  /** Flushes, and passes every later line on at once (after the app has closed). */
+  stop(): void {
+    this.flush();
+    this.#direct = true;
+  }
+}
 
 /** Request body limit for JSON routes, in bytes (1 MiB); larger bodies answer 413. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -288,13 +338,20 @@ export async function createServer(
   }
 
   // In production, log lines go to standard output through an asynchronous pino destination: a request
-  // never waits for a write. Lines are gathered into writes of about 12 KiB (or every 250 ms when traffic
-  // is low), since each asynchronous write is a hand-off to a libuv pool thread; flushed on close and at exit.
-  const asyncLog =
-    options.logStream || !cfg.production
-      ? undefined
-      : pino.destination({ dest: 1, sync: false, minLength: ASYNC_LOG_MIN_WRITE_BYTES, periodicFlush: ASYNC_LOG_FLUSH_MS });
-  const logDestination = options.logStream ?? asyncLog;
+  // never waits for a write. Lines are batched first (see LogBatcher); everything is written out on close
+  // and at process exit.
+  const asyncLog = options.logStream || !cfg.production ? undefined : pino.destination({ dest: 1, sync: false });
+  const logBatch = asyncLog ? new LogBatcher(asyncLog) : undefined;
+  const flushLogs = (): void => {
+    logBatch?.flush();
+    try {
+      asyncLog?.flushSync();
+    } catch {
+      // not open yet or already closed: nothing to flush
+    }
+  };
+  if (asyncLog) process.on('exit', flushLogs);
+  const logDestination = options.logStream ?? logBatch;
   const logController = new OneLinePerRequest();
   const timeouts: ServerTimeouts = { ...SERVER_TIMEOUTS, ...options.timeouts };
   const app = Fastify({
@@ -606,11 +663,9 @@ export async function createServer(
   app.addHook('onClose', async () => {
     await pools.close();
     if (closeSandbox) await closeSandbox();
-    try {
-      asyncLog?.flushSync();
-    } catch {
-      // not open yet or already closed: nothing to flush
-    }
+    logBatch?.stop();
+    flushLogs();
+    process.removeListener('exit', flushLogs);
   });
   app.decorate('sandboxUrls', sandboxUrls);
   return app;
