@@ -58,7 +58,11 @@ export class TokenCache<V extends object, C = undefined> {
    * caller's). Rejects with the fetch's error.
    */
   async get(token: string, context: C): Promise<V> {
-    const value = await this.#cache.fetch(tokenKey(token), { context: { token, context } });
+    const key = tokenKey(token);
+    // A fresh entry is answered at once; `fetch` (which also joins a fetch in flight) only on a miss.
+    const cached = this.#cache.get(key);
+    if (cached !== undefined) return cached;
+    const value = await this.#cache.fetch(key, { context: { token, context } });
     if (value === undefined) throw new Error('token cache fetch resolved without a value');
     return value;
   }
