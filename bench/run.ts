@@ -9,7 +9,8 @@
  * (seconds per row before the first run, default 3), `BENCH_CONNECTIONS` (default 50), `BENCH_TOOL`
  * (`wrk` or `autocannon`; default `wrk` when installed), `BENCH_SCENARIOS` (comma-separated
  * {@link ScenarioId}s, default all), `BENCH_PIN=0` (no pinning), `BENCH_LOG` (the proxy's log file,
- * default `/dev/null`), `BENCH_RESULTS` (default `bench/results.json`).
+ * default `/dev/null`), `BENCH_RESULTS` (default `bench/results.json`), `BENCH_PROXY_NODE_OPTIONS`
+ * (`NODE_OPTIONS` of the proxy processes only, default none).
  *
  * @module
  */
@@ -69,6 +70,8 @@ export interface BenchOptions {
   pin: boolean;
   /** Where the proxy's log lines go. */
   logPath: string;
+  /** `NODE_OPTIONS` for the proxy processes only (e.g. `--max-semi-space-size=4`); default none. */
+  proxyNodeOptions?: string | undefined;
   /** Where the JSON report is written; `undefined` = not written. */
   resultsPath: string | undefined;
   /** Print progress and the table on standard output. */
@@ -122,6 +125,8 @@ export interface BenchReport {
     memoryGb: number;
     commit: string;
     tool: LoadTool;
+    /** `NODE_OPTIONS` of the proxy processes, when set. */
+    proxyNodeOptions: string | null;
     seconds: number;
     runs: number;
     warmupSeconds: number;
@@ -219,10 +224,17 @@ async function startBenchServer(script: string, args: string[], cpus: string | u
 }
 
 /** Starts the proxy as production would: `node dist/server.js` with its default configuration. */
-async function startProxy(upstream: string, workers: number, cpus: string | undefined, logPath: string): Promise<{ child: ChildProcess; port: number }> {
+async function startProxy(
+  upstream: string,
+  workers: number,
+  cpus: string | undefined,
+  logPath: string,
+  nodeOptions: string | undefined,
+): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
+    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -503,7 +515,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const rows: RowSpec[] = [];
     const auth = { cookie: COOKIE };
     say(`starting the proxy (node dist/server.js, NODE_ENV=production)${pinned ? ' on CPU 0' : ''}`);
-    addTarget('proxy', await startProxy(upstream, 1, cpuFor(pinned), options.logPath));
+    addTarget('proxy', await startProxy(upstream, 1, cpuFor(pinned), options.logPath, options.proxyNodeOptions));
     const proxyPort = (targets.get('proxy') as Target).port;
 
     // Route discovery: the first passthrough candidate the proxy serves, and the upstream path it calls.
@@ -622,7 +634,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         pin(up.child.pid as number, '0-1');
       }
       for (const [id, workers] of [['proxy-w1', 1], ['proxy-w2', 2]] as const) {
-        const started = await startProxy(upstream, workers, undefined, options.logPath);
+        const started = await startProxy(upstream, workers, undefined, options.logPath, options.proxyNodeOptions);
         await sleep(workers > 1 ? 500 : 0); // the workers fork after the primary answers
         addTarget(id, started);
       }
@@ -669,6 +681,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         memoryGb: Math.round(os.totalmem() / 2 ** 30),
         commit: gitCommit(),
         tool: options.tool,
+        proxyNodeOptions: options.proxyNodeOptions ?? null,
         seconds: options.seconds,
         runs: options.runs,
         warmupSeconds: options.warmupSeconds,
@@ -689,7 +702,8 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     say('');
     say(
       `${options.tool}, ${options.connections} connections, ${options.seconds} s × ${options.runs} runs (medians), ` +
-        `${report.meta.cpus} CPUs (${report.meta.cpuModel}), Node ${process.version}, ${pinned ? 'proxies on CPU 0, upstream and load on CPU 1' : 'unpinned'}`,
+        `${report.meta.cpus} CPUs (${report.meta.cpuModel}), Node ${process.version}, ${pinned ? 'proxies on CPU 0, upstream and load on CPU 1' : 'unpinned'}` +
+        (options.proxyNodeOptions ? `, proxy NODE_OPTIONS=${options.proxyNodeOptions}` : ''),
     );
     say(table);
     say('ratio: median requests/s relative to the reference passthrough (workers rows: relative to WORKERS=1)');
@@ -729,6 +743,7 @@ export function optionsFromEnv(): BenchOptions {
     scenarios: scenarios as ScenarioId[],
     pin: process.env.BENCH_PIN !== '0',
     logPath: process.env.BENCH_LOG ?? '/dev/null',
+    proxyNodeOptions: process.env.BENCH_PROXY_NODE_OPTIONS || undefined,
     resultsPath: process.env.BENCH_RESULTS ?? join(ROOT, 'bench', 'results.json'),
     print: true,
   };
