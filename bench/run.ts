@@ -102,7 +102,10 @@ export interface RowReport {
   median: { rps: number; p50Ms: number; p99Ms: number; rssMb: number; cpuUsPerRequest: number };
   /** Sums over the runs. */
   total: { requests: number; non2xx: number; errors: number; upstreamCalls: number };
-  /** Median requests/s relative to the reference passthrough (pinned rows) or to `proxy-w1` (workers rows). */
+  /**
+   * Requests/s relative to the reference passthrough (pinned rows) or to `proxy-w1` (workers rows): the
+   * median over the rounds of this row's run divided by the base row's run of the same round.
+   */
   ratio: number | undefined;
 }
 
@@ -167,6 +170,18 @@ function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+/**
+ * The median over the rounds of `row[i] / base[i]`: rows run interleaved, so runs of one round share
+ * the machine's state of the moment, and pairing them cancels most of a shared machine's drift.
+ */
+export function pairedRatio(row: readonly RunResult[], base: readonly RunResult[], pick: (r: RunResult) => number): number {
+  const ratios: number[] = [];
+  for (let i = 0; i < Math.min(row.length, base.length); i++) {
+    ratios.push(pick(row[i] as RunResult) / pick(base[i] as RunResult));
+  }
+  return median(ratios);
 }
 
 function freePort(): Promise<number> {
@@ -411,8 +426,8 @@ function buildChecks(rows: readonly RowReport[], seconds: number): Check[] {
   const reference = find('passthrough', 'reference');
   const proxy = find('passthrough', 'proxy');
   if (reference && proxy) {
-    const cpu = proxy.median.cpuUsPerRequest / reference.median.cpuUsPerRequest;
-    const p99 = proxy.median.p99Ms / reference.median.p99Ms;
+    const cpu = pairedRatio(proxy.runs, reference.runs, (r) => r.cpuUsPerRequest);
+    const p99 = pairedRatio(proxy.runs, reference.runs, (r) => r.p99Ms);
     checks.push(
       { name: 'passthrough ≥ 0.85× the reference', ok: (proxy.ratio ?? 0) >= 0.85, kind: 'target', detail: `${fmt(proxy.ratio, 2)}×` },
       { name: 'passthrough CPU per request ≤ 1.2× the reference', ok: cpu <= 1.2, kind: 'target', detail: `${fmt(cpu, 2)}×` },
@@ -642,13 +657,11 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
 
     const reference = results.get('passthrough/reference');
-    const referenceRps = reference ? median(reference.map((r) => r.rps)) : undefined;
     const w1 = results.get('workers/proxy-w1');
-    const w1Rps = w1 ? median(w1.map((r) => r.rps)) : undefined;
     const reports: RowReport[] = [...rows, ...workerRows].map((spec) => {
       const runs = results.get(spec.id) ?? [];
       const m = (pick: (r: RunResult) => number) => median(runs.map(pick));
-      const base = spec.scenario === 'workers' ? w1Rps : referenceRps;
+      const base = spec.scenario === 'workers' ? w1 : reference;
       const rps = m((r) => r.rps);
       return {
         id: spec.id,
@@ -666,7 +679,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           errors: runs.reduce((n, r) => n + r.errors, 0),
           upstreamCalls: runs.reduce((n, r) => n + sumCalls(r.upstreamCalls), 0),
         },
-        ratio: base === undefined || !spec.success ? undefined : rps / base,
+        ratio: base === undefined || !spec.success ? undefined : pairedRatio(runs, base, (r) => r.rps),
       };
     });
 
@@ -706,7 +719,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         (options.proxyNodeOptions ? `, proxy NODE_OPTIONS=${options.proxyNodeOptions}` : ''),
     );
     say(table);
-    say('ratio: median requests/s relative to the reference passthrough (workers rows: relative to WORKERS=1)');
+    say('ratio: median over the rounds of requests/s relative to the reference passthrough run of the same round (workers rows: to WORKERS=1)');
     say(`proxy RSS before any load: ${fmt(proxyIdleRssMb, 0)} MB`);
     for (const s of skipped) say(`skipped: ${s}`);
     for (const c of checks) say(`${c.ok ? 'ok  ' : 'FAIL'} ${c.kind === 'target' ? '(target) ' : ''}${c.name}: ${c.detail}`);
