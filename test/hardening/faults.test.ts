@@ -33,6 +33,8 @@ const DEADLINE_MS = TIMEOUT_MS + 100;
  */
 const loop = monitorEventLoopDelay({ resolution: 10 });
 let stalls = 0;
+/** Faults that answered 504 because the loaded machine made them outlast the upstream limit. */
+let slowTimeouts = 0;
 const REPEAT = scaled(3, 1);
 const CANARY_TOKEN = fakeJwt({ sub: '7', role: 'fault-canary' });
 const OPERATOR = 'operator-credential-for-hardening';
@@ -165,7 +167,14 @@ function checkAnswer(label: string, fault: string, target: Target, res: RawAnswe
     return;
   }
   for (const [what, pattern] of LEAKS) figures.check(!pattern.test(text), `${label}: the body carries ${what}`);
-  const expected = routeRule(target.rc, fault) ?? EXPECTED[fault] ?? { statuses: [502], errors: [] };
+  let expected = routeRule(target.rc, fault) ?? EXPECTED[fault] ?? { statuses: [502], errors: [] };
+  // A loaded machine can make even a fast fault outlast the upstream limit: the documented answer
+  // for an upstream that has not finished in time is 504 upstream_timeout, whatever it was sending.
+  const json504 = res.status === 504 ? (jsonOf(res.body) as Record<string, unknown> | undefined) : undefined;
+  if (json504?.error === 'upstream_timeout' && res.ms >= TIMEOUT_MS && !expected.statuses.every((s) => s < 300)) {
+    slowTimeouts++;
+    expected = { statuses: [504], errors: ['upstream_timeout'] };
+  }
   if (expected.statuses.every((s) => s < 300)) {
     figures.check(expected.statuses.includes(res.status), `${label}: status ${res.status}, expected ${expected.statuses.join('/')}`);
     return;
@@ -272,7 +281,7 @@ test('row 5: every upstream fault answers its documented status and envelope in 
     figures.memory = `rss ${Math.round(memory.rss / 1048576)} MiB`;
     figures.note(`slowest answer: ${Math.round(slowest.ms)} ms (${slowest.label})`);
     figures.note(
-      `${Object.keys(catalogue).length + 1} fault kinds × ${targets.length} routes × ${REPEAT} round(s); deadline ${DEADLINE_MS} ms (plus the event-loop stall during the request; ${stalls} request(s) saw a stall over 20 ms)`,
+      `${Object.keys(catalogue).length + 1} fault kinds × ${targets.length} routes × ${REPEAT} round(s); deadline ${DEADLINE_MS} ms (plus the event-loop stall during the request; ${stalls} request(s) saw a stall over 20 ms; ${slowTimeouts} outlasted the limit and answered 504)`,
     );
   });
   assert.equal(figures.failureCount, 0, figures.summary());
