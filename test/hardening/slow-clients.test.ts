@@ -17,7 +17,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SERVER_TIMEOUTS } from '../../src/app.js';
 import { fakeJwt } from '../helpers/recording-upstream.js';
 import { keepAliveAgent, rawRequest } from './helpers/client.js';
-import { Figures, scaled } from './helpers/figures.js';
+import { FULL, Figures, scaled } from './helpers/figures.js';
 import { type Harness, startHarness } from './helpers/harness.js';
 
 const figures = new Figures('slow-clients', 7, 'Slow clients');
@@ -28,6 +28,8 @@ const SLACK_MS = 1_000;
 const EACH = scaled(200, 20);
 const DRIP_MS = 300;
 const GIVE_UP_MS = 12_000;
+/** A normal request must be served within this while the slow clients hold their sockets (bounded runs share two cores with another test file). */
+const NORMAL_LIMIT_MS = FULL ? 1_000 : 3_000;
 let h: Harness;
 const agent = keepAliveAgent(2);
 
@@ -123,7 +125,7 @@ test(`row 7: ${EACH} slow-header and ${EACH} slow-body connections are cut off; 
         normal++;
         figures.status(res.status ? `normal ${res.status}` : `normal ${res.error}`);
         slowest = Math.max(slowest, res.ms);
-        if (res.status !== 200 || res.ms > 1_000 + loop.max / 1e6) {
+        if (res.status !== 200 || res.ms > NORMAL_LIMIT_MS + loop.max / 1e6) {
           normalFailed++;
           figures.fail(`normal request ${normal} (${path}): ${res.status || res.error} in ${Math.round(res.ms)} ms`);
         }
