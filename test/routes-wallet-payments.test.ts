@@ -346,6 +346,26 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
     assert.equal(calls().length, 3);
   });
 
+  test('double submit: attribution from the tracking cookie or from the body is the same deposit', async () => {
+    upstream.on('POST', '/wallet/add-credit', { status: 201, json: answer });
+    const tracking = { cookie: `cookie_tracking=${encodeURIComponent(JSON.stringify({ utm_source: 'news' }))}` };
+    const first = await post('/api/payments/deposit', { ...deposit, couponCode: 'SPRING', utmMedium: 'mail' }, tracking);
+    assert.equal(first.status, 201);
+    const again = await post('/api/payments/deposit', { couponCode: 'SPRING', ...deposit, utmMedium: 'mail', utmSource: 'news' });
+    assert.equal(again.status, 201);
+    assert.equal(calls().length, 1, 'equal wire bodies, whatever the source of their fields and their key order');
+    assert.deepEqual(Object.keys(calls()[0]?.json as object), ['user_id', 'credit_amount', 'payment_method', 'currency', 'coupon_code', 'utm_source', 'utm_medium']);
+  });
+
+  test('a deposit keeps the cached profile: one profile read for several deposits of one session', async () => {
+    upstream.on('POST', '/wallet/add-credit', { status: 201, json: answer });
+    for (const creditAmount of [5000, 5001, 5002]) {
+      assert.equal((await post('/api/payments/deposit', { ...deposit, creditAmount })).status, 201);
+    }
+    assert.equal(calls().length, 3);
+    assert.equal(upstream.requests.filter((r) => r.path === PROFILE).length, 1, 'the user id came from the cached profile each time');
+  });
+
   test('exactly one upstream attempt: a 500, a reset and a timeout are never retried', async () => {
     upstream.on('POST', '/wallet/add-credit', { status: 500, json: { message: 'boom' } });
     const failed = await post('/api/payments/deposit', deposit);

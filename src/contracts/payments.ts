@@ -173,11 +173,15 @@ export function cardFieldProblem(payload: DepositPayload): string | undefined {
   return undefined;
 }
 
+const DEPOSIT_WIRE_ENTRIES = Object.entries(DEPOSIT_WIRE_NAMES);
+
 /**
  * Maps a validated DepositPayload to the wire body of `POST /wallet/add-credit` (spec 2.7): each
- * field of {@link DEPOSIT_WIRE_NAMES} that is present, under its wire name, nothing else. Attribution
- * absent from the body is filled from `cookies` (body values win). The result never carries a
- * field of {@link FORBIDDEN_DEPOSIT_FIELDS}.
+ * field of {@link DEPOSIT_WIRE_NAMES} that is present, under its wire name, in the table's order,
+ * nothing else. Attribution absent from the body is filled from `cookies` (body values win). The
+ * result never carries a field of {@link FORBIDDEN_DEPOSIT_FIELDS}. Its values are strings and numbers
+ * and its keys come in a fixed order, so `JSON.stringify` of it is canonical: equal deposits give
+ * equal text (the double-submit key).
  *
  * @example
  * toDepositWire({ userId: 7, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' }, { utm_source: 'news' })
@@ -187,11 +191,16 @@ export function cardFieldProblem(payload: DepositPayload): string | undefined {
 export function toDepositWire(payload: DepositPayload, cookies: CookieAttribution = {}): DepositWire {
   const wire: Record<string, unknown> = {};
   const source = payload as Record<string, unknown>;
-  for (const [client, name] of Object.entries(DEPOSIT_WIRE_NAMES)) {
-    if (source[client] !== undefined) wire[name] = source[client];
-  }
-  for (const [name, value] of Object.entries(cookies)) {
-    if (wire[name] === undefined && typeof value === 'string' && value !== '') wire[name] = value;
+  const fallback = cookies as Record<string, unknown>;
+  // Fields in the table's order whatever their source, so that equal deposits serialise to equal text.
+  for (const [client, name] of DEPOSIT_WIRE_ENTRIES) {
+    const value = source[client];
+    if (value !== undefined) {
+      wire[name] = value;
+      continue;
+    }
+    const cookie = fallback[name];
+    if (typeof cookie === 'string' && cookie !== '') wire[name] = cookie;
   }
   for (const forbidden of FORBIDDEN_DEPOSIT_FIELDS) {
     if (forbidden in wire) throw new Error(`deposit wire body must not carry ${forbidden}`);

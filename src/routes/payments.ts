@@ -20,7 +20,7 @@
  *
  * @module
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { LRUCache } from 'lru-cache';
@@ -49,6 +49,9 @@ import { paymentsService } from '../upstream/payments-service.js';
 import { type AppDeps, bff, fail, forward, ok, type RouteContext, type RouteSpec, route } from './route.js';
 import { sessionUserId } from './user.js';
 
+/** Media type of the JSON answers the proxy serialises itself. */
+const JSON_MEDIA_TYPE = 'application/json; charset=utf-8';
+
 /** How long a settled deposit or withdraw answers its repeats, in milliseconds (5 s). */
 export const SUBMIT_WINDOW_MS = 5_000;
 /** Most submissions remembered at once. */
@@ -67,36 +70,47 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
+/** One submission the guard remembers: its answer, and when it settled (0 while in flight), in ms since the epoch. */
+interface Submission {
+  readonly promise: Promise<ProxyAnswer>;
+  settledAt: number;
+}
+
 /**
  * Double-submit protection with single flight: `run(key, fn)` starts `fn` once per key; calls with
  * the same key while it runs, or within {@link SUBMIT_WINDOW_MS} after it settled, get the same
  * result (or the same rejection). Keys are SHA-256 hex digests: no token or card data is kept.
+ * One cache read and at most one write per call; an entry lives at most `inFlightMs + windowMs`.
  */
 export class SubmitGuard {
-  readonly #entries: LRUCache<string, Promise<ProxyAnswer>>;
+  readonly #entries: LRUCache<string, Submission>;
   readonly #windowMs: number;
-  readonly #inFlightMs: number;
+  readonly #lifetimeMs: number;
   constructor(options: { windowMs?: number; inFlightMs: number; max?: number }) {
     this.#windowMs = options.windowMs ?? SUBMIT_WINDOW_MS;
-    this.#inFlightMs = options.inFlightMs;
+    this.#lifetimeMs = options.inFlightMs + this.#windowMs;
     this.#entries = new LRUCache({ max: options.max ?? SUBMIT_MAX_ENTRIES, ttlAutopurge: false });
   }
-  /** The key of a submission: SHA-256 of its scope, the session token and the canonical body. */
+  /** The key of a submission: SHA-256 of its scope, the session token and the canonical body ({@link canonicalJson}). */
   static key(scope: string, token: string, body: unknown): string {
-    return createHash('sha256').update(`${scope}\n${token}\n${canonicalJson(body)}`).digest('hex');
+    return SubmitGuard.keyOfText(scope, token, canonicalJson(body));
+  }
+  /** As {@link key}, for a body already in canonical text (equal submissions give equal text). */
+  static keyOfText(scope: string, token: string, text: string): string {
+    return hash('sha256', `${scope}\n${token}\n${text}`, 'hex');
   }
   /** Runs `fn` unless a submission with `key` is in flight or settled within the window. */
   run(key: string, fn: () => Promise<ProxyAnswer>): Promise<ProxyAnswer> {
     const known = this.#entries.get(key);
-    if (known) return known;
-    const promise = fn();
-    // In flight: kept at least as long as an upstream call may last; then the window from settling.
-    this.#entries.set(key, promise, { ttl: this.#inFlightMs + this.#windowMs });
+    if (known && (known.settledAt === 0 || Date.now() - known.settledAt < this.#windowMs)) return known.promise;
+    // In flight, it is kept at least as long as an upstream call may last (the call's own time limit).
+    const submission: Submission = { promise: fn(), settledAt: 0 };
+    this.#entries.set(key, submission, { ttl: this.#lifetimeMs });
     const settle = () => {
-      if (this.#entries.peek(key) === promise) this.#entries.set(key, promise, { ttl: this.#windowMs });
+      submission.settledAt = Date.now();
     };
-    promise.then(settle, settle);
-    return promise;
+    submission.promise.then(settle, settle);
+    return submission.promise;
   }
   /** Submissions remembered now. */
   get size(): number {
@@ -146,8 +160,16 @@ export function limitErrorOf(res: UpstreamResponse): Record<string, unknown> | u
   return out;
 }
 
+/**
+ * The deposit's answer. A success is serialised here, once: the double-submit guard keeps it as text
+ * (about the size of the upstream's answer) for its repeats, not as an object graph.
+ */
 function depositAnswer(res: UpstreamResponse): ProxyAnswer {
-  if (res.status >= 200 && res.status < 300) return mapJson(res, realWalletInUnits);
+  if (res.status >= 200 && res.status < 300) {
+    const answer = mapJson(res, realWalletInUnits);
+    if (answer.body === null || Buffer.isBuffer(answer.body) || typeof answer.body !== 'object') return answer;
+    return { status: answer.status, body: JSON.stringify(answer.body), contentType: JSON_MEDIA_TYPE };
+  }
   const answer = upstreamFailureAnswer(res);
   if (res.status === 401 || res.status === 403) return answer;
   const limitError = limitErrorOf(res);
@@ -171,10 +193,9 @@ async function deposit(ctx: RouteContext<DepositPayload>): Promise<ProxyAnswer> 
     ...trackingFromCookie(cookies.cookie_tracking),
     ga_client_id: gaClientIdFromCookie(cookies._ga),
   });
-  const token = ctx.token as string;
-  return submitGuard(ctx.deps).run(SubmitGuard.key('deposit', token, wire), async () =>
-    depositAnswer(await service(ctx).submitDeposit(wire)),
-  );
+  // The wire body's text is canonical (toDepositWire): the key is taken over it, no second serialisation.
+  const key = SubmitGuard.keyOfText('deposit', ctx.token as string, JSON.stringify(wire));
+  return submitGuard(ctx.deps).run(key, async () => depositAnswer(await service(ctx).submitDeposit(wire)));
 }
 
 const ProvidersQuery = Type.Object(
@@ -229,6 +250,9 @@ export const paymentsRoutes: readonly RouteSpec[] = [
     auth: 'required',
     body: DepositPayload,
     upstream: [bff('POST', '/wallet/add-credit')],
+    // A deposit creates a pending charge and changes nothing of the profile when it is made: the wallet
+    // changes when the charge is paid, later and elsewhere, which the profile's 10 s time to live covers.
+    evictsProfile: false,
     handler: deposit,
   }),
   route({

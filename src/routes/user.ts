@@ -30,6 +30,7 @@ import {
 } from '../contracts/account.js';
 import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
+import type { UpstreamResponse } from '../upstream/client.js';
 import { buildPath } from '../upstream/paths.js';
 import { cachedProfile } from './auth.js';
 import { bff, external, fail, forward, type RouteContext, type RouteSpec, route } from './route.js';
@@ -46,11 +47,25 @@ export async function sessionUserId(ctx: RouteContext): Promise<{ id: number } |
     if (error instanceof UpstreamAnswerError) return { answer: upstreamFailureAnswer(error.response) };
     throw error;
   }
-  const data = parseJson(res.body) as { user?: { id?: unknown } } | undefined;
-  const id = data?.user?.id;
-  if (typeof id === 'number' && Number.isSafeInteger(id) && id > 0) return { id };
-  if (typeof id === 'string' && /^[1-9][0-9]{0,15}$/.test(id)) return { id: Number(id) };
+  const id = profileUserId(res);
+  if (id !== undefined) return { id };
   return { answer: { status: 502, body: envelope('upstream_bad_response', 'The profile has no user id') } };
+}
+
+/** The user id of each cached profile answer, read once per answer (the answer objects are the cache's). */
+const profileUserIds = new WeakMap<UpstreamResponse, number | null>();
+
+/** `user.id` of a profile answer (spec 2.5): a positive safe integer, or its decimal text; else undefined. */
+function profileUserId(res: UpstreamResponse): number | undefined {
+  let id = profileUserIds.get(res);
+  if (id === undefined) {
+    const value = (parseJson(res.body) as { user?: { id?: unknown } } | undefined)?.user?.id;
+    id = null;
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) id = value;
+    else if (typeof value === 'string' && /^[1-9][0-9]{0,15}$/.test(value)) id = Number(value);
+    profileUserIds.set(res, id);
+  }
+  return id ?? undefined;
 }
 
 /** The body without the user-id fields ({@link USER_ID_FIELDS}): the user is the session's own. */
