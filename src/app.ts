@@ -7,7 +7,7 @@
  */
 import { randomUUID, timingSafeEqual } from 'node:crypto';
 import { STATUS_CODES } from 'node:http';
-import { type Duplex, pipeline, Readable, type Writable } from 'node:stream';
+import type { Duplex, Writable } from 'node:stream';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
@@ -35,7 +35,7 @@ import {
 import { fetchProfile, fetchRefresh } from './routes/auth.js';
 import { readSessionToken } from './session/cookie.js';
 import { PROFILE_MAX_ENTRIES, PROFILE_TTL_MS, TokenCache } from './session/profile-cache.js';
-import { redactingStream } from './session/redact.js';
+import { MIN_REDACTED_TOKEN_LENGTH, redactText } from './session/redact.js';
 import { PoolRegistry, type UpstreamRequest, type UpstreamResponse, UpstreamService, type UpstreamStream } from './upstream/client.js';
 import { toUpstreamError, UpstreamError } from './upstream/errors.js';
 import { UnsafePathError } from './upstream/paths.js';
@@ -73,9 +73,6 @@ export const SERVER_TIMEOUTS = {
 
 /** The server timeouts, in milliseconds (see {@link SERVER_TIMEOUTS}). */
 export type ServerTimeouts = { -readonly [K in keyof typeof SERVER_TIMEOUTS]: number };
-
-/** Shortest session cookie value redacted from response bodies (shorter values are no JWT, and common text). */
-const MIN_REDACTED_TOKEN_LENGTH = 16;
 
 /** Production log lines are handed to the destination in batches of about this many characters. */
 const LOG_BATCH_CHARS = 16 * 1024;
@@ -415,7 +412,8 @@ export async function createServer(
   deps.caches.set('profile', deps.profileCache);
   app.decorate('deps', deps);
 
-  await app.register(cookie, { hook: 'onRequest' });
+  // Cookies are parsed by the gate below (one hook for both); the plugin still serialises `setCookie`.
+  await app.register(cookie, { hook: false });
   // OpenAPI 3 document of every route, built from the route rows' schemas (served outside production).
   await app.register(swagger, {
     openapi: {
@@ -451,6 +449,8 @@ export async function createServer(
   // A plain function, not an async hook: no promise per request. It answers a refusal itself (and the
   // request goes no further) or returns `undefined` to let the request through.
   const gate = (request: FastifyRequest, reply: FastifyReply): FastifyReply | undefined => {
+    const cookieHeader = request.headers.cookie;
+    request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {};
     reply.header('x-request-id', request.id);
     reply.header('x-content-type-options', 'nosniff');
     const routeConfig = request.routeOptions.config;
@@ -491,30 +491,6 @@ export async function createServer(
   };
   app.addHook('onRequest', (request, reply, done) => {
     if (gate(request, reply) === undefined) done();
-  });
-
-  // The session JWT never appears in a response header other than the session cookie (CONTRACT.md
-  // "Session cookie"), whatever an upstream sent that a route reflects (a content type, for example).
-  // A streamed body (passed on unbuffered) is redacted as it flows; `send` redacts the buffered ones.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    const token = request.cookies?.[cfg.sessionCookieName];
-    if (!token || token.length < MIN_REDACTED_TOKEN_LENGTH) {
-      done(null, payload);
-      return;
-    }
-    const headers = reply.getHeaders();
-    for (const name in headers) {
-      const value = headers[name];
-      if (name === 'set-cookie' || value === undefined) continue;
-      const text = Array.isArray(value) ? value.join(', ') : String(value);
-      if (text.includes(token)) reply.header(name, text.replaceAll(token, '[redacted]'));
-    }
-    if (payload instanceof Readable) {
-      reply.removeHeader('content-length');
-      done(null, pipeline(payload, redactingStream(token), () => undefined));
-      return;
-    }
-    done(null, payload);
   });
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -621,7 +597,10 @@ export async function createServer(
       body = JSON.stringify(body);
       reply.type('application/json; charset=utf-8');
     } else if (answer.contentType) {
-      reply.type(answer.contentType);
+      // The only header a buffered answer takes from the upstream: the JWT never appears in a response
+      // header other than the session cookie (CONTRACT.md "Session cookie"). Streamed answers go
+      // through `sendRedactedStream`, which checks every header.
+      reply.type(redactText(answer.contentType, ctx.token));
     }
     // The JWT never appears in a response body (CONTRACT.md "Session cookie"), whatever the upstream sent.
     // A cookie value too short to be a credential ("a", "1") is not redacted: it would mangle the body.

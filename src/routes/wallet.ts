@@ -17,6 +17,7 @@ import {
 } from '../contracts/account.js';
 import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import type { UpstreamResponse } from '../upstream/client.js';
+import { sendRedactedStream } from '../session/redact.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { buildPath } from '../upstream/paths.js';
 import { bff, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
@@ -133,7 +134,7 @@ async function receipt(ctx: RouteContext<{ transactionId?: string | number; id?:
   const extension = type === 'application/pdf' ? 'pdf' : 'html';
   reply.header('content-disposition', `inline; filename="receipt-${String(id).replace(/[^A-Za-z0-9_-]/g, '_')}.${extension}"`);
   if (type === 'text/html') reply.header('content-security-policy', RECEIPT_HTML_CSP);
-  reply.send(res.body);
+  sendRedactedStream(reply, res.body, ctx.token);
   return undefined;
 }
 

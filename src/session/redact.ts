@@ -6,7 +6,37 @@
  *
  * @module
  */
-import { Transform } from 'node:stream';
+import { pipeline, type Readable, Transform } from 'node:stream';
+import type { FastifyReply } from 'fastify';
+
+/** Shortest session cookie value redacted from responses (shorter values are no JWT, and common text). */
+export const MIN_REDACTED_TOKEN_LENGTH = 16;
+
+/** `text` with every occurrence of `token` replaced by `[redacted]` (a header value, a buffered body). */
+export function redactText(text: string, token: string | undefined): string {
+  return token && token.length >= MIN_REDACTED_TOKEN_LENGTH && text.includes(token) ? text.replaceAll(token, '[redacted]') : text;
+}
+
+function ignore(): void {}
+
+/**
+ * Sends a streamed upstream answer (a receipt) with the session token redacted from every reply header
+ * and from the body as it flows (CONTRACT.md "Session cookie"). The redacted body may be shorter or
+ * longer, so a `Content-Length` is dropped. Without a token (or one too short to be a credential) the
+ * stream is sent as it is.
+ */
+export function sendRedactedStream(reply: FastifyReply, body: Readable, token: string | undefined): FastifyReply {
+  if (!token || token.length < MIN_REDACTED_TOKEN_LENGTH) return reply.send(body);
+  const headers = reply.getHeaders();
+  for (const name in headers) {
+    const value = headers[name];
+    if (name === 'set-cookie' || value === undefined) continue;
+    const text = Array.isArray(value) ? value.join(', ') : String(value);
+    if (text.includes(token)) reply.header(name, redactText(text, token));
+  }
+  reply.removeHeader('content-length');
+  return reply.send(pipeline(body, redactingStream(token), ignore));
+}
 
 const MARK = Buffer.from('[redacted]');
 
