@@ -15,7 +15,7 @@
  * @module
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { closeSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -53,7 +53,7 @@ export const SCENARIOS = ['passthrough', 'deposit', 'catalogue', 'profile', 'no-
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 /** The processes a row can load. */
-export type TargetId = 'proxy' | 'proxy-deposit' | 'reference' | 'peer' | 'proxy-w1' | 'proxy-w2';
+export type TargetId = 'proxy' | 'proxy-deposit' | 'reference' | 'reference-tuned' | 'peer' | 'proxy-w1' | 'proxy-w2';
 
 /** Options of {@link runBench}. */
 export interface BenchOptions {
@@ -215,8 +215,13 @@ function track(child: ChildProcess, name: string): { stderr: () => string } {
  * Starts one of the bench's own servers (`bench/<script>.ts`, compiled to plain JavaScript first),
  * which prints `{"port":N}` when listening.
  */
-async function startBenchServer(script: string, args: string[], cpus: string | undefined): Promise<{ child: ChildProcess; port: number }> {
-  const [command, argv] = pinnedCommand(cpus, process.execPath, [compileScript(script), ...args]);
+async function startBenchServer(
+  script: string,
+  args: string[],
+  cpus: string | undefined,
+  nodeArgs: readonly string[] = [],
+): Promise<{ child: ChildProcess; port: number }> {
+  const [command, argv] = pinnedCommand(cpus, process.execPath, [...nodeArgs, compileScript(script), ...args]);
   const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
   const { stderr } = track(child, script);
   const port = await new Promise<number>((resolvePort, reject) => {
@@ -238,7 +243,17 @@ async function startBenchServer(script: string, args: string[], cpus: string | u
   return { child, port };
 }
 
-/** Starts the proxy as production would: `node dist/server.js` with its default configuration. */
+/**
+ * The Node.js options `npm start` gives the proxy (the words between `node` and `dist/server.js` in
+ * package.json's `start` script, e.g. `--single-threaded-gc`): the bench runs the proxy as `npm start` does.
+ */
+export function startNodeOptions(): string[] {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
+  const match = /^node\s+(.*?)\s*dist\/server\.js\b/.exec(pkg.scripts?.start ?? '');
+  return match?.[1] ? match[1].split(/\s+/) : [];
+}
+
+/** Starts the proxy as production would: `npm start`'s command (`node <options> dist/server.js`), default configuration. */
 async function startProxy(
   upstream: string,
   workers: number,
@@ -249,7 +264,6 @@ async function startProxy(
   const port = await freePort();
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin',
-    ...(nodeOptions ? { NODE_OPTIONS: nodeOptions } : {}),
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
@@ -265,7 +279,9 @@ async function startProxy(
     CACHE_PURGE_URL: `${upstream}/purge`,
   };
   const log = openSync(logPath, 'a');
-  const [command, argv] = pinnedCommand(cpus, process.execPath, [join(ROOT, 'dist', 'server.js')]);
+  // Node options go on the command line: it takes every option NODE_OPTIONS takes, and more (`--cpu-prof`).
+  const nodeArgs = [...startNodeOptions(), ...(nodeOptions ? nodeOptions.split(/\s+/).filter(Boolean) : [])];
+  const [command, argv] = pinnedCommand(cpus, process.execPath, [...nodeArgs, join(ROOT, 'dist', 'server.js')]);
   const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', log, 'pipe'], env });
   closeSync(log);
   const { stderr } = track(child, 'proxy');
@@ -384,6 +400,7 @@ const TARGET_LABELS: Record<TargetId, string> = {
   proxy: 'proxy',
   'proxy-deposit': 'proxy (own process)',
   reference: 'reference node:http+Pool',
+  'reference-tuned': 'reference, npm start options',
   peer: 'peer Fastify+reply-from',
   'proxy-w1': 'proxy WORKERS=1',
   'proxy-w2': 'proxy WORKERS=2',
@@ -530,7 +547,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const pinnedScenarios = SCENARIOS.filter((s) => s !== 'workers' && wanted.has(s));
     const rows: RowSpec[] = [];
     const auth = { cookie: COOKIE };
-    say(`starting the proxy (node dist/server.js, NODE_ENV=production)${pinned ? ' on CPU 0' : ''}`);
+    say(`starting the proxy (node ${[...startNodeOptions(), 'dist/server.js'].join(' ')}, NODE_ENV=production)${pinned ? ' on CPU 0' : ''}`);
     addTarget('proxy', await startProxy(upstream, 1, cpuFor(pinned), options.logPath, options.proxyNodeOptions));
     const proxyPort = (targets.get('proxy') as Target).port;
 
@@ -560,7 +577,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     };
 
     if (wanted.has('passthrough')) {
-      for (const target of ['proxy', 'reference', 'peer'] as const) {
+      // `reference-tuned` is the reference with the Node.js options `npm start` gives the proxy (e.g.
+      // `--single-threaded-gc`): how much of the proxy's ratio is runtime tuning rather than code.
+      const tuned = startNodeOptions().length > 0 ? (['reference-tuned'] as const) : [];
+      for (const target of ['proxy', 'reference', ...tuned, 'peer'] as const) {
         rows.push({ id: `passthrough/${target}`, scenario: 'passthrough', target, method: 'GET', path: passthrough.path, headers: auth, success: true, pinned });
       }
     }
@@ -616,7 +636,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const args = [upstream, passthrough.upstreamPath, COOKIE_NAME];
       addTarget('reference', await startBenchServer('reference', args, cpuFor(pinned)));
       addTarget('peer', await startBenchServer('peer', args, cpuFor(pinned)));
-      for (const id of ['reference', 'peer'] as const) {
+      const checked: TargetId[] = ['reference', 'peer'];
+      if (needs.has('reference-tuned')) {
+        addTarget('reference-tuned', await startBenchServer('reference', args, cpuFor(pinned), startNodeOptions()));
+        checked.push('reference-tuned');
+      }
+      for (const id of checked) {
         const res = await call(`http://127.0.0.1:${targets.get(id)?.port}${passthrough.path}`, { headers: auth });
         if (res.status !== 200) throw new Error(`${id} answered ${res.status}: ${res.text.slice(0, 200)}`);
       }
@@ -724,6 +749,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     );
     say(table);
     say('ratio: median over the rounds of requests/s relative to the reference passthrough run of the same round (workers rows: to WORKERS=1)');
+    const tunedRuns = report.rows.find((r) => r.id === 'passthrough/reference-tuned')?.runs;
+    const proxyRuns = report.rows.find((r) => r.id === 'passthrough/proxy')?.runs;
+    if (tunedRuns && proxyRuns) {
+      const rps = pairedRatio(proxyRuns, tunedRuns, (r) => r.rps);
+      const cpu = pairedRatio(proxyRuns, tunedRuns, (r) => r.cpuUsPerRequest);
+      say(`passthrough against the reference with npm start's Node.js options too: ${fmt(rps, 2)}× requests/s, ${fmt(cpu, 2)}× CPU per request`);
+    }
     say(`proxy RSS before any load: ${fmt(proxyIdleRssMb, 0)} MB`);
     for (const s of skipped) say(`skipped: ${s}`);
     for (const c of checks) say(`${c.ok ? 'ok  ' : 'FAIL'} ${c.kind === 'target' ? '(target) ' : ''}${c.name}: ${c.detail}`);

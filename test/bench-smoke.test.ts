@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { type BenchReport, runBench } from '../bench/run.js';
+import { type BenchReport, runBench, startNodeOptions } from '../bench/run.js';
 
 test('bench harness: a 1 s passthrough run reports every target with 2xx answers only', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
@@ -29,7 +29,8 @@ test('bench harness: a 1 s passthrough run reports every target with 2xx answers
 
     assert.deepEqual(
       report.rows.map((r) => r.id),
-      ['passthrough/proxy', 'passthrough/reference', 'passthrough/peer'],
+      // The tuned reference runs when `npm start` gives the proxy Node.js options (package.json).
+      ['passthrough/proxy', 'passthrough/reference', ...(startNodeOptions().length > 0 ? ['passthrough/reference-tuned'] : []), 'passthrough/peer'],
     );
     for (const row of report.rows) {
       assert.equal(row.runs.length, 1, row.id);
@@ -57,4 +58,11 @@ test('bench harness: a 1 s passthrough run reports every target with 2xx answers
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('the bench starts the proxy with the Node.js options of npm start', () => {
+  const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { scripts: { start: string } };
+  const options = startNodeOptions();
+  assert.equal(pkg.scripts.start, ['node', ...options, 'dist/server.js'].join(' '));
+  for (const option of options) assert.match(option, /^--[a-z0-9-]+(=\S+)?$/);
 });
