@@ -599,7 +599,12 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         success: true,
         pinned,
       };
-      if (await wantRow(spec, 'success', (targets.get('proxy-deposit') as Target).port)) rows.push(spec);
+      if (await wantRow(spec, 'success', (targets.get('proxy-deposit') as Target).port)) {
+        rows.push(spec);
+        // The same deposits against the reference: the least plain Node.js does for one (parse, check,
+        // map, POST upstream, parse, convert, serialise), i.e. the floor of the deposit row.
+        rows.push({ ...spec, id: 'deposit/reference', target: 'reference' });
+      }
     }
     if (wanted.has('catalogue')) {
       const spec: RowSpec = { id: 'catalogue/proxy', scenario: 'catalogue', target: 'proxy', method: 'GET', path: CATALOGUE_PATH, headers: {}, success: true, pinned };
@@ -755,6 +760,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const rps = pairedRatio(proxyRuns, tunedRuns, (r) => r.rps);
       const cpu = pairedRatio(proxyRuns, tunedRuns, (r) => r.cpuUsPerRequest);
       say(`passthrough against the reference with npm start's Node.js options too: ${fmt(rps, 2)}× requests/s, ${fmt(cpu, 2)}× CPU per request`);
+    }
+    const depositRuns = report.rows.find((r) => r.id === 'deposit/proxy')?.runs;
+    const referenceDepositRuns = report.rows.find((r) => r.id === 'deposit/reference')?.runs;
+    if (depositRuns && referenceDepositRuns) {
+      const rps = pairedRatio(depositRuns, referenceDepositRuns, (r) => r.rps);
+      const cpu = pairedRatio(depositRuns, referenceDepositRuns, (r) => r.cpuUsPerRequest);
+      say(`deposit against the reference's deposit: ${fmt(rps, 2)}× requests/s, ${fmt(cpu, 2)}× CPU per request`);
     }
     say(`proxy RSS before any load: ${fmt(proxyIdleRssMb, 0)} MB`);
     for (const s of skipped) say(`skipped: ${s}`);
