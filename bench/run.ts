@@ -1,6 +1,7 @@
 /**
- * `npm run bench`: the proxy (`node dist/server.js`, production mode, default configuration)
- * against a reference `node:http` + undici `Pool` proxy and a Fastify + `@fastify/reply-from` peer,
+ * `npm run bench`: the proxy (`npm start`'s command, `node <its options> dist/server.js`, production
+ * mode, default configuration) against a reference `node:http` + undici `Pool` proxy (also started with
+ * the proxy's Node.js options, and with a minimal deposit of its own) and a Fastify + `@fastify/reply-from` peer,
  * all in front of one fast upstream, on loopback. Each scenario runs for a fixed time, interleaved
  * with the others, `runs` times; the table shows medians. With `taskset` the proxies under test run
  * on CPU 0 and the upstream and the load generator on CPU 1.
@@ -10,7 +11,7 @@
  * (`wrk` or `autocannon`; default `wrk` when installed), `BENCH_SCENARIOS` (comma-separated
  * {@link ScenarioId}s, default all), `BENCH_PIN=0` (no pinning), `BENCH_LOG` (the proxy's log file,
  * default `/dev/null`), `BENCH_RESULTS` (default `bench/results.json`), `BENCH_PROXY_NODE_OPTIONS`
- * (`NODE_OPTIONS` of the proxy processes only, default none).
+ * (more Node.js options for the proxy processes only, given on their command line, default none).
  *
  * @module
  */
@@ -70,7 +71,7 @@ export interface BenchOptions {
   pin: boolean;
   /** Where the proxy's log lines go. */
   logPath: string;
-  /** `NODE_OPTIONS` for the proxy processes only (e.g. `--max-semi-space-size=4`); default none. */
+  /** More Node.js options for the proxy processes only, on their command line after `npm start`'s (e.g. `--cpu-prof`); default none. */
   proxyNodeOptions?: string | undefined;
   /** Where the JSON report is written; `undefined` = not written. */
   resultsPath: string | undefined;
@@ -128,7 +129,7 @@ export interface BenchReport {
     memoryGb: number;
     commit: string;
     tool: LoadTool;
-    /** `NODE_OPTIONS` of the proxy processes, when set. */
+    /** The extra Node.js options of the proxy processes, when set (`BENCH_PROXY_NODE_OPTIONS`). */
     proxyNodeOptions: string | null;
     seconds: number;
     runs: number;
@@ -750,7 +751,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     say(
       `${options.tool}, ${options.connections} connections, ${options.seconds} s × ${options.runs} runs (medians), ` +
         `${report.meta.cpus} CPUs (${report.meta.cpuModel}), Node ${process.version}, ${pinned ? 'proxies on CPU 0, upstream and load on CPU 1' : 'unpinned'}` +
-        (options.proxyNodeOptions ? `, proxy NODE_OPTIONS=${options.proxyNodeOptions}` : ''),
+        (options.proxyNodeOptions ? `, extra proxy Node.js options ${options.proxyNodeOptions}` : ''),
     );
     say(table);
     say('ratio: median over the rounds of requests/s relative to the reference passthrough run of the same round (workers rows: to WORKERS=1)');
