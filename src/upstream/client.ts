@@ -117,10 +117,12 @@ export class UpstreamService {
     return this.#origin !== undefined;
   }
 
-  #dispatch(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined, signal: AbortSignal) {
-    if (this.#origin === undefined) {
-      throw new UpstreamError('not_configured', { detail: `${this.name} is not set` });
-    }
+  /**
+   * The dispatch options of a call: method, path below the base URL with its query, the proxy's headers
+   * over the route's, and the JSON body serialised.
+   * @throws UnsafePathError or a serialisation error (callers map them to an {@link UpstreamError}).
+   */
+  #options(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined): Dispatcher.DispatchOptions {
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers, ...proxyHeaders };
     let body: string | Buffer | Readable | undefined = req.body;
     if (req.json !== undefined) {
@@ -128,7 +130,14 @@ export class UpstreamService {
       headers['content-type'] = 'application/json';
     }
     const path = `${this.#prefix}${req.path}${req.rawQuery ?? buildQuery(req.query)}` || '/';
-    return this.#pools.get(this.#origin).request({ method: req.method, path, headers, body: body ?? null, signal });
+    return { method: req.method, path, headers, body: body ?? null };
+  }
+
+  #dispatch(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined, signal: AbortSignal) {
+    if (this.#origin === undefined) {
+      throw new UpstreamError('not_configured', { detail: `${this.name} is not set` });
+    }
+    return this.#pools.get(this.#origin).request({ ...this.#options(req, proxyHeaders), signal });
   }
 
   /**
@@ -149,14 +158,7 @@ export class UpstreamService {
     }
     let options: Dispatcher.DispatchOptions;
     try {
-      const headers: Record<string, string> = { accept: 'application/json', ...req.headers, ...proxyHeaders };
-      let body: string | Buffer | Readable | undefined = req.body;
-      if (req.json !== undefined) {
-        body = JSON.stringify(req.json);
-        headers['content-type'] = 'application/json';
-      }
-      const path = `${this.#prefix}${req.path}${req.rawQuery ?? buildQuery(req.query)}` || '/';
-      options = { method: req.method, path, headers, body: body ?? null };
+      options = this.#options(req, proxyHeaders);
     } catch (error) {
       return Promise.reject(toUpstreamError(error));
     }
