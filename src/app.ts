@@ -272,29 +272,27 @@ class LazyRequestLogger implements FastifyBaseLogger {
   set level(level: FastifyBaseLogger['level']) {
     this.#real().level = level;
   }
-  fatal(...args: unknown[]): void {
+  #log(level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace', args: unknown[]): void {
     const logger = this.#real();
-    (logger.fatal as LogMethod).apply(logger, args);
+    (logger[level] as LogMethod).apply(logger, args);
+  }
+  fatal(...args: unknown[]): void {
+    this.#log('fatal', args);
   }
   error(...args: unknown[]): void {
-    const logger = this.#real();
-    (logger.error as LogMethod).apply(logger, args);
+    this.#log('error', args);
   }
   warn(...args: unknown[]): void {
-    const logger = this.#real();
-    (logger.warn as LogMethod).apply(logger, args);
+    this.#log('warn', args);
   }
   info(...args: unknown[]): void {
-    const logger = this.#real();
-    (logger.info as LogMethod).apply(logger, args);
+    this.#log('info', args);
   }
   debug(...args: unknown[]): void {
-    const logger = this.#real();
-    (logger.debug as LogMethod).apply(logger, args);
+    this.#log('debug', args);
   }
   trace(...args: unknown[]): void {
-    const logger = this.#real();
-    (logger.trace as LogMethod).apply(logger, args);
+    this.#log('trace', args);
   }
   silent(): void {}
   child(bindings: LogBindings, options?: ChildOptions): FastifyBaseLogger {
