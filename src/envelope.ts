@@ -183,3 +183,39 @@ export function upstreamSuccessAnswer(res: UpstreamResponse): ProxyAnswer {
 export function upstreamAnswer(res: UpstreamResponse, options: { preAuth?: boolean } = {}): ProxyAnswer {
   return res.status >= 200 && res.status < 300 ? upstreamSuccessAnswer(res) : upstreamFailureAnswer(res, options);
 }
+
+/** Keys of upstream answers that are internal (debug, traces, stacks, credentials): never sent to the browser. */
+export const DEBUG_KEY =
+  /^(?:x[-_])?_*(?:debug\w*|trace|traces|trace[-_]?id|stack|stack[-_]?trace|stacktrace|internal\w*|exception|sql|queries|query[-_]?log|request[-_]?log|(?:provider|raw|upstream)[-_]?(?:request|response|headers)|credentials?|secret|secrets|client[-_]?secret|api[-_]?key|private[-_]?key|operator[-_]?(?:token|secret|key))$/i;
+
+/**
+ * A copy of a JSON value without any key matching {@link DEBUG_KEY}, at any depth (spec 1.6: proxy
+ * answers never carry internal debug data or internal upstream credentials).
+ *
+ * @example stripDebug({ url: 'https://g/launch', debug: { sql: '…' } }) // { url: 'https://g/launch' }
+ */
+export function stripDebug(value: unknown, depth = 0): unknown {
+  if (depth > 32) return null;
+  if (Array.isArray(value)) return value.map((v) => stripDebug(v, depth + 1));
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (!DEBUG_KEY.test(key)) out[key] = stripDebug(child, depth + 1);
+  }
+  return out;
+}
+
+/**
+ * The answer for an upstream response whose JSON is cleaned by {@link stripDebug} (game start,
+ * sportsbook launch). Failures go through the envelope (spec 7.4).
+ */
+export function cleanAnswer(res: UpstreamResponse): ProxyAnswer {
+  if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res);
+  if (res.status === 204) return { status: 204, body: null };
+  if (res.body.length === 0) return { status: res.status, body: { ok: true } };
+  const data = parseJson(res.body);
+  if (data === undefined || data === null || typeof data !== 'object') {
+    return { status: 502, body: envelope('upstream_bad_response', 'The service sent an invalid answer') };
+  }
+  return { status: res.status, body: stripDebug(data) as object };
+}

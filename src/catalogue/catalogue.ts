@@ -24,10 +24,12 @@
  * @module
  */
 import { parseJson } from '../envelope.js';
-import type { AppDeps, RouteContext } from '../routes/route.js';
+import type { Config } from '../config.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
-import type { UpstreamResponse } from '../upstream/client.js';
+import type { CacheRegistry } from '../state/caches.js';
+import type { UpstreamResponse, UpstreamService } from '../upstream/client.js';
 import type { QueryValue } from '../upstream/paths.js';
+import type { UpstreamCaller } from '../upstream/services.js';
 import { assembleIndex, type CatalogueIndex } from './assemble.js';
 import { cacheKey } from './query.js';
 import { SwrCache, type SwrEntry, type SwrOutcome } from './swr-cache.js';
@@ -53,13 +55,20 @@ export interface CatalogueRead {
   readonly outcome: SwrOutcome | 'session';
 }
 
+/** What the catalogue needs of its app: the cache time to live, the BFF, and the registry of caches. */
+export interface CatalogueDeps {
+  readonly config: Pick<Config, 'catalogueCacheTtlMs'>;
+  readonly services: { readonly bff: UpstreamService };
+  readonly caches: CacheRegistry;
+}
+
 /** The catalogue caches of one app. */
 export class Catalogue {
   readonly answers: SwrCache<CachedAnswer>;
   readonly index: SwrCache<CatalogueIndex>;
-  readonly #deps: AppDeps;
+  readonly #deps: CatalogueDeps;
 
-  constructor(deps: AppDeps) {
+  constructor(deps: CatalogueDeps) {
     this.#deps = deps;
     const ttlMs = deps.config.catalogueCacheTtlMs;
     this.answers = new SwrCache<CachedAnswer>({
@@ -82,7 +91,7 @@ export class Catalogue {
    *
    * @throws UpstreamError on transport failures with nothing stale to answer.
    */
-  async read(ctx: RouteContext, path: string, query: Readonly<Record<string, QueryValue>> = {}): Promise<CatalogueRead> {
+  async read(ctx: UpstreamCaller, path: string, query: Readonly<Record<string, QueryValue>> = {}): Promise<CatalogueRead> {
     if (ctx.token) {
       return { response: await ctx.call('bff', { method: 'GET', path, query }), outcome: 'session' };
     }
@@ -91,7 +100,7 @@ export class Catalogue {
       const entry = await this.answers.get(
         cacheKey(path, query),
         async () => {
-          const res = await this.#anonymous(path, query, ctx.request.id);
+          const res = await this.#anonymous(path, query, ctx.requestId);
           if (res.status < 200 || res.status >= 300 || parseJson(res.body) === undefined) throw new UpstreamAnswerError(res);
           return { status: res.status, body: res.body, fetchedAt: Date.now() };
         },
@@ -118,11 +127,11 @@ export class Catalogue {
    *
    * @throws the upstream failure when no assembly source could be read and nothing stale is held.
    */
-  async gameIndex(ctx: RouteContext): Promise<CatalogueIndex | undefined> {
+  async gameIndex(ctx: UpstreamCaller): Promise<CatalogueIndex | undefined> {
     if (!this.index.enabled) return undefined;
     return this.index.get('index', () =>
       assembleIndex(async (path) => {
-        const res = await this.#anonymous(path, undefined, ctx.request.id);
+        const res = await this.#anonymous(path, undefined, ctx.requestId);
         const data = res.status >= 200 && res.status < 300 ? parseJson(res.body) : undefined;
         if (data === undefined) throw new UpstreamAnswerError(res);
         return data;
@@ -131,10 +140,10 @@ export class Catalogue {
   }
 }
 
-const catalogues = new WeakMap<AppDeps, Catalogue>();
+const catalogues = new WeakMap<CatalogueDeps, Catalogue>();
 
 /** The catalogue caches of an app, created and registered in `deps.caches` on first use. */
-export function catalogueOf(deps: AppDeps): Catalogue {
+export function catalogueOf(deps: CatalogueDeps): Catalogue {
   let catalogue = catalogues.get(deps);
   if (!catalogue) {
     catalogue = new Catalogue(deps);

@@ -6,11 +6,8 @@
  * `POST /auth/token` on the sticker API with the user's session (`Authorization: Bearer <jwt>` and
  * the incoming `Cookie`); the call itself then carries the handshake token as its Bearer.
  *
- * Handshake tokens are kept per session in memory (`deps.caches` name `sticker-handshake`), keyed by
- * the SHA-256 hex digest of the session JWT (never the JWT itself), for the lifetime the sticker API
- * gives (`expires_in`, seconds) minus {@link HANDSHAKE_MARGIN_MS}, at most {@link HANDSHAKE_MAX_TTL_MS}
- * (and {@link HANDSHAKE_DEFAULT_TTL_MS} when it gives none); at most {@link HANDSHAKE_MAX_ENTRIES}
- * sessions. Concurrent requests of one session share one handshake. When a call made with a
+ * Handshake tokens are kept per session (`session/sticker-handshakes.ts`): concurrent requests of one
+ * session share one handshake. When a call made with a
  * remembered token answers 401, the token is forgotten and the call is made once more after a new
  * handshake.
  *
@@ -27,25 +24,12 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { LRUCache } from 'lru-cache';
 import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
-import { tokenKey } from '../session/hash.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
+import { handshakesOf } from '../session/sticker-handshakes.js';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/client.js';
-import { UpstreamError } from '../upstream/errors.js';
 import { buildPath } from '../upstream/paths.js';
-import { type AppDeps, external, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
-
-/** Most sessions whose handshake token is kept. */
-export const HANDSHAKE_MAX_ENTRIES = 1_000;
-/** A handshake token is forgotten this long before the sticker API says it expires (30 s). */
-export const HANDSHAKE_MARGIN_MS = 30_000;
-/** Longest a handshake token is kept (15 min). */
-export const HANDSHAKE_MAX_TTL_MS = 15 * 60_000;
-/** How long a handshake token without `expires_in` is kept (5 min). */
-export const HANDSHAKE_DEFAULT_TTL_MS = 5 * 60_000;
-/** Name of the handshake cache in `deps.caches`. */
-export const HANDSHAKE_CACHE_NAME = 'sticker-handshake';
+import { external, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
 
 /** The bootstrap targets (spec 4.9 row `bootstrap`), by the answer key that carries each. */
 export const BOOTSTRAP_TARGETS = {
@@ -55,83 +39,6 @@ export const BOOTSTRAP_TARGETS = {
   checkin: '/users/me/checkin',
 } as const;
 
-interface Handshake {
-  token: string;
-}
-
-function handshakeToken(data: unknown): { token: string; ttlMs: number } | undefined {
-  if (!data || typeof data !== 'object') return undefined;
-  const record = data as Record<string, unknown>;
-  const token = [record.access_token, record.token, record.accessToken].find((t) => typeof t === 'string' && t.length > 0);
-  if (typeof token !== 'string') return undefined;
-  const expiresIn = record.expires_in ?? record.expiresIn;
-  const ttlMs =
-    typeof expiresIn === 'number' && Number.isFinite(expiresIn)
-      ? Math.min(HANDSHAKE_MAX_TTL_MS, expiresIn * 1000 - HANDSHAKE_MARGIN_MS)
-      : HANDSHAKE_DEFAULT_TTL_MS;
-  return { token, ttlMs };
-}
-
-/** The handshake tokens of one app (see the module documentation). */
-export class StickerHandshakes {
-  readonly #cache = new LRUCache<string, Handshake, RouteContext>({
-    max: HANDSHAKE_MAX_ENTRIES,
-    ttl: HANDSHAKE_DEFAULT_TTL_MS,
-    allowStale: false,
-    updateAgeOnGet: false,
-    // A forget or clear (logout, cache purge) during a handshake must not fail its waiters with
-    // lru-cache's abort: they get the handshake, which is then not stored.
-    ignoreFetchAbort: true,
-    fetchMethod: async (_key, _stale, { context, options }) => {
-      const res = await context.call('sticker', { method: 'POST', path: '/auth/token' });
-      if (res.status < 200 || res.status >= 300) throw new UpstreamAnswerError(res);
-      const found = handshakeToken(parseJson(res.body));
-      if (!found) throw new UpstreamError('upstream_bad_response');
-      options.ttl = Math.max(1, found.ttlMs);
-      return { token: found.token };
-    },
-  });
-
-  /**
-   * The handshake token of the request's session: remembered, shared with a handshake in progress,
-   * or obtained now. `fresh` is false when it was remembered.
-   *
-   * @throws UpstreamAnswerError when the sticker API refused the handshake; UpstreamError on transport failures.
-   */
-  async get(ctx: RouteContext): Promise<{ token: string; fresh: boolean }> {
-    const status: LRUCache.Status<string, Handshake, RouteContext> = {};
-    const value = await this.#cache.fetch(tokenKey(ctx.token as string), { context: ctx, status });
-    if (!value) throw new UpstreamError('upstream_bad_response');
-    return { token: value.token, fresh: status.fetch !== 'hit' };
-  }
-
-  /** Forgets the handshake token of a session. */
-  forget(sessionToken: string): void {
-    this.#cache.delete(tokenKey(sessionToken));
-  }
-
-  clear(): void {
-    this.#cache.clear();
-  }
-
-  get size(): number {
-    return this.#cache.size;
-  }
-}
-
-const handshakes = new WeakMap<AppDeps, StickerHandshakes>();
-
-/** The handshake cache of an app, created and registered in `deps.caches` on first use. */
-export function handshakesOf(deps: AppDeps): StickerHandshakes {
-  let cache = handshakes.get(deps);
-  if (!cache) {
-    cache = new StickerHandshakes();
-    handshakes.set(deps, cache);
-    deps.caches.set(HANDSHAKE_CACHE_NAME, cache);
-  }
-  return cache;
-}
-
 /**
  * One sticker API call for the request's user: handshake (remembered or new), then the call with the
  * handshake token; a 401 with a remembered token is retried once after a new handshake.
@@ -139,7 +46,7 @@ export function handshakesOf(deps: AppDeps): StickerHandshakes {
  * @throws UpstreamAnswerError when the handshake was refused; UpstreamError on transport failures.
  */
 export async function stickerCall(ctx: RouteContext, req: UpstreamRequest): Promise<UpstreamResponse> {
-  const cache = handshakesOf(ctx.deps);
+  const cache = handshakesOf(ctx.deps.caches);
   const first = await cache.get(ctx);
   const res = await ctx.call('sticker', req, { bearer: first.token });
   if (res.status !== 401 || first.fresh) return res;
@@ -187,7 +94,7 @@ export const albumRoutes: readonly RouteSpec[] = [
     upstream: [external('sticker', 'POST', '/auth/token'), ...Object.values(BOOTSTRAP_TARGETS).map((p) => external('sticker', 'GET', p))],
     handler: (ctx) =>
       withHandshake(async () => {
-        await handshakesOf(ctx.deps).get(ctx); // one handshake shared by the four calls
+        await handshakesOf(ctx.deps.caches).get(ctx); // one handshake shared by the four calls
         const keys = Object.keys(BOOTSTRAP_TARGETS) as (keyof typeof BOOTSTRAP_TARGETS)[];
         const answers = await Promise.all(keys.map((k) => stickerCall(ctx, { method: 'GET', path: BOOTSTRAP_TARGETS[k] })));
         const failure = answers.find((r) => r.status === 401 || r.status === 403) ?? answers.find((r) => r.status < 200 || r.status >= 300);

@@ -21,10 +21,10 @@ import {
 import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
 import { clearSessionCookie, sessionMaxAge, setSessionCookie, tokenOf } from '../session/cookie.js';
+import { cachedProfile } from '../session/identity.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
 import { authService } from '../upstream/auth-service.js';
 import type { UpstreamResponse } from '../upstream/client.js';
-import { UpstreamError } from '../upstream/errors.js';
 import { bff, ok, type RouteContext, type RouteSpec, route } from './route.js';
 
 /** The upstream of each `REGISTER_TYPE` (CONTRACT.md). */
@@ -89,28 +89,6 @@ async function establishSession(ctx: RouteContext, res: UpstreamResponse): Promi
   }
   setSessionCookie(ctx.reply, ctx.deps.config, token, sessionMaxAge(token, login.expires_in));
   return { status: 200, body: redactToken(answer, token) };
-}
-
-/** Reads the profile through the cache (spec 4.1 profile caching rule). */
-export async function cachedProfile(ctx: RouteContext, token: string): Promise<UpstreamResponse> {
-  return ctx.deps.profileCache.get(token, ctx);
-}
-
-/** The upstream profile fetch behind the profile cache: only a 200 resolves; anything else rejects. */
-export async function fetchProfile(token: string, ctx: RouteContext): Promise<UpstreamResponse> {
-  const res = await authService((req) => ctx.call('bff', req, { bearer: token })).getUserProfile(false);
-  if (res.status !== 200) throw new UpstreamAnswerError(res);
-  return res;
-}
-
-/** The upstream refresh behind the refresh de-duplication: the new token and its cookie lifetime. */
-export async function fetchRefresh(token: string, ctx: RouteContext): Promise<{ token: string; maxAge: number }> {
-  const res = await authService((req) => ctx.call('bff', req, { bearer: token })).refreshToken();
-  if (res.status < 200 || res.status >= 300) throw new UpstreamAnswerError(res);
-  const data = parseJson(res.body) as Record<string, unknown> | undefined;
-  const fresh = tokenOf(data);
-  if (!fresh) throw new UpstreamError('upstream_bad_response');
-  return { token: fresh, maxAge: sessionMaxAge(fresh, data?.expires_in) };
 }
 
 function answerFromRejection(error: unknown): ProxyAnswer {

@@ -28,10 +28,10 @@ import {
   HANDSHAKE_MAX_ENTRIES,
   HANDSHAKE_MAX_TTL_MS,
   handshakesOf,
-} from './album.js';
-import { clearProxyCaches } from './infra.js';
+} from '../session/sticker-handshakes.js';
+import { clearCaches } from '../state/caches.js';
+import { rawSubPath } from '../upstream/paths.js';
 import { bff, ok, type RouteSpec, route } from './route.js';
-import { rawSubPath, rawUrlOf } from './sports.js';
 
 /** Route prefix of the generic forwarder and the BFF prefix it maps to. */
 export const DEV_PROXY = { route: '/api/dev/proxy/', upstream: '/' } as const;
@@ -81,7 +81,7 @@ export const devRoutes: readonly RouteSpec[] = [
     devOnly: true,
     evictsProfile: false,
     upstream: [],
-    handler: async (ctx) => ok({ ok: true, cleared: clearProxyCaches(ctx.deps) }),
+    handler: async (ctx) => ok({ ok: true, cleared: clearCaches(ctx.deps.caches) }),
   }),
   route({
     method: 'GET',
@@ -93,7 +93,7 @@ export const devRoutes: readonly RouteSpec[] = [
     upstream: [],
     handler: async (ctx) => {
       const catalogue = catalogueOf(ctx.deps); // created (and registered) so that its size shows
-      handshakesOf(ctx.deps);
+      handshakesOf(ctx.deps.caches);
       const ttlMs = ctx.deps.config.catalogueCacheTtlMs;
       return ok({
         policies: {
@@ -128,7 +128,7 @@ export const devRoutes: readonly RouteSpec[] = [
     evictsProfile: false,
     upstream: [bff('GET', '/{subPath}')],
     handler: async (ctx) => {
-      const target = rawSubPath(rawUrlOf(ctx.request), DEV_PROXY.route, DEV_PROXY.upstream);
+      const target = rawSubPath(ctx.request.raw.url ?? '', DEV_PROXY.route, DEV_PROXY.upstream);
       const method = ctx.request.method as HttpMethod;
       const json = method === 'GET' || method === 'HEAD' || method === 'DELETE' ? undefined : (ctx.body ?? {});
       const res = await ctx.call('bff', { method, path: target.path, rawQuery: target.rawQuery, json });

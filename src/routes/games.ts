@@ -42,11 +42,10 @@ import {
   Slug,
   SLUG_PATTERN,
 } from '../catalogue/query.js';
-import { type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
+import { cleanAnswer, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import type { UpstreamResponse } from '../upstream/client.js';
-import type { QueryValue } from '../upstream/paths.js';
+import { type QueryValue, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
 import { bff, fail, forward, ok, type RouteContext, type RouteSpec, route } from './route.js';
-import { cleanAnswer, SPORTS_SEARCH_PATH } from './sports.js';
 
 /** Upstream of the catalogue list (spec 4.6; the trailing slash is the specification's). */
 export const LIST_PATH = '/casino-games/list/';

@@ -15,8 +15,9 @@
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { envelope } from '../envelope.js';
+import { clearCaches } from '../state/caches.js';
 import { UpstreamError } from '../upstream/errors.js';
-import { type AppDeps, external, fail, ok, type RouteSpec, route } from './route.js';
+import { external, fail, ok, type RouteSpec, route } from './route.js';
 
 /** Optional body of `POST /api/cache/purge`: site paths (starting with `/`) and cache tags, at most 100 each. */
 export const PurgeBody = Type.Object(
@@ -26,20 +27,6 @@ export const PurgeBody = Type.Object(
   },
   { additionalProperties: false },
 );
-
-/**
- * Empties every cache registered in `deps.caches`.
- *
- * @returns the number of entries each held before, by cache name.
- */
-export function clearProxyCaches(deps: AppDeps): Record<string, number> {
-  const cleared: Record<string, number> = {};
-  for (const [name, cache] of deps.caches) {
-    cleared[name] = cache.size;
-    cache.clear();
-  }
-  return cleared;
-}
 
 /** spec 4.10 Infrastructure, in the specification's order. */
 export const infraRoutes: readonly RouteSpec[] = [
@@ -76,7 +63,7 @@ export const infraRoutes: readonly RouteSpec[] = [
     handler: async (ctx) => {
       const body = ctx.body ?? {};
       if (!Value.Check(PurgeBody, body)) return fail(400, 'invalid_request', 'body may hold only `paths` and `tags` arrays');
-      const cleared = clearProxyCaches(ctx.deps);
+      const cleared = clearCaches(ctx.deps.caches);
       ctx.request.log.info({ cleared }, 'proxy caches purged');
       try {
         const res = await ctx.call('cachePurge', { method: 'POST', path: '', json: body }, { bearer: null });

@@ -45,9 +45,9 @@ import {
 import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer, upstreamReason } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie } from '../session/attribution.js';
 import type { UpstreamResponse } from '../upstream/client.js';
+import { sessionUserId } from '../session/identity.js';
 import { paymentsService } from '../upstream/payments-service.js';
 import { type AppDeps, bff, fail, forward, ok, type RouteContext, type RouteSpec, route } from './route.js';
-import { sessionUserId } from './user.js';
 
 /** Media type of the JSON answers the proxy serialises itself. */
 const JSON_MEDIA_TYPE = 'application/json; charset=utf-8';

@@ -7,29 +7,21 @@
  * @module
  */
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Config } from '../config.js';
+import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
-import type { TokenCache } from '../session/profile-cache.js';
-import type { HttpMethod, UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
+import type { Config } from '../config.js';
+import type { HttpMethod } from '../upstream/client.js';
 import { buildPath, type QueryValue } from '../upstream/paths.js';
+import type { ServiceName } from '../upstream/services.js';
+import { type AppDeps, RequestContext, type RouteContext, sendAnswer } from './context.js';
+
+export type { AppDeps, RouteContext, ServiceName };
 
 /**
  * Who may call a route (CONTRACT.md "Which routes need a session"): `required` = the session cookie,
  * `none` = anyone (a present session is still forwarded), `operator` = the `CACHE_PURGE_TOKEN` bearer.
  */
 export type AuthNeed = 'required' | 'none' | 'operator';
-
-/** The upstream services, named after their configuration variables (CONTRACT.md). */
-export type ServiceName =
-  | 'bff'
-  | 'sticker'
-  | 'referralV1'
-  | 'referralV2'
-  | 'ftdVerify'
-  | 'ftdSend'
-  | 'attribution'
-  | 'cachePurge';
 
 /** A declared upstream call of a route, for documentation and the coverage tests (spec part 4 "Upstream"). */
 export interface UpstreamTarget {
@@ -47,47 +39,6 @@ export function bff(method: HttpMethod, path: string): UpstreamTarget {
 /** Shorthand for a non-BFF upstream row: `external('sticker', 'POST', '/users/me/packs/open')`. */
 export function external(service: ServiceName, method: HttpMethod, path: string): UpstreamTarget {
   return { service, method, path };
-}
-
-/** Shared state the routes use: configuration, upstream services and caches. Built by `createServer`. */
-export interface AppDeps {
-  readonly config: Config;
-  readonly services: Readonly<Record<ServiceName, UpstreamService>>;
-  /** Successful profile answers per token (spec 4.1, 8). */
-  readonly profileCache: TokenCache<UpstreamResponse, RouteContext>;
-  /** Refresh results per old token, so that concurrent refreshes share one upstream call. */
-  readonly refreshCache: TokenCache<{ token: string; maxAge: number }, RouteContext>;
-  /** Random source in [0, 1) (the beacon sampling of spec 6.2); replaceable in tests. */
-  readonly random: () => number;
-  /** Caches other route areas register, emptied together by the cache purge routes. */
-  readonly caches: Map<string, { clear(): void; readonly size: number }>;
-}
-
-/** What a handler gets: the validated input, the session token and upstream calls that carry it. */
-export interface RouteContext<B = unknown, Q = unknown, P = unknown> {
-  readonly request: FastifyRequest;
-  readonly reply: FastifyReply;
-  readonly body: B;
-  readonly query: Q;
-  readonly params: P;
-  /** The session JWT when the cookie is present (always present on `auth: 'required'` routes). */
-  readonly token: string | undefined;
-  readonly deps: AppDeps;
-  /**
-   * The route's `config` as {@link registerRoutes} declared it (auth need, upstream rows, cache control…),
-   * when the context was made by it: the same values as `request.routeOptions.config`, which builds a
-   * new object on every read.
-   */
-  readonly routeConfig?: FastifyContextConfig;
-  /**
-   * Calls an upstream with the proxy's headers: `Authorization: Bearer <jwt>` when a session is present
-   * (BFF and sticker API), the incoming `Cookie` header (spec 1.3), the request id and the client's
-   * address. Headers sent by the browser never override these.
-   * @throws UpstreamError on transport failures.
-   */
-  call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null }): Promise<UpstreamResponse>;
-  /** As {@link call}, but streams the answer body. */
-  stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream>;
 }
 
 /** One row of a route table. */
@@ -199,14 +150,11 @@ export function activeRoutes(tables: readonly (readonly RouteSpec[])[], config: 
 }
 
 /**
- * Registers route rows on a Fastify instance. `buildContext` supplies the upstream calls bound to a request.
+ * Registers route rows on a Fastify instance: each row becomes a route whose `config` carries its
+ * declarations (read by the pipeline's gates) and whose handler gets a {@link RouteContext}; a
+ * successful mutation evicts the session's profile entry; the answer is sent by `sendAnswer`.
  */
-export function registerRoutes(
-  app: FastifyInstance,
-  routes: readonly RouteSpec[],
-  makeContext: (request: FastifyRequest, reply: FastifyReply, routeConfig: FastifyContextConfig) => RouteContext,
-  send: (reply: FastifyReply, answer: ProxyAnswer, ctx: RouteContext) => FastifyReply,
-): void {
+export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[], deps: AppDeps): void {
   for (const r of routes) {
     const methods = (Array.isArray(r.method) ? r.method : [r.method]) as HttpMethod[];
     const evicts = r.evictsProfile ?? (r.auth === 'required' && methods.some((m) => m !== 'GET'));
@@ -234,12 +182,12 @@ export function registerRoutes(
       },
       config,
       handler: async (request, reply) => {
-        const ctx = makeContext(request, reply, config);
+        const ctx = new RequestContext(request, reply, config, deps);
         const answer = await r.handler(ctx as never);
         if (evicts && ctx.token && reply.statusCode < 400 && (!answer || answer.status < 400)) {
-          ctx.deps.profileCache.evict(ctx.token);
+          deps.profileCache.evict(ctx.token);
         }
-        if (answer) return send(reply, answer, ctx);
+        if (answer) return sendAnswer(reply, answer, ctx);
         return reply;
       },
     });

@@ -28,45 +28,10 @@ import {
   UpdatePreferencesBody,
   USER_ID_FIELDS,
 } from '../contracts/account.js';
-import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
-import { UpstreamAnswerError } from '../session/profile-cache.js';
-import type { UpstreamResponse } from '../upstream/client.js';
+import { type ProxyAnswer, upstreamAnswer } from '../envelope.js';
+import { sessionUserId } from '../session/identity.js';
 import { buildPath } from '../upstream/paths.js';
-import { cachedProfile } from './auth.js';
 import { bff, external, fail, forward, type RouteContext, type RouteSpec, route } from './route.js';
-
-/**
- * The session user's id, read from the cached profile (`user.id`, spec 2.5), or the answer to send
- * when the profile cannot be read (the upstream's 401/403 passes through, spec 7.4.1).
- */
-export async function sessionUserId(ctx: RouteContext): Promise<{ id: number } | { answer: ProxyAnswer }> {
-  let res: Awaited<ReturnType<typeof cachedProfile>>;
-  try {
-    res = await cachedProfile(ctx, ctx.token as string);
-  } catch (error) {
-    if (error instanceof UpstreamAnswerError) return { answer: upstreamFailureAnswer(error.response) };
-    throw error;
-  }
-  const id = profileUserId(res);
-  if (id !== undefined) return { id };
-  return { answer: { status: 502, body: envelope('upstream_bad_response', 'The profile has no user id') } };
-}
-
-/** The user id of each cached profile answer, read once per answer (the answer objects are the cache's). */
-const profileUserIds = new WeakMap<UpstreamResponse, number | null>();
-
-/** `user.id` of a profile answer (spec 2.5): a positive safe integer, or its decimal text; else undefined. */
-function profileUserId(res: UpstreamResponse): number | undefined {
-  let id = profileUserIds.get(res);
-  if (id === undefined) {
-    const value = (parseJson(res.body) as { user?: { id?: unknown } } | undefined)?.user?.id;
-    id = null;
-    if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) id = value;
-    else if (typeof value === 'string' && /^[1-9][0-9]{0,15}$/.test(value)) id = Number(value);
-    profileUserIds.set(res, id);
-  }
-  return id ?? undefined;
-}
 
 /** The body without the user-id fields ({@link USER_ID_FIELDS}): the user is the session's own. */
 export function withoutUserIds(body: unknown): Record<string, unknown> {

@@ -13,7 +13,7 @@ export const DEFAULT_SESSION_SECONDS = 6 * 60 * 60;
 const MAX_SESSION_SECONDS = 30 * 24 * 60 * 60;
 
 /** The session JWT of a request, or `undefined` when the cookie is absent or empty. */
-export function readSessionToken(request: FastifyRequest, config: Config): string | undefined {
+export function readSessionToken(request: FastifyRequest, config: Pick<Config, 'sessionCookieName'>): string | undefined {
   const value = request.cookies[config.sessionCookieName];
   return value && value.length > 0 ? value : undefined;
 }

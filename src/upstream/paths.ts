@@ -68,3 +68,65 @@ export function buildQuery(query: Readonly<Record<string, QueryValue>> | undefin
   }
   return out;
 }
+
+/** Upstream of the first-party sportsbook search (spec 4.7, also used by `/api/search/unified`, spec 4.6). */
+export const SPORTS_SEARCH_PATH = '/core-sportbook/search';
+
+/** Longest raw query string passed through by {@link rawSubPath}, in characters. */
+export const MAX_RAW_QUERY = 4096;
+
+/** A raw sub-path that passed {@link rawSubPath}. */
+export interface RawSubPath {
+  /** The upstream path: the upstream prefix plus the checked segments, each percent-encoded once. */
+  path: string;
+  /** The raw query string including `?`, or `''`. */
+  rawQuery: string;
+}
+
+const ENCODED_FORBIDDEN = /%(?:25|2e|2f|5c|3b|3f|23|00|[01][0-9a-f]|7f)/i;
+
+/**
+ * Checks the raw request URL (as received, before any decoding) of a wildcard route and returns the
+ * upstream path built from its segments. Used by `/api/core-sportbook/*` and `/api/dev/proxy/*`.
+ *
+ * Refused (400 `invalid_request` through {@link UnsafePathError}, before any upstream call): a URL
+ * outside `routePrefix`; an empty sub-path; bytes outside printable ASCII (controls, NUL, spaces,
+ * raw full-width characters); `\`, `;`, `//`; a malformed escape; the escapes of `%` (double
+ * encoding), `.`, `/`, `\`, `;`, `?`, `#` and control characters; a segment that is `.` or `..` or
+ * that decodes to something {@link safeSegment} refuses (`..`, full-width dots and slashes…); a raw
+ * query longer than {@link MAX_RAW_QUERY} or with bytes outside printable ASCII. One trailing `/` is kept.
+ *
+ * @example rawSubPath('/api/core-sportbook/events/12?live=1', '/api/core-sportbook/', '/core-sportbook/')
+ * // { path: '/core-sportbook/events/12', rawQuery: '?live=1' }
+ * @throws {@link UnsafePathError}
+ */
+export function rawSubPath(rawUrl: string, routePrefix: string, upstreamPrefix: string): RawSubPath {
+  const q = rawUrl.indexOf('?');
+  const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+  const rawQuery = q < 0 ? '' : rawUrl.slice(q);
+  if (!rawPath.startsWith(routePrefix)) throw new UnsafePathError('path', 'is outside the route');
+  const rest = rawPath.slice(routePrefix.length);
+  if (rest.length === 0) throw new UnsafePathError('path', 'needs a sub-path');
+  if (!/^[\x21-\x7e]+$/.test(rest)) throw new UnsafePathError('path', 'contains a character that is not allowed');
+  if (/[\\;]/.test(rest) || rest.includes('//') || rest.startsWith('/')) {
+    throw new UnsafePathError('path', 'contains a separator that is not allowed');
+  }
+  if (/%(?![0-9A-Fa-f]{2})/.test(rest)) throw new UnsafePathError('path', 'contains a malformed escape');
+  if (ENCODED_FORBIDDEN.test(rest)) throw new UnsafePathError('path', 'contains an escape that is not allowed');
+  const trailing = rest.endsWith('/');
+  const segments = (trailing ? rest.slice(0, -1) : rest).split('/').map((raw) => {
+    let decoded: string;
+    try {
+      decoded = decodeURIComponent(raw);
+    } catch {
+      throw new UnsafePathError('path', 'contains a malformed escape');
+    }
+    if (decoded === '.' || decoded === '..') throw new UnsafePathError('path', 'must not contain "." or ".." segments');
+    return safeSegment('path', decoded);
+  });
+  if (rawQuery.length > MAX_RAW_QUERY + 1) throw new UnsafePathError('query', 'is too long');
+  if (rawQuery.length > 0 && !/^\?[\x21-\x7e]*$/.test(rawQuery)) {
+    throw new UnsafePathError('query', 'contains a character that is not allowed');
+  }
+  return { path: `${upstreamPrefix}${segments.join('/')}${trailing ? '/' : ''}`, rawQuery: rawQuery === '?' ? '' : rawQuery };
+}

@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { SandboxArea } from '../context.js';
 import { asRecord, sendError } from '../http.js';
 import { defineAreaState } from '../store.js';
-import { EXTERNAL_PATHS } from './index.js';
+import { EXTERNAL_PATHS } from './paths.js';
 
 /** One event received by the provider. */
 export interface AttributionReceived {

@@ -10,7 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { SandboxArea } from '../context.js';
 import { asRecord } from '../http.js';
 import { defineAreaState } from '../store.js';
-import { EXTERNAL_PATHS } from './index.js';
+import { EXTERNAL_PATHS } from './paths.js';
 
 /** One purge received. */
 export interface PurgeReceived {

@@ -18,7 +18,7 @@ import { authenticate, GUARD_BODIES } from '../bff/guard.js';
 import type { SandboxArea } from '../context.js';
 import { asRecord, sendError } from '../http.js';
 import { defineAreaState } from '../store.js';
-import { EXTERNAL_PATHS } from './index.js';
+import { EXTERNAL_PATHS } from './paths.js';
 
 /** One request received by a cashback function. */
 export interface CashbackReceived {

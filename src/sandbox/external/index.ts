@@ -22,15 +22,7 @@ import { cachePurgeArea } from './cache-purge.js';
 import { ftdCashbackArea } from './ftd-cashback.js';
 import { referralArea } from './referral.js';
 
-/** Base paths of the external services on the external server. */
-export const EXTERNAL_PATHS = Object.freeze({
-  referralV1: '/referral-v1',
-  referralV2: '/referral-v2',
-  ftdCashbackVerify: '/ftd-cashback/verify',
-  ftdCashbackSend: '/ftd-cashback/send',
-  attributionS2s: '/attribution/s2s',
-  cachePurge: '/cache/purge',
-} as const);
+export { EXTERNAL_PATHS } from './paths.js';
 
 /** Areas of the external services server. */
 export const externalAreas: readonly SandboxArea[] = [referralArea, ftdCashbackArea, attributionArea, cachePurgeArea];

@@ -14,7 +14,7 @@
 import type { SandboxArea } from '../context.js';
 import { sendError } from '../http.js';
 import { withUser } from '../bff/guard.js';
-import { EXTERNAL_PATHS } from './index.js';
+import { EXTERNAL_PATHS } from './paths.js';
 
 /** The referral v1 and v2 routes, each under its own prefix (read when registering: `index.ts` imports this module). */
 export const referralArea: SandboxArea = {

@@ -1,0 +1,99 @@
+/**
+ * Pipeline step **client errors** (before any hook: in Node's HTTP parser and Fastify's router): the
+ * server's time limits for slow clients, and the envelope of spec 7.4 for requests refused before
+ * Fastify routes them — malformed requests (400), headers over 16 KiB (431), too slow (408), a
+ * malformed escape or an over-long path parameter (400). Such answers never echo the request.
+ *
+ * @module
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyServerOptions } from 'fastify';
+import fp from 'fastify-plugin';
+import { envelope } from '../envelope.js';
+
+/** Fastify's request-timeout settings (CONTRACT.md leaves them open; Fastify's defaults of 0 never cut a slow client). */
+export const SERVER_TIMEOUTS = {
+  /** Whole request (headers and body) must arrive within this many milliseconds. */
+  requestTimeoutMs: 30_000,
+  /** Request headers must arrive within this many milliseconds. */
+  headersTimeoutMs: 15_000,
+  /** An idle socket is closed after this many milliseconds. */
+  connectionTimeoutMs: 60_000,
+  /** Keep-alive sockets are kept this many milliseconds between requests. */
+  keepAliveTimeoutMs: 5_000,
+  /**
+   * How often Node checks open connections against the headers and request limits, in milliseconds: a
+   * slow client is cut at most this long after its limit (Node's default of 30 s would let a slow-header
+   * client hold its socket up to 45 s).
+   */
+  checkIntervalMs: 5_000,
+} as const;
+
+/** The server timeouts, in milliseconds (see {@link SERVER_TIMEOUTS}). */
+export type ServerTimeouts = { -readonly [K in keyof typeof SERVER_TIMEOUTS]: number };
+
+/** Statuses and envelopes for requests Node's HTTP parser refuses before Fastify sees them. */
+const CLIENT_ERRORS: Readonly<Record<string, { status: number; error: string; detail: string }>> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, error: 'request_timeout', detail: 'The request took too long to arrive' },
+  HPE_HEADER_OVERFLOW: { status: 431, error: 'headers_too_large', detail: 'The request headers are too large' },
+};
+
+/**
+ * Answers a request the HTTP parser refused (malformed, headers over 16 KiB, too slow) with the
+ * envelope of spec 7.4, then closes the connection. Resets need no answer.
+ */
+function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const known = CLIENT_ERRORS[error.code ?? ''] ?? { status: 400, error: 'invalid_request', detail: 'The request is malformed' };
+  if (socket.writable) {
+    const body = JSON.stringify(envelope(known.error, known.detail));
+    socket.end(
+      `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status]}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** The client-error step of one app: Fastify constructor options and the plugin that completes them. */
+export interface ClientErrors {
+  readonly options: Pick<
+    FastifyServerOptions,
+    'requestTimeout' | 'connectionTimeout' | 'keepAliveTimeout' | 'frameworkErrors' | 'clientErrorHandler'
+  > & { http: { connectionsCheckingInterval: number } };
+  readonly plugin: FastifyPluginAsync;
+}
+
+/**
+ * The time limits (each {@link SERVER_TIMEOUTS} value unless given), the parser's refusals and the
+ * router's. The plugin sets the headers limit on the HTTP server, which Fastify has no option for.
+ */
+export function createClientErrors(timeouts: Partial<ServerTimeouts> = {}): ClientErrors {
+  const t: ServerTimeouts = { ...SERVER_TIMEOUTS, ...timeouts };
+  return {
+    options: {
+      requestTimeout: t.requestTimeoutMs,
+      connectionTimeout: t.connectionTimeoutMs,
+      keepAliveTimeout: t.keepAliveTimeoutMs,
+      http: { connectionsCheckingInterval: t.checkIntervalMs },
+      // A malformed escape or an over-long path parameter is refused by the router before any hook:
+      // answer the envelope (spec 7.4) with the usual headers, never Fastify's body that echoes the path.
+      frameworkErrors: (_error, request, reply) => {
+        (reply as FastifyReply)
+          .header('x-request-id', request.id)
+          .header('x-content-type-options', 'nosniff')
+          .header('cache-control', 'no-store')
+          .code(400)
+          .send(envelope('invalid_request', 'The request path is not valid'));
+      },
+      clientErrorHandler: answerClientError,
+    },
+    plugin: fp(
+      async (app: FastifyInstance) => {
+        app.server.headersTimeout = t.headersTimeoutMs;
+      },
+      { name: 'client-errors' },
+    ),
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Pipeline step **errors** (Fastify's error and not-found handlers, for whatever a hook, parser,
+ * schema or handler throws; spec 7.4 and CONTRACT.md "Error envelope"): every failure answers the
+ * envelope `{ ok: false, error, detail }` — an upstream failure its status and code (504
+ * `upstream_timeout`, 502 `upstream_unavailable`…), an unsafe path segment or a schema failure 400
+ * `invalid_request` naming the field, a body over the limit 413 `payload_too_large`, an unaccepted
+ * media type 415, malformed JSON 400, anything else 500 `internal_error` (logged, never detailed to
+ * the client). An unknown path answers 404 `not_found`. Error bodies never carry an upstream address,
+ * a stack trace or a credential.
+ *
+ * @module
+ */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { envelope } from '../envelope.js';
+import { toUpstreamError, UpstreamError } from '../upstream/errors.js';
+import { UnsafePathError } from '../upstream/paths.js';
+
+/** The envelope for what Fastify's own codes mean, by code. */
+const FASTIFY_CODES = new Map<string, { status: number; error: string; detail: string }>(Object.entries({
+  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, error: 'payload_too_large', detail: 'The request body is too large' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, error: 'unsupported_media_type', detail: 'Expected application/json' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },
+}));
+
+/** The error and not-found handlers (see the module documentation). */
+export const errors = fp(
+  async (app: FastifyInstance) => {
+    app.setErrorHandler((error: FastifyError, request, reply) => {
+      // An undici error reaching here (a streamed answer that broke before its first byte was sent) is an
+      // upstream failure too: the envelope of CONTRACT.md, not a 500.
+      const upstreamFailure =
+        error instanceof UpstreamError
+          ? error
+          : typeof error.code === 'string' && error.code.startsWith('UND_ERR_')
+            ? toUpstreamError(error)
+            : undefined;
+      if (upstreamFailure) {
+        request.log.warn({ code: upstreamFailure.code, cause: (upstreamFailure.cause as Error | undefined)?.message }, 'upstream failure');
+        return reply.code(upstreamFailure.status).send(envelope(upstreamFailure.code, upstreamFailure.detail));
+      }
+      if (error instanceof UnsafePathError) {
+        return reply.code(400).send(envelope('invalid_request', error.message));
+      }
+      if (error.validation) {
+        const where = error.validationContext ?? 'request';
+        const first = error.validation[0];
+        const field = first?.instancePath ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
+        return reply.code(400).send(envelope('invalid_request', `${field} ${first?.message ?? 'is invalid'}`));
+      }
+      const known = FASTIFY_CODES.get(error.code);
+      if (known) return reply.code(known.status).send(envelope(known.error, known.detail));
+      const status = error.statusCode;
+      if (status && status >= 400 && status < 500) {
+        const detail = status === 400 && /proto|constructor/i.test(error.message) ? 'The body is not allowed' : 'The request is invalid';
+        return reply.code(status).send(envelope('invalid_request', detail));
+      }
+      request.log.error({ err: error }, 'unhandled error');
+      return reply.code(500).send(envelope('internal_error', 'Internal error'));
+    });
+
+    app.setNotFoundHandler((request, reply) => {
+      reply.code(404).send(envelope('not_found', `No route ${request.method} ${request.url.split('?')[0]}`.slice(0, 200)));
+    });
+  },
+  { name: 'errors' },
+);

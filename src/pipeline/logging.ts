@@ -1,0 +1,236 @@
+/**
+ * Pipeline step **logging** (all along the request; its line is written when the request completes):
+ * pino as Fastify's logger, one line per request (method, path without query, status, time), the
+ * credentials redacted (CONTRACT.md "Session cookie": `cookie`, `authorization`, `set-cookie` and any
+ * `access_token` never reach a log line), a request's child logger built only when it logs more than
+ * its line, and in production an asynchronous destination fed in batches and flushed at close and exit.
+ *
+ * {@link createLogging} gives the Fastify constructor options and the plugin to register first.
+ *
+ * @module
+ */
+import type { Writable } from 'node:stream';
+import {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerOptions,
+  LogController,
+} from 'fastify';
+import fp from 'fastify-plugin';
+import pino from 'pino';
+import type { Config } from '../config.js';
+
+/** Redaction of logged credentials: `cookie`, `authorization`, `set-cookie` and any `access_token` field. */
+export const LOG_REDACT_PATHS = [
+  'req.headers.cookie',
+  'req.headers.authorization',
+  'res.headers["set-cookie"]',
+  'headers.cookie',
+  'headers.authorization',
+  'headers["set-cookie"]',
+  'cookie',
+  'authorization',
+  'access_token',
+  '*.access_token',
+  '*.*.access_token',
+  '*.cookie',
+  '*.authorization',
+  '*["set-cookie"]',
+  // headers logged by plugins at debug/trace level (e.g. the multipart parser's `busboyOptions.headers`)
+  '*.headers.cookie',
+  '*.headers.authorization',
+  '*.headers["set-cookie"]',
+];
+
+/** Production log lines are handed to the destination in batches of about this many characters. */
+const LOG_BATCH_CHARS = 16 * 1024;
+/** Longest time a production log line waits in its batch, in milliseconds. */
+const LOG_BATCH_MS = 250;
+
+function flushLogBatch(batch: LogBatcher): void {
+  batch.flush();
+}
+
+/**
+ * Gathers log lines and passes them on to the destination in writes of about {@link LOG_BATCH_CHARS}
+ * characters, or {@link LOG_BATCH_MS} after the first line of a batch: one asynchronous write (one
+ * hand-off to a libuv pool thread) per batch rather than per line. Lines are joined once, here
+ * (the destination's own `minLength` would measure its growing buffer again on every line).
+ */
+class LogBatcher {
+  readonly #destination: { write(text: string): unknown };
+  #lines: string[] = [];
+  #size = 0;
+  #timer: NodeJS.Timeout | undefined;
+  #direct = false;
+  constructor(destination: { write(text: string): unknown }) {
+    this.#destination = destination;
+  }
+  /** Takes one line (pino's stream interface). */
+  write(line: string): boolean {
+    if (this.#direct) {
+      this.#destination.write(line);
+      return true;
+    }
+    this.#lines.push(line);
+    this.#size += line.length;
+    if (this.#size >= LOG_BATCH_CHARS) this.flush();
+    else if (this.#timer === undefined) this.#timer = setTimeout(flushLogBatch, LOG_BATCH_MS, this).unref();
+    return true;
+  }
+  /** Passes the lines gathered so far on to the destination. */
+  flush(): void {
+    if (this.#timer !== undefined) {
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    }
+    if (this.#size === 0) return;
+    const lines = this.#lines;
+    this.#lines = [];
+    this.#size = 0;
+    this.#destination.write(lines.length === 1 ? (lines[0] as string) : lines.join(''));
+  }
+  /** Flushes, and passes every later line on at once (after the app has closed). */
+  stop(): void {
+    this.flush();
+    this.#direct = true;
+  }
+}
+
+/** One log line per request, written when it completes (method, path without query, status, time). */
+class OneLinePerRequest extends LogController {
+  /**
+   * Where the completion lines of requests without an error go: a child of the app's logger made once,
+   * without redaction, since the line's fields (request id, method, path, status, time) can never match
+   * a redacted path. The line is the same as through the request's logger, without a redaction pass
+   * per field and without creating that logger.
+   */
+  lines: FastifyBaseLogger | undefined;
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const url = request.url;
+    const query = url.indexOf('?');
+    const path = query === -1 ? url : url.slice(0, query);
+    const ms = Math.round(reply.elapsedTime * 100) / 100;
+    if (error) {
+      request.log.error({ method: request.method, url: path, statusCode: reply.statusCode, ms, err: error }, 'request errored');
+    } else if (this.lines) {
+      this.lines.info({ reqId: request.id, method: request.method, url: path, statusCode: reply.statusCode, ms }, 'request completed');
+    } else {
+      request.log.info({ method: request.method, url: path, statusCode: reply.statusCode, ms }, 'request completed');
+    }
+  }
+}
+
+type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+type LogMethod = (this: FastifyBaseLogger, ...args: unknown[]) => void;
+type LogBindings = Parameters<FastifyBaseLogger['child']>[0];
+type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
+
+/**
+ * A request's logger, made on its first use: most requests log nothing but their completion line
+ * ({@link OneLinePerRequest}), so the pino child (bindings `{ reqId }`, redaction included) is only
+ * built for those that log more.
+ */
+class LazyRequestLogger implements FastifyBaseLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: LogBindings;
+  readonly #options: ChildOptions;
+  #logger: FastifyBaseLogger | undefined;
+  constructor(parent: FastifyBaseLogger, bindings: LogBindings, options: ChildOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+  #real(): FastifyBaseLogger {
+    if (this.#logger === undefined) this.#logger = this.#parent.child(this.#bindings, this.#options);
+    return this.#logger;
+  }
+  get level(): FastifyBaseLogger['level'] {
+    return this.#real().level;
+  }
+  set level(level: FastifyBaseLogger['level']) {
+    this.#real().level = level;
+  }
+  #log(level: LogLevel, args: unknown[]): void {
+    const logger = this.#real();
+    (logger[level] as LogMethod).apply(logger, args);
+  }
+  fatal(...args: unknown[]): void {
+    this.#log('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.#log('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.#log('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.#log('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.#log('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.#log('trace', args);
+  }
+  silent(): void {}
+  child(bindings: LogBindings, options?: ChildOptions): FastifyBaseLogger {
+    return this.#real().child(bindings, options);
+  }
+}
+
+/** The logging of one app: Fastify constructor options and the plugin that completes them. */
+export interface Logging {
+  readonly options: Pick<FastifyServerOptions, 'logger' | 'logController' | 'childLoggerFactory'>;
+  readonly plugin: FastifyPluginAsync;
+}
+
+/**
+ * The logging of an app. Log lines go to `logStream` when given; else, in production, to standard
+ * output through an asynchronous pino destination (a request never waits for a write), batched and
+ * written out at close and at process exit; else synchronously to standard output.
+ */
+export function createLogging(config: Pick<Config, 'logLevel' | 'production'>, logStream?: Writable): Logging {
+  const asyncLog = logStream || !config.production ? undefined : pino.destination({ dest: 1, sync: false });
+  const batch = asyncLog ? new LogBatcher(asyncLog) : undefined;
+  const flushLogs = (): void => {
+    batch?.flush();
+    try {
+      asyncLog?.flushSync();
+    } catch {
+      // not open yet or already closed: nothing to flush
+    }
+  };
+  const destination = logStream ?? batch;
+  const controller = new OneLinePerRequest();
+  const plugin = async (app: FastifyInstance): Promise<void> => {
+    controller.lines = app.log.child({}, { redact: [] });
+    if (asyncLog) process.on('exit', flushLogs);
+    // Registered first, so its close hook runs last: lines logged while the app closes are kept.
+    app.addHook('onClose', async () => {
+      batch?.stop();
+      flushLogs();
+      process.removeListener('exit', flushLogs);
+    });
+  };
+  return {
+    options: {
+      logger: {
+        level: config.logLevel,
+        redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
+        serializers: {
+          req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
+          res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+        },
+        ...(destination ? { stream: destination } : {}),
+      },
+      logController: controller,
+      childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger, bindings, options),
+    },
+    plugin: fp(plugin, { name: 'logging' }),
+  };
+}

@@ -1,0 +1,123 @@
+/**
+ * The {@link RouteContext} of one request and the sending of a handler's answer (DESIGN.md "One
+ * request": the handler's upstream calls carry the proxy's headers; answers go out through the
+ * envelope's rules and never carry the JWT).
+ *
+ * @module
+ */
+import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../config.js';
+import type { ProxyAnswer } from '../envelope.js';
+import { readSessionToken } from '../session/cookie.js';
+import type { SessionCaches } from '../session/identity.js';
+import { MIN_REDACTED_TOKEN_LENGTH, redactText } from '../session/redact.js';
+import type { CacheRegistry } from '../state/caches.js';
+import type { UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
+import type { ServiceName, UpstreamCaller } from '../upstream/services.js';
+
+/** Shared state the routes use: configuration, upstream services and caches. Built by `createServer`. */
+export interface AppDeps extends SessionCaches {
+  readonly config: Config;
+  readonly services: Readonly<Record<ServiceName, UpstreamService>>;
+  /** Random source in [0, 1) (the beacon sampling of spec 6.2); replaceable in tests. */
+  readonly random: () => number;
+  /** Caches route areas register, emptied together by the cache purge routes. */
+  readonly caches: CacheRegistry;
+}
+
+/**
+ * What a handler gets: the validated input, the session token and upstream calls that carry the
+ * proxy's headers (`Authorization: Bearer <jwt>` when a session is present, the incoming `Cookie`
+ * header (spec 1.3), the request id and the client's address; headers sent by the browser never
+ * override these).
+ */
+export interface RouteContext<B = unknown, Q = unknown, P = unknown> extends UpstreamCaller {
+  readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
+  readonly body: B;
+  readonly query: Q;
+  readonly params: P;
+  readonly deps: AppDeps;
+  /**
+   * The route's `config` as `registerRoutes` declared it (auth need, upstream rows, cache control…):
+   * the same values as `request.routeOptions.config`, which builds a new object on every read.
+   */
+  readonly routeConfig?: FastifyContextConfig;
+}
+
+/**
+ * The context of one request. Its upstream calls are methods on the prototype rather than closures
+ * made per request; the proxy's headers are built once per call and merged in the client.
+ */
+export class RequestContext implements RouteContext {
+  readonly request: FastifyRequest;
+  readonly reply: FastifyReply;
+  readonly body: unknown;
+  readonly query: unknown;
+  readonly params: unknown;
+  readonly token: string | undefined;
+  readonly deps: AppDeps;
+  readonly routeConfig: FastifyContextConfig | undefined;
+  constructor(request: FastifyRequest, reply: FastifyReply, routeConfig: FastifyContextConfig | undefined, deps: AppDeps) {
+    this.request = request;
+    this.reply = reply;
+    this.body = request.body;
+    this.query = request.query;
+    this.params = request.params;
+    this.token = readSessionToken(request, deps.config);
+    this.deps = deps;
+    this.routeConfig = routeConfig;
+  }
+  get requestId(): string {
+    return this.request.id;
+  }
+  call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null }): Promise<UpstreamResponse> {
+    return this.deps.services[service].request(req, this.#proxyHeaders(service, options?.bearer));
+  }
+  stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream> {
+    return this.deps.services[service].stream(req, this.#proxyHeaders(service, undefined));
+  }
+  /** The headers the proxy sets on an upstream call; they override the route's own. */
+  #proxyHeaders(service: ServiceName, bearer: string | null | undefined): Record<string, string> {
+    const request = this.request;
+    const headers: Record<string, string> = { 'x-request-id': request.id, 'x-forwarded-for': request.ip };
+    const ua = request.headers['user-agent'];
+    if (ua) headers['user-agent'] = ua.slice(0, 512);
+    const lang = request.headers['accept-language'];
+    if (lang) headers['accept-language'] = lang.slice(0, 128);
+    const jwt = bearer === undefined ? this.token : bearer;
+    if (jwt) headers.authorization = `Bearer ${jwt}`;
+    if (request.headers.cookie && (service === 'bff' || jwt)) headers.cookie = request.headers.cookie;
+    return headers;
+  }
+}
+
+/**
+ * Sends a handler's answer: its status; the route's `Cache-Control` on success; a JSON body serialised
+ * (a buffer or text as it is, with the upstream's content type). The session JWT is removed from the
+ * body and from the content type, whatever the upstream sent (CONTRACT.md "Session cookie").
+ */
+export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteContext): FastifyReply {
+  reply.code(answer.status);
+  if (answer.status < 400) {
+    const cacheControl = (ctx.routeConfig ?? reply.request.routeOptions.config).cacheControl;
+    if (cacheControl) reply.header('cache-control', cacheControl);
+  }
+  let body = answer.body;
+  if (body === null) return reply.send();
+  if (!Buffer.isBuffer(body) && typeof body !== 'string') {
+    body = JSON.stringify(body);
+    reply.type('application/json; charset=utf-8');
+  } else if (answer.contentType) {
+    // The only header a buffered answer takes from the upstream: the JWT never appears in a response
+    // header other than the session cookie. Streamed answers go through `sendRedactedStream`, which
+    // checks every header.
+    reply.type(redactText(answer.contentType, ctx.token));
+  }
+  // A cookie value too short to be a credential ("a", "1") is not redacted: it would mangle the body.
+  const token = ctx.token;
+  if (token && token.length >= MIN_REDACTED_TOKEN_LENGTH && (Buffer.isBuffer(body) ? body.includes(token) : body.includes(token))) {
+    body = body.toString().replaceAll(token, '[redacted]');
+  }
+  return reply.send(body);
+}

@@ -1,0 +1,71 @@
+/**
+ * The upstream services by name (CONTRACT.md "Configuration": one variable each), built once per app
+ * over one {@link PoolRegistry}, and the {@link UpstreamCaller} interface through which everything
+ * above this layer (session, catalogue, routes) calls them for a request.
+ *
+ * @module
+ */
+import type { Config, UpstreamUrlVariable } from '../config.js';
+import { PoolRegistry, type UpstreamRequest, type UpstreamResponse, UpstreamService, type UpstreamStream } from './client.js';
+
+/** The upstream services, named after their configuration variables (CONTRACT.md). */
+export type ServiceName =
+  | 'bff'
+  | 'sticker'
+  | 'referralV1'
+  | 'referralV2'
+  | 'ftdVerify'
+  | 'ftdSend'
+  | 'attribution'
+  | 'cachePurge';
+
+/** The configuration variable of each service. */
+export const SERVICE_VARIABLES: Readonly<Record<ServiceName, UpstreamUrlVariable>> = {
+  bff: 'BFF_BASE_URL',
+  sticker: 'STICKER_API_URL',
+  referralV1: 'REFERRAL_V1_API_URL',
+  referralV2: 'REFERRAL_V2_API_URL',
+  ftdVerify: 'FTD_CASHBACK_VERIFY_URL',
+  ftdSend: 'FTD_CASHBACK_SEND_URL',
+  attribution: 'ATTRIBUTION_S2S_URL',
+  cachePurge: 'CACHE_PURGE_URL',
+};
+
+/** Every upstream service of an app, with the pools they share. */
+export interface UpstreamServices {
+  readonly services: Readonly<Record<ServiceName, UpstreamService>>;
+  /** Closes every pool (at app close). */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds one {@link UpstreamService} per configured variable over one pool registry (one undici `Pool`
+ * per origin). A service whose variable is unset answers `not_configured` on each call.
+ */
+export function createUpstreamServices(config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'>): UpstreamServices {
+  const pools = new PoolRegistry(config.upstreamTimeoutMs);
+  const services = {} as Record<ServiceName, UpstreamService>;
+  for (const [name, variable] of Object.entries(SERVICE_VARIABLES) as [ServiceName, UpstreamUrlVariable][]) {
+    services[name] = new UpstreamService(variable, config.upstreams[variable], pools, config.upstreamTimeoutMs);
+  }
+  return { services, close: () => pools.close() };
+}
+
+/**
+ * Upstream calls made for one request: the proxy's headers (`Authorization: Bearer <jwt>` when a
+ * session is present, the incoming `Cookie`, the request id, the client's address) are set by the
+ * implementation and override the call's own (CONTRACT.md "Upstream requests").
+ */
+export interface UpstreamCaller {
+  /** The session JWT when the session cookie is present. */
+  readonly token: string | undefined;
+  /** The request id (sent upstream as `X-Request-Id`). */
+  readonly requestId: string;
+  /**
+   * One buffered upstream call. `bearer` replaces the session's JWT (`null`: no `Authorization`).
+   * @throws UpstreamError on transport failures.
+   */
+  call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null }): Promise<UpstreamResponse>;
+  /** As {@link call}, with the answer body streamed. */
+  stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream>;
+}
