@@ -118,9 +118,9 @@ function methodMatches(method: string | null, allowed: EndpointRow['methods']): 
  * - Query string and fragment are ignored; a trailing or doubled slash is tolerated; one
  *   leading version prefix `/api/v2/`, `/v1/` or `/v2/` is stripped. Any other path prefix
  *   (for example a base path of the BFF) is not stripped.
- * - `{id}`, `{slug}`, `{type}`, `{page}`, `{provider}` match exactly one segment;
- *   `/bff/users/kyc*` covers `/bff/users/kyc` and every sub-route; `/api/wallet/*` and the
- *   like cover the route and every sub-route.
+ * - `{id}`, `{slug}`, `{type}`, `{page}`, `{provider}`, `{code}` match exactly one segment;
+ *   `/bff/users/kyc*` covers `/bff/users/kyc` and every sub-route; `/api/wallet/*`,
+ *   `/core-sportbook/*` and the like cover the path and every sub-path.
  * - The method is compared case-insensitively; `HEAD` counts as `GET`. Omit it (or pass
  *   `null`/`''`) to match on the path only. With a method, a path whose rows all name other
  *   methods is unregistered: `/api/*` routes fall to EP0799 and the rest to EP0000.

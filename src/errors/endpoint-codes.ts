@@ -49,6 +49,11 @@ export const ENDPOINT_CODES = {
   EP0009: { methods: ['POST'], path: '/auth/passwords/reset/by-sms', meaning: 'password recovery: code by SMS' },
   EP0010: { methods: ['POST'], path: '/auth/passwords/reset/validate-code', meaning: 'password recovery: validate the code' },
   EP0011: { methods: ['POST'], path: '/auth/passwords/reset/confirm', meaning: 'password recovery: set the new password' },
+  EP0012: { methods: ['POST'], path: '/auth/logout-auto', meaning: 'automatic logout after session expiry' },
+  EP0013: { methods: ['POST'], path: '/auth/register', meaning: 'registration (classic register type)' },
+  EP0014: { methods: ['POST'], path: '/auth/register/simplified', meaning: 'registration (simplified register type)' },
+  EP0015: { methods: ['POST'], path: '/bff/social/{provider}', meaning: 'social login: provider token exchanged for a session' },
+  EP0016: { methods: ['POST'], path: '/bff/social/{provider}/registerSimplified', meaning: 'registration through a social provider' },
 
   // User / account (EP0020-EP0069)
   EP0020: { methods: ['POST'], path: '/users/update/{id}', meaning: 'update the profile' },
@@ -86,6 +91,8 @@ export const ENDPOINT_CODES = {
   EP0052: { methods: ['POST'], path: '/bff/users/list-referrals', meaning: "list the user's referrals" },
   EP0053: { methods: ['PATCH'], path: '/bff/users/update-pending-data', meaning: 'update pending data after login' },
   EP0054: { methods: ['GET'], path: '/bff/users/support-desk/create-or-update-user', meaning: 'support desk single sign-on token' },
+  EP0055: { methods: ['POST'], path: '/bff/validate-confirmation', meaning: 'confirm the e-mail validation link' },
+  EP0056: { methods: ['POST'], path: '/users/list-referrals', meaning: "list the user's referrals (upstream of /api/user/referrals)" },
 
   // Wallet (EP0070-EP0089)
   EP0070: { methods: ['POST'], path: '/bff/transactions', meaning: 'list transactions' },
@@ -106,6 +113,7 @@ export const ENDPOINT_CODES = {
   EP0098: { methods: ['POST'], path: '/mex-bank-accounts/store', meaning: 'store the Mexican bank account' },
   EP0099: { methods: ['GET'], path: '/generic-bank-accounts/user-account', meaning: 'read the bank account' },
   EP0100: { methods: ['POST'], path: '/generic-bank-accounts/store', meaning: 'store the bank account' },
+  EP0101: { methods: ['GET'], path: '/coupons/{code}', meaning: 'resolve a coupon' },
 
   // KYC (EP0120-EP0129)
   EP0120: { methods: 'any', path: '/bff/users/kyc*', meaning: 'KYC start and status, every sub-route' },
@@ -134,6 +142,8 @@ export const ENDPOINT_CODES = {
   EP0156: { methods: ['DELETE'], path: '/casino-game-votes/destroy/{id}', meaning: 'remove a vote' },
   EP0157: { methods: ['GET'], path: '/bff/favorite-games', meaning: 'read favourites' },
   EP0158: { methods: ['PUT'], path: '/bff/favorite-games/toggle', meaning: 'toggle a favourite' },
+  EP0159: { methods: ['GET'], path: '/casino-game-votes', meaning: "the user's vote and the vote counts of a game (query casinoGameId)" },
+  EP0160: { methods: ['GET'], path: '/bff/games/statistics-dl', meaning: 'game statistics (slug in the query)' },
 
   // Sports (EP0190-EP0199)
   EP0190: { methods: ['GET'], path: '/core-sportbook/search', meaning: 'sportsbook search' },
@@ -141,6 +151,7 @@ export const ENDPOINT_CODES = {
   EP0192: { methods: ['GET'], path: '/core-sportbook/anonymous-launch', meaning: 'anonymous sportsbook launch' },
   EP0193: { methods: ['POST'], path: '/sportsbook-partner-a/get-jwt', meaning: 'JWT for sportsbook partner A' },
   EP0194: { methods: ['GET'], path: '/sportsbook-partner-b/token', meaning: 'token for sportsbook partner B' },
+  EP0195: { methods: ['GET'], path: '/core-sportbook/*', meaning: 'sportsbook raw passthrough: any other sub-path' },
 
   // Brand / platform (EP0200-EP0209)
   EP0200: { methods: ['GET'], path: '/appearance', meaning: 'brand appearance' },

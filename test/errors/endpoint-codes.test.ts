@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import {
+  classifyError,
   ENDPOINT_CODES,
   ENDPOINT_GROUPS,
   ENDPOINT_LIST,
@@ -28,6 +29,11 @@ const SAMPLES: readonly (readonly [EndpointCode, string, string])[] = [
   ['EP0009', 'POST', '/auth/passwords/reset/by-sms'],
   ['EP0010', 'POST', '/auth/passwords/reset/validate-code'],
   ['EP0011', 'POST', '/auth/passwords/reset/confirm'],
+  ['EP0012', 'POST', '/auth/logout-auto'],
+  ['EP0013', 'POST', '/auth/register'],
+  ['EP0014', 'POST', '/auth/register/simplified'],
+  ['EP0015', 'POST', '/bff/social/google'],
+  ['EP0016', 'POST', '/bff/social/google/registerSimplified'],
   // User / account
   ['EP0020', 'POST', '/users/update/123'],
   ['EP0021', 'GET', '/bff/users/address-by-user'],
@@ -64,6 +70,8 @@ const SAMPLES: readonly (readonly [EndpointCode, string, string])[] = [
   ['EP0052', 'POST', '/bff/users/list-referrals'],
   ['EP0053', 'PATCH', '/bff/users/update-pending-data'],
   ['EP0054', 'GET', '/bff/users/support-desk/create-or-update-user'],
+  ['EP0055', 'POST', '/bff/validate-confirmation'],
+  ['EP0056', 'POST', '/users/list-referrals'],
   // Wallet
   ['EP0070', 'POST', '/bff/transactions'],
   ['EP0071', 'GET', '/transactions/cashback'],
@@ -82,6 +90,7 @@ const SAMPLES: readonly (readonly [EndpointCode, string, string])[] = [
   ['EP0098', 'POST', '/mex-bank-accounts/store'],
   ['EP0099', 'GET', '/generic-bank-accounts/user-account'],
   ['EP0100', 'POST', '/generic-bank-accounts/store'],
+  ['EP0101', 'GET', '/coupons/WELCOME10'],
   // KYC, rewards
   ['EP0120', 'GET', '/bff/users/kyc'],
   ['EP0130', 'GET', '/bff/gamification/rewards'],
@@ -106,12 +115,15 @@ const SAMPLES: readonly (readonly [EndpointCode, string, string])[] = [
   ['EP0156', 'DELETE', '/casino-game-votes/destroy/55'],
   ['EP0157', 'GET', '/bff/favorite-games'],
   ['EP0158', 'PUT', '/bff/favorite-games/toggle'],
+  ['EP0159', 'GET', '/casino-game-votes'],
+  ['EP0160', 'GET', '/bff/games/statistics-dl'],
   // Sports, brand / platform
   ['EP0190', 'GET', '/core-sportbook/search'],
   ['EP0191', 'GET', '/core-sportbook/launch'],
   ['EP0192', 'GET', '/core-sportbook/anonymous-launch'],
   ['EP0193', 'POST', '/sportsbook-partner-a/get-jwt'],
   ['EP0194', 'GET', '/sportsbook-partner-b/token'],
+  ['EP0195', 'GET', '/core-sportbook/events/12'],
   ['EP0200', 'GET', '/appearance'],
   ['EP0201', 'GET', '/bff/features'],
   ['EP0202', 'POST', '/bookmaker-settings'],
@@ -168,9 +180,9 @@ describe('spec 7.2: EP registry as data', () => {
     );
   });
 
-  test('spec 7.2 has 114 table rows plus EP0000: the registry holds 115 codes', () => {
-    assert.equal(ENDPOINT_LIST.length, 115);
-    assert.equal(Object.keys(ENDPOINT_CODES).length, 115);
+  test('spec 7.2 has 125 table rows plus EP0000: the registry holds 126 codes', () => {
+    assert.equal(ENDPOINT_LIST.length, 126);
+    assert.equal(Object.keys(ENDPOINT_CODES).length, 126);
   });
 
   test('every code is EP + four digits, inside its group range, ascending within its group; EP0000 last', () => {
@@ -265,7 +277,7 @@ describe('spec 7.2: EP matching rules', () => {
     assert.equal(endpointCodeFor('GET', '/withdraw/1/2/generate'), 'EP0000');
     assert.equal(endpointCodeFor('GET', '/casino-games/page'), 'EP0000');
     assert.equal(endpointCodeFor('GET', '/casino-games/page/2/3'), 'EP0000');
-    assert.equal(endpointCodeFor('GET', '/bff/games/statistics-dl'), 'EP0000');
+    assert.equal(endpointCodeFor('GET', '/bff/games/statistics-dl'), 'EP0160', 'its own row, not EP0152 with an empty {slug}');
     assert.equal(endpointCodeFor('GET', '/bff/games/statistics-dl/a/b'), 'EP0000');
     assert.equal(endpointCodeFor('POST', '/api/auth/social'), 'EP0799');
     assert.equal(endpointCodeFor('POST', '/api/auth/social/google/extra'), 'EP0799');
@@ -366,4 +378,64 @@ describe('spec 7.2: EP matching rules', () => {
     assert.equal(endpointCodeFor(null, '/auth/login'), 'EP0001');
     assert.equal(endpointCodeFor('OPTIONS', '/bff/users/kyc'), 'EP0120');
   });
+});
+
+// The codes appended after the first publication (spec 7.1), each with the neighbours it could
+// shadow or be shadowed by: the first matching row wins, so a new row must not take a path of an
+// earlier row, and an earlier, broader row must not take the new path. [method, URL, code].
+const APPENDED: readonly (readonly [string, string, EndpointCode])[] = [
+  // Auth
+  ['POST', '/auth/logout-auto', 'EP0012'],
+  ['POST', '/auth/logout', 'EP0002'],
+  ['POST', '/auth/register', 'EP0013'],
+  ['POST', '/auth/register/simplified', 'EP0014'],
+  ['POST', '/auth/register/simplified/extra', 'EP0000'],
+  ['GET', '/auth/register', 'EP0000'],
+  ['POST', '/bff/register-simplified', 'EP0005'],
+  ['POST', '/bff/social/google', 'EP0015'],
+  ['POST', '/bff/social/apple/registerSimplified', 'EP0016'],
+  ['POST', '/bff/social', 'EP0000'],
+  ['POST', '/bff/social/google/other', 'EP0000'],
+  ['POST', '/api/auth/register', 'EP0703'],
+  ['POST', '/api/auth/social/google', 'EP0706'],
+  // User / account
+  ['POST', '/bff/validate-confirmation?token=abc', 'EP0055'],
+  ['POST', '/users/list-referrals', 'EP0056'],
+  ['POST', '/bff/users/list-referrals', 'EP0052'],
+  ['POST', '/users/update/7', 'EP0020'],
+  // Payments
+  ['GET', '/coupons/WELCOME10', 'EP0101'],
+  ['GET', '/coupons', 'EP0000'],
+  ['GET', '/coupons/a/b', 'EP0000'],
+  // Games / casino
+  ['GET', '/casino-game-votes?casinoGameId=12', 'EP0159'],
+  ['POST', '/casino-game-votes', 'EP0000'],
+  ['POST', '/casino-game-votes/store/', 'EP0155'],
+  ['DELETE', '/casino-game-votes/destroy/12', 'EP0156'],
+  ['GET', '/bff/games/statistics-dl?slug=sweet-bonanza', 'EP0160'],
+  ['GET', '/bff/games/statistics-dl/sweet-bonanza', 'EP0152'],
+  ['GET', '/bff/games/statistics-by-period-dl/sweet-bonanza', 'EP0151'],
+  // Sports
+  ['GET', '/core-sportbook/search?search=flamengo', 'EP0190'],
+  ['GET', '/core-sportbook/launch', 'EP0191'],
+  ['GET', '/core-sportbook/anonymous-launch', 'EP0192'],
+  ['GET', '/core-sportbook/events/12?live=1', 'EP0195'],
+  ['GET', '/core-sportbook/events', 'EP0195'],
+  ['GET', '/core-sportbook/search/extra', 'EP0195'],
+  ['HEAD', '/core-sportbook/events', 'EP0195'],
+  ['POST', '/core-sportbook/search', 'EP0000'],
+  ['POST', '/core-sportbook/events', 'EP0000'],
+  ['GET', '/api/core-sportbook/events', 'EP0799'],
+];
+
+describe('spec 7.1, 7.2: appended codes, first match wins', () => {
+  for (const [method, path, code] of APPENDED) {
+    test(`${method} ${path} → ${code}`, () => {
+      for (const prefix of ['', '/v1', '/v2', '/api/v2']) {
+        const url = `https://bff.example.com${prefix}${path}`;
+        assert.equal(endpointCodeFor(method, url), code, url);
+        assert.equal(classifyError({ status: 502, data: { message: 'bad gateway' }, url, method }).ref, `${code}-EM0032`, url);
+      }
+    });
+  }
 });
