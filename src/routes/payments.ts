@@ -249,7 +249,7 @@ export const paymentsRoutes: readonly RouteSpec[] = [
     summary: 'create deposit (DepositPayload, spec 2.7; creditAmount in cents); answers the deposit result, wallet balance in units',
     auth: 'required',
     body: DepositPayload,
-    upstream: [bff('POST', '/wallet/add-credit')],
+    upstream: [bff('POST', '/wallet/add-credit'), bff('GET', '/auth/user-profile')],
     // A deposit creates a pending charge and changes nothing of the profile when it is made: the wallet
     // changes when the charge is paid, later and elsewhere, which the profile's 10 s time to live covers.
     evictsProfile: false,

@@ -148,7 +148,7 @@ export const userRoutes: readonly RouteSpec[] = [
     summary: "update profile; the path id is the session's own user id, an id in the body is dropped",
     auth: 'required',
     body: flatBody(),
-    upstream: [bff('POST', '/users/update/{id}')],
+    upstream: [bff('POST', '/users/update/{id}'), bff('GET', '/auth/user-profile')],
     handler: forwardForSessionUser(),
   }),
   route({
@@ -189,7 +189,7 @@ export const userRoutes: readonly RouteSpec[] = [
     summary: "change password (`password` and the BFF's other fields); the path id is the session's own user id",
     auth: 'required',
     body: ChangePasswordBody,
-    upstream: [bff('POST', '/users/change-password/{id}')],
+    upstream: [bff('POST', '/users/change-password/{id}'), bff('GET', '/auth/user-profile')],
     handler: forwardForSessionUser(),
   }),
   route({
@@ -318,7 +318,7 @@ export const userRoutes: readonly RouteSpec[] = [
     spec: '4.3',
     summary: "referral campaign v2 stats of the session's own user (external referral v2 service)",
     auth: 'required',
-    upstream: [external('referralV2', 'GET', '/indication-stats/{userId}')],
+    upstream: [external('referralV2', 'GET', '/indication-stats/{userId}'), bff('GET', '/auth/user-profile')],
     handler: forwardForSessionUser(),
   }),
   route({
