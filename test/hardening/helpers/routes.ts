@@ -290,12 +290,11 @@ function escapeRegex(text: string): string {
  * A test for "this upstream path is inside the route's declared upstream": the path (raw, as the
  * upstream received it) matches one of the route's upstream templates, where a `{name}` placeholder
  * is one segment (several on wildcard routes), and no decoded segment is `.` or `..` or holds a
- * separator. The profile read behind the session user id (`GET /auth/user-profile`) is always allowed;
- * on wildcard rows the method may be any (the row declares one for documentation).
+ * separator. On wildcard rows the method may be any (the row declares one for documentation). A route
+ * that reads the profile (the session user id) declares `GET /auth/user-profile` among its rows.
  */
 export function upstreamPathAllowed(rc: RouteCase, method: string, path: string): boolean {
-  const templates = [...rc.route.upstream, { service: 'bff' as ServiceName, method: 'GET' as HttpMethod, path: '/auth/user-profile' }];
-  return templates.some((t) => {
+  return rc.route.upstream.some((t) => {
     // A wildcard row (a generic forwarder) declares one method for documentation and forwards the client's.
     if (t.method !== method && !rc.wildcard) return false;
     const prefix = SERVICE_PREFIX[t.service];
