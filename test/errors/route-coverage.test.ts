@@ -28,9 +28,8 @@ import {
 import { DEV_PROXY } from '../../src/routes/dev.js';
 import { allRouteTables } from '../../src/routes/index.js';
 import { activeRoutes, type RouteSpec, type UpstreamTarget } from '../../src/routes/route.js';
-import { rawSubPath } from '../../src/routes/sports.js';
 import { PoolRegistry, type UpstreamRequest, UpstreamService } from '../../src/upstream/client.js';
-import { buildPath } from '../../src/upstream/paths.js';
+import { buildPath, rawSubPath } from '../../src/upstream/paths.js';
 
 /** Every row of every table, dev-only rows included (a development build registers them all). */
 const routes: readonly RouteSpec[] = activeRoutes(allRouteTables, loadConfig({ NODE_ENV: 'development' }));
