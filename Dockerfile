@@ -1,0 +1,46 @@
+# syntax=docker/dockerfile:1
+#
+# Front proxy image: three stages on the Node.js 24 LTS line.
+#   build  - every dependency, then `npm run build` (tsc + the browser SDK bundle) into dist/
+#   deps   - production dependencies only (`npm ci --omit=dev`)
+#   final  - dist/, the production node_modules and package.json; runs as the unprivileged `node`
+#            user, writes nothing to its own filesystem (works with a read-only root filesystem).
+#
+# Build:  docker build -t front-proxy:0.1.0 .
+# Run:    docker run --rm -p 3000:3000 -e BFF_BASE_URL=... -e STICKER_API_URL=... front-proxy:0.1.0
+# See deploy/README.md for the variables and the Kubernetes manifests.
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --no-audit --no-fund
+COPY tsconfig.json tsconfig.build.json ./
+COPY scripts ./scripts
+COPY src ./src
+RUN npm run build
+
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+# package.json has no prepare/postinstall script and no production dependency needs an install
+# script, so scripts are skipped: nothing here may need a development dependency.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
+
+FROM node:24-bookworm-slim AS final
+ENV NODE_ENV=production \
+    HOST=0.0.0.0 \
+    PORT=3000 \
+    WORKERS=1
+WORKDIR /app
+# Files stay owned by root and read-only for the `node` user that runs the server.
+COPY --from=deps /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+USER node
+EXPOSE 3000
+# Liveness of the process itself (GET /healthz); an orchestrator uses its own probes instead.
+HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# The server runs as `node` itself (PID 1, or under `docker run --init`) with the Node.js options
+# of `npm start`: npm would not pass SIGTERM on to it, and the graceful shutdown needs the signal.
+ENTRYPOINT ["node", "--single-threaded-gc", "dist/server.js"]
