@@ -1,0 +1,839 @@
+/**
+ * The container image and the deployment (Dockerfile, .dockerignore, deploy/), checked offline: no
+ * cluster and no Docker daemon.
+ *
+ * - deploy/kubernetes/: every object is valid against the Kubernetes schema (kubernetes-models), and
+ *   the files agree with each other and with CONTRACT.md "Configuration", "Operations", "Health" and
+ *   "Several instances": probes, ports, the shutdown sequence, security context, resources, the
+ *   autoscaler's and the disruption budget's targets, secrets by reference only.
+ * - Dockerfile: no finding of the Dockerfile linter (dockerfile-utils); multi-stage on Node.js 24;
+ *   non-root; HEALTHCHECK; production dependencies only; `node` started directly with the options of
+ *   package.json's `start` script.
+ * - deploy/grafana-dashboard.json: every query parses as PromQL and names only the contract's metrics
+ *   and labels; the panels of the issue are there.
+ *
+ * Each check is a function that returns the problems it finds. The committed files must give none,
+ * and broken copies must give the expected one, so no check passes whatever the files say.
+ */
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { parser as promqlParser } from '@prometheus-io/lezer-promql';
+import { DockerfileParser, type ImageTemplate, type JSONInstruction } from 'dockerfile-ast';
+import { validate as lintDockerfile } from 'dockerfile-utils';
+import { type IDeployment, Deployment } from 'kubernetes-models/apps/v1/Deployment';
+import { type IHorizontalPodAutoscaler, HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { type IPodDisruptionBudget, PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { type IConfigMap, ConfigMap } from 'kubernetes-models/v1/ConfigMap';
+import type { IContainer } from 'kubernetes-models/v1/Container';
+import { type IService, Service } from 'kubernetes-models/v1/Service';
+import { parseAllDocuments } from 'yaml';
+import { ConfigError, loadConfig } from '../src/config.js';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const readText = (path: string): string => readFileSync(join(root, path), 'utf8');
+
+/** A parsed Kubernetes object and the file it came from. */
+interface Manifest {
+  readonly file: string;
+  readonly object: Record<string, unknown>;
+}
+
+/** Replaces the first `from` by `to` in `text`, failing when `from` is absent (so a broken copy is really broken). */
+function edit(text: string, from: string | RegExp, to: string): string {
+  const changed = text.replace(from, to);
+  assert.notEqual(changed, text, `the text to replace is not in the file: ${String(from)}`);
+  return changed;
+}
+
+/** Asserts that `problems` has one matching `pattern`. */
+function assertReported(problems: readonly string[], pattern: RegExp): void {
+  assert.ok(
+    problems.some((p) => pattern.test(p)),
+    `expected a problem matching ${pattern}, got:\n${problems.join('\n') || '(none)'}`,
+  );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes manifests
+
+const MANIFEST_DIR = 'deploy/kubernetes';
+
+/** The kinds the deployment uses, each with its schema model. Another kind fails the check. */
+const MODELS: ReadonlyMap<string, new (data: never) => { validate(): void }> = new Map<
+  string,
+  new (data: never) => { validate(): void }
+>([
+  ['v1/ConfigMap', ConfigMap],
+  ['v1/Service', Service],
+  ['apps/v1/Deployment', Deployment],
+  ['autoscaling/v2/HorizontalPodAutoscaler', HorizontalPodAutoscaler],
+  ['policy/v1/PodDisruptionBudget', PodDisruptionBudget],
+]);
+
+/** Variables that must come from a Secret (CONTRACT.md "Configuration"), never from a value in a file. */
+const SECRET_VARIABLES = ['CACHE_PURGE_TOKEN', 'REDIS_URL'] as const;
+
+/** Every YAML document under deploy/kubernetes/, parsed; a YAML error or warning fails. */
+function loadManifests(): Manifest[] {
+  const files = readdirSync(join(root, MANIFEST_DIR), { recursive: true, encoding: 'utf8' })
+    .filter((f) => /\.ya?ml$/.test(f))
+    .sort();
+  const out: Manifest[] = [];
+  for (const name of files) {
+    const file = `${MANIFEST_DIR}/${name}`;
+    for (const doc of parseAllDocuments(readText(file))) {
+      const issues = [...doc.errors, ...doc.warnings];
+      assert.deepEqual(issues.map((e) => e.message), [], `${file}: YAML problems`);
+      const value: unknown = doc.toJS();
+      if (value === null || value === undefined) continue;
+      assert.ok(typeof value === 'object' && !Array.isArray(value), `${file}: a document is not a mapping`);
+      out.push({ file, object: value as Record<string, unknown> });
+    }
+  }
+  return out;
+}
+
+/** Problems of one object against the Kubernetes schema of its kind. */
+function schemaProblems(m: Manifest): string[] {
+  const { apiVersion, kind } = m.object;
+  const id = `${String(apiVersion)}/${String(kind)}`;
+  const Model = MODELS.get(id);
+  if (!Model) return [`${m.file}: ${id} is not a kind this deployment uses (add its model to MODELS)`];
+  try {
+    new Model(m.object as never).validate();
+  } catch (error) {
+    return [`${m.file}: ${id} does not match the Kubernetes schema: ${(error as Error).message}`];
+  }
+  return [];
+}
+
+/** Where a container's variable comes from, after envFrom and env are applied as the kubelet does. */
+type EnvSource =
+  | { readonly kind: 'value'; readonly value: string }
+  | { readonly kind: 'secret'; readonly name: string; readonly key: string; readonly optional: boolean }
+  | { readonly kind: 'other' };
+
+/** The environment of `container`: envFrom in order (a later source wins), then env (wins over envFrom). */
+function resolveEnv(container: IContainer, configMaps: readonly IConfigMap[], problems: string[]): Map<string, EnvSource> {
+  const env = new Map<string, EnvSource>();
+  const configMap = (name: string) => {
+    const found = configMaps.find((c) => c.metadata?.name === name);
+    if (!found) problems.push(`ConfigMap ${name} is referenced by the container but not defined in ${MANIFEST_DIR}/`);
+    return found;
+  };
+  for (const from of container.envFrom ?? []) {
+    if (from.configMapRef) {
+      for (const [key, value] of Object.entries(configMap(from.configMapRef.name ?? '')?.data ?? {})) {
+        env.set(`${from.prefix ?? ''}${key}`, { kind: 'value', value });
+      }
+    }
+    if (from.secretRef) {
+      problems.push(`envFrom secretRef ${from.secretRef.name ?? ''}: reference each secret key with secretKeyRef, so the variables it sets are known`);
+    }
+  }
+  for (const e of container.env ?? []) {
+    if (e.value !== undefined) env.set(e.name, { kind: 'value', value: e.value });
+    else if (e.valueFrom?.secretKeyRef) {
+      const ref = e.valueFrom.secretKeyRef;
+      env.set(e.name, { kind: 'secret', name: ref.name ?? '', key: ref.key, optional: ref.optional === true });
+    } else if (e.valueFrom?.configMapKeyRef) {
+      const ref = e.valueFrom.configMapKeyRef;
+      const value = configMap(ref.name ?? '')?.data?.[ref.key];
+      env.set(e.name, value === undefined ? { kind: 'other' } : { kind: 'value', value });
+    } else env.set(e.name, { kind: 'other' });
+  }
+  return env;
+}
+
+/** A Kubernetes quantity (`500m`, `1`, `256Mi`, `1G`) as a number of base units. */
+function quantity(value: string | number | undefined): number {
+  if (typeof value === 'number') return value;
+  const match = /^([0-9.]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(value ?? '');
+  if (!match) return Number.NaN;
+  const factors: Record<string, number> = {
+    m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40,
+  };
+  return Number(match[1]) * (match[2] ? (factors[match[2]] ?? Number.NaN) : 1);
+}
+
+/** Whether every label of `selector` is on `labels` with the same value (and the selector is not empty). */
+function selects(selector: Record<string, string> | undefined, labels: Record<string, string> | undefined): boolean {
+  const entries = Object.entries(selector ?? {});
+  return entries.length > 0 && entries.every(([k, v]) => labels?.[k] === v);
+}
+
+/** The cross-file facts of the manifests; an empty list when they hold. */
+function checkManifests(manifests: readonly Manifest[]): string[] {
+  const problems: string[] = [];
+  const of = <T>(kind: string): T[] => manifests.filter((m) => m.object.kind === kind).map((m) => m.object as T);
+  const deployments = of<IDeployment>('Deployment');
+  const services = of<IService>('Service');
+  const configMaps = of<IConfigMap>('ConfigMap');
+  const hpas = of<IHorizontalPodAutoscaler>('HorizontalPodAutoscaler');
+  const pdbs = of<IPodDisruptionBudget>('PodDisruptionBudget');
+
+  if (manifests.some((m) => m.object.kind === 'Secret')) {
+    problems.push('a Secret is committed: reference the Secret by name and create it outside the repository');
+  }
+  for (const cm of configMaps) {
+    for (const name of SECRET_VARIABLES) {
+      if (cm.data?.[name] !== undefined) problems.push(`ConfigMap ${cm.metadata?.name ?? ''} holds ${name}, a secret`);
+    }
+  }
+  if (deployments.length !== 1) return [...problems, `expected one Deployment, found ${deployments.length}`];
+  const deployment = deployments[0] as IDeployment;
+  const name = deployment.metadata?.name ?? '';
+  const template = deployment.spec?.template;
+  const pod = template?.spec;
+  const podLabels = template?.metadata?.labels;
+  if (!pod || pod.containers.length !== 1) {
+    return [...problems, 'the Deployment must run exactly one container (one process per pod)'];
+  }
+  const container = pod.containers[0] as IContainer;
+
+  if (!selects(deployment.spec?.selector.matchLabels, podLabels)) {
+    problems.push('the Deployment selector does not match its pod template labels');
+  }
+  if (!/[:@]/.test(container.image?.split('/').pop() ?? '') || /:latest$/.test(container.image ?? '')) {
+    problems.push(`container image ${container.image ?? '(none)'}: give a version tag or a digest, not latest`);
+  }
+  if (container.command !== undefined || container.args !== undefined) {
+    problems.push('the container overrides command/args: the image ENTRYPOINT starts node directly, keep it');
+  }
+
+  // Environment (CONTRACT.md "Configuration").
+  const env = resolveEnv(container, configMaps, problems);
+  const literal = (key: string): string | undefined => {
+    const source = env.get(key);
+    return source?.kind === 'value' ? source.value : undefined;
+  };
+  const expectValue = (key: string, expected: string, why: string) => {
+    const actual = literal(key);
+    if (actual !== expected) problems.push(`${key} is ${actual ?? '(not set)'}, expected ${expected}: ${why}`);
+  };
+  expectValue('NODE_ENV', 'production', 'production removes the dev-only routes');
+  expectValue('HOST', '0.0.0.0', 'in a container the server listens on every address');
+  for (const key of ['BFF_BASE_URL', 'STICKER_API_URL']) {
+    if (!literal(key)) problems.push(`${key} is not set: required with NODE_ENV=production`);
+  }
+  if ((literal('WORKERS') ?? '1') !== '1') problems.push('WORKERS must be 1: one process per pod, the autoscaler adds pods');
+  for (const key of SECRET_VARIABLES) {
+    const source = env.get(key);
+    if (source?.kind !== 'secret') problems.push(`${key} must come from a Secret (secretKeyRef), not ${source?.kind ?? 'nothing'}`);
+  }
+  const literalEnv: Record<string, string> = {};
+  for (const [key, source] of env) if (source.kind === 'value') literalEnv[key] = source.value;
+  try {
+    loadConfig(literalEnv);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    problems.push(`the manifests' configuration is refused by the server: ${error.message}`);
+  }
+
+  // Ports.
+  const appPort = Number(literal('PORT') ?? '3000');
+  const metricsPort = Number(literal('METRICS_PORT'));
+  /** The container port a probe or a Service names (by name or number), if the container declares it. */
+  const portOf = (port: string | number | undefined): number | undefined =>
+    container.ports?.find((p) => (typeof port === 'number' ? p.containerPort === port : p.name === port))?.containerPort;
+  if (!container.ports?.some((p) => p.containerPort === appPort)) {
+    problems.push(`no container port is PORT (${appPort})`);
+  }
+  if (!Number.isInteger(metricsPort) || metricsPort === appPort) {
+    problems.push(`METRICS_PORT must be set to a port of its own, got ${literal('METRICS_PORT') ?? '(not set)'}`);
+  }
+  const metricsContainerPort = container.ports?.find((p) => p.name === 'metrics');
+  if (metricsContainerPort?.containerPort !== metricsPort) {
+    problems.push(`the container port named metrics is ${metricsContainerPort?.containerPort ?? '(none)'}, METRICS_PORT is ${metricsPort}`);
+  }
+  const annotations = template?.metadata?.annotations ?? {};
+  if (annotations['prometheus.io/scrape'] !== 'true' || annotations['prometheus.io/port'] !== String(metricsPort) || annotations['prometheus.io/path'] !== '/metrics') {
+    problems.push(`pod annotations must say prometheus.io/scrape "true", port "${metricsPort}", path "/metrics"`);
+  }
+
+  // Probes (CONTRACT.md "Health").
+  const probe = (which: 'readinessProbe' | 'livenessProbe' | 'startupProbe', path: string) => {
+    const get = container[which]?.httpGet;
+    if (!get) return problems.push(`${which} must be an httpGet of ${path}`);
+    if (get.path !== path) problems.push(`${which} path is ${get.path ?? '(none)'}, expected ${path}`);
+    if (portOf(get.port) !== appPort) problems.push(`${which} port ${String(get.port)} is not the application port ${appPort}`);
+    return undefined;
+  };
+  probe('readinessProbe', '/readyz');
+  probe('livenessProbe', '/healthz');
+  // A startup probe on /readyz would restart pods in a loop while the BFF is down.
+  if (container.startupProbe) probe('startupProbe', '/healthz');
+
+  // Services.
+  const front = services.filter((s) => s.spec?.ports?.some((p) => portOf(p.targetPort ?? p.port) === appPort));
+  if (front.length !== 1) problems.push(`expected one Service in front of the application port, found ${front.length}`);
+  for (const service of services) {
+    const sName = service.metadata?.name ?? '';
+    if (!selects(service.spec?.selector, podLabels)) problems.push(`Service ${sName} selects no pod of the Deployment`);
+    for (const port of service.spec?.ports ?? []) {
+      const target = portOf(port.targetPort ?? port.port);
+      if (target === undefined) problems.push(`Service ${sName} targetPort ${String(port.targetPort)} is no container port`);
+    }
+  }
+  for (const service of front) {
+    if (service.spec?.ports?.some((p) => portOf(p.targetPort ?? p.port) === metricsPort)) {
+      problems.push(`Service ${service.metadata?.name ?? ''} exposes the metrics port next to the public one`);
+    }
+  }
+  const metricsServicePort = services.flatMap((s) => s.spec?.ports ?? []).find((p) => p.name === 'metrics');
+  if (!metricsServicePort || portOf(metricsServicePort.targetPort ?? metricsServicePort.port) !== metricsPort) {
+    problems.push('no Service port named metrics targets METRICS_PORT');
+  }
+
+  // Shutdown (CONTRACT.md "Operations").
+  const preStop = container.lifecycle?.preStop;
+  const command = preStop?.exec?.command ?? [];
+  const preStopSeconds =
+    preStop?.sleep?.seconds ?? (command.length === 2 && /^(\/bin\/)?sleep$/.test(command[0] ?? '') ? Number(command[1]) : undefined);
+  const delayMs = Number(literal('SHUTDOWN_DELAY_MS') ?? '0');
+  const timeoutMs = Number(literal('SHUTDOWN_TIMEOUT_MS') ?? '10000');
+  const grace = pod.terminationGracePeriodSeconds ?? 30;
+  if (preStopSeconds === undefined || !(preStopSeconds > 0)) {
+    problems.push('the preStop hook must be a sleep of some seconds');
+  } else {
+    if (preStopSeconds * 1000 !== delayMs) {
+      problems.push(`preStop sleep (${preStopSeconds} s) does not match SHUTDOWN_DELAY_MS (${delayMs} ms)`);
+    }
+    if (!(grace > preStopSeconds + delayMs / 1000 + timeoutMs / 1000)) {
+      problems.push(
+        `terminationGracePeriodSeconds ${grace} must exceed preStop ${preStopSeconds} s + SHUTDOWN_DELAY_MS ${delayMs} ms + SHUTDOWN_TIMEOUT_MS ${timeoutMs} ms`,
+      );
+    }
+  }
+
+  // Security context: the container's fields win over the pod's.
+  const podSc = pod.securityContext ?? {};
+  const sc = container.securityContext ?? {};
+  if ((sc.runAsNonRoot ?? podSc.runAsNonRoot) !== true) problems.push('runAsNonRoot must be true');
+  const uid = sc.runAsUser ?? podSc.runAsUser;
+  if (uid === undefined || uid === 0) {
+    problems.push('runAsUser must be a non-zero uid: the image USER is a name, which the kubelet cannot check against runAsNonRoot');
+  }
+  if (sc.readOnlyRootFilesystem !== true) problems.push('readOnlyRootFilesystem must be true');
+  if (sc.allowPrivilegeEscalation !== false) problems.push('allowPrivilegeEscalation must be false');
+  if (sc.privileged === true) problems.push('the container must not be privileged');
+  if (!sc.capabilities?.drop?.includes('ALL')) problems.push('capabilities must drop ALL');
+  if ((sc.seccompProfile ?? podSc.seccompProfile)?.type !== 'RuntimeDefault') problems.push('seccompProfile must be RuntimeDefault');
+
+  // Resources.
+  const { requests, limits } = container.resources ?? {};
+  for (const resource of ['cpu', 'memory']) {
+    const request = requests?.[resource];
+    const limit = limits?.[resource];
+    if (request === undefined) problems.push(`resources.requests.${resource} is not set`);
+    if (limit === undefined) problems.push(`resources.limits.${resource} is not set`);
+    if (request !== undefined && limit !== undefined && !(quantity(request) <= quantity(limit))) {
+      problems.push(`resources.requests.${resource} (${request}) exceeds resources.limits.${resource} (${limit})`);
+    }
+  }
+
+  // Autoscaler and disruption budget.
+  if (hpas.length !== 1) problems.push(`expected one HorizontalPodAutoscaler, found ${hpas.length}`);
+  for (const hpa of hpas) {
+    const target = hpa.spec?.scaleTargetRef;
+    if (target?.apiVersion !== 'apps/v1' || target.kind !== 'Deployment' || target.name !== name) {
+      problems.push(`HorizontalPodAutoscaler scaleTargetRef ${JSON.stringify(target)} is not Deployment ${name}`);
+    }
+    if (!hpa.spec?.metrics?.some((m) => m.type === 'Resource' && m.resource?.name === 'cpu')) {
+      problems.push('the HorizontalPodAutoscaler does not scale on CPU');
+    }
+    const min = hpa.spec?.minReplicas ?? 1;
+    if (min < 2) problems.push(`minReplicas ${min}: at least 2, so a voluntary disruption leaves a pod serving`);
+    if ((hpa.spec?.maxReplicas ?? 0) < min) problems.push('maxReplicas is below minReplicas');
+    if (deployment.spec?.replicas !== undefined) {
+      problems.push('the Deployment sets replicas although the HorizontalPodAutoscaler owns the count');
+    }
+    const redis = env.get('REDIS_URL');
+    if ((hpa.spec?.maxReplicas ?? 0) > 1 && (redis?.kind !== 'secret' || redis.optional)) {
+      problems.push('several replicas need REDIS_URL (CONTRACT.md "Several instances"): a required secretKeyRef');
+    }
+    for (const pdb of pdbs) {
+      const minAvailable = pdb.spec?.minAvailable;
+      if (typeof minAvailable === 'number' && minAvailable >= min) {
+        problems.push(`PodDisruptionBudget minAvailable ${minAvailable} blocks every drain at ${min} replicas`);
+      }
+    }
+  }
+  if (pdbs.length !== 1) problems.push(`expected one PodDisruptionBudget, found ${pdbs.length}`);
+  for (const pdb of pdbs) {
+    const selector = pdb.spec?.selector;
+    if (selector?.matchExpressions?.length || !selects(selector?.matchLabels, podLabels)) {
+      problems.push(`PodDisruptionBudget ${pdb.metadata?.name ?? ''} selector does not match the pod labels`);
+    }
+    if (pdb.spec?.minAvailable === undefined && pdb.spec?.maxUnavailable === undefined) {
+      problems.push('the PodDisruptionBudget sets neither minAvailable nor maxUnavailable');
+    }
+  }
+  return problems;
+}
+
+describe('Kubernetes manifests (deploy/kubernetes)', () => {
+  const manifests = loadManifests();
+
+  test('every object is valid against the Kubernetes schema of its kind', () => {
+    assert.ok(manifests.length >= 5, `expected the manifests, found ${manifests.length} objects`);
+    assert.deepEqual(manifests.flatMap(schemaProblems), []);
+    const ids = manifests.map((m) => `${String(m.object.kind)}/${String((m.object.metadata as { name?: string } | undefined)?.name)}`);
+    assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'duplicate kind/name');
+  });
+
+  test('the schema check rejects a wrong type, a missing field and an unknown kind', () => {
+    const deployment = manifests.find((m) => m.object.kind === 'Deployment');
+    assert.ok(deployment);
+    const wrongType = structuredClone(deployment.object) as unknown as IDeployment;
+    (wrongType.spec?.template.spec?.containers[0]?.ports?.[0] as { containerPort: unknown }).containerPort = 'http';
+    assertReported(schemaProblems({ file: 'x', object: wrongType as unknown as Record<string, unknown> }), /containerPort must be integer/);
+    const noSelector = structuredClone(deployment.object) as { spec: Record<string, unknown> };
+    delete noSelector.spec.selector;
+    assertReported(schemaProblems({ file: 'x', object: noSelector }), /selector/);
+    assertReported(schemaProblems({ file: 'x', object: { apiVersion: 'v1', kind: 'Secret' } }), /not a kind this deployment uses/);
+  });
+
+  test('the files agree with each other and with the contract', () => {
+    assert.deepEqual(checkManifests(manifests), []);
+  });
+
+  /** A copy of the manifests with `change` applied to the first object of `kind`. */
+  const broken = (kind: string, change: (o: Record<string, unknown>) => void): Manifest[] =>
+    manifests.map((m) => {
+      const object = structuredClone(m.object);
+      if (m === manifests.find((x) => x.object.kind === kind)) change(object);
+      return { file: m.file, object };
+    });
+  const containerOf = (o: Record<string, unknown>) => (o as unknown as IDeployment).spec?.template.spec?.containers[0] as IContainer;
+  const setEnv = (o: Record<string, unknown>, key: string, value: string) => {
+    const c = containerOf(o);
+    c.env = [...(c.env ?? []).filter((e) => e.name !== key), { name: key, value }];
+  };
+
+  const cases: [string, string, (o: Record<string, unknown>) => void, RegExp][] = [
+    ['readiness on /healthz', 'Deployment', (o) => void ((containerOf(o).readinessProbe ?? {}).httpGet = { path: '/healthz', port: 'http' }), /readinessProbe path/],
+    ['liveness on /readyz', 'Deployment', (o) => void ((containerOf(o).livenessProbe ?? {}).httpGet = { path: '/readyz', port: 'http' }), /livenessProbe path/],
+    ['readiness on another port', 'Deployment', (o) => void ((containerOf(o).readinessProbe ?? {}).httpGet = { path: '/readyz', port: 'metrics' }), /readinessProbe port/],
+    ['Service targetPort not a container port', 'Service', (o) => void (((o as unknown as IService).spec?.ports ?? [])[0]!.targetPort = 8080), /targetPort 8080 is no container port/],
+    ['Service selecting other pods', 'Service', (o) => void ((o as unknown as IService).spec!.selector = { app: 'other' }), /selects no pod/],
+    ['metrics port renamed', 'Deployment', (o) => void (containerOf(o).ports![1]!.name = 'prom'), /named metrics/],
+    ['METRICS_PORT not the metrics port', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.METRICS_PORT = '9100'), /METRICS_PORT is 9100|port named metrics/],
+    ['grace period too short', 'Deployment', (o) => void ((o as unknown as IDeployment).spec!.template.spec!.terminationGracePeriodSeconds = 20), /terminationGracePeriodSeconds 20 must exceed/],
+    ['longer SHUTDOWN_TIMEOUT_MS', 'Deployment', (o) => setEnv(o, 'SHUTDOWN_TIMEOUT_MS', '25000'), /must exceed/],
+    ['SHUTDOWN_DELAY_MS not matching preStop', 'Deployment', (o) => setEnv(o, 'SHUTDOWN_DELAY_MS', '2000'), /does not match SHUTDOWN_DELAY_MS/],
+    ['no preStop', 'Deployment', (o) => void delete containerOf(o).lifecycle, /preStop hook/],
+    ['runAsNonRoot false', 'Deployment', (o) => void ((o as unknown as IDeployment).spec!.template.spec!.securityContext!.runAsNonRoot = false), /runAsNonRoot/],
+    ['no runAsUser', 'Deployment', (o) => void delete (o as unknown as IDeployment).spec!.template.spec!.securityContext!.runAsUser, /runAsUser/],
+    ['writable root filesystem', 'Deployment', (o) => void (containerOf(o).securityContext!.readOnlyRootFilesystem = false), /readOnlyRootFilesystem/],
+    ['privilege escalation allowed', 'Deployment', (o) => void (containerOf(o).securityContext!.allowPrivilegeEscalation = true), /allowPrivilegeEscalation/],
+    ['no limits', 'Deployment', (o) => void delete containerOf(o).resources!.limits, /limits\.cpu is not set/],
+    ['request above limit', 'Deployment', (o) => void (containerOf(o).resources!.requests!.memory = '1Gi'), /requests\.memory \(1Gi\) exceeds/],
+    ['HPA on another Deployment', 'HorizontalPodAutoscaler', (o) => void ((o as unknown as IHorizontalPodAutoscaler).spec!.scaleTargetRef.name = 'other'), /scaleTargetRef/],
+    ['replicas next to the HPA', 'Deployment', (o) => void ((o as unknown as IDeployment).spec!.replicas = 3), /sets replicas/],
+    ['PDB selecting other pods', 'PodDisruptionBudget', (o) => void ((o as unknown as IPodDisruptionBudget).spec!.selector = { matchLabels: { app: 'other' } }), /PodDisruptionBudget .* selector/],
+    ['REDIS_URL as a value', 'Deployment', (o) => setEnv(o, 'REDIS_URL', 'redis://redis:6379'), /REDIS_URL must come from a Secret/],
+    ['secret in the ConfigMap', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.CACHE_PURGE_TOKEN = 'x'.repeat(20)), /holds CACHE_PURGE_TOKEN/],
+    ['NODE_ENV development', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.NODE_ENV = 'development'), /NODE_ENV is development/],
+    ['BFF_BASE_URL missing', 'ConfigMap', (o) => void delete (o as unknown as IConfigMap).data!.BFF_BASE_URL, /BFF_BASE_URL is not set/],
+    ['a value the server refuses', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.UPSTREAM_TIMEOUT_MS = 'soon'), /refused by the server/],
+    ['two workers', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.WORKERS = '2'), /WORKERS must be 1/],
+    ['command override', 'Deployment', (o) => void (containerOf(o).command = ['npm', 'start']), /command\/args/],
+  ];
+  for (const [what, kind, change, pattern] of cases) {
+    test(`the cross-file check reports: ${what}`, () => {
+      assertReported(checkManifests(broken(kind, change)), pattern);
+    });
+  }
+
+  test('the cross-file check reports a committed Secret', () => {
+    const withSecret = [...manifests, { file: 'x', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } } }];
+    assertReported(checkManifests(withSecret), /a Secret is committed/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Dockerfile
+
+interface PackageJson {
+  scripts: Record<string, string>;
+}
+
+/** One build stage: its FROM and the instructions of its image. */
+interface Stage {
+  readonly name: string | null;
+  readonly image: string;
+  readonly tag: string | null;
+  readonly template: ImageTemplate;
+}
+
+/** The Dockerfile's facts; an empty list when they hold. */
+function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string): string[] {
+  const problems = lintDockerfile(text).map((d) => `Dockerfile line ${d.range.start.line + 1}: ${d.message}`);
+  const dockerfile = DockerfileParser.parse(text);
+  const stages: Stage[] = dockerfile.getFROMs().map((from) => {
+    const template = dockerfile.getContainingImage(from.getRange().start);
+    assert.ok(template, 'a FROM without its image');
+    return { name: from.getBuildStage(), image: from.getImageName() ?? '', tag: from.getImageTag(), template };
+  });
+  const final = stages.at(-1);
+  if (stages.length < 2 || !final) return [...problems, 'the Dockerfile must be multi-stage (a build stage and a final stage)'];
+  const stageNames = new Set(stages.map((s) => s.name).filter((n) => n !== null));
+  for (const stage of stages) {
+    if (stageNames.has(stage.image)) continue;
+    if (!/^(library\/)?node$/.test(stage.image) || !/^24([.-]|$)/.test(stage.tag ?? '')) {
+      problems.push(`stage ${stage.name ?? '(unnamed)'} is based on ${stage.image}:${stage.tag ?? ''}, expected node:24 (current LTS)`);
+    }
+  }
+  const keyword = (stage: Stage, k: string) => stage.template.getInstructions().filter((i) => i.getKeyword() === k);
+  const runs = (stage: Stage) => keyword(stage, 'RUN').map((i) => i.getArgumentsContent() ?? '');
+  /** The stage a COPY --from of `path` in the final stage takes it from. */
+  const copiedFrom = (path: RegExp): Stage | undefined => {
+    const copy = final.template.getCOPYs().find((c) => c.getArguments().slice(0, -1).some((a) => path.test(a.getValue())));
+    const from = copy?.getFromFlag()?.getValue();
+    return stages.find((s) => s.name === from && s !== final);
+  };
+
+  // Dependencies and build.
+  const deps = copiedFrom(/(^|\/)node_modules\/?$/);
+  if (!deps || !runs(deps).some((r) => /\bnpm ci\b[^;&|]*--omit=dev/.test(r))) {
+    problems.push('the final stage must copy node_modules from a stage that runs npm ci --omit=dev');
+  }
+  const build = copiedFrom(/(^|\/)dist\/?$/);
+  const buildRuns = build ? runs(build) : [];
+  const ci = buildRuns.findIndex((r) => /\bnpm ci\b/.test(r) && !/--omit=dev/.test(r));
+  const runBuild = buildRuns.findIndex((r) => /\bnpm run build\b/.test(r));
+  if (!build || ci < 0 || runBuild < ci) {
+    problems.push('the final stage must copy dist from a stage that runs npm ci, then npm run build');
+  }
+  if (!final.template.getCOPYs().some((c) => c.getArguments().slice(0, -1).some((a) => /(^|\/)package\.json$/.test(a.getValue())))) {
+    problems.push('the final stage must copy package.json');
+  }
+  for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) {
+    if (pkg.scripts[script] !== undefined) {
+      problems.push(`package.json has a ${script} script: npm ci --omit=dev (scripts ignored) would not run it, or would need dev dependencies`);
+    }
+  }
+
+  // Runtime: user, environment, health check, command.
+  const user = keyword(final, 'USER').at(-1)?.getArgumentsContent()?.split(':')[0];
+  if (user !== 'node') problems.push(`the final stage must run as USER node, not ${user ?? 'root (no USER)'}`);
+  const env = new Map(final.template.getENVs().flatMap((e) => e.getProperties().map((p) => [p.getName(), p.getValue()] as const)));
+  if (env.get('NODE_ENV') !== 'production') problems.push(`the final stage must set NODE_ENV=production, not ${env.get('NODE_ENV') ?? '(unset)'}`);
+  if (env.get('HOST') !== '0.0.0.0') problems.push('the final stage must set HOST=0.0.0.0');
+  const healthcheck = final.template.getHEALTHCHECKs().at(-1);
+  if (!healthcheck || healthcheck.getSubcommand()?.getValue().toUpperCase() !== 'CMD' || !healthcheck.getArgumentsContent()?.includes('/healthz')) {
+    problems.push('the final stage must have a HEALTHCHECK CMD on /healthz');
+  }
+  const execForm = (i: JSONInstruction | undefined): string[] | undefined =>
+    i && i.getOpeningBracket() !== null && i.getClosingBracket() !== null ? i.getJSONStrings().map((s) => s.getJSONValue()) : undefined;
+  const entrypointInstruction = final.template.getENTRYPOINTs().at(-1);
+  const entrypoint = execForm(entrypointInstruction);
+  const cmdInstruction = final.template.getCMDs().at(-1);
+  const cmdAfter = cmdInstruction && entrypointInstruction && cmdInstruction.getRange().start.line > entrypointInstruction.getRange().start.line;
+  const cmd = cmdAfter ? execForm(cmdInstruction) : [];
+  const start = pkg.scripts.start?.trim().split(/\s+/) ?? [];
+  if (start[0] !== 'node') problems.push(`package.json start script is not a plain node command: ${pkg.scripts.start ?? '(none)'}`);
+  if (!entrypoint || cmd === undefined) {
+    problems.push('the final stage must start the server with ENTRYPOINT (and CMD) in exec form, so node itself gets SIGTERM');
+  } else if (JSON.stringify([...entrypoint, ...cmd]) !== JSON.stringify(start)) {
+    problems.push(`the image runs ${JSON.stringify([...entrypoint, ...cmd])}, package.json start runs ${JSON.stringify(start)}`);
+  }
+
+  // The build context: .dockerignore leaves everything out, then lets back in what COPY needs.
+  const ignore = dockerignore.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const allowed = new Set(ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/^\.?\/|\/$/g, '')));
+  if (ignore[0] !== '*' && ignore[0] !== '**') problems.push('.dockerignore must start with * and let back in only what the build needs');
+  for (const unwanted of ['node_modules', 'dist', '.git', '.env']) {
+    if (allowed.has(unwanted)) problems.push(`.dockerignore lets ${unwanted} into the build context`);
+  }
+  for (const stage of stages) {
+    for (const copy of stage.template.getCOPYs()) {
+      if (copy.getFromFlag()) continue;
+      for (const source of copy.getArguments().slice(0, -1).map((a) => a.getValue())) {
+        const top = source.replace(/^\.\//, '').split('/')[0] ?? '';
+        if (!allowed.has(top)) problems.push(`COPY ${source}: .dockerignore leaves it out of the build context`);
+      }
+    }
+  }
+  return problems;
+}
+
+describe('Dockerfile', () => {
+  const dockerfile = readText('Dockerfile');
+  const pkg = JSON.parse(readText('package.json')) as PackageJson;
+  const dockerignore = readText('.dockerignore');
+
+  test('lints clean and builds the image the contract asks for', () => {
+    assert.deepEqual(checkDockerfile(dockerfile, pkg, dockerignore), []);
+  });
+
+  const cases: [string, () => string[], RegExp][] = [
+    ['a linter finding', () => checkDockerfile(edit(dockerfile, 'EXPOSE 3000', 'EXPOSE port'), pkg, dockerignore), /Dockerfile line \d+:/],
+    ['a single stage', () => checkDockerfile('FROM node:24-bookworm-slim\nUSER node\nCMD ["node"]\n', pkg, dockerignore), /multi-stage/],
+    ['a final stage on Node.js 20', () => checkDockerfile(edit(dockerfile, 'FROM node:24-bookworm-slim AS final', 'FROM node:20-bookworm-slim AS final'), pkg, dockerignore), /expected node:24/],
+    ['no USER', () => checkDockerfile(edit(dockerfile, 'USER node\n', ''), pkg, dockerignore), /USER node/],
+    ['USER root', () => checkDockerfile(edit(dockerfile, 'USER node\n', 'USER root\n'), pkg, dockerignore), /not root/],
+    ['no HEALTHCHECK', () => checkDockerfile(edit(dockerfile, /^HEALTHCHECK .*\\\n.*\n/m, ''), pkg, dockerignore), /HEALTHCHECK/],
+    ['dev dependencies in the image', () => checkDockerfile(edit(dockerfile, 'RUN npm ci --omit=dev', 'RUN npm ci'), pkg, dockerignore), /npm ci --omit=dev/],
+    ['no build', () => checkDockerfile(edit(dockerfile, 'RUN npm run build', 'RUN true'), pkg, dockerignore), /npm run build/],
+    ['NODE_ENV not production', () => checkDockerfile(edit(dockerfile, 'NODE_ENV=production', 'NODE_ENV=development'), pkg, dockerignore), /NODE_ENV=production/],
+    ['shell form', () => checkDockerfile(edit(dockerfile, 'ENTRYPOINT ["node", "--single-threaded-gc", "dist/server.js"]', 'ENTRYPOINT node --single-threaded-gc dist/server.js'), pkg, dockerignore), /exec form/],
+    ['npm start', () => checkDockerfile(edit(dockerfile, 'ENTRYPOINT ["node", "--single-threaded-gc", "dist/server.js"]', 'ENTRYPOINT ["npm", "start"]'), pkg, dockerignore), /package\.json start runs/],
+    ['other Node.js options than npm start', () => checkDockerfile(dockerfile, { scripts: { ...pkg.scripts, start: 'node --max-semi-space-size=64 dist/server.js' } }, dockerignore), /package\.json start runs/],
+    ['a prepare script', () => checkDockerfile(dockerfile, { scripts: { ...pkg.scripts, prepare: 'npm run build' } }, dockerignore), /prepare script/],
+    ['a source left out of the context', () => checkDockerfile(dockerfile, pkg, edit(dockerignore, '!src/\n', '')), /COPY src/],
+    ['node_modules in the context', () => checkDockerfile(dockerfile, pkg, `${dockerignore}!node_modules\n`), /lets node_modules/],
+  ];
+  for (const [what, run, pattern] of cases) {
+    test(`the check reports: ${what}`, () => assertReported(run(), pattern));
+  }
+});
+
+// ---------------------------------------------------------------------------------------------
+// Grafana dashboard
+
+/** The metrics of CONTRACT.md "Operations" and their labels. */
+const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
+  http_request_duration_seconds: ['method', 'route', 'status_code'],
+  upstream_request_duration_seconds: ['endpoint', 'method', 'status_class'],
+  upstream_errors_total: ['endpoint', 'error'],
+  cache_requests_total: ['cache', 'result'],
+  rate_limited_total: ['limit'],
+  idempotency_decisions_total: ['decision'],
+  redis_up: [],
+  build_info: ['version', 'build_id'],
+};
+const HISTOGRAMS = ['http_request_duration_seconds', 'upstream_request_duration_seconds'];
+/** Labels Prometheus adds to every series it scrapes. */
+const TARGET_LABELS = ['job', 'instance'];
+
+/** The labels of a metric name as queried (histogram series included), or undefined if not the contract's. */
+function metricLabels(name: string): readonly string[] | undefined {
+  if (/^(process|nodejs)_[a-z0-9_]+$/.test(name)) return undefined;
+  const histogram = HISTOGRAMS.find((h) => name === `${h}_bucket` || name === `${h}_count` || name === `${h}_sum`);
+  if (histogram) return [...(CONTRACT_METRICS[histogram] ?? []), ...(name.endsWith('_bucket') ? ['le'] : [])];
+  return HISTOGRAMS.includes(name) ? undefined : CONTRACT_METRICS[name];
+}
+
+/** What a PromQL expression uses. */
+interface PromqlFacts {
+  readonly problems: string[];
+  readonly metrics: string[];
+  readonly matchers: { metric: string; label: string; value: string }[];
+  readonly grouping: string[];
+  readonly functions: string[];
+  divides: boolean;
+}
+
+const unquote = (s: string): string => s.slice(1, -1);
+
+/** Parses `expr` (Grafana's $__rate_interval replaced by a duration) and collects what it uses. */
+function analysePromql(expr: string): PromqlFacts {
+  const facts: PromqlFacts = { problems: [], metrics: [], matchers: [], grouping: [], functions: [], divides: false };
+  // Ranges are written [$__rate_interval], so Grafana picks one that holds enough scrapes.
+  const outsideStrings = expr.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""');
+  for (const [range] of outsideStrings.matchAll(/\[[^\]]*\]/g)) {
+    if (range !== '[$__rate_interval]') facts.problems.push(`range ${range} is not [$__rate_interval]`);
+  }
+  const text = expr.replaceAll('$__rate_interval', '5m');
+  const tree = promqlParser.parse(text);
+  const created = new Set<string>();
+  let parses = true;
+  tree.iterate({
+    enter: (ref) => {
+      if (ref.type.isError) parses = false;
+      const node = ref.node;
+      const slice = (n: { from: number; to: number }) => text.slice(n.from, n.to);
+      switch (ref.name) {
+        case 'VectorSelector': {
+          const identifier = node.getChild('Identifier');
+          if (!identifier) {
+            facts.problems.push(`a selector without a metric name: ${slice(node)}`);
+            break;
+          }
+          const metric = slice(identifier);
+          facts.metrics.push(metric);
+          const matchers = node.getChild('LabelMatchers');
+          if (matchers?.getChild('QuotedLabelMatcher')) facts.problems.push(`a quoted label name in ${slice(node)}`);
+          for (const m of matchers?.getChildren('UnquotedLabelMatcher') ?? []) {
+            const label = m.getChild('LabelName');
+            const value = m.getChild('StringLiteral');
+            if (label && value) facts.matchers.push({ metric, label: slice(label), value: unquote(slice(value)) });
+          }
+          break;
+        }
+        case 'GroupingLabels':
+          for (const label of node.getChildren('LabelName')) facts.grouping.push(slice(label));
+          break;
+        case 'FunctionCall': {
+          const name = node.getChild('FunctionIdentifier');
+          if (name) facts.functions.push(slice(name));
+          if (name && slice(name) === 'label_replace') {
+            const strings = node.getChild('FunctionCallBody')?.getChildren('StringLiteral') ?? [];
+            const [destination, , source] = strings.map((s) => unquote(slice(s)));
+            if (destination) created.add(destination);
+            if (source) facts.grouping.push(source);
+          }
+          break;
+        }
+        case 'Div':
+          facts.divides = true;
+          break;
+        default:
+          break;
+      }
+    },
+  });
+  if (!parses) facts.problems.push('does not parse as PromQL');
+  const known = new Set([...Object.values(CONTRACT_METRICS).flat(), ...TARGET_LABELS, 'le', ...created]);
+  for (const label of facts.grouping) if (!known.has(label)) facts.problems.push(`label ${label} is on no metric of the contract`);
+  for (const metric of facts.metrics) {
+    const labels = metricLabels(metric);
+    const standard = /^(process|nodejs)_[a-z0-9_]+$/.test(metric);
+    if (!labels && !standard) facts.problems.push(`metric ${metric} is not one of the contract's`);
+    for (const m of facts.matchers.filter((x) => x.metric === metric)) {
+      if (labels && !labels.includes(m.label) && !TARGET_LABELS.includes(m.label)) {
+        facts.problems.push(`metric ${metric} has no label ${m.label}`);
+      }
+    }
+  }
+  return facts;
+}
+
+interface Target {
+  expr?: string;
+  datasource?: { type?: string; uid?: string };
+}
+interface Panel {
+  id?: number;
+  type?: string;
+  title?: string;
+  gridPos?: { h: number; w: number; x: number; y: number };
+  datasource?: { type?: string; uid?: string };
+  targets?: Target[];
+  panels?: Panel[];
+}
+interface Dashboard {
+  schemaVersion?: number;
+  uid?: string;
+  title?: string;
+  panels?: Panel[];
+  templating?: { list?: { name?: string; type?: string; query?: unknown; definition?: string }[] };
+}
+
+/** What one panel of the issue must show: a title and what its query must use. */
+interface RequiredPanel {
+  readonly title: RegExp;
+  readonly metric: string;
+  readonly grouping?: readonly string[];
+  readonly functions?: readonly string[];
+  readonly matcher?: { label: string; value: string };
+  readonly ratio?: boolean;
+}
+
+const REQUIRED_PANELS: readonly RequiredPanel[] = [
+  { title: /request rate/i, metric: 'http_request_duration_seconds_count', functions: ['rate'] },
+  { title: /error ratio by EM family/i, metric: 'upstream_errors_total', grouping: ['error'], ratio: true },
+  { title: /upstream latency per EP/i, metric: 'upstream_request_duration_seconds_bucket', grouping: ['le', 'endpoint'], functions: ['histogram_quantile', 'rate'] },
+  { title: /cache hit ratio/i, metric: 'cache_requests_total', matcher: { label: 'result', value: 'hit' }, ratio: true },
+  { title: /rate.limit/i, metric: 'rate_limited_total', grouping: ['limit'], functions: ['rate'] },
+  { title: /idempotency/i, metric: 'idempotency_decisions_total', grouping: ['decision'], functions: ['rate'] },
+];
+
+/** The dashboard's facts; an empty list when they hold. */
+function checkDashboard(dashboard: Dashboard): string[] {
+  const problems: string[] = [];
+  if (typeof dashboard.schemaVersion !== 'number' || dashboard.schemaVersion < 36) {
+    problems.push(`schemaVersion ${String(dashboard.schemaVersion)}: expected a current one (36 or later)`);
+  }
+  if (!dashboard.uid || !dashboard.title) problems.push('the dashboard needs a uid and a title');
+  const variables = dashboard.templating?.list ?? [];
+  if (!variables.some((v) => v.name === 'datasource' && v.type === 'datasource' && v.query === 'prometheus')) {
+    problems.push('no datasource variable of type prometheus in templating');
+  }
+  for (const v of variables) {
+    const labelValues = /label_values\((\w+)\s*,\s*(\w+)\)/.exec(v.definition ?? '');
+    if (labelValues && !metricLabels(labelValues[1] ?? '')) problems.push(`variable ${v.name ?? ''} reads ${labelValues[1] ?? ''}, not a metric of the contract`);
+  }
+
+  const panels = (dashboard.panels ?? []).flatMap((p) => [p, ...(p.panels ?? [])]);
+  const ids = panels.map((p) => p.id);
+  if (ids.some((id, i) => id === undefined || ids.indexOf(id) !== i)) problems.push('panel ids must be present and unique');
+  const facts = new Map<Panel, PromqlFacts[]>();
+  const isDatasource = (d: Target['datasource']) => d?.type === 'prometheus' && d.uid === '${datasource}';
+  for (const panel of panels.filter((p) => p.type !== 'row')) {
+    const title = panel.title ?? `panel ${String(panel.id)}`;
+    if (!panel.gridPos) problems.push(`${title}: no gridPos`);
+    if (!isDatasource(panel.datasource)) problems.push(`${title}: datasource must be the \${datasource} variable`);
+    if (!panel.targets?.length) problems.push(`${title}: no query`);
+    const list: PromqlFacts[] = [];
+    for (const target of panel.targets ?? []) {
+      if (target.datasource && !isDatasource(target.datasource)) problems.push(`${title}: a query's datasource is not \${datasource}`);
+      if (!target.expr) {
+        problems.push(`${title}: a query without expr`);
+        continue;
+      }
+      const f = analysePromql(target.expr);
+      problems.push(...f.problems.map((p) => `${title}: ${p} in ${target.expr ?? ''}`));
+      list.push(f);
+    }
+    facts.set(panel, list);
+  }
+
+  for (const required of REQUIRED_PANELS) {
+    const panel = [...facts.keys()].find((p) => required.title.test(p.title ?? ''));
+    const f = panel ? facts.get(panel) : undefined;
+    const uses = f?.some(
+      (x) =>
+        x.metrics.includes(required.metric) &&
+        (required.grouping ?? []).every((l) => x.grouping.includes(l)) &&
+        (required.functions ?? []).every((fn) => x.functions.includes(fn)) &&
+        (!required.matcher || x.matchers.some((m) => m.metric === required.metric && m.label === required.matcher?.label && m.value === required.matcher.value)) &&
+        (!required.ratio || x.divides),
+    );
+    if (!uses) problems.push(`no panel titled ${required.title} querying ${required.metric} as required`);
+  }
+  const used = new Set([...facts.values()].flat().flatMap((f) => f.metrics));
+  for (const metric of Object.keys(CONTRACT_METRICS)) {
+    const series = HISTOGRAMS.includes(metric) ? [`${metric}_bucket`, `${metric}_count`, `${metric}_sum`] : [metric];
+    if (!series.some((s) => used.has(s))) problems.push(`no panel shows ${metric}`);
+  }
+  return problems;
+}
+
+describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
+  const text = readText('deploy/grafana-dashboard.json');
+  const dashboard = JSON.parse(text) as Dashboard;
+
+  test('queries parse and use only the contract metrics; the panels of the issue are there', () => {
+    assert.deepEqual(checkDashboard(dashboard), []);
+  });
+
+  const cases: [string, string, string, RegExp][] = [
+    ['a metric outside the contract', 'http_request_duration_seconds_count{job=~\\"$job\\"}[$__rate_interval]))', 'http_requests_total{job=~\\"$job\\"}[$__rate_interval]))', /http_requests_total is not one of the contract's/],
+    ['a label outside the contract', 'sum by (route) (', 'sum by (path) (', /label path is on no metric/],
+    ['a wrong label on a metric', 'cache_requests_total{job=~\\"$job\\", result=\\"hit\\"}', 'cache_requests_total{job=~\\"$job\\", outcome=\\"hit\\"}', /cache_requests_total has no label outcome/],
+    ['a syntax error', 'sum by (route) (rate(', 'sum by (route) (rate((', /does not parse/],
+    ['a fixed range', 'rate_limited_total{job=~\\"$job\\"}[$__rate_interval]', 'rate_limited_total{job=~\\"$job\\"}[5m]', /range \[5m\]/],
+    ['a fixed datasource', '"uid": "${datasource}"', '"uid": "P1809F7CD0C75ACF3"', /datasource must be/],
+    ['no datasource variable', '"type": "datasource",', '"type": "custom",', /no datasource variable/],
+    ['the cache hit ratio panel missing', '"title": "Cache hit ratio"', '"title": "Cache"', /cache hit ratio/],
+    ['the EM family grouping missing', '\\"error\\", \\"EM00([0-9])[0-9]\\"', '\\"endpoint\\", \\"EM00([0-9])[0-9]\\"', /error ratio by EM family/],
+    ['an old schema', '"schemaVersion": 39', '"schemaVersion": 16', /schemaVersion 16/],
+  ];
+  for (const [what, from, to, pattern] of cases) {
+    test(`the check reports: ${what}`, () => {
+      assertReported(checkDashboard(JSON.parse(edit(text, from, to)) as Dashboard), pattern);
+    });
+  }
+
+  test('the check reports a contract metric shown by no panel', () => {
+    const copy = structuredClone(dashboard);
+    copy.panels = copy.panels?.filter((p) => !/redis/i.test(p.title ?? ''));
+    assertReported(checkDashboard(copy), /no panel shows redis_up/);
+  });
+});
