@@ -7,7 +7,7 @@
  */
 
 import { ENDPOINT_GROUPS, ENDPOINT_LIST, type EndpointGroupKey, formatMethods } from './endpoint-codes.js';
-import { ERROR_GROUPS, ERROR_LIST, type ErrorEntry, type ErrorGroupKey } from './error-codes.js';
+import { ERROR_GROUPS, ERROR_LIST, type ErrorEntry, type ErrorGroupKey, getError } from './error-codes.js';
 import { MAX_REASON_LENGTH } from './classify.js';
 
 function cell(text: string): string {
@@ -49,16 +49,20 @@ function statuses(e: ErrorEntry): string {
   return e.statuses === 'any' ? 'any' : e.statuses.join(', ');
 }
 
+function preAuthCell(e: ErrorEntry): string {
+  return e.preAuthMessage === e.message ? '(same)' : cell(e.preAuthMessage);
+}
+
 function errorSection(group: ErrorGroupKey): string[] {
   const rows = ERROR_LIST.filter((e) => e.group === group);
   return [
     `### ${ERROR_GROUPS[group].title}`,
     '',
-    '| Code | Status | Match (spec) | Searched for | Meaning | Message | Ends session |',
-    '|---|---|---|---|---|---|---|',
+    '| Code | Status | Match (spec) | Searched for | Meaning | Message shown by the SDK | Message on a pre-authentication route | Ends session |',
+    '|---|---|---|---|---|---|---|---|',
     ...rows.map(
       (e) =>
-        `| ${e.code} | ${statuses(e)} | ${cell(e.match)} | ${patterns(e)} | ${cell(e.meaning)} | ${cell(e.message)} | ${e.sessionEnding ? 'yes' : 'no'} |`,
+        `| ${e.code} | ${statuses(e)} | ${cell(e.match)} | ${patterns(e)} | ${cell(e.meaning)} | ${cell(e.message)} | ${preAuthCell(e)} | ${e.sessionEnding ? 'yes' : 'no'} |`,
     ),
     '',
   ];
@@ -119,7 +123,16 @@ export function renderErrorCodesMarkdown(): string {
     '- EM0012 reads "the words for blocked / not authorised" as the Portuguese and Spanish words',
     '  for blocked and the phrases for a user not being authorised; the bare word `unauthorized`',
     '  is not one of them, because it is the stock text of any 401.',
-    '- "Ends session": the browser forces a logout for these codes only (the 401 families).',
+    '- "Message shown by the SDK": the browser SDK\'s `ProxyError.message` for a failure with this',
+    '  code. On a pre-authentication route (spec 5.5: `/api/auth/login`, `/api/auth/register`,',
+    '  `/api/auth/recovery`, `/api/auth/social/{provider}`, `/api/auth/validate-document`) the user',
+    '  has no session yet, so the SDK shows the "Message on a pre-authentication route" instead',
+    '  (`(same)`: the first message reads right there too). A wrong password at login (a 401',
+    '  `invalid_credentials`, EM0005) therefore reads',
+    `  "${getError('EM0005').preAuthMessage}"`,
+    `  and not "${getError('EM0005').message}"`,
+    '- "Ends session": the browser forces a logout for these codes only (the 401 families), and only',
+    '  on a route that needs a session: never on a pre-authentication route (spec 7.4.4).',
     '',
     ...emGroups.flatMap(errorSection),
   ];

@@ -30,7 +30,12 @@
  * - `match`: the "Reason matches" / "Match" column of the specification, as written.
  * - `words`, `prefixes`: the reason patterns of a specific row (see the module notes).
  * - `meaning`: the "Meaning" column of the specification, as written.
- * - `message`: a short English message for the user.
+ * - `message`: a short English message for the user: what the browser SDK shows
+ *   (`ProxyError.message`) for a failure of a call that is not a pre-authentication call.
+ * - `preAuthMessage`: what the browser SDK shows instead when the failure comes from a
+ *   pre-authentication route (spec 5.5, 7.4.4: login, register, recovery, social login,
+ *   document validation). There the user has no session yet, so the message speaks of the
+ *   details entered, never of a session; absent when `message` already reads right there.
  */
 export interface ErrorRow {
   readonly statuses: readonly number[] | 'any';
@@ -39,6 +44,7 @@ export interface ErrorRow {
   readonly prefixes?: readonly string[];
   readonly meaning: string;
   readonly message: string;
+  readonly preAuthMessage?: string;
 }
 
 /**
@@ -54,6 +60,7 @@ export const ERROR_CODES = {
     words: ['no_token', 'missing_token', 'token_required', 'User not logged in'],
     meaning: 'session ended, log in again',
     message: 'Your session has ended. Please log in again.',
+    preAuthMessage: 'Something this step needs is missing. Please start again.',
   },
   EM0002: {
     statuses: [401],
@@ -61,6 +68,7 @@ export const ERROR_CODES = {
     words: ['wrong_token', 'wrong_ha', 'wrong_hf1', 'wrrong_hf2', 'invalid_token', 'malformed', 'bad_signature', 'Invalido'],
     meaning: 'session invalid',
     message: 'Your session is not valid. Please log in again.',
+    preAuthMessage: 'The details you entered are not valid. Please check them and try again.',
   },
   EM0003: {
     statuses: [401],
@@ -69,6 +77,7 @@ export const ERROR_CODES = {
     prefixes: ['exp'],
     meaning: 'session expired',
     message: 'Your session has expired. Please log in again.',
+    preAuthMessage: 'The code or link has expired. Please start again to get a new one.',
   },
   EM0004: {
     statuses: [401],
@@ -76,12 +85,14 @@ export const ERROR_CODES = {
     words: ['revoked', 'blacklist', 'blocked', 'banned'],
     meaning: 'access revoked',
     message: 'Your access was revoked. Please log in again.',
+    preAuthMessage: 'This account cannot sign in. Please contact support.',
   },
   EM0005: {
     statuses: [401],
     match: 'fallback: any 401 matching nothing else',
     meaning: 'session no longer valid',
     message: 'Your session is no longer valid. Please log in again.',
+    preAuthMessage: 'The details you entered were not accepted. Please check them and try again.',
   },
   EM0006: {
     statuses: [401],
@@ -89,6 +100,7 @@ export const ERROR_CODES = {
     words: ['ip_changed', 'ip_mismatch'],
     meaning: 'access from a different IP',
     message: 'We noticed access from a different IP address. Please log in again.',
+    preAuthMessage: 'We noticed a request from a different IP address. Please try again.',
   },
   EM0007: {
     statuses: [401],
@@ -96,6 +108,7 @@ export const ERROR_CODES = {
     words: ['device_changed', 'device_mismatch'],
     meaning: 'access from a different device',
     message: 'We noticed access from a different device. Please log in again.',
+    preAuthMessage: 'We noticed a request from a different device. Please try again.',
   },
   EM0008: {
     statuses: [401],
@@ -103,6 +116,7 @@ export const ERROR_CODES = {
     words: ['location_changed', 'geo_mismatch'],
     meaning: 'access from a different location',
     message: 'We noticed access from a different location. Please log in again.',
+    preAuthMessage: 'We noticed a request from a different location. Please try again.',
   },
   EM0009: {
     statuses: [401],
@@ -110,6 +124,7 @@ export const ERROR_CODES = {
     words: ['liveness_required', 'kyc_required'],
     meaning: 'security verification needed',
     message: 'A security verification is needed. Please log in again to continue.',
+    preAuthMessage: 'A security verification is needed before you can continue.',
   },
   EM0010: {
     statuses: [401],
@@ -117,6 +132,7 @@ export const ERROR_CODES = {
     words: ['deprecated_version', 'legacy_version', 'obsolete_version'],
     meaning: 'old-version session',
     message: 'Your session comes from an older version of the site. Please log in again.',
+    preAuthMessage: 'This page comes from an older version of the site. Please reload it and try again.',
   },
   EM0012: {
     statuses: [401],
@@ -149,6 +165,7 @@ export const ERROR_CODES = {
     words: ['security_error', 'failed_auth_check'],
     meaning: 'security error while validating session',
     message: 'A security error occurred while validating your session. Please log in again.',
+    preAuthMessage: 'A security error occurred while checking your details. Please try again.',
   },
   EM0014: {
     statuses: [401],
@@ -158,6 +175,7 @@ export const ERROR_CODES = {
     words: ['Wrong auth validation', 'Wrong auth refresh!'],
     meaning: 'session failed the security validation',
     message: 'Your session failed the security validation. Please log in again.',
+    preAuthMessage: 'Your details failed the security validation. Please try again.',
   },
 
   // Other statuses
@@ -236,6 +254,8 @@ export interface ErrorEntry extends ErrorRow {
   readonly specific: boolean;
   /** Whether the browser ends the session for it: true exactly for the 401 families. */
   readonly sessionEnding: boolean;
+  /** The message on a pre-authentication route: the row's own, or `message` when it has none. */
+  readonly preAuthMessage: string;
 }
 
 /** Every EM row with its code, in the registry's (and the specification's) order. */
@@ -246,6 +266,7 @@ export const ERROR_LIST: readonly ErrorEntry[] = Object.freeze(
     return Object.freeze({
       code,
       ...row,
+      preAuthMessage: row.preAuthMessage ?? row.message,
       group: is401 ? 'session' : 'status',
       specific: (row.words?.length ?? 0) + (row.prefixes?.length ?? 0) > 0,
       sessionEnding: is401,

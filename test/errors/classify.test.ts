@@ -6,6 +6,7 @@ import {
   ERROR_CODES,
   ERROR_LIST,
   type ErrorCode,
+  type ErrorRow,
   errorCodeForReason,
   extractReason,
   getError,
@@ -98,6 +99,20 @@ describe('spec 7.3: EM registry as data', () => {
       assert.ok(e.meaning.length > 0 && e.message.length > 0 && e.match.length > 0, e.code);
       assert.ok(/^[A-Z].*\.$/.test(e.message), `${e.code}: message is a sentence`);
       if (e.group === 'session') assert.ok(Number(e.code.slice(2)) <= 19, e.code);
+    }
+  });
+
+  test('every row has a pre-authentication message: a sentence that never speaks of a session or of logging in again', () => {
+    // EM0041's "game session" is a game's time limit, not the user's session.
+    const SESSION_WORDING = /(?<!game )session|log in again/i;
+    for (const e of ERROR_LIST) {
+      assert.ok(/^[A-Z].*\.$/.test(e.preAuthMessage), `${e.code}: pre-authentication message is a sentence`);
+      assert.doesNotMatch(e.preAuthMessage, SESSION_WORDING, e.code);
+      assert.equal(e.preAuthMessage, (ERROR_CODES[e.code] as ErrorRow).preAuthMessage ?? e.message, `${e.code}: own or the general message`);
+    }
+    // A session family's general message speaks of the session, so each has a message of its own.
+    for (const e of ERROR_LIST.filter((x) => SESSION_WORDING.test(x.message))) {
+      assert.notEqual(e.preAuthMessage, e.message, `${e.code} needs a pre-authentication message`);
     }
   });
 
