@@ -17,7 +17,7 @@ import {
   shortUserAgent,
   shouldForceLogout,
 } from '../src/browser/index.js';
-import { ERROR_LIST } from '../src/errors/index.js';
+import { ERROR_LIST, getError } from '../src/errors/index.js';
 
 const ERROR_ROWS_FOR_TEST = ERROR_LIST.map((e) => e.code);
 
@@ -184,6 +184,18 @@ describe('requests', () => {
     assert.deepEqual(forced, []);
   });
 
+  test('a call aborted while its 401 comes back rejects with the abort error and forces no logout', async () => {
+    const controller = new AbortController();
+    const proxy = fakeProxy(() => {
+      controller.abort();
+      return json(401, { reason: 'token_expired' });
+    });
+    const { client, forced } = makeClient(proxy);
+    await assert.rejects(client.auth.profile({ signal: controller.signal }), (e: Error) => e.name === 'AbortError');
+    await tick();
+    assert.deepEqual([forced.length, proxy.beacons.length, proxy.logoutCalls.length], [0, 0, 0]);
+  });
+
   test('request() reaches paths outside the list with the same JSON handling', async () => {
     const proxy = fakeProxy(() => json(200, { ok: true, sessions: 1 }));
     const { client } = makeClient(proxy);
@@ -296,6 +308,9 @@ describe('forced logout rules (spec 5.7, 7.3, 7.4.4; DESIGN habit 9)', () => {
             : client.games.list();
       const e = await rejection(call);
       await tick();
+      assert.equal(e.preAuth, route === 'login', 'pre-authentication call');
+      const entry = getError(e.errorCode);
+      assert.equal(e.message, route === 'login' ? entry.preAuthMessage : entry.message, 'the message of its kind of call');
       assert.equal(forced.length, forces ? 1 : 0, `onForcedLogout for ${e.ref}`);
       assert.equal(proxy.beacons.length, forces ? 1 : 0, 'beacons');
       assert.equal(proxy.logoutCalls.length, forces ? 1 : 0, 'logout calls');

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type ClientRoute, ROUTES } from '../src/browser/routes.js';
+import { type ClientRoute, matchRoute, ROUTES } from '../src/browser/routes.js';
 import { allRouteTables } from '../src/routes/index.js';
 import type { RouteSpec } from '../src/routes/route.js';
 
@@ -95,5 +95,22 @@ describe('browser route list matches the server route tables', () => {
       clientRows.filter((r) => r.preAuth).map((r) => r.path),
       ['/api/auth/login', '/api/auth/register', '/api/auth/recovery', '/api/auth/social/{provider}', '/api/auth/validate-document'],
     );
+  });
+
+  test('matchRoute finds the row of a concrete path (request() uses it to spot pre-authentication paths)', () => {
+    const key = (r: ClientRoute | undefined) => (r ? `${r.area}.${r.name}` : undefined);
+    assert.equal(key(matchRoute('post', '/api/auth/login')), 'auth.login');
+    assert.equal(key(matchRoute('POST', '/api/auth/social/google?x=1')), 'auth.social');
+    assert.equal(key(matchRoute('GET', '/api/games/category/slots')), 'games.category');
+    assert.equal(key(matchRoute('GET', '/api/core-sportbook/events/live')), 'sports.coreSportbook');
+    assert.equal(key(matchRoute('DELETE', '/api/games/vote')), 'games.deleteVote');
+    assert.equal(matchRoute('GET', '/api/auth/login'), undefined, 'method matters');
+    assert.equal(matchRoute('POST', '/api/auth/social/'), undefined, 'an empty segment is no parameter');
+    assert.equal(matchRoute('POST', '/api/auth/social/google/extra'), undefined);
+    assert.equal(matchRoute('POST', '/api/dev/proxy/__sandbox/sessions/expire'), undefined);
+    for (const r of clientRows) {
+      const path = r.path.replace(/\{[^}]+\}/g, 'x').replace(/\*$/, 'a/b');
+      assert.equal(matchRoute(r.method, path), r, `${r.method} ${path}`);
+    }
   });
 });

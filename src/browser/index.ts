@@ -96,6 +96,7 @@ export {
   type BodyKind,
   type ClientRoute,
   findRoute,
+  matchRoute,
   type ResponseKind,
   ROUTES,
   type Route,

@@ -27,7 +27,7 @@ import {
 } from './beacon.js';
 import { ForcedLogoutGate, shouldForceLogout } from './forced-logout.js';
 import { ProxyError } from './proxy-error.js';
-import { type ClientRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
+import { type ClientRoute, matchRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
 import { defaultStorage, type KeyValueStorage, STORAGE_KEYS, safeGet, safeSet } from './storage.js';
 import type {
   DepositPayload,
@@ -185,7 +185,10 @@ export interface ProxyClientOptions {
 export interface RawRequestInput extends CommonInput {
   /** A JSON value, or a `FormData`. */
   readonly body?: unknown;
-  /** Treat the call as needing a session (a session-ending 401 then forces a logout); default `false`. */
+  /**
+   * Treat the call as needing a session (a session-ending 401 then forces a logout); default
+   * `false`. Ignored for a pre-authentication path (`/api/auth/login`, …): never a forced logout.
+   */
   readonly session?: boolean;
 }
 
@@ -195,7 +198,8 @@ export type ProxyClient = TypedRoutes & {
   readonly routes: readonly ClientRoute[];
   /**
    * Calls any proxy path (e.g. a dev-only route). Same JSON handling and errors as the route
-   * functions; forces a logout only when `session: true` is given.
+   * functions; forces a logout only when `session: true` is given, never on a
+   * pre-authentication path (whose failures get the pre-authentication messages).
    */
   request<T = unknown>(method: string, path: string, input?: RawRequestInput): Promise<T>;
   /**
@@ -283,7 +287,10 @@ function defaultSendBeacon(): SendBeacon | null {
  *   `Content-Type: application/json`, a `FormData` as multipart;
  * - 2xx: the parsed JSON (or a `Blob` for raw routes, `undefined` for an empty body);
  * - 4xx/5xx: rejects with a {@link ProxyError} (status, reason, EP/EM codes, ref) classified with
- *   the proxy route URL (EP07xx codes, spec 7.2);
+ *   the proxy route URL (EP07xx codes, spec 7.2); on a pre-authentication route (login, register,
+ *   recovery, social login, document validation) its `message` is the EM row's
+ *   pre-authentication message (a wrong password does not read as an ended session);
+ * - the call's `signal` aborted before a failure was read: rejects with the abort reason;
  * - no response: rejects with a {@link ProxyError} of status 0 (EM0042);
  * - a 401 of a session-ending family on a route that needs a session (see `shouldForceLogout`):
  *   before rejecting, the forced logout runs once: beacon (spec 6.1), `POST /api/auth/logout`,
@@ -371,7 +378,7 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       res = await fetchImpl(url, { method: route.method, credentials: 'include', headers, body, signal: input.signal });
     } catch (cause) {
       if (input.signal?.aborted) throw cause;
-      throw new ProxyError({ status: 0, method: route.method, url: path, cause });
+      throw new ProxyError({ status: 0, method: route.method, url: path, cause, preAuth: route.preAuth });
     }
     if (res.ok && route.response === 'blob') return res.blob();
     let text: string;
@@ -379,11 +386,13 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       text = await res.text();
     } catch (cause) {
       if (input.signal?.aborted) throw cause;
-      throw new ProxyError({ status: 0, method: route.method, url: path, cause });
+      throw new ProxyError({ status: 0, method: route.method, url: path, cause, preAuth: route.preAuth });
     }
     const data = parseBody(text, res.headers.get('content-type'));
     if (!res.ok) {
-      const error = new ProxyError({ status: res.status, method: route.method, url: path, data, rawBody: text });
+      // Aborted while the failure was read (e.g. the page logged out meanwhile): no ProxyError, no forced logout.
+      input.signal?.throwIfAborted();
+      const error = new ProxyError({ status: res.status, method: route.method, url: path, data, rawBody: text, preAuth: route.preAuth });
       if (shouldForceLogout(route, error)) await forceLogout(error, input.initiator ?? initiator);
       throw error;
     }
@@ -410,14 +419,16 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     routes: ROUTES as readonly ClientRoute[],
     request: <T>(method: string, path: string, input: RawRequestInput = {}): Promise<T> => {
       const m = method.toUpperCase() as ClientRoute['method'];
+      // A pre-authentication path stays one whatever `session` says (spec 7.4.4).
+      const preAuth = matchRoute(m, path)?.preAuth === true;
       const route: ClientRoute = {
         area: 'raw',
         name: 'request',
         method: m,
         path: path.replace(/[{}*]/g, encodeURIComponent),
-        access: input.session ? 'session' : 'public',
-        session: input.session === true,
-        preAuth: false,
+        access: preAuth ? 'pre-auth' : input.session ? 'session' : 'public',
+        session: input.session === true && !preAuth,
+        preAuth,
         body: input.body === undefined ? 'none' : 'json',
         response: 'json',
         effect: 'none',

@@ -24,6 +24,11 @@ export interface ProxyErrorInit {
   readonly rawBody?: string | null;
   /** The transport error, for status 0. */
   readonly cause?: unknown;
+  /**
+   * The call went to a pre-authentication route (spec 5.5: login, register, recovery, social
+   * login, document validation): `message` is the EM row's pre-authentication message.
+   */
+  readonly preAuth?: boolean;
 }
 
 function pathOf(url: string): string {
@@ -34,7 +39,8 @@ function pathOf(url: string): string {
 /**
  * A failed proxy call: an error answer (status 400-599: the envelope `{ ok: false, error,
  * detail }`, or the 401/403 body passed through unchanged, spec 7.4) or no answer at all
- * (status 0). `message` is the user-facing message of the EM code.
+ * (status 0). `message` is the user-facing message of the EM code: its `preAuthMessage` for a
+ * pre-authentication call (a wrong password is not a session that ended), else its `message`.
  *
  * @example
  * try { await client.auth.profile(); } catch (e) {
@@ -63,6 +69,8 @@ export class ProxyError extends Error {
   readonly envelopeError: string | null;
   /** Envelope `detail` when the body is an envelope, else `null`. */
   readonly detail: string | null;
+  /** The call went to a pre-authentication route: a form-level failure, never a session one (spec 7.4.4). */
+  readonly preAuth: boolean;
 
   constructor(init: ProxyErrorInit) {
     const classification = classifyError({
@@ -72,7 +80,10 @@ export class ProxyError extends Error {
       url: pathOf(init.url),
       method: init.method,
     });
-    super(getError(classification.errorCode)?.message ?? 'The request failed.', { cause: init.cause });
+    const preAuth = init.preAuth === true;
+    const entry = getError(classification.errorCode);
+    super((preAuth ? entry?.preAuthMessage : entry?.message) ?? 'The request failed.', { cause: init.cause });
+    this.preAuth = preAuth;
     this.status = init.status;
     this.reason = init.status === 0 ? NETWORK_FAILURE_REASON : classification.reason;
     this.endpointCode = classification.endpointCode;

@@ -241,3 +241,27 @@ export function routeKey(route: Pick<ClientRoute, 'area' | 'name'>): string {
 export function findRoute(key: string): ClientRoute | undefined {
   return (ROUTES as readonly ClientRoute[]).find((r) => routeKey(r) === key);
 }
+
+function patternMatches(pattern: string, path: string): boolean {
+  const want = pattern.split('/');
+  const got = path.split('/');
+  const wildcard = want[want.length - 1] === '*';
+  if (wildcard ? got.length < want.length - 1 : got.length !== want.length) return false;
+  return want.every((segment, i) => {
+    if (wildcard && i === want.length - 1) return true;
+    const value = got[i] ?? '';
+    return segment.startsWith('{') ? value !== '' : segment === value;
+  });
+}
+
+/**
+ * The row a method and a concrete proxy path belong to, e.g. `matchRoute('POST',
+ * '/api/auth/social/google')` → the `auth.social` row. The query string and fragment are ignored.
+ * @returns the first matching row, or `undefined` for a path outside the list (a dev-only route)
+ */
+export function matchRoute(method: string, path: string): ClientRoute | undefined {
+  const m = method.toUpperCase();
+  const cut = path.search(/[?#]/);
+  const bare = cut === -1 ? path : path.slice(0, cut);
+  return (ROUTES as readonly ClientRoute[]).find((r) => r.method === m && patternMatches(r.path, bare));
+}
