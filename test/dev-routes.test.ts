@@ -9,7 +9,7 @@ import { rawRequest } from './helpers/raw-http.js';
 import { fakeJwt, send, useProxiesWithRecorder } from './helpers/recording-upstream.js';
 
 /** Dev-only paths of spec 1.6 / 4.10, as registered outside production. */
-const DEV_PATHS = ['/api/dev/cache-clear', '/api/dev/cache-policy', '/api/dev/proxy/*', '/api/dev/visitor-info', '/dev/ftd-cashback', '/debug', '/debug/analytics'];
+const DEV_PATHS = ['/api/dev/cache-clear', '/api/dev/cache-policy', '/api/dev/proxy/*', '/api/dev/visitor-info', '/dev/ftd-cashback', '/debug', '/debug/analytics', '/favicon.ico'];
 
 const {
   upstream,
@@ -93,6 +93,19 @@ describe('outside production', () => {
     assert.ok(!debug.text.includes(upstream.url));
     const analytics = await send(dev.url, 'GET', '/debug/analytics', { headers: { cookie: '_ga=GA1.1.123.456' } });
     assert.deepEqual((analytics.json as Record<string, unknown>).gaClientId, '123.456');
+    assert.equal(upstream.requests.length, 0);
+  });
+
+  test('GET /favicon.ico answers 204 without a body (no 404 in a development page); production answers 404', async () => {
+    const icon = await send(dev.url, 'GET', '/favicon.ico');
+    assert.equal(icon.status, 204);
+    assert.equal(icon.text, '');
+    assert.match(icon.headers.get('cache-control') ?? '', /max-age=\d+/);
+    const head = await send(dev.url, 'HEAD', '/favicon.ico');
+    assert.equal(head.status, 204);
+    const inProduction = await send(prod.url, 'GET', '/favicon.ico');
+    assert.equal(inProduction.status, 404);
+    assert.equal((inProduction.json as { error?: unknown }).error, 'not_found');
     assert.equal(upstream.requests.length, 0);
   });
 });

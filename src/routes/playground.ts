@@ -9,8 +9,10 @@
  * | `GET /playground` | the page (`src/playground/page.ts`) |
  * | `GET /playground/sdk.js` | the SDK bundle: `src/browser/index.ts` built on first use with esbuild (ESM, platform browser, minified; the options of `scripts/build-browser.mjs`) |
  * | `GET /playground/app.js` | the page script `src/playground/main.ts`, bundled with its SDK import mapped to `/playground/sdk.js` |
+ * | `GET /favicon.ico` | 204, no body: the icon a browser asks for by itself on any page of the origin (the playground page has its own, inline) |
  *
- * Every row is `devOnly`: with `NODE_ENV=production` none is registered. The bundles are built from
+ * Every row is `devOnly`: with `NODE_ENV=production` none is registered (`/favicon.ico` then answers
+ * 404 like any unknown path). The bundles are built from
  * the sources with esbuild, a development dependency, loaded only when a bundle is first asked for;
  * without it the script routes answer 503 `not_configured`.
  *
@@ -90,13 +92,14 @@ async function script(name: BundleName, log: { warn(obj: object, msg: string): v
   }
 }
 
-/** spec 1.6 development-only rows: the playground page and its two scripts. */
+/** spec 1.6 development-only rows: the playground page, its two scripts and the browser's favicon request. */
 export const playgroundRoutes: readonly RouteSpec[] = [
   route({
     method: 'GET',
     url: PLAYGROUND_PATH,
     spec: '1.6',
-    summary: 'development playground page: the browser SDK against this proxy (login, wallet, deposit, games, forced logout)',
+    summary:
+      'development playground page: the browser SDK against this proxy (login with its second-factor step, wallet, deposit, games, forced logout)',
     auth: 'none',
     devOnly: true,
     cacheControl: 'no-store',
@@ -124,5 +127,17 @@ export const playgroundRoutes: readonly RouteSpec[] = [
     cacheControl: 'no-cache',
     upstream: [],
     handler: async (ctx) => script('app', ctx.request.log),
+  }),
+  route({
+    method: 'GET',
+    url: '/favicon.ico',
+    spec: '1.6',
+    summary:
+      'the icon browsers request by themselves: 204 without a body, so a development page (the playground, `/debug`) logs no 404',
+    auth: 'none',
+    devOnly: true,
+    cacheControl: 'public, max-age=86400',
+    upstream: [],
+    handler: async () => ({ status: 204, body: null }),
   }),
 ];
