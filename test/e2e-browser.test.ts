@@ -11,29 +11,14 @@
  * A screenshot is saved to test-output/playground.png.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { fileURLToPath } from 'node:url';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
-const OUTPUT = fileURLToPath(new URL('../test-output/', import.meta.url));
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `Chromium is not installed at ${CHROMIUM}: install it with "apt-get install -y chromium" (CI does); this test never downloads a browser`;
 
 const BEACON_FIELDS = [
   'ref',
@@ -48,16 +33,6 @@ const BEACON_FIELDS = [
   'hadCookie',
   'userAgentShort',
 ].sort();
-
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
 
 async function text(page: Page, selector: string): Promise<string> {
   return ((await page.textContent(selector)) ?? '').trim();

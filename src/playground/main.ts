@@ -1,7 +1,12 @@
 /**
  * The development playground's script (served as `/playground/app.js`): drives the SDK against the
- * proxy — demo login, profile and wallet, a PIX deposit polled until paid, the game list, the token
- * refresh driver, and the forced-logout path after the sandbox expires the session.
+ * proxy — demo login (with the second-factor step of spec 3.2 when the login answers
+ * `type: "two_factor_code"`), profile and wallet, a PIX deposit polled until paid, the game list,
+ * the token refresh driver, and the forced-logout path after the sandbox expires the session.
+ *
+ * The calls made for the signed-in user share one `AbortSignal`: a logout (manual or forced) aborts
+ * the ones still in flight, so none of them paints the old user's data or, failing after the
+ * cookie is gone, shows a forced logout the user did not have. A manual logout then clears the page.
  *
  * The SDK is imported from `../browser/index.js`; the playground's bundler maps that import to the
  * SDK bundle `/playground/sdk.js`, so the page exercises the built artefact.
@@ -37,6 +42,18 @@ function describeError(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+function isAbort(error: unknown): boolean {
+  return error instanceof Error && error.name === 'AbortError';
+}
+
+/** The signal of the calls made for the current signed-in user; aborted and replaced at each logout. */
+let sessionWork = new AbortController();
+
+function endSessionWork(): void {
+  sessionWork.abort();
+  sessionWork = new AbortController();
+}
+
 function money(cents: unknown, currency = 'BRL'): string {
   if (typeof cents !== 'number') return '–';
   return new Intl.NumberFormat('pt-BR', { style: 'currency', currency }).format(cents / 100);
@@ -56,12 +73,31 @@ const loggingFetch: typeof fetch = async (input, init) => {
   }
 };
 
+/** Buttons that call routes needing a session: enabled only while the client believes it has one. */
+const SESSION_BUTTONS = ['load-account', 'deposit', 'refresh-now', 'expire'];
+
 function showSession(active: boolean, name?: string): void {
   document.body.dataset.session = active ? 'in' : 'out';
   const status = $('status');
   status.dataset.state = active ? 'in' : 'out';
   status.textContent = active ? `Signed in${name ? ` as ${name}` : ''}` : 'Signed out';
   $('cookie-view').textContent = document.cookie === '' ? '(none)' : document.cookie;
+  for (const id of SESSION_BUTTONS) $<HTMLButtonElement>(id).disabled = !active;
+}
+
+function hideForcedLogout(): void {
+  $('forced').hidden = true;
+  for (const id of ['forced-message', 'forced-ref', 'forced-explain']) $(id).textContent = '';
+  delete document.body.dataset.forcedRef;
+}
+
+/** Everything shown about the signed-in user: profile, wallet, deposit, games. */
+function clearUserData(): void {
+  clearAccount();
+  for (const id of ['deposit-id', 'deposit-status', 'deposit-code']) $(id).textContent = '–';
+  delete document.body.dataset.depositStatus;
+  $('games-list').replaceChildren();
+  $('games-result').textContent = '';
 }
 
 function showForcedLogout(ref: string, error: ProxyError, beacon: ForcedLogoutBeacon): void {
@@ -77,7 +113,8 @@ function showForcedLogout(ref: string, error: ProxyError, beacon: ForcedLogoutBe
   const loginResult = $('login-result');
   loginResult.textContent = 'Logged out by the proxy: log in again.';
   loginResult.className = 'error';
-  clearAccount();
+  endSessionWork();
+  clearUserData();
   showSession(false);
   log(`forced logout ${ref}; beacon sent: ${JSON.stringify(beacon)}`);
 }
@@ -95,7 +132,11 @@ let userName: string | undefined;
 
 function clearAccount(): void {
   userId = null;
+  userName = undefined;
   for (const id of ['profile-name', 'profile-email', 'profile-id', 'wallet-balance', 'wallet-bonus']) $(id).textContent = '–';
+  const result = $('account-result');
+  result.textContent = '';
+  result.className = '';
 }
 
 function renderRefreshState(): void {
@@ -123,10 +164,12 @@ interface Wallet {
 
 async function loadAccount(): Promise<void> {
   const result = $('account-result');
+  const { signal } = sessionWork;
   result.textContent = 'Loading…';
   result.className = '';
   try {
-    const [profile, walletAnswer] = await Promise.all([client.auth.profile(), client.wallet.refresh()]);
+    const [profile, walletAnswer] = await Promise.all([client.auth.profile({ signal }), client.wallet.refresh({ signal })]);
+    if (signal.aborted) return;
     const { user } = profile;
     userId = user.id;
     userName = user.name;
@@ -140,9 +183,50 @@ async function loadAccount(): Promise<void> {
     result.className = 'ok';
     showSession(true, userName);
   } catch (error) {
+    if (isAbort(error) || signal.aborted) return;
     result.textContent = describeError(error);
     result.className = 'error';
   }
+}
+
+/** Login and password waiting for their second factor (spec 3.2), kept only in this page's memory. */
+let pendingLogin: { login: string; password: string } | null = null;
+
+function showTwoFactorStep(credentials: { login: string; password: string }, message: unknown): void {
+  pendingLogin = credentials;
+  for (const id of ['login', 'password', 'login-button']) $<HTMLInputElement>(id).disabled = true;
+  $('two-factor-prompt').textContent =
+    typeof message === 'string' && message !== '' ? message : 'Enter the verification code to finish logging in.';
+  const result = $('two-factor-result');
+  result.textContent = '';
+  result.className = '';
+  const code = $<HTMLInputElement>('two-factor-code');
+  code.value = '';
+  $('two-factor-form').hidden = false;
+  document.body.dataset.step = 'two-factor';
+  code.focus();
+}
+
+function closeTwoFactorStep(): void {
+  pendingLogin = null;
+  for (const id of ['login', 'password', 'login-button']) $<HTMLInputElement>(id).disabled = false;
+  $<HTMLInputElement>('two-factor-code').value = '';
+  $('two-factor-result').textContent = '';
+  $('two-factor-form').hidden = true;
+  delete document.body.dataset.step;
+}
+
+/** After a login that opened a session: the page of the new user. */
+async function signedIn(name: string | undefined): Promise<void> {
+  endSessionWork();
+  clearUserData();
+  closeTwoFactorStep();
+  hideForcedLogout();
+  const out = $('login-result');
+  out.textContent = 'Logged in.';
+  out.className = 'ok';
+  showSession(true, name);
+  await loadAccount();
 }
 
 $('login-form').addEventListener('submit', async (event) => {
@@ -152,35 +236,78 @@ $('login-form').addEventListener('submit', async (event) => {
   button.disabled = true;
   out.textContent = 'Logging in…';
   out.className = '';
+  const credentials = { login: $<HTMLInputElement>('login').value.trim(), password: $<HTMLInputElement>('password').value };
   try {
-    const answer = await client.auth.login({
-      body: { login: $<HTMLInputElement>('login').value.trim(), password: $<HTMLInputElement>('password').value },
-    });
+    const answer = await client.auth.login({ body: credentials });
     if (answer.type === 'two_factor_code') {
-      out.textContent = 'A second-factor code is required (the sandbox code is 123456).';
-    } else if (answer.type === 'cancelled_account') {
+      out.textContent = 'A second-factor code is required.';
+      showTwoFactorStep(credentials, answer.message);
+      return;
+    }
+    if (answer.type === 'cancelled_account') {
       out.textContent = 'This account is cancelled.';
     } else {
-      $('forced').hidden = true;
-      delete document.body.dataset.forcedRef;
-      out.textContent = 'Logged in.';
-      out.className = 'ok';
-      showSession(true, answer.user?.name);
-      await loadAccount();
+      await signedIn(answer.user?.name);
     }
   } catch (error) {
     out.textContent = describeError(error);
     out.className = 'error';
+  }
+  button.disabled = false;
+});
+
+$('two-factor-form').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  if (!pendingLogin) return;
+  const result = $('two-factor-result');
+  const button = $<HTMLButtonElement>('two-factor-button');
+  const text = $<HTMLInputElement>('two-factor-code').value.trim();
+  if (!/^\d{4,8}$/.test(text)) {
+    result.textContent = 'Enter the digits of the code.';
+    result.className = 'error';
+    return;
+  }
+  button.disabled = true;
+  result.textContent = 'Verifying…';
+  result.className = '';
+  try {
+    const answer = await client.auth.login({ body: { ...pendingLogin, two_factor_code: Number(text) } });
+    if (answer.type === 'two_factor_code') {
+      result.textContent = 'The code was not accepted: try again.';
+      result.className = 'error';
+    } else if (answer.type === 'cancelled_account') {
+      closeTwoFactorStep();
+      $('login-result').textContent = 'This account is cancelled.';
+    } else {
+      await signedIn(answer.user?.name);
+    }
+  } catch (error) {
+    // A wrong code is a pre-authentication failure: its own message, never a forced logout.
+    result.textContent = describeError(error);
+    result.className = 'error';
   } finally {
     button.disabled = false;
   }
 });
 
+$('two-factor-cancel').addEventListener('click', () => {
+  closeTwoFactorStep();
+  $('login-result').textContent = '';
+});
+
 $('logout').addEventListener('click', async () => {
-  await client.auth.logout().catch((error: unknown) => log(describeError(error)));
-  clearAccount();
+  // First stop what the old session still has in flight, and clear what it showed.
+  endSessionWork();
+  closeTwoFactorStep();
+  hideForcedLogout();
+  clearUserData();
   showSession(false);
-  $('login-result').textContent = 'Logged out.';
+  const out = $('login-result');
+  out.textContent = 'Logging out…';
+  out.className = '';
+  await client.auth.logout().catch((error: unknown) => log(describeError(error)));
+  showSession(false);
+  out.textContent = 'Logged out.';
 });
 
 $('load-account').addEventListener('click', () => {
@@ -192,40 +319,51 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 $('deposit').addEventListener('click', async () => {
   const button = $<HTMLButtonElement>('deposit');
   const status = $('deposit-status');
+  const { signal } = sessionWork;
   button.disabled = true;
   try {
     if (userId === null) await loadAccount();
     if (userId === null) throw new Error('Log in first.');
     const created = (await client.payments.deposit({
       body: { userId, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' },
+      signal,
     })) as { transaction_id?: string; status?: string; payment?: { qr_code_text?: string } };
     const transactionId = created.transaction_id;
     if (!transactionId) throw new Error('The deposit answer has no transaction id.');
+    signal.throwIfAborted();
     $('deposit-id').textContent = transactionId;
     $('deposit-code').textContent = created.payment?.qr_code_text ?? '–';
     status.textContent = created.status ?? 'pending';
     document.body.dataset.depositStatus = status.textContent;
     for (let poll = 1; poll <= 30 && status.textContent !== 'paid'; poll++) {
       await sleep(1000);
-      const charge = (await client.payments.depositStatus({ query: { transactionId } })) as { status?: string };
+      signal.throwIfAborted();
+      const charge = (await client.payments.depositStatus({ query: { transactionId }, signal })) as { status?: string };
+      signal.throwIfAborted();
       status.textContent = charge.status ?? 'unknown';
       document.body.dataset.depositStatus = status.textContent;
     }
     if (status.textContent === 'paid') await loadAccount();
   } catch (error) {
-    status.textContent = describeError(error);
-    document.body.dataset.depositStatus = 'error';
+    if (!(isAbort(error) || signal.aborted)) {
+      status.textContent = describeError(error);
+      document.body.dataset.depositStatus = 'error';
+    }
   } finally {
-    button.disabled = false;
+    button.disabled = !client.hasSession;
   }
 });
 
 $('games').addEventListener('click', async () => {
   const out = $('games-result');
   const list = $('games-list');
+  const { signal } = sessionWork;
   out.textContent = 'Loading…';
   try {
-    const answer = (await client.games.list()) as { data?: { name?: string; provider?: { name?: string }; categories?: string[] }[] };
+    const answer = (await client.games.list({ signal })) as {
+      data?: { name?: string; provider?: { name?: string }; categories?: string[] }[];
+    };
+    if (signal.aborted) return;
     const games = Array.isArray(answer?.data) ? answer.data : [];
     list.replaceChildren(
       ...games.slice(0, 12).map((game) => {
@@ -239,17 +377,19 @@ $('games').addEventListener('click', async () => {
     );
     out.textContent = `${games.length} games in the first page${games.length > 12 ? ', 12 shown' : ''}.`;
   } catch (error) {
-    out.textContent = describeError(error);
+    if (!(isAbort(error) || signal.aborted)) out.textContent = describeError(error);
   }
 });
 
 $('expire').addEventListener('click', async () => {
   try {
-    const answer = await client.request<{ sessions?: number }>('POST', '/api/dev/proxy/__sandbox/sessions/expire');
+    const answer = await client.request<{ sessions?: number }>('POST', '/api/dev/proxy/__sandbox/sessions/expire', {
+      signal: sessionWork.signal,
+    });
     log(`the sandbox expired ${answer?.sessions ?? 0} session(s); the next authenticated call fails`);
     $('account-result').textContent = 'Session expired in the sandbox: load the profile to see the forced logout.';
   } catch (error) {
-    log(`expire failed: ${describeError(error)}`);
+    if (!isAbort(error)) log(`expire failed: ${describeError(error)}`);
   }
 });
 

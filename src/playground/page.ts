@@ -13,6 +13,7 @@ export const PLAYGROUND_HTML = `<!doctype html>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Front proxy playground</title>
+<link rel="icon" type="image/svg+xml" href="data:image/svg+xml,%3Csvg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 32 32'%3E%3Crect width='32' height='32' rx='7' fill='%230b57d0'/%3E%3Cpath d='M10 7h13v4h-8.5v4H21v4h-6.5v6H10z' fill='%23fff'/%3E%3C/svg%3E">
 <style>
   :root { color-scheme: light; --ink: #1d2330; --muted: #4f5a6b; --line: #d5dae3; --accent: #0b57d0; --ok: #116329; --bad: #a4161a; --bg: #f6f7f9; }
   * { box-sizing: border-box; }
@@ -27,6 +28,10 @@ export const PLAYGROUND_HTML = `<!doctype html>
   section.wide { grid-column: 1 / -1; }
   label { display: block; font-weight: 600; margin: .5rem 0 .25rem; }
   input { width: 100%; font: inherit; padding: .45rem .6rem; border: 1px solid #9aa3b2; border-radius: .35rem; }
+  input:disabled { background: #eef1f5; color: var(--muted); }
+  .step { margin-top: 1rem; padding: .75rem 1rem; border: 2px solid var(--accent); border-radius: .5rem; background: #f3f7ff; }
+  .step h3 { font-size: 1rem; margin: 0 0 .25rem; }
+  .step input { max-width: 12rem; font: 1.25rem/1.2 ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: .2em; }
   button { font: inherit; padding: .45rem .9rem; margin: .5rem .5rem 0 0; border: 1px solid var(--accent); border-radius: .35rem; background: var(--accent); color: #fff; cursor: pointer; }
   button.secondary { background: #fff; color: var(--accent); }
   button.danger { background: #fff; color: var(--bad); border-color: var(--bad); }
@@ -70,11 +75,26 @@ export const PLAYGROUND_HTML = `<!doctype html>
     <h2 id="login-title">Session</h2>
     <form id="login-form">
       <label for="login">E-mail or CPF</label>
-      <input id="login" name="login" type="text" autocomplete="username" value="demo@example.com" required>
+      <input id="login" name="login" type="text" autocomplete="username" value="demo@example.com" list="demo-logins" required>
+      <datalist id="demo-logins">
+        <option value="demo@example.com">ordinary user</option>
+        <option value="2fa@example.com">asks for a second-factor code (123456)</option>
+        <option value="cancelled@example.com">cancelled account</option>
+      </datalist>
       <label for="password">Password</label>
       <input id="password" name="password" type="password" autocomplete="current-password" value="Demo#2026" required>
       <button id="login-button" type="submit">Log in</button>
       <button id="logout" type="button" class="secondary">Log out</button>
+    </form>
+    <form id="two-factor-form" class="step" aria-labelledby="two-factor-title" hidden>
+      <h3 id="two-factor-title">Second step: verification code</h3>
+      <p id="two-factor-prompt" class="muted"></p>
+      <label for="two-factor-code">Code</label>
+      <input id="two-factor-code" name="two_factor_code" type="text" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{4,8}" maxlength="8" required>
+      <p class="muted">The sandbox accepts <code>123456</code>.</p>
+      <button id="two-factor-button" type="submit">Verify and log in</button>
+      <button id="two-factor-cancel" type="button" class="secondary">Cancel</button>
+      <p id="two-factor-result" aria-live="polite"></p>
     </form>
     <p id="login-result" aria-live="polite"></p>
     <p class="muted">Cookies visible to scripts: <code id="cookie-view">(none)</code>. The session cookie is HttpOnly.</p>
