@@ -44,6 +44,7 @@ const EnvSchema = Type.Object({
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   CATALOGUE_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 }),
   PAYMENT_ICON_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
+  REDIS_URL: Type.Optional(Type.String()),
 });
 
 /** The upstream URLs of CONTRACT.md, by variable name. */
@@ -85,6 +86,11 @@ export interface Config {
   readonly catalogueCacheTtlMs: number;
   /** Prefix for payment icon URLs (spec 2.8); `undefined` = `/icons`. */
   readonly paymentIconPrefix: string | undefined;
+  /**
+   * `redis://` or `rediss://` URL of the state every instance shares (CONTRACT.md "Several instances");
+   * `undefined`: the state lives in this process and only one process may serve.
+   */
+  readonly redisUrl: string | undefined;
 }
 
 /** Thrown by {@link loadConfig} with every problem found, one per line, each naming its variable. */
@@ -114,6 +120,25 @@ function checkUrl(name: string, value: string, problems: string[]): string | und
     return undefined;
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+function checkRedisUrl(value: string, problems: string[]): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    problems.push('REDIS_URL: expected a redis:// or rediss:// URL, such as redis://:password@redis.internal:6379/0');
+    return undefined;
+  }
+  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
+    problems.push(`REDIS_URL: expected a redis:// or rediss:// URL, got protocol "${url.protocol}"`);
+    return undefined;
+  }
+  if (!url.hostname) {
+    problems.push('REDIS_URL: expected a host, such as redis://redis.internal:6379');
+    return undefined;
+  }
+  return value;
 }
 
 function checkOrigin(value: string, problems: string[]): string | undefined {
@@ -166,6 +191,10 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
           .filter((o) => o.length > 0)
           .map((o) => checkOrigin(o, problems))
           .filter((o): o is string => o !== undefined);
+  const redisUrl = e.REDIS_URL === undefined ? undefined : checkRedisUrl(e.REDIS_URL, problems);
+  if (e.WORKERS > 1 && e.REDIS_URL === undefined) {
+    problems.push(`WORKERS: ${e.WORKERS} processes need REDIS_URL, so that they share the money moves' records and the caches (CONTRACT.md "Several instances"); set REDIS_URL or WORKERS=1`);
+  }
   const production = e.NODE_ENV === 'production';
   const sessionCookieName = e.SESSION_COOKIE_NAME ?? (production ? '__Host-access_token' : 'access_token');
   if (problems.length > 0) throw new ConfigError(problems);
@@ -187,6 +216,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     workers: e.WORKERS,
     catalogueCacheTtlMs: e.CATALOGUE_CACHE_TTL_MS,
     paymentIconPrefix: e.PAYMENT_ICON_PREFIX?.replace(/\/+$/, ''),
+    redisUrl,
   });
 }
 
