@@ -22,6 +22,8 @@ import { requestContext, requestIdOptions } from './pipeline/request-context.js'
 import { allRouteTables } from './routes/index.js';
 import { type AppDeps, activeRoutes, registerRoutes } from './routes/route.js';
 import { createSessionCaches } from './session/identity.js';
+import { HANDSHAKE_CACHE_NAME, handshakesOf } from './session/sticker-handshakes.js';
+import { createState } from './state/index.js';
 import { createUpstreamServices } from './upstream/services.js';
 
 /** Options of {@link createServer} beyond the configuration, for embedding and tests. */
@@ -74,14 +76,19 @@ export async function createServer(
   });
 
   const upstreams = createUpstreamServices(cfg);
+  const state = await createState(cfg, app.log);
+  const sessions = createSessionCaches((key) => state.fleet.announceEvict(key));
   const deps: AppDeps = {
     config: cfg,
     services: upstreams.services,
-    ...createSessionCaches(),
+    ...sessions,
     random: options.random ?? Math.random,
-    caches: new Map(),
+    caches: state.caches,
+    state,
   };
-  deps.caches.set('profile', deps.profileCache);
+  deps.caches.set('profile', sessions.profileCache);
+  state.fleet.onEvict('profile', (key) => sessions.profileCache.evictKey(key));
+  state.fleet.onEvict(HANDSHAKE_CACHE_NAME, (key) => handshakesOf(state.caches).forgetKey(key));
   app.decorate('deps', deps);
   app.decorate('sandboxUrls', sandbox.urls);
 
@@ -107,6 +114,7 @@ export async function createServer(
 
   app.addHook('onClose', async () => {
     await upstreams.close();
+    await state.close();
     await sandbox.close?.();
   });
   return app;

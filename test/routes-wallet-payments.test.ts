@@ -378,7 +378,9 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
     assert.equal(reset.status, 502);
     assert.equal(calls().length, 1);
     const repeat = await post('/api/payments/deposit', { ...deposit, creditAmount: 7000 });
-    assert.equal(repeat.status, 502, 'the repeat within the window gets the same answer');
+    assert.equal(repeat.status, 409, 'the repeat of an unknown outcome answers request_in_progress until the lease ends');
+    assert.equal((repeat.json as Record<string, unknown>).error, 'request_in_progress');
+    assert.ok(Number(repeat.headers.get('retry-after')) >= 1, 'with Retry-After');
     assert.equal(calls().length, 1, 'and no second attempt');
     upstream.on('POST', '/wallet/add-credit', { json: answer, delayMs: 1500 });
     const slow = await post('/api/payments/deposit', { ...deposit, creditAmount: 8000 });

@@ -27,6 +27,9 @@ import { parseJson } from '../envelope.js';
 import type { Config } from '../config.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
 import type { CacheRegistry } from '../state/caches.js';
+import type { Fleet } from '../state/fleet.js';
+import { SharedEntries } from '../state/shared-entries.js';
+import type { SharedStore } from '../state/store.js';
 import type { UpstreamResponse, UpstreamService } from '../upstream/client.js';
 import type { QueryValue } from '../upstream/paths.js';
 import type { UpstreamCaller } from '../upstream/services.js';
@@ -60,6 +63,13 @@ export interface CatalogueDeps {
   readonly config: Pick<Config, 'catalogueCacheTtlMs'>;
   readonly services: { readonly bff: UpstreamService };
   readonly caches: CacheRegistry;
+  /** The shared state: with Redis, one entry per key for every instance (CONTRACT.md "Several instances"). */
+  readonly state: { readonly store: SharedStore; readonly fleet: Fleet };
+}
+
+/** A catalogue answer fit to keep: 2xx with a JSON body. */
+function cacheable(res: { status: number; body: Buffer }): boolean {
+  return res.status >= 200 && res.status < 300 && parseJson(res.body) !== undefined;
 }
 
 /** The catalogue caches of one app. */
@@ -67,10 +77,12 @@ export class Catalogue {
   readonly answers: SwrCache<CachedAnswer>;
   readonly index: SwrCache<CatalogueIndex>;
   readonly #deps: CatalogueDeps;
+  readonly #shared: SharedEntries;
 
   constructor(deps: CatalogueDeps) {
     this.#deps = deps;
     const ttlMs = deps.config.catalogueCacheTtlMs;
+    this.#shared = new SharedEntries(deps.state.store, deps.state.fleet, 'catalogue', ttlMs);
     this.answers = new SwrCache<CachedAnswer>({
       ttlMs,
       max: CATALOGUE_MAX_ENTRIES,
@@ -83,6 +95,21 @@ export class Catalogue {
   /** One anonymous GET made by the proxy itself (no session, no cookie, no visitor headers). */
   async #anonymous(path: string, query: Readonly<Record<string, QueryValue>> | undefined, requestId: string) {
     return this.#deps.services.bff.request({ method: 'GET', path, query, headers: { 'x-request-id': requestId } });
+  }
+
+  /**
+   * An anonymous GET through the entries shared by every instance: a cacheable answer, or rejects with
+   * {@link UpstreamAnswerError} carrying the upstream's answer.
+   */
+  async #sharedRead(path: string, query: Readonly<Record<string, QueryValue>> | undefined, requestId: string): Promise<CachedAnswer> {
+    let response: UpstreamResponse | undefined;
+    const { entry } = await this.#shared.load(
+      cacheKey(path, query ?? {}),
+      async () => (response = await this.#anonymous(path, query, requestId)),
+      cacheable,
+    );
+    if (!cacheable(entry)) throw new UpstreamAnswerError(response ?? { status: entry.status, headers: {}, body: entry.body });
+    return entry;
   }
 
   /**
@@ -99,11 +126,7 @@ export class Catalogue {
     try {
       const entry = await this.answers.get(
         cacheKey(path, query),
-        async () => {
-          const res = await this.#anonymous(path, query, ctx.requestId);
-          if (res.status < 200 || res.status >= 300 || parseJson(res.body) === undefined) throw new UpstreamAnswerError(res);
-          return { status: res.status, body: res.body, fetchedAt: Date.now() };
-        },
+        () => this.#sharedRead(path, query, ctx.requestId),
         (how) => {
           outcome = how;
         },
@@ -130,12 +153,7 @@ export class Catalogue {
   async gameIndex(ctx: UpstreamCaller): Promise<CatalogueIndex | undefined> {
     if (!this.index.enabled) return undefined;
     return this.index.get('index', () =>
-      assembleIndex(async (path) => {
-        const res = await this.#anonymous(path, undefined, ctx.requestId);
-        const data = res.status >= 200 && res.status < 300 ? parseJson(res.body) : undefined;
-        if (data === undefined) throw new UpstreamAnswerError(res);
-        return data;
-      }),
+      assembleIndex(async (path) => parseJson((await this.#sharedRead(path, undefined, ctx.requestId)).body)),
     );
   }
 }

@@ -86,7 +86,11 @@ export class SwrCache<V extends SwrEntry> {
         : {}),
       fetchMethod: async (_key, stale, { context, options: setOptions }) => {
         try {
-          return await context(stale);
+          const value = await context(stale);
+          // A value loaded elsewhere earlier (an entry shared by another instance) lives out its own time.
+          const age = this.#now() - value.fetchedAt;
+          if (age > 0) setOptions.ttl = Math.max(Math.min(retryMs, 1_000), options.ttlMs - age);
+          return value;
         } catch (error) {
           if (stale === undefined) throw error;
           // stale-if-error: keep answering the old entry, try again soon.

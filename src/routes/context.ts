@@ -12,6 +12,7 @@ import { readSessionToken } from '../session/cookie.js';
 import type { SessionCaches } from '../session/identity.js';
 import { MIN_REDACTED_TOKEN_LENGTH, redactText } from '../session/redact.js';
 import type { CacheRegistry } from '../state/caches.js';
+import type { AppState } from '../state/index.js';
 import type { UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
 import type { ServiceName, UpstreamCaller } from '../upstream/services.js';
 
@@ -21,8 +22,10 @@ export interface AppDeps extends SessionCaches {
   readonly services: Readonly<Record<ServiceName, UpstreamService>>;
   /** Random source in [0, 1) (the beacon sampling of spec 6.2); replaceable in tests. */
   readonly random: () => number;
-  /** Caches route areas register, emptied together by the cache purge routes. */
+  /** Caches route areas register, emptied together by the cache purge routes (the state's registry). */
   readonly caches: CacheRegistry;
+  /** The state every instance shares: idempotency of the money moves, purge and evictions, shared entries. */
+  readonly state: AppState;
 }
 
 /**

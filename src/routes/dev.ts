@@ -29,7 +29,6 @@ import {
   HANDSHAKE_MAX_TTL_MS,
   handshakesOf,
 } from '../session/sticker-handshakes.js';
-import { clearCaches } from '../state/caches.js';
 import { rawSubPath } from '../upstream/paths.js';
 import { bff, ok, type RouteSpec, route } from './route.js';
 
@@ -81,7 +80,7 @@ export const devRoutes: readonly RouteSpec[] = [
     devOnly: true,
     evictsProfile: false,
     upstream: [],
-    handler: async (ctx) => ok({ ok: true, cleared: clearCaches(ctx.deps.caches) }),
+    handler: async (ctx) => ok({ ok: true, cleared: (await ctx.deps.state.fleet.purge()).cleared }),
   }),
   route({
     method: 'GET',

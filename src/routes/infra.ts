@@ -15,7 +15,6 @@
 import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { envelope } from '../envelope.js';
-import { clearCaches } from '../state/caches.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { external, fail, ok, type RouteSpec, route } from './route.js';
 
@@ -55,7 +54,7 @@ export const infraRoutes: readonly RouteSpec[] = [
     method: 'POST',
     url: '/api/cache/purge',
     spec: '4.10',
-    summary: "empty the proxy's caches and the worker cache; operator credential (CACHE_PURGE_TOKEN) required",
+    summary: "empty the proxy's caches on every instance (the purge generation moves; 503 `purge_unavailable` when the shared state cannot be reached) and the worker cache; operator credential (CACHE_PURGE_TOKEN) required",
     auth: 'operator',
     evictsProfile: false,
     bodyLimit: 64 * 1024,
@@ -63,8 +62,12 @@ export const infraRoutes: readonly RouteSpec[] = [
     handler: async (ctx) => {
       const body = ctx.body ?? {};
       if (!Value.Check(PurgeBody, body)) return fail(400, 'invalid_request', 'body may hold only `paths` and `tags` arrays');
-      const cleared = clearCaches(ctx.deps.caches);
-      ctx.request.log.info({ cleared }, 'proxy caches purged');
+      const { cleared, generation } = await ctx.deps.state.fleet.purge();
+      if (generation === undefined) {
+        ctx.request.log.warn({ cleared }, 'proxy caches purged here only: the shared state cannot be reached');
+        return fail(503, 'purge_unavailable', 'The caches of the other instances could not be purged: the shared state cannot be reached', { cleared });
+      }
+      ctx.request.log.info({ cleared, generation }, 'proxy caches purged on every instance');
       try {
         const res = await ctx.call('cachePurge', { method: 'POST', path: '', json: body }, { bearer: null });
         if (res.status >= 200 && res.status < 300) return ok({ ok: true, cleared, upstream: 'purged' });

@@ -4,10 +4,12 @@
  * session. Amounts are integer cents.
  *
  * Money rules:
- * - deposit and withdraw make exactly one upstream attempt per client request (no retries);
- * - double submit: the same deposit (or withdraw) from the same session within
- *   {@link SUBMIT_WINDOW_MS} after the first one settled, or while it is in flight, reaches the
- *   upstream once; the repeats get the first one's answer (key: SHA-256 of token and canonical wire body);
+ * - deposit and withdraw reach the upstream once per submission, across every process and instance
+ *   (CONTRACT.md "Money moves: exactly once", `state/idempotency.ts`): the client's `Idempotency-Key`
+ *   (forwarded upstream), or without one the session plus the canonical wire body for 5 s; a repeat
+ *   replays the first answer (`Idempotent-Replayed: true`), waits for it, or answers 409
+ *   `request_in_progress`; a key reused with another body answers 422 `idempotency_key_reused`; the
+ *   shared state unreachable answers 503 `idempotency_unavailable` with nothing sent;
  * - a deposit's `userId` must be the session's own user id: otherwise 403 `user_mismatch`, nothing
  *   sent (never a deposit for someone else);
  * - card fields only for the card-form slugs, all five of them; card fields for any other method
@@ -20,10 +22,8 @@
  *
  * @module
  */
-import { hash } from 'node:crypto';
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { LRUCache } from 'lru-cache';
 import {
   BANK_ACCOUNT_ACTIONS,
   BankAccountBody,
@@ -46,16 +46,12 @@ import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureA
 import { gaClientIdFromCookie, trackingFromCookie } from '../session/attribution.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { sessionUserId } from '../session/identity.js';
+import { IDEMPOTENCY_KEY_PATTERN } from '../state/idempotency.js';
 import { paymentsService } from '../upstream/payments-service.js';
-import { type AppDeps, bff, fail, forward, ok, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, forward, ok, type RouteContext, type RouteSpec, route } from './route.js';
 
 /** Media type of the JSON answers the proxy serialises itself. */
 const JSON_MEDIA_TYPE = 'application/json; charset=utf-8';
-
-/** How long a settled deposit or withdraw answers its repeats, in milliseconds (5 s). */
-export const SUBMIT_WINDOW_MS = 5_000;
-/** Most submissions remembered at once. */
-export const SUBMIT_MAX_ENTRIES = 10_000;
 
 /** Canonical JSON: object keys sorted at every level, so that equal bodies give equal text. */
 export function canonicalJson(value: unknown): string {
@@ -70,72 +66,34 @@ export function canonicalJson(value: unknown): string {
   return JSON.stringify(value) ?? 'null';
 }
 
-/** One submission the guard remembers: its answer, and when it settled (0 while in flight), in ms since the epoch. */
-interface Submission {
-  readonly promise: Promise<ProxyAnswer>;
-  settledAt: number;
+function service(ctx: RouteContext, idempotencyKey?: string) {
+  if (idempotencyKey === undefined) return paymentsService((req) => ctx.call('bff', req));
+  return paymentsService((req) => ctx.call('bff', { ...req, headers: { ...req.headers, 'idempotency-key': idempotencyKey } }));
 }
 
 /**
- * Double-submit protection with single flight: `run(key, fn)` starts `fn` once per key; calls with
- * the same key while it runs, or within {@link SUBMIT_WINDOW_MS} after it settled, get the same
- * result (or the same rejection). Keys are SHA-256 hex digests: no token or card data is kept.
- * One cache read and at most one write per call; an entry lives at most `inFlightMs + windowMs`.
+ * A money move through the idempotency of CONTRACT.md "Money moves: exactly once" (`state/idempotency.ts`):
+ * the client's `Idempotency-Key` (400 when malformed), the canonical wire body, one upstream call per
+ * submission across every instance, `Idempotent-Replayed: true` on a replay, `Retry-After` on a 409.
+ *
+ * @param body - the canonical text of the wire body (equal submissions give equal text).
+ * @param call - the upstream call, given the `Idempotency-Key` to forward.
  */
-export class SubmitGuard {
-  readonly #entries: LRUCache<string, Submission>;
-  readonly #windowMs: number;
-  readonly #lifetimeMs: number;
-  constructor(options: { windowMs?: number; inFlightMs: number; max?: number }) {
-    this.#windowMs = options.windowMs ?? SUBMIT_WINDOW_MS;
-    this.#lifetimeMs = options.inFlightMs + this.#windowMs;
-    this.#entries = new LRUCache({ max: options.max ?? SUBMIT_MAX_ENTRIES, ttlAutopurge: false });
+async function moveMoney(
+  ctx: RouteContext,
+  move: 'deposit' | 'withdraw',
+  body: string,
+  call: (idempotencyKey: string) => Promise<ProxyAnswer>,
+): Promise<ProxyAnswer> {
+  const key = ctx.request.headers['idempotency-key'];
+  if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key))) {
+    return fail(400, 'invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   }
-  /** The key of a submission: SHA-256 of its scope, the session token and the canonical body ({@link canonicalJson}). */
-  static key(scope: string, token: string, body: unknown): string {
-    return SubmitGuard.keyOfText(scope, token, canonicalJson(body));
-  }
-  /** As {@link key}, for a body already in canonical text (equal submissions give equal text). */
-  static keyOfText(scope: string, token: string, text: string): string {
-    return hash('sha256', `${scope}\n${token}\n${text}`, 'hex');
-  }
-  /** Runs `fn` unless a submission with `key` is in flight or settled within the window. */
-  run(key: string, fn: () => Promise<ProxyAnswer>): Promise<ProxyAnswer> {
-    const known = this.#entries.get(key);
-    if (known && (known.settledAt === 0 || Date.now() - known.settledAt < this.#windowMs)) return known.promise;
-    // In flight, it is kept at least as long as an upstream call may last (the call's own time limit).
-    const submission: Submission = { promise: fn(), settledAt: 0 };
-    this.#entries.set(key, submission, { ttl: this.#lifetimeMs });
-    const settle = () => {
-      submission.settledAt = Date.now();
-    };
-    submission.promise.then(settle, settle);
-    return submission.promise;
-  }
-  /** Submissions remembered now. */
-  get size(): number {
-    return this.#entries.size;
-  }
-  /** Forgets every submission (tests). */
-  clear(): void {
-    this.#entries.clear();
-  }
-}
-
-const guards = new WeakMap<AppDeps, SubmitGuard>();
-
-/** The double-submit guard of an app (one per `createServer`). */
-export function submitGuard(deps: AppDeps): SubmitGuard {
-  let guard = guards.get(deps);
-  if (!guard) {
-    guard = new SubmitGuard({ inFlightMs: deps.config.upstreamTimeoutMs });
-    guards.set(deps, guard);
-  }
-  return guard;
-}
-
-function service(ctx: RouteContext) {
-  return paymentsService((req) => ctx.call('bff', req));
+  const { answer, decision, retryAfterSeconds } = await ctx.deps.state.idempotency.run({ move, token: ctx.token as string, key, body }, call);
+  ctx.request.log.debug({ move, decision }, 'money move');
+  if (decision === 'replayed') ctx.reply.header('idempotent-replayed', 'true');
+  else if (retryAfterSeconds !== undefined) ctx.reply.header('retry-after', String(retryAfterSeconds));
+  return answer;
 }
 
 /** A 2xx JSON answer transformed by `map`; other answers through the envelope. */
@@ -194,8 +152,7 @@ async function deposit(ctx: RouteContext<DepositPayload>): Promise<ProxyAnswer> 
     ga_client_id: gaClientIdFromCookie(cookies._ga),
   });
   // The wire body's text is canonical (toDepositWire): the key is taken over it, no second serialisation.
-  const key = SubmitGuard.keyOfText('deposit', ctx.token as string, JSON.stringify(wire));
-  return submitGuard(ctx.deps).run(key, async () => depositAnswer(await service(ctx).submitDeposit(wire)));
+  return moveMoney(ctx, 'deposit', JSON.stringify(wire), async (key) => depositAnswer(await service(ctx, key).submitDeposit(wire)));
 }
 
 const ProvidersQuery = Type.Object(
@@ -275,8 +232,7 @@ export const paymentsRoutes: readonly RouteSpec[] = [
     upstream: [bff('POST', '/new-withdraws')],
     handler: async (ctx) => {
       const wire = toWithdrawWire(ctx.body);
-      const key = SubmitGuard.key('withdraw', ctx.token as string, wire);
-      return submitGuard(ctx.deps).run(key, async () => upstreamAnswer(await service(ctx).submitWithdraw(wire)));
+      return moveMoney(ctx, 'withdraw', canonicalJson(wire), async (key) => upstreamAnswer(await service(ctx, key).submitWithdraw(wire)));
     },
   }),
   route({

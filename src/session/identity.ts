@@ -35,10 +35,13 @@ export interface SessionContext extends UpstreamCaller {
   readonly deps: Pick<SessionCaches, 'profileCache'>;
 }
 
-/** Builds the profile and refresh caches (10 s, 100 entries each, spec 8). */
-export function createSessionCaches(): SessionCaches {
+/**
+ * Builds the profile and refresh caches (10 s, 100 entries each, spec 8).
+ * @param onProfileEvict - told the key of each profile eviction (logout, profile update, refresh).
+ */
+export function createSessionCaches(onProfileEvict?: (key: string) => void): SessionCaches {
   return {
-    profileCache: new TokenCache({ ttlMs: PROFILE_TTL_MS, max: PROFILE_MAX_ENTRIES, fetch: fetchProfile }),
+    profileCache: new TokenCache({ ttlMs: PROFILE_TTL_MS, max: PROFILE_MAX_ENTRIES, fetch: fetchProfile, onEvict: onProfileEvict }),
     refreshCache: new TokenCache({ ttlMs: PROFILE_TTL_MS, max: PROFILE_MAX_ENTRIES, fetch: fetchRefresh }),
   };
 }

@@ -40,7 +40,13 @@ type Fetcher<V, C> = (token: string, context: C) => Promise<V>;
  */
 export class TokenCache<V extends object, C = undefined> {
   readonly #cache: LRUCache<string, V, { token: string; context: C }>;
-  constructor(options: { ttlMs: number; max: number; fetch: Fetcher<V, C> }) {
+  readonly #onEvict: ((key: string) => void) | undefined;
+  /**
+   * @param options.onEvict - told the key (SHA-256 hex digest of the token) of each {@link evict}, so that
+   *   other instances can evict it too (CONTRACT.md "Several instances").
+   */
+  constructor(options: { ttlMs: number; max: number; fetch: Fetcher<V, C>; onEvict?: (key: string) => void }) {
+    this.#onEvict = options.onEvict;
     this.#cache = new LRUCache<string, V, { token: string; context: C }>({
       max: options.max,
       ttl: options.ttlMs,
@@ -72,7 +78,13 @@ export class TokenCache<V extends object, C = undefined> {
   }
   /** Evicts the token's entry at once (logout, mutation of the user). */
   evict(token: string): void {
-    this.#cache.delete(tokenKey(token));
+    const key = tokenKey(token);
+    this.#cache.delete(key);
+    this.#onEvict?.(key);
+  }
+  /** Evicts an entry by its key (the token's SHA-256 hex digest): an eviction announced by another instance. */
+  evictKey(key: string): void {
+    this.#cache.delete(key);
   }
   /** Empties the cache. */
   clear(): void {

@@ -83,6 +83,11 @@ export class StickerHandshakes {
     this.#cache.delete(tokenKey(sessionToken));
   }
 
+  /** Forgets a handshake token by its session's key (the token's SHA-256 hex digest). */
+  forgetKey(key: string): void {
+    this.#cache.delete(key);
+  }
+
   clear(): void {
     this.#cache.clear();
   }

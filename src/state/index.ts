@@ -1,0 +1,61 @@
+/**
+ * The shared state of one app (CONTRACT.md "Several instances", "Money moves: exactly once"): the
+ * store — Redis with `REDIS_URL`, else process memory — and what is built on it: the idempotency of
+ * the money moves, the fleet's purge and eviction announcements, and the registry of the proxy's
+ * caches.
+ *
+ * @module
+ */
+import { type CacheRegistry } from './caches.js';
+import { Fleet, GENERATION_KEY } from './fleet.js';
+import { Idempotency } from './idempotency.js';
+import { MemoryStore } from './memory.js';
+import { RedisStore, type StateLog } from './redis.js';
+import type { SharedStore } from './store.js';
+
+/** How long `createState` waits for Redis before the proxy starts anyway, in milliseconds. */
+export const STATE_READY_WAIT_MS = 1_000;
+
+/** The shared state of one app. */
+export interface AppState {
+  readonly store: SharedStore;
+  readonly fleet: Fleet;
+  readonly idempotency: Idempotency;
+  readonly caches: CacheRegistry;
+  /** Closes the store's connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the shared state. With `redisUrl` it connects to Redis and waits up to
+ * {@link STATE_READY_WAIT_MS} for it (the proxy starts while Redis is down: money moves answer 503
+ * until it is back), then reads the purge generation.
+ *
+ * @param upstreamTimeoutMs - the upstream time limit, in milliseconds (the money moves' lease is longer).
+ */
+export async function createState(
+  config: { readonly redisUrl: string | undefined; readonly upstreamTimeoutMs: number },
+  log?: StateLog,
+): Promise<AppState> {
+  let store: SharedStore;
+  if (config.redisUrl) {
+    const redis = new RedisStore(config.redisUrl, log);
+    await redis.ready(STATE_READY_WAIT_MS);
+    store = redis;
+  } else {
+    store = new MemoryStore();
+  }
+  const caches: CacheRegistry = new Map();
+  const fleet = new Fleet(store, caches);
+  await fleet.init();
+  return {
+    store,
+    fleet,
+    idempotency: new Idempotency(store, config.upstreamTimeoutMs),
+    caches,
+    close: () => store.close(),
+  };
+}
+
+export { GENERATION_KEY };
+export type { SharedStore };

@@ -1,0 +1,64 @@
+/**
+ * The {@link SharedStore} in process memory: what one process needs when there is no `REDIS_URL`
+ * (CONTRACT.md "Configuration": only one process may then serve). Bounded by entries and bytes
+ * (lru-cache); each entry has its own time to live. Events are delivered to this process's listeners.
+ *
+ * @module
+ */
+import { LRUCache } from 'lru-cache';
+import type { SharedStore, StateEvent } from './store.js';
+
+/** Most entries kept in memory. */
+export const MEMORY_STORE_MAX_ENTRIES = 20_000;
+/** Most bytes of values kept in memory (32 MiB). */
+export const MEMORY_STORE_MAX_BYTES = 32 * 1024 * 1024;
+
+type Listener = Parameters<SharedStore['subscribe']>[0];
+
+/** See the module documentation. */
+export class MemoryStore implements SharedStore {
+  readonly kind = 'memory';
+  readonly up = true;
+  readonly #entries = new LRUCache<string, string | Buffer>({
+    max: MEMORY_STORE_MAX_ENTRIES,
+    maxSize: MEMORY_STORE_MAX_BYTES,
+    sizeCalculation: (value, key) => Math.max(1, value.length + key.length),
+    ttlAutopurge: false,
+  });
+  readonly #listeners: Listener[] = [];
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<string | null> {
+    const existing = this.#entries.get(key);
+    if (existing !== undefined) return existing.toString();
+    this.#entries.set(key, value, { ttl: ttlMs });
+    return null;
+  }
+  async set(key: string, value: string | Buffer, ttlMs: number): Promise<void> {
+    this.#entries.set(key, value, { ttl: ttlMs });
+  }
+  async get(key: string): Promise<string | null> {
+    return this.#entries.get(key)?.toString() ?? null;
+  }
+  async getBytes(key: string): Promise<Buffer | null> {
+    const value = this.#entries.get(key);
+    if (value === undefined) return null;
+    return Buffer.isBuffer(value) ? value : Buffer.from(value);
+  }
+  async deleteIfEquals(key: string, value: string): Promise<void> {
+    if (this.#entries.get(key)?.toString() === value) this.#entries.delete(key);
+  }
+  async increment(key: string): Promise<number> {
+    const next = Number(this.#entries.get(key)?.toString() ?? '0') + 1;
+    this.#entries.set(key, String(next));
+    return next;
+  }
+  async publish(event: StateEvent): Promise<void> {
+    for (const listener of this.#listeners) listener.event(event);
+  }
+  subscribe(listener: Listener): void {
+    this.#listeners.push(listener);
+  }
+  async close(): Promise<void> {
+    this.#entries.clear();
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * The state every instance of the proxy shares (CONTRACT.md "Several instances", "Money moves: exactly
+ * once"): one small key-value interface with two implementations — in process memory
+ * (`memory.ts`, one process only) and Redis (`redis.ts`, every instance behind any load balancer).
+ * The idempotency records of the money moves, the shared catalogue entries and their locks, the purge
+ * generation and the fan-out events go through it.
+ *
+ * Values are text or bytes; times are milliseconds. Every method rejects with
+ * {@link StateUnavailableError} when the store cannot be reached: money moves then fail closed, caches
+ * fall back to process memory.
+ *
+ * @module
+ */
+
+/** Thrown when the shared state cannot be reached (Redis down, timed out, not connected yet). */
+export class StateUnavailableError extends Error {
+  constructor(message = 'The shared state cannot be reached', options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StateUnavailableError';
+  }
+}
+
+/** A fan-out event: every instance (this one included) receives it. */
+export type StateEvent =
+  /** The purge generation moved to `generation`: empty the proxy caches. */
+  | { readonly type: 'purge'; readonly generation: number }
+  /** A session's profile entry is void (logout, profile update, refresh): `key` is the token's SHA-256 hex digest. */
+  | { readonly type: 'evict'; readonly key: string };
+
+/** The shared key-value store (see the module documentation). */
+export interface SharedStore {
+  /** `memory` (this process only) or `redis` (shared by every instance). */
+  readonly kind: 'memory' | 'redis';
+  /** True while the store can be reached (always for memory). */
+  readonly up: boolean;
+  /**
+   * Sets `key` to `value` for `ttlMs` unless it exists (Redis `SET NX PX … GET`, one round trip).
+   * @returns `null` when this call set it, else the value already there.
+   */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<string | null>;
+  /** Sets `key` to `value` for `ttlMs`, whatever was there. */
+  set(key: string, value: string | Buffer, ttlMs: number): Promise<void>;
+  /** The text value of `key`, or `null`. */
+  get(key: string): Promise<string | null>;
+  /** The bytes of `key`, or `null`. */
+  getBytes(key: string): Promise<Buffer | null>;
+  /** Deletes `key` when its value is still `value` (a lock's owner releases only its own lock). */
+  deleteIfEquals(key: string, value: string): Promise<void>;
+  /** Adds one to the integer at `key` (0 when absent) and returns the new value. */
+  increment(key: string): Promise<number>;
+  /** Sends an event to every instance, this one included. */
+  publish(event: StateEvent): Promise<void>;
+  /**
+   * Receives every event, and `resync` after the store was unreachable (events may have been missed
+   * meanwhile: the listener should drop what they would have voided).
+   */
+  subscribe(listener: { event(event: StateEvent): void; resync(): void }): void;
+  /** Closes the connections (at app close). */
+  close(): Promise<void>;
+}
+
+/** The key prefix of everything the proxy keeps in the shared store. */
+export const KEY_PREFIX = 'front-proxy:';

@@ -1,0 +1,83 @@
+/**
+ * A real `redis-server` for a test file (Debian's package; `.ci/run` installs it): started on a free
+ * loopback port in a temporary directory with persistence off (`--save '' --appendonly no`), stopped
+ * by PID; it can be killed and started again on the same port to see Redis fail and come back.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/** True when a `redis-server` binary is on the PATH. */
+export const HAVE_REDIS = spawnSync('redis-server', ['--version']).status === 0;
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+async function accepting(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = new Socket();
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+    socket.connect(port, '127.0.0.1');
+  });
+}
+
+/** A running redis-server. */
+export interface TestRedis {
+  readonly port: number;
+  readonly url: string;
+  /** Kills it (SIGKILL): clients see the connection drop. */
+  kill(): Promise<void>;
+  /** Starts it again on the same port (empty: persistence is off). */
+  start(): Promise<void>;
+  /** Stops it for good and removes its directory. */
+  stop(): Promise<void>;
+}
+
+/** Starts a redis-server on a free port of 127.0.0.1. */
+export async function startRedis(): Promise<TestRedis> {
+  const dir = mkdtempSync(join(tmpdir(), 'front-proxy-redis-'));
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+      stdio: 'ignore',
+    });
+    for (let i = 0; i < 100; i++) {
+      if (await accepting(port)) return;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('redis-server did not start');
+  };
+  const kill = async () => {
+    const running = child;
+    child = undefined;
+    if (!running || running.exitCode !== null) return;
+    await new Promise<void>((resolve) => {
+      running.once('exit', () => resolve());
+      running.kill('SIGKILL');
+    });
+  };
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    kill,
+    start,
+    async stop() {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
