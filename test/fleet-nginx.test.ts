@@ -1,0 +1,101 @@
+// CONTRACT.md "Money moves: exactly once" across processes: three proxy processes sharing a real
+// redis-server behind a real nginx (round robin, keep-alive upstream connections), one recording
+// upstream as the BFF.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { HAVE_NGINX, type ProxyProcess, proxyProcess, startNginx, type TestNginx } from './helpers/fleet-processes.js';
+import { fakeJwt, type RecordingUpstream, send, startRecordingUpstream } from './helpers/recording-upstream.js';
+import { HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
+
+const USER_ID = 7;
+const DEPOSIT = '/wallet/add-credit';
+const skip = !HAVE_REDIS ? 'redis-server is not installed' : !HAVE_NGINX ? 'nginx is not installed' : false;
+
+describe('three processes behind nginx, sharing Redis', { skip }, () => {
+  let redis: TestRedis;
+  let upstream: RecordingUpstream;
+  let nginx: TestNginx;
+  const instances: ProxyProcess[] = [];
+  const deposits = () => upstream.requests.filter((r) => r.method === 'POST' && r.path === DEPOSIT);
+
+  before(async () => {
+    redis = await startRedis();
+    upstream = await startRecordingUpstream();
+    upstream.on('GET', '/auth/user-profile', { json: { user: { id: USER_ID }, userInfo: {} } });
+    for (let i = 0; i < 3; i++) {
+      const instance = await proxyProcess({ NODE_ENV: 'test', BFF_BASE_URL: upstream.url, REDIS_URL: redis.url, UPSTREAM_TIMEOUT_MS: '4000' });
+      instances.push(instance);
+    }
+    await Promise.all(instances.map((i) => i.start()));
+    nginx = await startNginx(instances.map((i) => i.port));
+  });
+  after(async () => {
+    await nginx?.stop();
+    await Promise.all(instances.map((i) => i.stop('SIGKILL')));
+    await upstream?.close();
+    await redis?.stop();
+  });
+
+  test('40 deposits, each submitted 4 times at once, with and without Idempotency-Key: 40 upstream calls', async () => {
+    upstream.on('POST', DEPOSIT, (req, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ transaction_id: `ch_${(req.json as { credit_amount?: number })?.credit_amount}`, status: 'pending' }));
+      }, 50);
+    });
+    const token = fakeJwt({ sub: String(USER_ID), n: Math.random() });
+    const before = deposits().length;
+    const statuses: Record<string, number> = {};
+    await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const body = { userId: USER_ID, creditAmount: 1_000 + i, paymentMethod: 'pix', currency: 'BRL' };
+        const headers: Record<string, string> = i % 2 === 0 ? { 'idempotency-key': `fleet-${i}-${Math.random()}` } : {};
+        const answers = await Promise.all(
+          Array.from({ length: 4 }, () => send(nginx.url, 'POST', '/api/payments/deposit', { json: body, token, headers })),
+        );
+        for (const a of answers) statuses[a.status] = (statuses[a.status] ?? 0) + 1;
+      }),
+    );
+    const calls = deposits().length - before;
+    console.log(`160 submissions of 40 deposits through nginx: ${calls} upstream calls, statuses ${JSON.stringify(statuses)}`);
+    assert.equal(calls, 40, `duplicates seen: ${calls - 40}`);
+    assert.deepEqual(Object.keys(statuses).filter((s) => s !== '200' && s !== '409'), []);
+  });
+
+  test('a process killed (SIGKILL) mid-deposit: the retry with the same key on another instance never reaches the BFF twice while the lease holds', async () => {
+    upstream.on('POST', DEPOSIT, (_req, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ transaction_id: 'ch_killed', status: 'pending' }));
+      }, 1_500);
+    });
+    const token = fakeJwt({ sub: String(USER_ID), n: Math.random() });
+    const body = { userId: USER_ID, creditAmount: 4_242, paymentMethod: 'pix', currency: 'BRL' };
+    const headers = { 'idempotency-key': `killed-${Math.random()}` };
+    const before = deposits().length;
+    const [victim, other] = instances as [ProxyProcess, ProxyProcess];
+    const first = send(victim.url, 'POST', '/api/payments/deposit', { json: body, token, headers }).then(
+      (r) => r.status,
+      () => 'connection lost',
+    );
+    const deadline = Date.now() + 5_000;
+    while (deposits().length === before && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(deposits().length, before + 1, 'the deposit reached the BFF');
+    await victim.stop('SIGKILL');
+    assert.equal(await first, 'connection lost');
+    // The lease is UPSTREAM_TIMEOUT_MS (4 s) + 5 s from the first attempt; each retry waits up to 3 s for
+    // the first's answer before its 409, so they are sent together, well inside the lease.
+    const [viaNginx, ...retries] = await Promise.all([
+      send(nginx.url, 'POST', '/api/payments/deposit', { json: body, token, headers }),
+      ...Array.from({ length: 3 }, () => send(other.url, 'POST', '/api/payments/deposit', { json: body, token, headers })),
+    ]);
+    console.log(`retries after SIGKILL: ${[...retries, viaNginx].map((r) => r.status).join(', ')}; BFF calls ${deposits().length - before}`);
+    for (const r of [...retries, viaNginx]) {
+      assert.equal(r.status, 409);
+      assert.equal((r.json as { error: string }).error, 'request_in_progress');
+      assert.ok(Number(r.headers.get('retry-after')) >= 1);
+    }
+    assert.equal(deposits().length, before + 1, 'the BFF saw the deposit once');
+    await victim.start();
+  });
+});
