@@ -17,7 +17,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createConnection, createServer } from 'node:net';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -49,12 +49,28 @@ const SETTLE_MS = 300;
 /** Time to live of the catalogue cache with the default configuration (`CATALOGUE_CACHE_TTL_MS`), in seconds. */
 const CATALOGUE_TTL_SECONDS = 60;
 
-/** The scenarios; `workers` is the passthrough with `WORKERS=1` and `WORKERS=2`, unpinned. */
-export const SCENARIOS = ['passthrough', 'deposit', 'catalogue', 'profile', 'no-cookie', 'workers'] as const;
+/**
+ * The scenarios; `redis` is the passthrough and the deposit with `REDIS_URL` (a local redis-server),
+ * each against the same without; `workers` is the passthrough with `WORKERS=1` and `WORKERS=2` (both
+ * with `REDIS_URL`, which more than one worker needs), unpinned.
+ */
+export const SCENARIOS = ['passthrough', 'deposit', 'catalogue', 'profile', 'no-cookie', 'redis', 'workers'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 /** The processes a row can load. */
-export type TargetId = 'proxy' | 'proxy-deposit' | 'reference' | 'reference-tuned' | 'peer' | 'proxy-w1' | 'proxy-w2';
+export type TargetId =
+  | 'proxy'
+  | 'proxy-deposit'
+  | 'proxy-redis'
+  | 'proxy-deposit-redis'
+  | 'reference'
+  | 'reference-tuned'
+  | 'peer'
+  | 'proxy-w1'
+  | 'proxy-w2';
+
+/** The row each `redis` row is compared with: the same scenario without `REDIS_URL`. */
+const REDIS_BASE: Readonly<Record<string, string>> = { 'redis/passthrough': 'passthrough/proxy', 'redis/deposit': 'deposit/proxy' };
 
 /** Options of {@link runBench}. */
 export interface BenchOptions {
@@ -261,9 +277,11 @@ async function startProxy(
   cpus: string | undefined,
   logPath: string,
   nodeOptions: string | undefined,
+  extraEnv: Record<string, string> = {},
 ): Promise<{ child: ChildProcess; port: number }> {
   const port = await freePort();
   const env: Record<string, string> = {
+    ...extraEnv,
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
@@ -298,6 +316,37 @@ async function startProxy(
     }
     if (Date.now() > deadline) throw new Error(`the proxy did not answer /healthz: ${stderr()}`);
     await sleep(100);
+  }
+}
+
+/**
+ * A redis-server on a free loopback port with persistence off, stopped with the bench's other
+ * processes; `undefined` when `redis-server` is not installed.
+ * @returns its `redis://` URL.
+ */
+async function startRedisServer(cpus: string | undefined): Promise<string | undefined> {
+  try {
+    execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
+  } catch {
+    return undefined;
+  }
+  const port = await freePort();
+  const [command, argv] = pinnedCommand(cpus, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+  const child = spawn(command, argv, { cwd: os.tmpdir(), stdio: ['ignore', 'ignore', 'pipe'] });
+  const { stderr } = track(child, 'redis-server');
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`redis-server exited with ${child.exitCode}: ${stderr()}`);
+    const up = await new Promise<boolean>((resolve) => {
+      const socket = createConnection(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (up) return `redis://127.0.0.1:${port}`;
+    if (Date.now() > deadline) throw new Error(`redis-server did not listen: ${stderr()}`);
+    await sleep(50);
   }
 }
 
@@ -394,12 +443,15 @@ const SCENARIO_LABELS: Record<ScenarioId, string> = {
   catalogue: 'cached catalogue list',
   profile: 'profile read (cached per token)',
   'no-cookie': '401 without cookie',
+  redis: 'with REDIS_URL (vs without)',
   workers: 'passthrough, unpinned',
 };
 
 const TARGET_LABELS: Record<TargetId, string> = {
   proxy: 'proxy',
   'proxy-deposit': 'proxy (own process)',
+  'proxy-redis': 'proxy, REDIS_URL',
+  'proxy-deposit-redis': 'proxy (own process), REDIS_URL',
   reference: 'reference node:http+Pool',
   'reference-tuned': 'reference, npm start options',
   peer: 'peer Fastify+reply-from',
@@ -456,6 +508,13 @@ function buildChecks(rows: readonly RowReport[], seconds: number): Check[] {
   const deposit = find('deposit', 'proxy-deposit');
   if (deposit && reference) {
     checks.push({ name: 'deposit ≥ 0.80× the reference passthrough', ok: (deposit.ratio ?? 0) >= 0.8, kind: 'target', detail: `${fmt(deposit.ratio, 2)}×` });
+  }
+  for (const [target, name, floor] of [
+    ['proxy-redis', 'passthrough with REDIS_URL ≥ 0.95× without', 0.95],
+    ['proxy-deposit-redis', 'deposit with REDIS_URL ≥ 0.80× without', 0.8],
+  ] as const) {
+    const row = find('redis', target);
+    if (row) checks.push({ name: name, ok: (row.ratio ?? 0) >= floor, kind: 'target', detail: `${fmt(row.ratio, 2)}×` });
   }
   const catalogue = find('catalogue', 'proxy');
   if (catalogue) {
@@ -619,7 +678,27 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       const spec: RowSpec = { id: 'no-cookie/proxy', scenario: 'no-cookie', target: 'proxy', method: 'GET', path: passthrough.path, headers: {}, success: false, pinned };
       if (await wantRow(spec, 401)) rows.push(spec);
     }
-    const workerRows: RowSpec[] = wanted.has('workers')
+    // A local redis-server for the `redis` and `workers` rows (started with the upstream's CPU).
+    let redisUrl: string | undefined;
+    if (wanted.has('redis') || wanted.has('workers')) {
+      const redis = await startRedisServer(pinned ? '1' : undefined);
+      if (redis) {
+        redisUrl = redis;
+      } else {
+        skipped.push('redis, workers: redis-server is not installed (WORKERS=2 needs REDIS_URL)');
+      }
+    }
+    if (wanted.has('redis') && redisUrl) {
+      const withRedis = { REDIS_URL: redisUrl };
+      addTarget('proxy-redis', await startProxy(upstream, 1, cpuFor(pinned), options.logPath, options.proxyNodeOptions, withRedis));
+      addTarget('proxy-deposit-redis', await startProxy(upstream, 1, cpuFor(pinned), options.logPath, options.proxyNodeOptions, withRedis));
+      const base = rows.find((r) => r.id === 'passthrough/proxy');
+      const deposit = rows.find((r) => r.id === 'deposit/proxy');
+      if (base) rows.push({ ...base, id: 'redis/passthrough', scenario: 'redis', target: 'proxy-redis' });
+      if (deposit) rows.push({ ...deposit, id: 'redis/deposit', scenario: 'redis', target: 'proxy-deposit-redis' });
+      if (!base || !deposit) skipped.push('redis: runs with the passthrough and deposit scenarios');
+    }
+    const workerRows: RowSpec[] = wanted.has('workers') && redisUrl
       ? (['proxy-w1', 'proxy-w2'] as const).map((target) => ({
           id: `workers/${target}`,
           scenario: 'workers' as const,
@@ -684,7 +763,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         pin(up.child.pid as number, '0-1');
       }
       for (const [id, workers] of [['proxy-w1', 1], ['proxy-w2', 2]] as const) {
-        const started = await startProxy(upstream, workers, undefined, options.logPath, options.proxyNodeOptions);
+        const started = await startProxy(upstream, workers, undefined, options.logPath, options.proxyNodeOptions, { REDIS_URL: redisUrl as string });
         await sleep(workers > 1 ? 500 : 0); // the workers fork after the primary answers
         addTarget(id, started);
       }
@@ -696,7 +775,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const reports: RowReport[] = [...rows, ...workerRows].map((spec) => {
       const runs = results.get(spec.id) ?? [];
       const m = (pick: (r: RunResult) => number) => median(runs.map(pick));
-      const base = spec.scenario === 'workers' ? w1 : reference;
+      const base = spec.scenario === 'workers' ? w1 : spec.scenario === 'redis' ? results.get(REDIS_BASE[spec.id] ?? '') : reference;
       const rps = m((r) => r.rps);
       return {
         id: spec.id,
