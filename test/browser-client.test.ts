@@ -541,3 +541,44 @@ describe('typed functions', () => {
     assert.equal(count, client.routes.length);
   });
 });
+
+describe('money moves carry an Idempotency-Key (CONTRACT.md "Money moves: exactly once")', () => {
+  const deposit = { userId: 1001, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' } as const;
+
+  test('a fresh key per action, none on other routes', async () => {
+    const proxy = fakeProxy();
+    const { client } = makeClient(proxy);
+    await client.payments.deposit({ body: deposit });
+    await client.payments.deposit({ body: deposit });
+    await client.payments.withdraw({ body: { amount: 100, method: 'pix' } });
+    await client.payments.bankList();
+    const keys = proxy.apiCalls.map((c) => c.headers['idempotency-key']);
+    assert.match(keys[0] ?? '', /^[0-9a-f-]{36}$/);
+    assert.equal(new Set(keys.slice(0, 3)).size, 3);
+    assert.equal(keys[3], undefined);
+  });
+
+  test('one retry after a network failure, with the same key; the caller may give its own key', async () => {
+    let failures = 1;
+    const proxy = fakeProxy(() => {
+      if (failures-- > 0) throw new TypeError('network down');
+      return json(200, { transaction_id: 'ch_1' });
+    });
+    const { client } = makeClient(proxy);
+    await client.payments.deposit({ body: deposit, headers: { 'Idempotency-Key': 'caller-key-1' } });
+    assert.deepEqual(
+      proxy.apiCalls.map((c) => c.headers['idempotency-key']),
+      ['caller-key-1', 'caller-key-1'],
+    );
+  });
+
+  test('a second network failure is a ProxyError with status 0 (two attempts, never more)', async () => {
+    const proxy = fakeProxy(() => {
+      throw new TypeError('network down');
+    });
+    const { client } = makeClient(proxy);
+    await assert.rejects(client.payments.deposit({ body: deposit }), (e: unknown) => e instanceof ProxyError && e.status === 0);
+    assert.equal(proxy.apiCalls.length, 2);
+    assert.equal(proxy.apiCalls[0]?.headers['idempotency-key'], proxy.apiCalls[1]?.headers['idempotency-key']);
+  });
+});

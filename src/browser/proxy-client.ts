@@ -90,6 +90,15 @@ export interface RouteResults {
 
 type KeyOf<R extends ClientRoute> = `${R['area']}.${R['name']}`;
 
+/**
+ * The money moves (CONTRACT.md "Money moves: exactly once"): each call sends a fresh `Idempotency-Key`
+ * (a random UUID) unless `headers` holds one, and after a network failure (no answer) is sent once
+ * more with the same key after {@link MONEY_RETRY_DELAY_MS}.
+ */
+export const MONEY_MOVES: ReadonlySet<string> = new Set(['payments.deposit', 'payments.withdraw']);
+/** Wait before a money move's one retry after a network failure, in milliseconds. */
+export const MONEY_RETRY_DELAY_MS = 500;
+
 /** What every call accepts. */
 export interface CommonInput {
   /** Query-string parameters. */
@@ -364,6 +373,12 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     const path = fillPath(route.path, input.params) + queryString(input.query);
     const url = baseUrl + path;
     const headers: Record<string, string> = { accept: 'application/json', ...input.headers };
+    // A money move carries a fresh Idempotency-Key per action (unless the caller gives its own, to span
+    // its own retries), reused on this client's one retry after a network failure.
+    const moneyMove = MONEY_MOVES.has(`${route.area}.${route.name}`);
+    if (moneyMove && !Object.keys(headers).some((name) => name.toLowerCase() === 'idempotency-key')) {
+      headers['idempotency-key'] = globalThis.crypto.randomUUID();
+    }
     let body: BodyInit | undefined;
     if (input.body !== undefined && route.method !== 'GET') {
       if (typeof FormData !== 'undefined' && input.body instanceof FormData) {
@@ -374,11 +389,16 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       }
     }
     let res: Response;
-    try {
-      res = await fetchImpl(url, { method: route.method, credentials: 'include', headers, body, signal: input.signal });
-    } catch (cause) {
-      if (input.signal?.aborted) throw cause;
-      throw new ProxyError({ status: 0, method: route.method, url: path, cause, preAuth: route.preAuth });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        res = await fetchImpl(url, { method: route.method, credentials: 'include', headers, body, signal: input.signal });
+        break;
+      } catch (cause) {
+        if (input.signal?.aborted) throw cause;
+        if (!moneyMove || attempt > 1) throw new ProxyError({ status: 0, method: route.method, url: path, cause, preAuth: route.preAuth });
+        // The outcome is unknown: the same key lets the proxy replay it, or say it is still in progress (409).
+        await new Promise((resolve) => setTimeout(resolve, MONEY_RETRY_DELAY_MS));
+      }
     }
     if (res.ok && route.response === 'blob') return res.blob();
     let text: string;
