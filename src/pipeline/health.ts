@@ -22,9 +22,10 @@ export interface HealthOptions {
 
 /** `/healthz` and `/readyz` (see the module documentation). */
 export async function health(app: FastifyInstance, { bff }: HealthOptions): Promise<void> {
-  app.get('/healthz', { schema: { hide: true } }, async () => ({ ok: true }));
+  app.get('/healthz', { schema: { summary: 'liveness: 200 `{ ok: true }` while the process serves' } }, async () => ({ ok: true }));
   let ready: { at: number; ok: boolean } | undefined;
-  app.get('/readyz', { schema: { hide: true } }, async (_request, reply) => {
+  const summary = 'readiness: 200 `{ ok: true }` once the BFF can be reached (any HTTP answer), else 503 `not_ready`';
+  app.get('/readyz', { schema: { summary } }, async (_request, reply) => {
     const now = Date.now();
     if (!ready || now - ready.at > READY_PROBE_MS) {
       const probe = bff

@@ -12,20 +12,11 @@
  *
  * @module
  */
-import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import { PurgeBody } from '../contracts/answers.js';
 import { envelope } from '../envelope.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { external, fail, ok, type RouteSpec, route } from './route.js';
-
-/** Optional body of `POST /api/cache/purge`: site paths (starting with `/`) and cache tags, at most 100 each. */
-export const PurgeBody = Type.Object(
-  {
-    paths: Type.Optional(Type.Array(Type.String({ pattern: '^/[\\x21-\\x7e]{0,511}$' }), { maxItems: 100 })),
-    tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' }), { maxItems: 100 })),
-  },
-  { additionalProperties: false },
-);
 
 /** spec 4.10 Infrastructure, in the specification's order. */
 export const infraRoutes: readonly RouteSpec[] = [
@@ -58,6 +49,7 @@ export const infraRoutes: readonly RouteSpec[] = [
     auth: 'operator',
     evictsProfile: false,
     bodyLimit: 64 * 1024,
+    // The body is optional and checked by the handler (PurgeBody); the OpenAPI document shows it.
     upstream: [external('cachePurge', 'POST', '')],
     handler: async (ctx) => {
       const body = ctx.body ?? {};

@@ -141,6 +141,8 @@ declare module 'fastify' {
     spec?: string;
     cacheControl?: string;
     evictsProfile?: boolean;
+    /** Only outside production (the OpenAPI document tags it `Development`). */
+    devOnly?: boolean;
   }
 }
 
@@ -166,14 +168,16 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
       spec: r.spec,
       cacheControl: r.cacheControl,
       evictsProfile: evicts,
+      devOnly: r.devOnly === true,
     };
     app.route({
       method: methods,
       url: r.url,
       bodyLimit: r.bodyLimit,
       schema: {
+        // Documentation only (Fastify ignores these keys); response schemas are never set here, since
+        // Fastify would serialise answers with them: the OpenAPI step documents the answers.
         summary: r.summary,
-        tags: [`spec ${r.spec}`],
         ...(r.auth === 'required' ? { security: [{ sessionCookie: [] }] } : {}),
         ...(r.auth === 'operator' ? { security: [{ operatorBearer: [] }] } : {}),
         ...(r.body ? { body: r.body } : {}),

@@ -1,0 +1,347 @@
+/**
+ * What the proxy routes answer, for the OpenAPI document (`GET /openapi.json`): the answer shapes
+ * of spec part 2 and of the proxy's own answers as TypeBox schemas, and {@link ROUTE_ANSWERS}, the
+ * success answer of each operation (`'<METHOD> <path>'`) whose shape is known. An operation without
+ * a row answers what its upstream sent, whose fields the specification does not show.
+ *
+ * These schemas only document: they are never given to Fastify as response schemas, so they cannot
+ * change a byte of what the proxy sends (passthrough bodies and pre-serialised answers included).
+ * `test/openapi.test.ts` checks that every row names an operation of the route tables.
+ *
+ * @example
+ * const deposit = ROUTE_ANSWERS['POST /api/payments/deposit']; // { schema: DepositAnswer, … }
+ *
+ * @module
+ */
+import { type Static, type TSchema, Type } from '@sinclair/typebox';
+import { METHOD_CLASSES, PixKeyUpdate } from './payments.js';
+import type { AuthUser as AuthUserShape, AuthUserInfo as AuthUserInfoShape, ValidateDocumentResponse as ValidateDocumentShape } from './shapes.js';
+
+/** A record whose fields the specification does not show (spec 2.5, 2.8, 4.12): any JSON object. */
+export function openRecord(description: string): TSchema {
+  return Type.Object({}, { additionalProperties: true, description });
+}
+
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+const NullableNumber = Type.Union([Type.Number(), Type.Null()]);
+
+/** spec 2.5 AuthUser. The sub-records are open: their fields are not shown by the specification. */
+export const AuthUser = Type.Object(
+  {
+    id: Type.Number(),
+    email: Type.String(),
+    username: Type.String(),
+    name: Type.String(),
+    first_name: Type.String(),
+    last_name: Type.String(),
+    phone: Type.String(),
+    ddi: Type.String({ description: 'phone country prefix' }),
+    birth_date: Type.String(),
+    country: Type.String(),
+    language: Type.String(),
+    currency: Type.String(),
+    token: Type.String({ description: "a token of the BFF's user record; never the session JWT" }),
+    mother_name: Type.String(),
+    created_at: Type.String(),
+    updated_at: Type.String(),
+    last_login: Type.String(),
+    gender: Type.Number(),
+    document: Type.Union([openRecord('AuthUserDocument (fields not shown by the specification)'), Type.Null()]),
+    country_data: Type.Union([openRecord('AuthUserCountryData (fields not shown by the specification)'), Type.Null()]),
+    wallet: Type.Union([openRecord('AuthUserWallet (fields not shown by the specification)'), Type.Null()]),
+    is_active: Type.Number(),
+    cancelled_account: Type.Number(),
+    bonus_enabled: Type.Number(),
+    ftd_date: NullableString,
+    ftd_value: Type.Number(),
+    affiliation_code: Type.Optional(Type.String()),
+    latestKyc: Type.Optional(openRecord('AuthLatestKyc (fields not shown by the specification)')),
+  },
+  { additionalProperties: true, description: 'spec 2.5 AuthUser' },
+);
+
+/** spec 2.6 AuthUserInfo; the `spa_*` fields are the responsible-gaming limits. */
+export const AuthUserInfo = Type.Object(
+  {
+    validate_email_at: Type.String(),
+    login_at: Type.String(),
+    validate_sms_at: Type.String(),
+    login_attempt_qty: Type.Number(),
+    strong_password: Type.Number(),
+    seven_days_since_last_login: Type.Boolean(),
+    force_request_kyc: Type.Boolean(),
+    two_factor_enabled: Type.Boolean(),
+    two_factor_type: Type.Optional(Type.String()),
+    force_request_kyc_reasons: Type.Optional(Type.Array(openRecord('ForceRequestKycReason (fields not shown by the specification)'))),
+    two_factor_at: Type.Optional(NullableString),
+    two_factor_code: Type.Optional(NullableString),
+    latitude: Type.Optional(Type.Number()),
+    longitude: Type.Optional(Type.Number()),
+    location_at: Type.Optional(Type.String()),
+    nationalities: Type.Optional(Type.String({ description: 'a JSON-encoded string' })),
+    tc_accepted_at: Type.Optional(NullableString),
+    privacy_accepted_at: Type.Optional(NullableString),
+    lgpd_accepted_at: Type.Optional(NullableString),
+    law_accepted_at: Type.Optional(NullableString),
+    mkt_accepted_at: Type.Optional(NullableString),
+    spa_bet_limit: Type.Optional(NullableNumber),
+    spa_loss_limit: Type.Optional(NullableNumber),
+    spa_deposit_limit: Type.Optional(NullableNumber),
+    spa_withdrawal_limit: Type.Optional(NullableNumber),
+    spa_time_limit: Type.Optional(NullableNumber),
+    spa_period_limit: Type.Optional(NullableString),
+    spa_note: Type.Optional(NullableString),
+  },
+  { additionalProperties: true, description: 'spec 2.6 AuthUserInfo' },
+);
+
+/**
+ * spec 2.2 LoginResponse as the proxy answers it: without `access_token` (the JWT goes into the
+ * HttpOnly session cookie). With `type`, there is no session (spec 3.2).
+ */
+export const LoginAnswer = Type.Union(
+  [
+    Type.Object(
+      { expires_in: Type.Number({ description: 'lifetime of the session, in seconds' }), token_type: Type.String(), user: AuthUser, userInfo: AuthUserInfo },
+      { additionalProperties: true, description: 'a session: the cookie is set' },
+    ),
+    Type.Object(
+      { type: Type.Union([Type.Literal('two_factor_code'), Type.Literal('cancelled_account')]) },
+      { additionalProperties: true, description: 'no session: `two_factor_code` asks for the second factor, `cancelled_account` reports a cancelled account' },
+    ),
+  ],
+  { description: 'spec 2.2 LoginResponse without access_token' },
+);
+
+/** spec 2.3 Profile response. */
+export const ProfileAnswer = Type.Object({ user: AuthUser, userInfo: AuthUserInfo }, { additionalProperties: true, description: 'spec 2.3 Profile response' });
+
+/** spec 2.3 ValidateDocumentResponse (all optional). */
+export const ValidateDocumentAnswer = Type.Object(
+  {
+    docnumber: Type.Optional(Type.String()),
+    docnumber_valid: Type.Optional(Type.Boolean()),
+    birth_date: Type.Optional(Type.String()),
+    gender: Type.Optional(Type.String()),
+    mother_name: Type.Optional(Type.String()),
+    name: Type.Optional(Type.String()),
+  },
+  { additionalProperties: true, description: 'spec 2.3 ValidateDocumentResponse' },
+);
+
+/** `{ ok: true }`: a success the proxy answers itself (logout, refresh, attribution, browser cache clear). */
+export const OkAnswer = Type.Object({ ok: Type.Literal(true) }, { additionalProperties: false, description: 'a success without data' });
+
+/** `/api/wallet/refresh` (spec 4.4): the wallet, and each rollover part or `null` (named in `missing`). */
+export const WalletRefreshAnswer = Type.Object(
+  {
+    wallet: openRecord("the BFF's wallet record (amounts in cents; fields not shown by the specification)"),
+    rollover: Type.Union([openRecord('the rollover record'), Type.Null()]),
+    rolloverAccomplished: Type.Union([openRecord('the accomplished rollover record'), Type.Null()]),
+    missing: Type.Array(Type.Union([Type.Literal('rollover'), Type.Literal('rolloverAccomplished')]), {
+      description: 'the rollover parts the BFF could not give',
+    }),
+  },
+  { additionalProperties: false, description: 'spec 4.4 wallet and rollover' },
+);
+
+/** A payment provider as the proxy answers it (spec 2.8): the BFF's record plus `iconUrl` and `methodClass`. */
+export const ProviderView = Type.Object(
+  {
+    method: Type.Optional(Type.String({ description: 'payment method slug' })),
+    slug: Type.Optional(Type.String()),
+    icon: Type.Optional(Type.String({ description: 'icon reference `payments/<method>`' })),
+    iconUrl: Type.Union([Type.String({ description: '`/icons/payments/<method>.svg`, or under PAYMENT_ICON_PREFIX' }), Type.Null()]),
+    methodClass: Type.Union([Type.Union(METHOD_CLASSES.map((c) => Type.Literal(c))), Type.Null()], {
+      description: 'the class of the slug, which decides the user flow (spec 2.8)',
+    }),
+  },
+  { additionalProperties: true, description: 'spec 2.8 provider (other fields as the BFF sends them)' },
+);
+
+/** `GET /api/payments/providers` (spec 2.8): both collections, filtered by `currency`. */
+export const ProvidersAnswer = Type.Object(
+  { deposit: Type.Array(ProviderView), withdraw: Type.Array(ProviderView) },
+  { additionalProperties: false, description: 'spec 2.8 provider listing' },
+);
+
+/** The deposit result (spec 2.7): not shown by the specification, except the real-wallet balance rule. */
+export const DepositAnswer = Type.Object(
+  {},
+  {
+    additionalProperties: true,
+    description:
+      'the deposit result as the BFF answers it (fields not shown by the specification); in the real-wallet record (`real_wallet` or `wallet`) `balance` is in currency units and `balance_cents` keeps the original cents (spec 2.7 rule 2)',
+  },
+);
+
+/** A page of the game catalogue as the BFF answers it (spec 4.6; game fields not shown by the specification). */
+export const CataloguePage = openRecord('a catalogue page as the BFF answers it (game records: fields not shown by the specification); served from the proxy cache when fresh');
+
+/** Games looked up by slug (`/api/games/by-slugs`, `/api/games/stats-batch`): found records and missing slugs. */
+export const SlugLookupAnswer = Type.Object(
+  {
+    data: Type.Array(openRecord('a record (fields not shown by the specification)')),
+    missing: Type.Array(Type.String(), { description: 'the slugs with no record' }),
+  },
+  { additionalProperties: false },
+);
+
+/** `/api/search/unified`: each side's answer, or `null` and named in `failed`. */
+export const UnifiedSearchAnswer = Type.Object(
+  {
+    casino: Type.Union([openRecord('the casino list answer'), Type.Null()]),
+    sports: Type.Union([openRecord('the sportsbook search answer'), Type.Null()]),
+    failed: Type.Array(Type.Union([Type.Literal('casino'), Type.Literal('sports')])),
+  },
+  { additionalProperties: false },
+);
+
+/** `/api/album/bootstrap` (spec 4.9): the four sticker-API answers by name. */
+export const AlbumBootstrapAnswer = Type.Object(
+  {
+    campaign: openRecord('GET /campaigns/current'),
+    progress: openRecord('GET /users/me/progress'),
+    stickers: openRecord('GET /users/me/stickers'),
+    checkin: openRecord('GET /users/me/checkin'),
+  },
+  { additionalProperties: false },
+);
+
+/** `GET /api/version` (spec 9.3). */
+export const VersionAnswer = Type.Object({ buildId: Type.String({ description: 'BUILD_ID, default the package version' }) }, { additionalProperties: false });
+
+/** `POST /api/cache/purge`: entries emptied per proxy cache, and the worker cache purged. */
+export const PurgeAnswer = Type.Object(
+  {
+    ok: Type.Literal(true),
+    cleared: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), { description: 'entries before the purge, by cache' }),
+    upstream: Type.Literal('purged'),
+  },
+  { additionalProperties: false },
+);
+
+/** Optional body of `POST /api/cache/purge`: site paths (starting with `/`) and cache tags, at most 100 each. */
+export const PurgeBody = Type.Object(
+  {
+    paths: Type.Optional(Type.Array(Type.String({ pattern: '^/[\\x21-\\x7e]{0,511}$' }), { maxItems: 100 })),
+    tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' }), { maxItems: 100 })),
+  },
+  { additionalProperties: false },
+);
+
+/** Body of the multipart upload, for its documentation: one file part. */
+const DocumentUpload = Type.Object(
+  { file: Type.String({ contentMediaType: 'application/octet-stream', description: 'the document (JPEG, PNG, WebP, HEIC or PDF, at most 10 MiB)' }) },
+  { required: ['file'] },
+);
+
+/** The session effect of a success: `establish` sets the cookie, `end` clears it. */
+export type SessionEffect = 'establish' | 'end';
+
+/** The documented success answer of an operation. */
+export interface SuccessDoc {
+  /** Status of a success; default 200. */
+  readonly status?: number;
+  /** Schema of the JSON body; `null` for an answer without a body. Default: the upstream's answer, not shown. */
+  readonly schema?: TSchema | null;
+  /** Bodies that are not JSON, by media type (receipts, pages, scripts). */
+  readonly content?: Readonly<Record<string, TSchema>>;
+  readonly description?: string;
+  /** The session cookie set (`establish`) or cleared (`end`) by a success. */
+  readonly session?: SessionEffect;
+  /** A request body the handler checks itself (a row with several methods, a multipart upload). */
+  readonly requestBody?: { readonly mediaType: string; readonly schema: TSchema; readonly optional?: boolean };
+  /** The operation answers 200 whatever its upstream does (logout): no upstream failure reaches the client. */
+  readonly alwaysSucceeds?: boolean;
+}
+
+const binary = (description: string): TSchema => Type.String({ contentMediaType: 'application/octet-stream', description });
+const text = (description: string): TSchema => Type.String({ description });
+
+/**
+ * The success answers of the operations whose shape is known, by `'<METHOD> <path>'` (path as in
+ * the route tables: `:name` for a parameter, `*` for any sub-path).
+ */
+export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
+  'POST /api/auth/login': { schema: LoginAnswer, session: 'establish' },
+  'POST /api/auth/register': { schema: LoginAnswer, session: 'establish' },
+  'POST /api/auth/logout': { schema: OkAnswer, session: 'end', alwaysSucceeds: true },
+  'POST /api/auth/logout-auto': { schema: OkAnswer, session: 'end', alwaysSucceeds: true },
+  'GET /api/auth/profile': { schema: ProfileAnswer },
+  'POST /api/auth/recheck-spa': { schema: ProfileAnswer },
+  'POST /api/auth/refresh': { schema: OkAnswer, session: 'establish', description: 'a new session cookie; the JWT is never in the body' },
+  'POST /api/auth/social/:provider': { schema: LoginAnswer, session: 'establish' },
+  'POST /api/auth/validate-document': { schema: ValidateDocumentAnswer },
+  'POST /api/logs/auth-logout': { status: 204, schema: null, description: 'accepted (sampled into the log at 50%)' },
+  'POST /api/user/store-document': {
+    requestBody: { mediaType: 'multipart/form-data', schema: DocumentUpload },
+  },
+  'POST /api/wallet/refresh': { schema: WalletRefreshAnswer },
+  'POST /api/wallet/receipt': {
+    content: { 'text/html': text('the receipt page (shown sandboxed)'), 'application/pdf': binary('the receipt document') },
+    description: 'the withdrawal receipt, streamed from the BFF as it comes',
+  },
+  'GET /api/payments/providers': { schema: ProvidersAnswer },
+  'POST /api/payments/deposit': { schema: DepositAnswer },
+  'GET /api/payments/deposit-status': { schema: DepositAnswer, description: 'the deposit status as the BFF answers it, real-wallet balance in units' },
+  'POST /api/payments/pix-key': { requestBody: { mediaType: 'application/json', schema: PixKeyUpdate } },
+  'GET /api/games/list': { schema: CataloguePage },
+  'POST /api/games/search': { schema: CataloguePage },
+  'GET /api/games/category/:slug': { schema: CataloguePage },
+  'GET /api/games/provider/:slug': { schema: CataloguePage },
+  'GET /api/games/by-slugs': { schema: SlugLookupAnswer },
+  'POST /api/games/stats-batch': { schema: SlugLookupAnswer },
+  'POST /api/search/unified': { schema: UnifiedSearchAnswer },
+  'GET /api/album/bootstrap': { schema: AlbumBootstrapAnswer },
+  'POST /api/tracking/attribution': { schema: OkAnswer },
+  'GET /api/version': { schema: VersionAnswer },
+  'GET /api/clear-cache': { schema: OkAnswer, description: 'with `Clear-Site-Data: "cache"`' },
+  'POST /api/cache/purge': { schema: PurgeAnswer, requestBody: { mediaType: 'application/json', schema: PurgeBody, optional: true } },
+  'GET /healthz': { schema: OkAnswer },
+  'GET /readyz': { schema: OkAnswer },
+  'GET /api/dev/cache-clear': { schema: Type.Object({ ok: Type.Literal(true), cleared: Type.Record(Type.String(), Type.Integer()) }) },
+  'POST /api/dev/cache-clear': { schema: Type.Object({ ok: Type.Literal(true), cleared: Type.Record(Type.String(), Type.Integer()) }) },
+  'GET /dev/ftd-cashback': { content: { 'text/html': text('a development page') } },
+  'GET /debug': { content: { 'text/html': text('a development page') } },
+  'GET /debug/analytics': { content: { 'text/html': text('a development page') } },
+  'GET /playground': { content: { 'text/html': text('the playground page') } },
+  'GET /playground/sdk.js': { content: { 'text/javascript': text('the browser SDK bundle') } },
+  'GET /playground/app.js': { content: { 'text/javascript': text("the playground page's script") } },
+  'GET /favicon.ico': { status: 204, schema: null },
+};
+
+/** The money moves (CONTRACT.md "Money moves: exactly once"): `Idempotency-Key`, replays, 409/422/503. */
+export const MONEY_MOVES: readonly string[] = ['POST /api/payments/deposit', 'POST /api/payments/withdraw'];
+
+/** The named answer shapes, as components of the OpenAPI document. */
+export const ANSWER_COMPONENTS: Readonly<Record<string, TSchema>> = {
+  AuthUser,
+  AuthUserInfo,
+  LoginResponse: LoginAnswer,
+  ProfileResponse: ProfileAnswer,
+  ValidateDocumentResponse: ValidateDocumentAnswer,
+  OkAnswer,
+  WalletRefreshAnswer,
+  ProviderView,
+  ProvidersAnswer,
+  DepositAnswer,
+  CataloguePage,
+  VersionAnswer,
+};
+
+// The schemas above describe the shapes of spec part 2 declared in `shapes.ts`: this fails to compile
+// when one has a field the other lacks, or a field of another type.
+type SameFields<Schema, Shape> = [keyof Shape] extends [keyof Schema]
+  ? [keyof Schema] extends [keyof Shape]
+    ? [Required<Shape>] extends [Required<Schema>]
+      ? true
+      : never
+    : never
+  : never;
+const coverage: [
+  SameFields<Static<typeof AuthUser>, AuthUserShape>,
+  SameFields<Static<typeof AuthUserInfo>, AuthUserInfoShape>,
+  SameFields<Static<typeof ValidateDocumentAnswer>, ValidateDocumentShape>,
+] = [true, true, true];
+void coverage;

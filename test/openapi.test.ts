@@ -1,0 +1,247 @@
+/**
+ * The OpenAPI document (`GET /openapi.json`, CONTRACT.md "Operations"): a valid OpenAPI 3.1 document
+ * built from the route tables, every operation with a stable unique `operationId`, its area tag, its
+ * section, its body requirement as the proxy really applies it, its success answer and its error
+ * answers (each with `X-Error-Ref`); the money moves with `Idempotency-Key`, 409, 422 and 503; the
+ * same operations as the typed browser client; no response schema on any Fastify route (answers are
+ * never serialised through the documentation); and nothing at all in production.
+ *
+ * The rule between the document and the browser client: every operation of the document under
+ * `/api/` that is not tagged `Development` is a row of `src/browser/routes.ts` (same method, same
+ * path), and every row of the client is such an operation. Development-only operations and the
+ * probes outside `/api` (`/healthz`, `/readyz`) are in the document only.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import Fastify from 'fastify';
+import { ROUTES } from '../src/browser/routes.js';
+import { ROUTE_ANSWERS } from '../src/contracts/answers.js';
+import { documentPath, OPENAPI_TAGS, operationIdOf } from '../src/pipeline/openapi.js';
+import { allRouteTables } from '../src/routes/index.js';
+import { type AppDeps, activeRoutes, registerRoutes } from '../src/routes/route.js';
+import { useProxiesWithRecorder } from './helpers/recording-upstream.js';
+
+type Json = Record<string, unknown>;
+interface Operation {
+  operationId: string;
+  tags: string[];
+  description: string;
+  parameters?: { in: string; name: string; required?: boolean }[];
+  requestBody?: { required: boolean; content: Record<string, { schema: unknown }> };
+  responses: Record<string, Json>;
+  security?: Record<string, unknown>[];
+}
+interface Doc {
+  openapi: string;
+  paths: Record<string, Record<string, Operation>>;
+  components: { responses: Record<string, Json>; schemas: Record<string, Json>; headers: Record<string, Json>; securitySchemes: Record<string, Json> };
+  tags: { name: string }[];
+}
+
+const PURGE_TOKEN = 'operator-token-0123456789';
+const { upstream, proxies } = useProxiesWithRecorder([
+  { env: { NODE_ENV: 'development', CACHE_PURGE_TOKEN: PURGE_TOKEN } },
+  { env: { NODE_ENV: 'production' } },
+]);
+const dev = () => proxies[0];
+const prod = () => proxies[1];
+
+let cached: Doc | undefined;
+async function documentOf(): Promise<Doc> {
+  if (!cached) {
+    const res = await fetch(`${dev().url}/openapi.json`);
+    assert.equal(res.status, 200);
+    cached = (await res.json()) as Doc;
+  }
+  return cached;
+}
+
+function operations(doc: Doc): { method: string; path: string; op: Operation }[] {
+  return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })));
+}
+
+function resolve(doc: Doc, answer: Json): Json {
+  const ref = answer.$ref;
+  if (typeof ref !== 'string') return answer;
+  const name = ref.replace('#/components/responses/', '');
+  const found = doc.components.responses[name];
+  assert.ok(found, `${ref} exists`);
+  return found;
+}
+
+describe('the document', () => {
+  test('is a valid OpenAPI 3.1 document, and the validator refuses a broken copy', async () => {
+    const doc = await documentOf();
+    assert.equal(doc.openapi, '3.1.0');
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc) as never);
+    assert.equal(validator.version, '3.1');
+    assert.deepEqual(result.errors, undefined);
+    assert.equal(result.valid, true);
+    const broken = structuredClone(doc) as unknown as Json;
+    delete ((broken.paths as Record<string, Record<string, Json>>)['/api/payments/deposit']?.post?.responses as Json)['200'];
+    delete broken.info;
+    assert.equal((await new Validator().validate(broken as never)).valid, false);
+  });
+
+  test('has every operation of the route tables, and only those (plus the health probes)', async () => {
+    const doc = await documentOf();
+    const expected = new Set(['GET /healthz', 'GET /readyz']);
+    for (const r of activeRoutes(allRouteTables, dev().app.deps.config)) {
+      for (const m of Array.isArray(r.method) ? r.method : [r.method]) expected.add(`${m} ${documentPath(r.url)}`);
+    }
+    const documentedOps = new Set(operations(doc).map(({ method, path }) => `${method} ${path}`));
+    assert.deepEqual([...documentedOps].sort(), [...expected].sort());
+  });
+
+  test('every operation has a unique camelCase operationId, one area tag, and a description citing its section', async () => {
+    const doc = await documentOf();
+    const ids = new Set<string>();
+    const tags = new Set(OPENAPI_TAGS.map((t) => t.name));
+    assert.deepEqual(
+      doc.tags.map((t) => t.name),
+      [...tags],
+    );
+    for (const { method, path, op } of operations(doc)) {
+      assert.match(op.operationId, /^[a-z]+(?:[A-Z][a-z0-9]*)+$/, `${method} ${path}`);
+      assert.equal(op.operationId, operationIdOf(method, path));
+      assert.ok(!ids.has(op.operationId), `${op.operationId} is unique`);
+      ids.add(op.operationId);
+      assert.equal(op.tags.length, 1, `${method} ${path} has one tag`);
+      assert.ok(tags.has(op.tags[0] as string), `${method} ${path}: tag ${op.tags[0]}`);
+      if (path.startsWith('/api/')) assert.match(op.description, /\*\*Specification:\*\* section [0-9]/, `${method} ${path} cites its section`);
+    }
+    assert.equal(doc.paths['/api/payments/deposit']?.post?.operationId, 'postPaymentsDeposit');
+    assert.equal(doc.paths['/api/games/category/{slug}']?.get?.operationId, 'getGamesCategoryBySlug');
+    assert.equal(doc.paths['/api/payments/deposit']?.post?.tags[0], 'Payments');
+    assert.equal(doc.paths['/api/auth/login']?.post?.tags[0], 'Authentication');
+    assert.equal(doc.paths['/api/dev/visitor-info']?.get?.tags[0], 'Development');
+    assert.equal(doc.paths['/api/income-report/status/{id}']?.get?.tags[0], 'Income report');
+    assert.ok(!doc.tags.some((t) => /^spec/.test(t.name)), 'no tag named after a section number');
+  });
+
+  test('every operation has its success answer, and every error answer carries X-Error-Ref', async () => {
+    const doc = await documentOf();
+    for (const { method, path, op } of operations(doc)) {
+      const statuses = Object.keys(op.responses);
+      const success = statuses.filter((s) => /^2/.test(s));
+      assert.equal(success.length, 1, `${method} ${path} has one success answer`);
+      const answer = op.responses[success[0] as string] as Json;
+      if (success[0] !== '204') assert.ok(answer.content, `${method} ${path} success has a body schema`);
+      for (const status of statuses.filter((s) => !/^2/.test(s))) {
+        const error = resolve(doc, op.responses[status] as Json);
+        assert.ok((error.headers as Json | undefined)?.['X-Error-Ref'], `${method} ${path} ${status} has X-Error-Ref`);
+      }
+      if (path.startsWith('/api/')) {
+        const limited = resolve(doc, op.responses['429'] as Json);
+        assert.ok((limited.headers as Json)['Retry-After'], `${method} ${path} documents 429 with Retry-After`);
+      }
+      if (op.security?.some((s) => 'sessionCookie' in s)) {
+        assert.match(JSON.stringify(resolve(doc, op.responses['401'] as Json)), /#\/components\/schemas\/NoToken/, `${method} ${path} 401 no_token`);
+      }
+    }
+    const header = doc.components.headers['X-Error-Ref'] as { schema: { pattern: string } };
+    assert.equal(header.schema.pattern, '^EP[0-9]{4}-EM[0-9]{4}$');
+    assert.deepEqual(doc.components.schemas.Envelope?.required, ['ok', 'error', 'detail']);
+    assert.match(String(doc.components.schemas.UpstreamBody?.description), /byte for byte/);
+    assert.deepEqual(doc.components.securitySchemes.sessionCookie, {
+      type: 'apiKey',
+      in: 'cookie',
+      name: dev().app.deps.config.sessionCookieName,
+      description: (doc.components.securitySchemes.sessionCookie as Json).description,
+    });
+  });
+
+  test('the known answer shapes are documented (LoginResponse, profile, wallet, providers, catalogue)', async () => {
+    const doc = await documentOf();
+    const schemaOf = (path: string, method: string) => JSON.stringify(doc.paths[path]?.[method]?.responses['200']);
+    assert.match(schemaOf('/api/auth/login', 'post'), /LoginResponse/);
+    assert.match(schemaOf('/api/auth/profile', 'get'), /ProfileResponse/);
+    assert.match(schemaOf('/api/wallet/refresh', 'post'), /WalletRefreshAnswer/);
+    assert.match(schemaOf('/api/payments/providers', 'get'), /ProvidersAnswer/);
+    assert.match(schemaOf('/api/games/list', 'get'), /CataloguePage/);
+    assert.match(JSON.stringify(doc.components.schemas.LoginResponse), /AuthUser/);
+    assert.ok(!JSON.stringify(doc.components.schemas.LoginResponse).includes('"access_token":'), 'the JWT is never in a documented body');
+    const receipt = doc.paths['/api/wallet/receipt']?.post?.responses['200'] as { content: Json };
+    assert.deepEqual(Object.keys(receipt.content).sort(), ['application/pdf', 'text/html']);
+    for (const key of Object.keys(ROUTE_ANSWERS)) {
+      const [method = '', url = ''] = key.split(' ');
+      assert.ok(doc.paths[documentPath(url)]?.[method.toLowerCase()], `${key} of contracts/answers.ts is an operation`);
+    }
+  });
+
+  test('the money moves take Idempotency-Key and document 409, 422 and 503 idempotency_unavailable', async () => {
+    const doc = await documentOf();
+    const moves = operations(doc).filter(({ op }) => op.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key'));
+    assert.deepEqual(moves.map(({ method, path }) => `${method} ${path}`).sort(), ['POST /api/payments/deposit', 'POST /api/payments/withdraw']);
+    for (const { op } of moves) {
+      assert.match(JSON.stringify(resolve(doc, op.responses['409'] as Json)), /request_in_progress/);
+      assert.match(JSON.stringify(resolve(doc, op.responses['422'] as Json)), /idempotency_key_reused/);
+      assert.match(JSON.stringify(resolve(doc, op.responses['503'] as Json)), /idempotency_unavailable/);
+    }
+    assert.ok(!doc.paths['/api/payments/providers']?.get?.responses['409']);
+  });
+});
+
+describe('request bodies', () => {
+  /** A concrete URL for a document path. */
+  const concrete = (path: string) => path.replace('{slug}', 'slots').replace('{provider}', 'google').replace('{id}', '7').replace('{subPath}', 'x');
+
+  test('a body is marked required exactly when the proxy refuses a request without one', async () => {
+    const doc = await documentOf();
+    const checked: string[] = [];
+    for (const { method, path, op } of operations(doc)) {
+      if (!op.requestBody || !op.requestBody.content['application/json']) continue;
+      const headers: Record<string, string> = { cookie: `${dev().app.deps.config.sessionCookieName}=a.b.c` };
+      if (op.security?.some((s) => 'operatorBearer' in s)) headers.authorization = `Bearer ${PURGE_TOKEN}`;
+      const res = await fetch(`${dev().url}${concrete(path)}`, { method, headers });
+      const text = await res.text();
+      const refusedForBody = res.status === 400 && /"detail":"body/.test(text);
+      assert.equal(refusedForBody, op.requestBody.required, `${method} ${path}: required ${op.requestBody.required}, answered ${res.status} ${text.slice(0, 120)}`);
+      checked.push(`${method} ${path}`);
+    }
+    assert.ok(checked.includes('POST /api/wallet/refresh') && checked.includes('POST /api/payments/deposit'), checked.join(', '));
+    assert.equal(doc.paths['/api/wallet/refresh']?.post?.requestBody?.required, false);
+    assert.equal(doc.paths['/api/payments/deposit']?.post?.requestBody?.required, true);
+    assert.ok(upstream.requests.length > 0);
+  });
+});
+
+describe('answers are never serialised through the documentation', () => {
+  test('no route row becomes a Fastify route with a response schema', async () => {
+    const app = Fastify();
+    const schemas: { url: string; schema: Json | undefined }[] = [];
+    app.addHook('onRoute', (route) => {
+      schemas.push({ url: route.url, schema: route.schema as Json | undefined });
+    });
+    registerRoutes(app, activeRoutes(allRouteTables, dev().app.deps.config), {} as AppDeps);
+    await app.ready();
+    assert.ok(schemas.length > 90);
+    assert.deepEqual(
+      schemas.filter((s) => s.schema && 'response' in s.schema).map((s) => s.url),
+      [],
+    );
+    await app.close();
+  });
+});
+
+describe('the typed browser client and the document', () => {
+  test('list the same operations (outside /api and development-only operations, which the client leaves out)', async () => {
+    const doc = await documentOf();
+    const documented = operations(doc)
+      .filter(({ path, op }) => path.startsWith('/api/') && op.tags[0] !== 'Development')
+      .map(({ method, path }) => `${method} ${path}`)
+      .sort();
+    const client = ROUTES.map((r) => `${r.method} ${documentPath(r.path)}`).sort();
+    assert.deepEqual(client, documented);
+  });
+});
+
+describe('production', () => {
+  test('has no /openapi.json and no /docs', async () => {
+    for (const path of ['/openapi.json', '/docs', '/docs/', '/docs/json', '/docs/static/index.html']) {
+      assert.equal((await fetch(`${prod().url}${path}`)).status, 404, path);
+    }
+  });
+});
