@@ -13,8 +13,8 @@ export type RegisterType = (typeof REGISTER_TYPES)[number];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** Environment variables as they arrive (strings), before conversion. */
-const EnvSchema = Type.Object({
+/** Environment variables as they arrive (strings), before conversion; also the source of the README's configuration table (`npm run docs:config`). */
+export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {

@@ -1,0 +1,161 @@
+/**
+ * The configuration reference of the README (section "Configuration"), generated from the
+ * configuration schema (`EnvSchema` of `src/config.ts`): one row per variable or group of variables,
+ * in {@link CONFIG_ROWS} order, with its default (the schema's, unless the row says what is computed
+ * instead), the values it accepts (read from the schema) and its meaning. `npm run docs:config`
+ * writes the table between the README's markers; `test/config-reference.test.ts` fails when the
+ * README and the schema differ, in either direction.
+ *
+ * A variable added to the schema needs a row here (or a `description` in the schema): the generator
+ * refuses a variable it cannot explain.
+ *
+ * @module
+ */
+import type { TSchema } from '@sinclair/typebox';
+import { EnvSchema } from '../src/config.js';
+
+/** One row of the table. */
+export interface ConfigRow {
+  /** The variables the row explains (several for a group such as the two referral URLs). */
+  readonly variables: readonly string[];
+  /** What the default is, when it is not the schema's `default` (computed, or "sandbox"). */
+  readonly defaultText?: string;
+  /** What the variable accepts, when the schema alone does not say it (URLs are checked after it). */
+  readonly accepts?: string;
+  readonly meaning: string;
+}
+
+/** The rows of the table, in the README's order. */
+export const CONFIG_ROWS: readonly ConfigRow[] = [
+  { variables: ['PORT'], meaning: 'listen port (`0` = any free port; the log prints the one chosen)' },
+  { variables: ['HOST'], meaning: 'listen address (`0.0.0.0` in a container)' },
+  {
+    variables: ['NODE_ENV'],
+    meaning:
+      '`production` removes the dev-only routes (`/api/dev/*`, `/dev/ftd-cashback`, `/debug`, `/debug/analytics`, `/playground`, `/favicon.ico`) and the API reference (`/openapi.json`, `/docs`): they answer 404 like any unknown path',
+  },
+  { variables: ['BFF_BASE_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'origin plus optional path prefix that upstream paths resolve against; unset, `npm start` starts the embedded sandbox (not in production)' },
+  { variables: ['STICKER_API_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'the sticker-album API' },
+  { variables: ['REFERRAL_V1_API_URL', 'REFERRAL_V2_API_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'referral services (external)' },
+  { variables: ['FTD_CASHBACK_VERIFY_URL', 'FTD_CASHBACK_SEND_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'full URLs of the cashback function endpoints' },
+  { variables: ['ATTRIBUTION_S2S_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'full URL of the attribution provider' },
+  { variables: ['CACHE_PURGE_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'full URL of the worker-cache purge endpoint' },
+  { variables: ['UPSTREAM_TIMEOUT_MS'], meaning: 'limit for one upstream call, headers and body (milliseconds)' },
+  {
+    variables: ['REGISTER_TYPE'],
+    meaning:
+      '`bff-simplified` → `POST /bff/register-simplified`, `classic` → `POST /auth/register`, `simplified` → `POST /auth/register/simplified`; a body with a social `provider` always goes to `POST /bff/social/{provider}/registerSimplified`',
+  },
+  {
+    variables: ['SESSION_COOKIE_NAME'],
+    defaultText: '`access_token`; `__Host-access_token` in production',
+    accepts: 'cookie name, 1–64 token characters',
+    meaning: 'name of the HttpOnly cookie that holds the JWT',
+  },
+  { variables: ['ALLOWED_ORIGINS'], defaultText: "the request's own origin", accepts: 'comma-separated origins', meaning: 'origins allowed to send state-changing requests (CSRF defence)' },
+  { variables: ['BUILD_ID'], defaultText: 'package version', meaning: 'what `GET /api/version` returns' },
+  { variables: ['LOG_LEVEL'], meaning: 'pino level; outside production, logs are pretty-printed when standard output is a terminal' },
+  { variables: ['CACHE_PURGE_TOKEN'], defaultText: 'none', meaning: 'operator credential for `/api/cache/purge` (`Authorization: Bearer …`)' },
+  { variables: ['WORKERS'], meaning: 'processes on this host (node:cluster); more than 1 requires `REDIS_URL`' },
+  { variables: ['CATALOGUE_CACHE_TTL_MS'], meaning: 'time to live of the game catalogue cache (milliseconds; `0` disables it)' },
+  { variables: ['PAYMENT_ICON_PREFIX'], defaultText: '`/icons`', meaning: 'prefix of payment icon URLs (`<prefix>/payments/<method>.svg`)' },
+  {
+    variables: ['REDIS_URL'],
+    defaultText: 'none',
+    accepts: '`redis://` or `rediss://` URL',
+    meaning: 'the state every instance shares (money-move records, caches, counters); without it all state is in process memory and only one process may serve',
+  },
+];
+
+/** The Markdown table's header. */
+const HEADER = ['| variable | default | accepts | meaning |', '|---|---|---|---|'];
+
+type Schema = TSchema & Record<string, unknown>;
+
+function code(value: unknown): string {
+  return `\`${String(value)}\``;
+}
+
+/** What a schema accepts, in words: `integer 0–65535`, `` `a` \| `b` ``, `text, at least 16 characters`. */
+export function accepted(schema: Schema): string {
+  if (Array.isArray(schema.anyOf)) {
+    const members = schema.anyOf as Schema[];
+    if (members.every((m) => m.const !== undefined)) return members.map((m) => code(m.const)).join(' \\| ');
+  }
+  if (schema.type === 'integer' || schema.type === 'number') {
+    const min = schema.minimum as number | undefined;
+    const max = schema.maximum as number | undefined;
+    const range = min !== undefined && max !== undefined ? ` ${min}–${max}` : min !== undefined ? ` ≥ ${min}` : '';
+    return `${schema.type}${range}`;
+  }
+  if (schema.type === 'string') {
+    const min = schema.minLength as number | undefined;
+    const max = schema.maxLength as number | undefined;
+    if (min !== undefined && min > 1 && max !== undefined) return `text, ${min}–${max} characters`;
+    if (min !== undefined && min > 1) return `text, at least ${min} characters`;
+    if (max !== undefined) return `text, at most ${max} characters`;
+    return 'text';
+  }
+  return 'any';
+}
+
+function defaultOf(schema: Schema, row: ConfigRow | undefined): string {
+  if (row?.defaultText !== undefined) return row.defaultText;
+  if (schema.default !== undefined) return code(schema.default);
+  return 'none';
+}
+
+/**
+ * The configuration table as Markdown lines.
+ *
+ * @param schema - the configuration schema (default `EnvSchema`).
+ * @param rows - the rows' texts (default {@link CONFIG_ROWS}).
+ * @throws Error when a variable of the schema has no row and no `description`, or a row names a
+ *   variable the schema does not have.
+ */
+export function renderConfigTable(schema: { properties: Record<string, TSchema> } = EnvSchema, rows: readonly ConfigRow[] = CONFIG_ROWS): string[] {
+  const properties = schema.properties as Record<string, Schema>;
+  const problems: string[] = [];
+  for (const row of rows) {
+    for (const name of row.variables) if (!(name in properties)) problems.push(`${name} has a row but is not a variable of the configuration schema`);
+  }
+  const lines = [...HEADER];
+  const done = new Set<string>();
+  const emit = (row: ConfigRow | undefined, names: readonly string[]) => {
+    const first = properties[names[0] as string] as Schema;
+    const meaning = row?.meaning ?? (typeof first.description === 'string' ? first.description : undefined);
+    if (meaning === undefined) {
+      problems.push(`${names.join(', ')}: no row in scripts/config-reference.ts and no description in the schema`);
+      return;
+    }
+    const accepts = row?.accepts ?? accepted(first);
+    lines.push(`| ${names.map(code).join(', ')} | ${defaultOf(first, row)} | ${accepts} | ${meaning} |`);
+    for (const n of names) done.add(n);
+  };
+  for (const row of rows) {
+    const present = row.variables.filter((n) => n in properties);
+    if (present.length > 0) emit(row, present);
+  }
+  for (const name of Object.keys(properties)) if (!done.has(name)) emit(undefined, [name]);
+  if (problems.length > 0) throw new Error(`configuration table: ${problems.join('; ')}`);
+  return lines;
+}
+
+/** The README markers around the generated table. */
+export const CONFIG_TABLE_START = '<!-- configuration table: generated from src/config.ts by npm run docs:config -->';
+export const CONFIG_TABLE_END = '<!-- end of the configuration table -->';
+
+/** The README with its configuration table replaced by the generated one. */
+export function withConfigTable(readme: string, table: readonly string[] = renderConfigTable()): string {
+  const start = readme.indexOf(CONFIG_TABLE_START);
+  const end = readme.indexOf(CONFIG_TABLE_END);
+  if (start === -1 || end < start) throw new Error('README.md has no configuration table markers');
+  return `${readme.slice(0, start + CONFIG_TABLE_START.length)}\n${table.join('\n')}\n${readme.slice(end)}`;
+}
+
+/** The variables a Markdown table's rows name (first column), in order. */
+export function tableVariables(lines: readonly string[]): string[] {
+  return lines
+    .filter((l) => l.startsWith('| `'))
+    .flatMap((l) => (l.split('|')[1] ?? '').split(',').map((cell) => cell.trim().replace(/`/g, '')));
+}
