@@ -9,7 +9,7 @@
 import cluster from 'node:cluster';
 import { createServer } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
-import { DEMO_LOGINS } from './sandbox/index.js';
+import { sandboxBanner } from './sandbox/index.js';
 
 /** Longest wait for in-flight requests after a stop signal, in milliseconds, beyond the upstream limit. */
 const SHUTDOWN_GRACE_EXTRA_MS = 5_000;
@@ -70,14 +70,12 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
 
+  // One banner (the sandbox and its demo logins), then Fastify's own listening line with our text.
   if (app.sandboxUrls) {
-    app.log.info({ sandbox: app.sandboxUrls }, 'no BFF_BASE_URL: the embedded sandbox serves every upstream');
-    for (const login of DEMO_LOGINS) {
-      app.log.info(`sandbox login: ${login.login} / ${login.password} (${login.behaviour})`);
-    }
+    app.log.info({ sandbox: app.sandboxUrls }, sandboxBanner(app.sandboxUrls, 'no BFF_BASE_URL: the embedded sandbox serves every upstream'));
   }
-  const address = await app.listen({ port: config.port, host: config.host });
-  app.log.info({ address, env: config.nodeEnv }, `front proxy listening on ${address}`);
+  const docs = config.production ? '' : ' (API reference: /docs)';
+  await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `front proxy listening on ${address}${docs}` });
 }
 
 main().catch((error: unknown) => {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
 
 const ENTRY = ['--import', 'tsx', 'src/server.ts'];
@@ -30,6 +31,40 @@ function startProcess(env: Record<string, string>): { child: ChildProcess; outpu
   return { child, output: () => out, address };
 }
 
+/** `script` of util-linux: runs a command on a pseudo-terminal. */
+const SCRIPT = '/usr/bin/script';
+
+/** Runs the server on a pseudo-terminal until it listens; returns what it printed. */
+async function onTerminal(env: Record<string, string>): Promise<string> {
+  const command = [process.execPath, ...ENTRY].map((a) => `'${a}'`).join(' ');
+  const child = spawn(SCRIPT, ['-qfec', command, '/dev/null'], {
+    env: { PATH: process.env.PATH ?? '', NODE_ENV: 'development', TERM: 'xterm', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true, // its own process group: the server under the terminal is stopped with it
+  });
+  let out = '';
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const onData = (chunk: Buffer) => {
+        out += chunk.toString('utf8');
+        if (/listening on http:\/\/[0-9.:]+/.test(out)) resolve();
+      };
+      child.stdout.on('data', onData);
+      child.stderr.on('data', onData);
+      child.once('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
+    });
+    return out;
+  } finally {
+    if (child.pid !== undefined) {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
 function cookieOf(res: Response): string {
   const header = res.headers.get('set-cookie') ?? '';
   return header.split(';')[0] ?? '';
@@ -41,6 +76,10 @@ describe('npm start', () => {
     try {
       const base = await proc.address;
       assert.match(proc.output(), /demo@example\.com/, 'the log prints the demo logins');
+      assert.equal(proc.output().split('demo@example.com').length - 1, 1, 'one banner: the demo logins are printed once');
+      assert.equal(proc.output().split('listening').length - 1, 1, 'one listening line');
+      assert.match(proc.output(), /front proxy listening on http:\/\/[0-9.:]+ \(API reference: \/docs\)/);
+      assert.ok(proc.output().trim().split('\n').every((line) => line.startsWith('{')), 'JSON lines when standard output is not a terminal');
 
       const login = await fetch(`${base}/api/auth/login`, {
         method: 'POST',
@@ -83,6 +122,42 @@ describe('npm start', () => {
       proc.child.kill('SIGKILL');
     }
   });
+
+  test('npm run sandbox prints the demo logins once', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/sandbox/main.ts'], {
+      env: { PATH: process.env.PATH ?? '', SANDBOX_PORT: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const onData = (chunk: Buffer) => {
+          out += chunk.toString('utf8');
+          if (out.includes('Admin API') && out.includes('cancelled@example.com')) resolve();
+        };
+        child.stdout.on('data', onData);
+        child.stderr.on('data', onData);
+        child.once('exit', (code) => reject(new Error(`exited with ${code}: ${out}`)));
+      });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.equal(out.split('demo@example.com').length - 1, 1, out);
+      assert.match(out, /BFF_BASE_URL=http:\/\/127\.0\.0\.1:[0-9]+/);
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
+
+  test(
+    'on a terminal: pretty lines outside production, JSON in production',
+    { skip: existsSync(SCRIPT) ? false : `${SCRIPT} (util-linux) is not installed: no pseudo-terminal to run the server on` },
+    async () => {
+      const dev = await onTerminal({ PORT: '0' });
+      assert.match(dev, /INFO.*front proxy listening on http:\/\/127\.0\.0\.1:[0-9]+/);
+      assert.ok(!dev.includes('{"level"'), `no JSON line on a terminal in development: ${dev.slice(0, 300)}`);
+      const prod = await onTerminal({ PORT: '0', NODE_ENV: 'production', BFF_BASE_URL: 'http://127.0.0.1:9', STICKER_API_URL: 'http://127.0.0.1:9' });
+      assert.match(prod, /\{"level":30,.*"msg":"front proxy listening on http:\/\/127\.0\.0\.1:[0-9]+"/, prod.slice(0, 300));
+    },
+  );
 
   test('an invalid configuration stops the process with one line naming the variable', async () => {
     const proc = startProcess({ PORT: 'x', UPSTREAM_TIMEOUT_MS: 'soon' });

@@ -4,11 +4,14 @@
  * credentials redacted (CONTRACT.md "Session cookie": `cookie`, `authorization`, `set-cookie` and any
  * `access_token` never reach a log line), a request's child logger built only when it logs more than
  * its line, and in production an asynchronous destination fed in batches and flushed at close and exit.
+ * Outside production, when standard output is a terminal, lines are pretty-printed (`pino-pretty`,
+ * in process); otherwise, and always in production, they are JSON, one object a line.
  *
  * {@link createLogging} gives the Fastify constructor options and the plugin to register first.
  *
  * @module
  */
+import { createRequire } from 'node:module';
 import type { Writable } from 'node:stream';
 import {
   type FastifyBaseLogger,
@@ -183,6 +186,27 @@ class LazyRequestLogger implements FastifyBaseLogger {
   }
 }
 
+/**
+ * A `pino-pretty` stream writing to standard output synchronously (lines in order, none lost at
+ * exit), or `undefined` when the package is not installed (an install without development
+ * packages): the lines are JSON then.
+ */
+function prettyStream(): Writable | undefined {
+  try {
+    const require = createRequire(import.meta.url);
+    const pretty = require('pino-pretty') as (options: Record<string, unknown>) => Writable;
+    return pretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true });
+  } catch {
+    return undefined;
+  }
+}
+
+/** How {@link createLogging} chooses where lines go, beyond the configuration. */
+export interface LoggingOptions {
+  /** Standard output is a terminal (pretty lines outside production); default `process.stdout.isTTY`. */
+  terminal?: boolean;
+}
+
 /** The logging of one app: Fastify constructor options and the plugin that completes them. */
 export interface Logging {
   readonly options: Pick<FastifyServerOptions, 'logger' | 'logController' | 'childLoggerFactory'>;
@@ -192,11 +216,19 @@ export interface Logging {
 /**
  * The logging of an app. Log lines go to `logStream` when given; else, in production, to standard
  * output through an asynchronous pino destination (a request never waits for a write), batched and
- * written out at close and at process exit; else synchronously to standard output.
+ * written out at close and at process exit; else, when standard output is a terminal, pretty-printed
+ * to it; else synchronously to standard output as JSON.
+ *
+ * @example
+ * const logging = createLogging(config); // pretty on a terminal in development, JSON otherwise
+ * const app = Fastify({ ...logging.options });
+ * await app.register(logging.plugin);
  */
-export function createLogging(config: Pick<Config, 'logLevel' | 'production'>, logStream?: Writable): Logging {
+export function createLogging(config: Pick<Config, 'logLevel' | 'production'>, logStream?: Writable, options: LoggingOptions = {}): Logging {
   const asyncLog = logStream || !config.production ? undefined : pino.destination({ dest: 1, sync: false });
   const batch = asyncLog ? new LogBatcher(asyncLog) : undefined;
+  const terminal = options.terminal ?? process.stdout.isTTY === true;
+  const pretty = !logStream && !config.production && terminal ? prettyStream() : undefined;
   const flushLogs = (): void => {
     batch?.flush();
     try {
@@ -205,7 +237,7 @@ export function createLogging(config: Pick<Config, 'logLevel' | 'production'>, l
       // not open yet or already closed: nothing to flush
     }
   };
-  const destination = logStream ?? batch;
+  const destination = logStream ?? batch ?? pretty;
   const controller = new OneLinePerRequest();
   const plugin = async (app: FastifyInstance): Promise<void> => {
     controller.lines = app.log.child({}, { redact: [] });

@@ -176,12 +176,8 @@ export async function startSandbox(options: StartSandboxOptions = {}): Promise<S
   });
   Object.freeze(urls);
 
-  if (rootLogger) {
-    rootLogger.info({ ...env }, 'sandbox listening (BFF, sticker API, external services)');
-    for (const demo of DEMO_LOGINS) {
-      rootLogger.info(`sandbox demo login: ${demo.login} / ${demo.password} (document ${demo.document}): ${demo.behaviour}`);
-    }
-  }
+  // The banner (where the sandbox serves, the demo logins) is one log entry, written once.
+  rootLogger?.info({ ...env }, sandboxBanner(env));
 
   let closing: Promise<void> | null = null;
   return Object.freeze({
@@ -207,6 +203,26 @@ export async function startSandbox(options: StartSandboxOptions = {}): Promise<S
       return closing;
     },
   });
+}
+
+/**
+ * The start-up banner of the sandbox: where it serves, and the demo logins with their behaviour.
+ * Written once: by {@link startSandbox} when it has a logger (`npm run sandbox`), else by `npm start`
+ * in front of the proxy.
+ *
+ * @param urls - the sandbox's URLs by configuration variable (`SandboxHandle.env`).
+ * @param heading - the first line.
+ * @returns the banner's text, several lines without a final newline.
+ * @example
+ * app.log.info({ sandbox: sandbox.env }, sandboxBanner(sandbox.env));
+ */
+export function sandboxBanner(urls: Partial<Readonly<SandboxEnv>>, heading = 'sandbox listening (BFF, sticker API, external services)'): string {
+  return [
+    heading,
+    `  BFF ${urls.BFF_BASE_URL ?? '-'}, sticker API ${urls.STICKER_API_URL ?? '-'}`,
+    '  demo logins:',
+    ...DEMO_LOGINS.map((d) => `    ${d.login} / ${d.password} (CPF ${d.document}): ${d.behaviour}`),
+  ].join('\n');
 }
 
 export type { SandboxArea, SandboxContext, SandboxServerUrls } from './context.js';

@@ -7,13 +7,13 @@
  * - `SANDBOX_HOST` listen address, default `127.0.0.1`.
  * - `LOG_LEVEL` pino level, default `info`.
  *
- * Prints the configuration variables to give the proxy and the demo logins, then serves until
- * SIGINT or SIGTERM.
+ * The sandbox's log prints its banner (URLs and demo logins, once); this prints the configuration
+ * variables to give the proxy, then serves until SIGINT or SIGTERM.
  *
  * @module
  */
 import { pino } from 'pino';
-import { DEMO_LOGINS, startSandbox } from './index.js';
+import { startSandbox } from './index.js';
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -36,9 +36,6 @@ const sandbox = await startSandbox({ host, port, logger: pino({ name: 'sandbox',
 const lines = [
   'Sandbox running. Point the proxy at it with:',
   ...Object.entries(sandbox.env).map(([name, value]) => `  ${name}=${value}`),
-  '',
-  'Demo logins:',
-  ...DEMO_LOGINS.map((d) => `  ${d.login} / ${d.password}  (CPF ${d.document}): ${d.behaviour}`),
   '',
   `Admin API: ${sandbox.bffUrl}/__sandbox/requests, /__sandbox/fail-next, /__sandbox/reset … (see src/sandbox/README.md)`,
 ];
