@@ -16,7 +16,8 @@ import { describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Fastify from 'fastify';
 import { ROUTES } from '../src/browser/routes.js';
-import { ROUTE_ANSWERS } from '../src/contracts/answers.js';
+import { Value } from '@sinclair/typebox/value';
+import { REQUEST_EXAMPLES, ROUTE_ANSWERS } from '../src/contracts/answers.js';
 import { documentPath, OPENAPI_TAGS, operationIdOf } from '../src/pipeline/openapi.js';
 import { allRouteTables } from '../src/routes/index.js';
 import { type AppDeps, activeRoutes, registerRoutes } from '../src/routes/route.js';
@@ -205,6 +206,19 @@ describe('request bodies', () => {
     assert.equal(doc.paths['/api/wallet/refresh']?.post?.requestBody?.required, false);
     assert.equal(doc.paths['/api/payments/deposit']?.post?.requestBody?.required, true);
     assert.ok(upstream.requests.length > 0);
+  });
+
+  test('the example bodies are valid bodies of their routes', async () => {
+    const doc = await documentOf();
+    const rows = activeRoutes(allRouteTables, dev().app.deps.config);
+    assert.ok(Object.keys(REQUEST_EXAMPLES).length >= 3);
+    for (const [key, example] of Object.entries(REQUEST_EXAMPLES)) {
+      const [method = '', url = ''] = key.split(' ');
+      const row = rows.find((r) => r.url === url && (Array.isArray(r.method) ? r.method.includes(method as never) : r.method === method));
+      assert.ok(row?.body, `${key} is a row with a body`);
+      assert.deepEqual([...Value.Errors(row.body, example)].map((e) => `${e.path} ${e.message}`), [], key);
+      assert.deepEqual((doc.paths[documentPath(url)]?.[method.toLowerCase()]?.requestBody?.content['application/json'] as Json).example, example);
+    }
   });
 });
 

@@ -311,6 +311,16 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   'GET /favicon.ico': { status: 204, schema: null },
 };
 
+/**
+ * Example request bodies shown by the reference page, by `'<METHOD> <path>'` (the sandbox's demo user;
+ * each is a valid body of its route, which `test/openapi.test.ts` checks).
+ */
+export const REQUEST_EXAMPLES: Readonly<Record<string, unknown>> = {
+  'POST /api/auth/login': { login: 'demo@example.com', password: 'Demo#2026' },
+  'POST /api/payments/deposit': { userId: 1001, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' },
+  'POST /api/payments/withdraw': { amount: 2500, method: 'pix', currency: 'BRL', pix_key: 'demo@example.com', pix_key_type: 'email' },
+};
+
 /** The money moves (CONTRACT.md "Money moves: exactly once"): `Idempotency-Key`, replays, 409/422/503. */
 export const MONEY_MOVES: readonly string[] = ['POST /api/payments/deposit', 'POST /api/payments/withdraw'];
 

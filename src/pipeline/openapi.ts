@@ -20,7 +20,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { TSchema } from '@sinclair/typebox';
 import type { Config } from '../config.js';
-import { ANSWER_COMPONENTS, MONEY_MOVES, ROUTE_ANSWERS, type SuccessDoc } from '../contracts/answers.js';
+import { ANSWER_COMPONENTS, MONEY_MOVES, REQUEST_EXAMPLES, ROUTE_ANSWERS, type SuccessDoc } from '../contracts/answers.js';
 import { JSON_BODY_LIMIT } from './body.js';
 import { STATE_CHANGING } from './csrf.js';
 
@@ -456,6 +456,8 @@ export function completeDocument(document: Json, facts: ReadonlyMap<string, Rout
           media.schema = checked.schema;
         }
         (body as Json).required = !optional;
+        const json = body.content['application/json'] as Json | undefined;
+        if (json && REQUEST_EXAMPLES[key] !== undefined) json.example = REQUEST_EXAMPLES[key];
         if (optional) (body as Json).description = 'Optional: the request may have no body.';
       } else if (doc?.requestBody && STATE_CHANGING.has(upper)) {
         op.requestBody = {

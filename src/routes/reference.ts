@@ -66,7 +66,9 @@ export function renderApiReference(tables: readonly (readonly RouteSpec[])[] = a
     'through byte for byte (except pre-authentication routes, which answer form-level errors), and answers',
     '401 `{ "reason": "no_token" }` without calling upstream when a session is needed and the cookie is',
     'absent. Invalid input answers 400 `invalid_request`; state-changing routes refuse cross-site requests',
-    '(403 `csrf_rejected`) and non-JSON bodies (415). Money amounts are integer cents.',
+    '(403 `csrf_rejected`) and non-JSON bodies (415). Money amounts are integer cents. The same routes',
+    'with their answers and errors: `GET /docs` (a browsable page) and `GET /openapi.json` (OpenAPI 3.1),',
+    'outside production; the rules behind them: [concepts.md](concepts.md).',
     '',
   ];
   for (const table of tables) {
