@@ -215,7 +215,7 @@ function bytes(n: number): string {
 }
 
 /** The success answer of an operation. */
-function successAnswer(method: string, facts: RouteFacts | undefined, doc: SuccessDoc | undefined, moneyMove: boolean): [string, Json] {
+function successAnswer(facts: RouteFacts | undefined, doc: SuccessDoc | undefined, moneyMove: boolean): [string, Json] {
   const status = String(doc?.status ?? 200);
   const headers: Json = {};
   if (doc?.session === 'establish') {
@@ -241,7 +241,6 @@ function successAnswer(method: string, facts: RouteFacts | undefined, doc: Succe
     };
     answer.content = { 'application/json': { schema: doc?.schema ? documented(doc.schema) : fallback } };
   }
-  void method;
   return [status, answer];
 }
 
@@ -466,7 +465,7 @@ export function completeDocument(document: Json, facts: ReadonlyMap<string, Rout
           content: { [doc.requestBody.mediaType]: { schema: documented(doc.requestBody.schema) } },
         };
       }
-      const [status, success] = successAnswer(method, f, doc, moneyMove);
+      const [status, success] = successAnswer(f, doc, moneyMove);
       op.responses = { [status]: success, ...errorAnswers(method, path, f, doc, moneyMove, share) };
       item[method] = op;
     }
