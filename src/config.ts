@@ -4,7 +4,8 @@
  *
  * @module
  */
-import { type Static, Type } from '@sinclair/typebox';
+import { isIP, createServer as createNetServer } from 'node:net';
+import { type Static, type TSchema, Kind, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 
 /** The `REGISTER_TYPE` values of CONTRACT.md and the upstream each selects (spec 4.1). */
@@ -13,10 +14,17 @@ export type RegisterType = (typeof REGISTER_TYPES)[number];
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** Environment variables as they arrive (strings), before conversion; also the source of the README's configuration table (`npm run docs:config`). */
-export const EnvSchema = Type.Object({
+/** Longest time a millisecond setting accepts (10 minutes). */
+const MAX_MS = 600_000;
+
+/**
+ * Environment variables as they arrive (strings), before conversion. An integer is checked by its
+ * bounds, an enumeration by its literals; every other variable says what it expects in `description`
+ * (the error line quotes it). `secret` variables are never echoed in an error line.
+ */
+const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
-  HOST: Type.String({ minLength: 1, default: '127.0.0.1' }),
+  HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'an IPv4 or IPv6 address (without brackets) or a host name' }),
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
     default: 'development',
   }),
@@ -28,24 +36,34 @@ export const EnvSchema = Type.Object({
   FTD_CASHBACK_SEND_URL: Type.Optional(Type.String()),
   ATTRIBUTION_S2S_URL: Type.Optional(Type.String()),
   CACHE_PURGE_URL: Type.Optional(Type.String()),
-  UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: 600_000, default: 15_000 }),
+  UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 15_000 }),
   REGISTER_TYPE: Type.Union(
     REGISTER_TYPES.map((t) => Type.Literal(t)),
     { default: 'bff-simplified' },
   ),
-  SESSION_COOKIE_NAME: Type.Optional(Type.String({ pattern: "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,64}$" })),
+  SESSION_COOKIE_NAME: Type.Optional(
+    Type.String({
+      pattern: "^[!#$%&'*+\\-.^_`|~0-9A-Za-z]{1,64}$",
+      description: "a cookie name of 1 to 64 letters, digits or !#$%&'*+-.^_`|~",
+    }),
+  ),
   ALLOWED_ORIGINS: Type.Optional(Type.String()),
-  BUILD_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 128 })),
+  BUILD_ID: Type.Optional(Type.String({ minLength: 1, maxLength: 128, description: 'at most 128 characters' })),
   LOG_LEVEL: Type.Union(
     LOG_LEVELS.map((l) => Type.Literal(l)),
     { default: 'info' },
   ),
-  CACHE_PURGE_TOKEN: Type.Optional(Type.String({ minLength: 16 })),
+  CACHE_PURGE_TOKEN: Type.Optional(Type.String({ minLength: 16, description: 'at least 16 characters', secret: true })),
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   CATALOGUE_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 }),
   PAYMENT_ICON_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
-  REDIS_URL: Type.Optional(Type.String()),
+  REDIS_URL: Type.Optional(Type.String({ secret: true })),
+  METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 65_000 }),
+  SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 0 }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 10_000 }),
 });
+type Env = Static<typeof EnvSchema>;
 
 /** The upstream URLs of CONTRACT.md, by variable name. */
 export const UPSTREAM_URL_VARIABLES = [
@@ -91,6 +109,17 @@ export interface Config {
    * `undefined`: the state lives in this process and only one process may serve.
    */
   readonly redisUrl: string | undefined;
+  /**
+   * Port of the Prometheus metrics endpoint (`GET /metrics`, same `HOST`; CONTRACT.md "Operations");
+   * never `port` unless both are 0. `undefined`: no metrics endpoint.
+   */
+  readonly metricsPort?: number;
+  /** Idle time of a kept-alive client connection before the server closes it, in milliseconds. */
+  readonly keepAliveTimeoutMs: number;
+  /** After SIGTERM, time `/readyz` answers 503 while requests are still served, before the listener closes, in milliseconds. */
+  readonly shutdownDelayMs: number;
+  /** Time in-flight requests get to finish once the listener is closed, in milliseconds; then they are cut. */
+  readonly shutdownTimeoutMs: number;
 }
 
 /** Thrown by {@link loadConfig} with every problem found, one per line, each naming its variable. */
@@ -103,16 +132,21 @@ export class ConfigError extends Error {
   }
 }
 
+/** A value as an error line quotes it: JSON-escaped (so the line stays one line), at most 80 characters. */
+function quoted(text: string): string {
+  return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text);
+}
+
 function checkUrl(name: string, value: string, problems: string[]): string | undefined {
   let url: URL;
   try {
     url = new URL(value);
   } catch {
-    problems.push(`${name}: expected an absolute http(s) URL, got "${value}"`);
+    problems.push(`${name}: expected an absolute http(s) URL, got ${quoted(value)}`);
     return undefined;
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    problems.push(`${name}: expected an http or https URL, got protocol "${url.protocol}"`);
+    problems.push(`${name}: expected an http or https URL, got protocol ${quoted(url.protocol)}`);
     return undefined;
   }
   if (url.search || url.hash || url.username || url.password) {
@@ -150,12 +184,70 @@ function checkOrigin(value: string, problems: string[]): string | undefined {
   } catch {
     // reported below
   }
-  problems.push(`ALLOWED_ORIGINS: expected comma-separated origins such as https://www.example.com, got "${value}"`);
+  problems.push(`ALLOWED_ORIGINS: expected comma-separated origins such as https://www.example.com, got ${quoted(value)}`);
   return undefined;
 }
 
+/** A plain decimal integer: digits only, no sign, exponent, space, prefix or leading zero. */
+const PLAIN_INTEGER = /^(0|[1-9][0-9]*)$/;
+
+/** A host name: dot-separated labels of letters, digits, `-` and `_`, at most 253 characters. */
+const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+
 /**
- * Reads and validates the configuration of CONTRACT.md from an environment.
+ * Whether `value` can name a listen address: an IPv4 or IPv6 literal, or a host name whose last label
+ * is not all digits (`999.1.1.1` is a malformed address, not a name).
+ */
+function isListenHost(value: string): boolean {
+  if (isIP(value) !== 0) return true;
+  if (!HOST_NAME.test(value)) return false;
+  const last = value.replace(/\.$/, '').split('.').pop() ?? '';
+  return !/^[0-9]+$/.test(last);
+}
+
+/** The values of an enumeration schema (a union of literals), else `undefined`. */
+function literalsOf(schema: TSchema): string[] | undefined {
+  if (schema[Kind] !== 'Union') return undefined;
+  return (schema.anyOf as TSchema[]).map((member) => String(member.const));
+}
+
+/** What an error line says a variable expects. */
+function expectation(schema: TSchema): string {
+  if (schema[Kind] === 'Integer') {
+    return `a plain decimal integer from ${String(schema.minimum)} to ${String(schema.maximum)}`;
+  }
+  const literals = literalsOf(schema);
+  if (literals) return `one of ${literals.join(' | ')}`;
+  return typeof schema.description === 'string' ? schema.description : 'a text value';
+}
+
+/**
+ * Converts and checks one variable's raw text against its schema: the value, or the error line
+ * (`NAME: expected …, got "…"`; a secret is described by its length, never echoed).
+ */
+function readVariable(name: string, schema: TSchema, text: string): { value: unknown } | { problem: string } {
+  const got = schema.secret === true ? `got ${text.length} characters` : `got ${quoted(text)}`;
+  const refused = { problem: `${name}: expected ${expectation(schema)}, ${got}` };
+  if (schema[Kind] === 'Integer') {
+    if (!PLAIN_INTEGER.test(text)) return refused;
+    const value = Number(text);
+    return Value.Check(schema, value) ? { value } : refused;
+  }
+  if (!Value.Check(schema, text)) return refused;
+  if (name === 'HOST' && !isListenHost(text)) return refused;
+  return { value: text };
+}
+
+/**
+ * Reads and validates the configuration of CONTRACT.md ("Configuration") from an environment.
+ *
+ * Every variable is checked, and every problem is reported at once, one line each, starting with the
+ * variable's name and saying what it expects: an enumeration lists its values; a number must be a
+ * plain decimal integer (`^(0|[1-9][0-9]*)$`, so no `1e3`, ` 12` or `0x10`) within its range; `HOST`
+ * must be an IP address or a host name (whether this machine can bind it is
+ * {@link checkHostBindable}'s question, asynchronous). With `NODE_ENV=production` the embedded sandbox
+ * never starts, so `BFF_BASE_URL` and `STICKER_API_URL` are required. `METRICS_PORT` must differ
+ * from `PORT` unless `PORT` is 0. An empty variable counts as unset.
  *
  * @param env - the variables (usually `process.env`); unknown variables are ignored.
  * @returns the frozen {@link Config}.
@@ -164,24 +256,42 @@ function checkOrigin(value: string, problems: string[]): string | undefined {
  * const config = loadConfig({ PORT: '0', BFF_BASE_URL: 'https://bff.example.com/api' });
  */
 export function loadConfig(env: Record<string, string | undefined> = {}): Config {
-  const raw: Record<string, unknown> = {};
-  for (const key of Object.keys(EnvSchema.properties)) {
-    const value = env[key];
-    if (value !== undefined && value !== '') raw[key] = value;
-  }
-  const converted = Value.Default(EnvSchema, Value.Convert(EnvSchema, raw));
   const problems: string[] = [];
-  for (const error of Value.Errors(EnvSchema, converted)) {
-    const name = error.path.replace(/^\//, '');
-    problems.push(`${name}: ${error.message.toLowerCase()}, got "${String(env[name])}"`);
+  const values: Record<string, unknown> = {};
+  const invalid = new Set<string>();
+  for (const [name, schema] of Object.entries(EnvSchema.properties) as [string, TSchema][]) {
+    const text = env[name];
+    if (text === undefined || text === '') {
+      values[name] = schema.default;
+      continue;
+    }
+    const read = readVariable(name, schema, text);
+    if ('problem' in read) {
+      problems.push(read.problem);
+      invalid.add(name);
+      values[name] = schema.default;
+    } else {
+      values[name] = read.value;
+    }
   }
-  if (problems.length > 0) throw new ConfigError(problems);
-  const e = converted as Static<typeof EnvSchema>;
+  const e = values as Env;
+  const production = e.NODE_ENV === 'production' && !invalid.has('NODE_ENV');
 
   const upstreams = {} as Record<UpstreamUrlVariable, string | undefined>;
   for (const name of UPSTREAM_URL_VARIABLES) {
     const value = e[name];
     upstreams[name] = value === undefined ? undefined : checkUrl(name, value, problems);
+  }
+  if (production) {
+    const required: [UpstreamUrlVariable, string][] = [
+      ['BFF_BASE_URL', "the BFF's"],
+      ['STICKER_API_URL', "the sticker API's"],
+    ];
+    for (const [name, whose] of required) {
+      if (e[name] === undefined) {
+        problems.push(`${name}: expected ${whose} absolute http(s) URL, required with NODE_ENV=production (the sandbox never starts in production)`);
+      }
+    }
   }
   const allowedOrigins =
     e.ALLOWED_ORIGINS === undefined
@@ -195,7 +305,9 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
   if (e.WORKERS > 1 && e.REDIS_URL === undefined) {
     problems.push(`WORKERS: ${e.WORKERS} processes need REDIS_URL, so that they share the money moves' records and the caches (CONTRACT.md "Several instances"); set REDIS_URL or WORKERS=1`);
   }
-  const production = e.NODE_ENV === 'production';
+  if (e.METRICS_PORT !== undefined && !invalid.has('PORT') && e.PORT !== 0 && e.METRICS_PORT === e.PORT) {
+    problems.push(`METRICS_PORT: expected a port other than PORT (${e.PORT}): metrics are never served on the public port, got ${quoted(String(e.METRICS_PORT))}`);
+  }
   const sessionCookieName = e.SESSION_COOKIE_NAME ?? (production ? '__Host-access_token' : 'access_token');
   if (problems.length > 0) throw new ConfigError(problems);
 
@@ -217,6 +329,28 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     catalogueCacheTtlMs: e.CATALOGUE_CACHE_TTL_MS,
     paymentIconPrefix: e.PAYMENT_ICON_PREFIX?.replace(/\/+$/, ''),
     redisUrl,
+    ...(e.METRICS_PORT === undefined ? {} : { metricsPort: e.METRICS_PORT }),
+    keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
+    shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+  });
+}
+
+/**
+ * Whether this machine can listen on `host` (CONTRACT.md "Configuration": `HOST` must be an address
+ * this machine can bind): binds a throwaway server to `host` on a free port, then closes it. A host
+ * name is resolved first, as `listen` does. Called by the process entry point before the app is built;
+ * {@link loadConfig} stays synchronous and only checks the form of `HOST`.
+ *
+ * @param host - the listen address, as {@link Config.host} holds it.
+ * @returns `undefined` when the bind succeeds, else the one error line
+ *   `HOST: cannot bind "<host>": <reason>`. Never rejects.
+ */
+export function checkHostBindable(host: string): Promise<string | undefined> {
+  return new Promise((resolve) => {
+    const probe = createNetServer();
+    probe.once('error', (error: Error) => resolve(`HOST: cannot bind ${quoted(host)}: ${error.message}`));
+    probe.listen({ port: 0, host, exclusive: true }, () => probe.close(() => resolve(undefined)));
   });
 }
 

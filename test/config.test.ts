@@ -5,7 +5,21 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig, PACKAGE_VERSION } from '../src/config.js';
+import { checkHostBindable, ConfigError, loadConfig, PACKAGE_VERSION } from '../src/config.js';
+
+/** The problems `loadConfig(env)` throws, or fails the test when it throws nothing. */
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `a ConfigError, got ${String(error)}`);
+    return error.problems;
+  }
+  assert.fail(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+/** What a production start needs (CONTRACT.md: the sandbox never starts in production). */
+const PRODUCTION = { NODE_ENV: 'production', BFF_BASE_URL: 'https://bff.example.com/api', STICKER_API_URL: 'https://stickers.example.com' };
 
 describe('CONTRACT.md configuration', () => {
   test('defaults of the table', () => {
@@ -23,13 +37,20 @@ describe('CONTRACT.md configuration', () => {
     assert.equal(c.cachePurgeToken, undefined);
     assert.equal(c.workers, 1);
     assert.equal(c.catalogueCacheTtlMs, 60000);
+    assert.equal(c.redisUrl, undefined);
+    assert.equal(c.metricsPort, undefined);
+    assert.ok(!('metricsPort' in c));
+    assert.equal(c.keepAliveTimeoutMs, 65000);
+    assert.equal(c.shutdownDelayMs, 0);
+    assert.equal(c.shutdownTimeoutMs, 10000);
     assert.ok(Object.isFrozen(c));
     assert.ok(Object.isFrozen(c.upstreams));
   });
 
   test('production: __Host- cookie name by default', () => {
-    const c = loadConfig({ NODE_ENV: 'production' });
+    const c = loadConfig(PRODUCTION);
     assert.equal(c.production, true);
+    assert.equal(c.useSandbox, false);
     assert.equal(c.sessionCookieName, '__Host-access_token');
   });
 
@@ -83,5 +104,134 @@ describe('CONTRACT.md configuration', () => {
   test('PACKAGE_VERSION follows package.json (the default BUILD_ID)', () => {
     const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
     assert.equal(PACKAGE_VERSION, pkg.version);
+  });
+});
+
+/** Every bad value of the contract's table, each with what its error line must say. */
+const BAD_VALUES: readonly (readonly [variable: string, value: string, says: RegExp])[] = [
+  ...['eighty', '1e3', ' 12', '12 ', '0x10', '012', '+1', '-1', '1.5', '65536', '١٢'].map(
+    (v) => ['PORT', v, /^PORT: expected a plain decimal integer from 0 to 65535, got ".*"$/] as const,
+  ),
+  ...['999.1.1.1', '1.2.3', '256.0.0.1', '[::1]', 'http://127.0.0.1', 'a b', 'host:3000', '-bad.example', 'x'.repeat(254), '1234'].map(
+    (v) => ['HOST', v, /^HOST: expected an IPv4 or IPv6 address \(without brackets\) or a host name, got ".*"$/] as const,
+  ),
+  ['NODE_ENV', 'staging', /^NODE_ENV: expected one of development \| production \| test, got "staging"$/],
+  ['NODE_ENV', 'Production', /^NODE_ENV: expected one of development \| production \| test, got "Production"$/],
+  ...(['BFF_BASE_URL', 'STICKER_API_URL', 'REFERRAL_V1_API_URL', 'REFERRAL_V2_API_URL', 'FTD_CASHBACK_VERIFY_URL', 'FTD_CASHBACK_SEND_URL', 'ATTRIBUTION_S2S_URL', 'CACHE_PURGE_URL'] as const).flatMap(
+    (name) =>
+      [
+        [name, 'not a url', new RegExp(`^${name}: expected an absolute http\\(s\\) URL, got "not a url"$`)],
+        [name, 'ftp://files.example.com', new RegExp(`^${name}: expected an http or https URL, got protocol "ftp:"$`)],
+        [name, 'https://user:pw@bff.example.com/?q=1', new RegExp(`^${name}: expected a URL without query, fragment or credentials$`)],
+      ] as const,
+  ),
+  ...['0', '600001', '15s', '1e3', '1_000'].map(
+    (v) => ['UPSTREAM_TIMEOUT_MS', v, /^UPSTREAM_TIMEOUT_MS: expected a plain decimal integer from 1 to 600000, got ".*"$/] as const,
+  ),
+  ['REGISTER_TYPE', 'fancy', /^REGISTER_TYPE: expected one of bff-simplified \| classic \| simplified, got "fancy"$/],
+  ['SESSION_COOKIE_NAME', 'a b', /^SESSION_COOKIE_NAME: expected a cookie name of 1 to 64 letters, digits or .*, got "a b"$/],
+  ['SESSION_COOKIE_NAME', 'sid;Path=/', /^SESSION_COOKIE_NAME: expected a cookie name/],
+  ['ALLOWED_ORIGINS', 'https://www.example.com/path', /^ALLOWED_ORIGINS: expected comma-separated origins such as https:\/\/www\.example\.com, got "https:\/\/www\.example\.com\/path"$/],
+  ['ALLOWED_ORIGINS', 'www.example.com', /^ALLOWED_ORIGINS: expected comma-separated origins/],
+  ['BUILD_ID', 'b'.repeat(129), /^BUILD_ID: expected at most 128 characters, got "b{80}…"$/],
+  ['LOG_LEVEL', 'loud', /^LOG_LEVEL: expected one of fatal \| error \| warn \| info \| debug \| trace \| silent, got "loud"$/],
+  ['CACHE_PURGE_TOKEN', 'short-secret', /^CACHE_PURGE_TOKEN: expected at least 16 characters, got 12 characters$/],
+  ['REDIS_URL', 'http://redis.example.com', /^REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL, got protocol "http:"$/],
+  ['REDIS_URL', 'localhost:6379', /^REDIS_URL: expected a redis:\/\/ or rediss:\/\/ URL/],
+  ['WORKERS', '2', /^WORKERS: 2 processes need REDIS_URL/],
+  ...['0', '65', 'two', '2.0'].map((v) => ['WORKERS', v, /^WORKERS: expected a plain decimal integer from 1 to 64, got ".*"$/] as const),
+  ...['-1', '65536', '9464 ', 'metrics'].map(
+    (v) => ['METRICS_PORT', v, /^METRICS_PORT: expected a plain decimal integer from 0 to 65535, got ".*"$/] as const,
+  ),
+  ['METRICS_PORT', '3000', /^METRICS_PORT: expected a port other than PORT \(3000\): metrics are never served on the public port, got "3000"$/],
+  ...['0', '600001', '65s', '6.5e4'].map(
+    (v) => ['KEEP_ALIVE_TIMEOUT_MS', v, /^KEEP_ALIVE_TIMEOUT_MS: expected a plain decimal integer from 1 to 600000, got ".*"$/] as const,
+  ),
+  ...['-1', '600001', '5s', '0x10', '05'].map(
+    (v) => ['SHUTDOWN_DELAY_MS', v, /^SHUTDOWN_DELAY_MS: expected a plain decimal integer from 0 to 600000, got ".*"$/] as const,
+  ),
+  ...['-1', '600001', '10s', ' 10000', '1e4'].map(
+    (v) => ['SHUTDOWN_TIMEOUT_MS', v, /^SHUTDOWN_TIMEOUT_MS: expected a plain decimal integer from 0 to 600000, got ".*"$/] as const,
+  ),
+  ...['-1', 'x', '86400001'].map(
+    (v) => ['CATALOGUE_CACHE_TTL_MS', v, /^CATALOGUE_CACHE_TTL_MS: expected a plain decimal integer from 0 to 86400000, got ".*"$/] as const,
+  ),
+];
+
+describe('CONTRACT.md configuration: every bad value stops the start with one line naming the variable', () => {
+  for (const [variable, value, says] of BAD_VALUES) {
+    test(`${variable}=${JSON.stringify(value.length > 20 ? `${value.slice(0, 20)}…` : value)}`, () => {
+      const problems = problemsOf({ [variable]: value });
+      assert.equal(problems.length, 1, problems.join('\n'));
+      const [line = ''] = problems;
+      assert.match(line, says);
+      assert.ok(!line.includes('\n'), 'one line');
+    });
+  }
+
+  test('the values next to the bad ones are accepted', () => {
+    const c = loadConfig({
+      PORT: '0',
+      HOST: '::1',
+      UPSTREAM_TIMEOUT_MS: '600000',
+      WORKERS: '64',
+      REDIS_URL: 'rediss://:pw@redis.example.com:6380/0',
+      METRICS_PORT: '0',
+      KEEP_ALIVE_TIMEOUT_MS: '1',
+      SHUTDOWN_DELAY_MS: '0',
+      SHUTDOWN_TIMEOUT_MS: '600000',
+    });
+    assert.deepEqual(
+      [c.port, c.host, c.upstreamTimeoutMs, c.workers, c.metricsPort, c.keepAliveTimeoutMs, c.shutdownDelayMs, c.shutdownTimeoutMs],
+      [0, '::1', 600000, 64, 0, 1, 0, 600000],
+    );
+    for (const host of ['0.0.0.0', '127.0.0.1', '::', 'localhost', 'proxy-1.internal.example.com', 'front_proxy', 'proxy.example.com.']) {
+      assert.equal(loadConfig({ HOST: host }).host, host);
+    }
+    assert.equal(loadConfig({ PORT: '9464', METRICS_PORT: '9465' }).metricsPort, 9465);
+    assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '9464' }).metricsPort, 9464);
+  });
+
+  test('a secret is never echoed in its error line', () => {
+    const [token = ''] = problemsOf({ CACHE_PURGE_TOKEN: 'hunter2-secret' });
+    assert.ok(!token.includes('hunter2'), token);
+    const [redis = ''] = problemsOf({ REDIS_URL: 'http://:hunter2@redis.example.com' });
+    assert.ok(!redis.includes('hunter2'), redis);
+  });
+
+  test('production never starts the sandbox: BFF_BASE_URL and STICKER_API_URL missing, both lines at once', () => {
+    assert.deepEqual(problemsOf({ NODE_ENV: 'production' }), [
+      "BFF_BASE_URL: expected the BFF's absolute http(s) URL, required with NODE_ENV=production (the sandbox never starts in production)",
+      "STICKER_API_URL: expected the sticker API's absolute http(s) URL, required with NODE_ENV=production (the sandbox never starts in production)",
+    ]);
+    assert.deepEqual(
+      problemsOf({ NODE_ENV: 'production', BFF_BASE_URL: PRODUCTION.BFF_BASE_URL }).map((p) => p.split(':')[0]),
+      ['STICKER_API_URL'],
+    );
+    assert.deepEqual(
+      problemsOf({ NODE_ENV: 'production', STICKER_API_URL: PRODUCTION.STICKER_API_URL }).map((p) => p.split(':')[0]),
+      ['BFF_BASE_URL'],
+    );
+    // Outside production a missing URL is the sandbox's (BFF) or a 503 not_configured route's (the others).
+    assert.equal(loadConfig({ NODE_ENV: 'development' }).useSandbox, true);
+    assert.equal(loadConfig({ BFF_BASE_URL: PRODUCTION.BFF_BASE_URL }).upstreams.STICKER_API_URL, undefined);
+  });
+
+  test('every problem of a bad environment comes at once', () => {
+    const problems = problemsOf({ NODE_ENV: 'production', PORT: '1e3', HOST: '999.1.1.1', SHUTDOWN_DELAY_MS: '5s', LOG_LEVEL: 'loud' });
+    assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), ['BFF_BASE_URL', 'HOST', 'LOG_LEVEL', 'PORT', 'SHUTDOWN_DELAY_MS', 'STICKER_API_URL']);
+  });
+});
+
+describe('checkHostBindable (HOST must be an address this machine can bind)', () => {
+  test('a loopback address binds', async () => {
+    assert.equal(await checkHostBindable('127.0.0.1'), undefined);
+  });
+
+  test('an address of no interface here answers one line naming HOST and the reason', async () => {
+    // 192.0.2.0/24 is TEST-NET-1 (RFC 5737): never assigned to a machine.
+    const problem = await checkHostBindable('192.0.2.1');
+    assert.match(problem ?? '', /^HOST: cannot bind "192\.0\.2\.1": .*EADDRNOTAVAIL/);
+    assert.ok(!(problem ?? '').includes('\n'));
   });
 });

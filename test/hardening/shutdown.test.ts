@@ -53,6 +53,7 @@ test(`row 11: SIGTERM with ${IN_FLIGHT} requests in flight: all complete, new co
         PORT: '0',
         HOST: '127.0.0.1',
         BFF_BASE_URL: upstream.url,
+        STICKER_API_URL: `${upstream.url}/sticker`,
         UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
         LOG_LEVEL: 'info',
       },
