@@ -63,7 +63,7 @@ export async function createServer(
   const sandbox = await withSandbox(loaded);
   const cfg = sandbox.config;
   const logging = createLogging(cfg, options.logStream);
-  const clientErrors = createClientErrors(options.timeouts);
+  const clientErrors = createClientErrors(cfg.keepAliveTimeoutMs, options.timeouts);
   const app = Fastify({
     ...logging.options,
     ...requestIdOptions,

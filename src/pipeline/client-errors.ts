@@ -12,16 +12,24 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyServerOp
 import fp from 'fastify-plugin';
 import { envelope } from '../envelope.js';
 
-/** Fastify's request-timeout settings (CONTRACT.md leaves them open; Fastify's defaults of 0 never cut a slow client). */
+/**
+ * Fastify's request-timeout settings (CONTRACT.md leaves them open; Fastify's defaults of 0 never cut a
+ * slow client). The idle time of a kept-alive connection between requests is the configuration's
+ * `KEEP_ALIVE_TIMEOUT_MS` instead (65 s by default, longer than a load balancer's idle timeout).
+ *
+ * Node's rules: `headersTimeout` must not exceed `requestTimeout` (15 s ≤ 30 s). The old advice to keep
+ * `headersTimeout` above `keepAliveTimeout` no longer applies: since Node 18 the headers limit counts
+ * from the first byte of a request, not from the end of the previous one, so a connection idle for up
+ * to `KEEP_ALIVE_TIMEOUT_MS` then sending its next request is not cut; between requests the socket's
+ * time limit is the keep-alive one, not `connectionTimeoutMs`.
+ */
 export const SERVER_TIMEOUTS = {
   /** Whole request (headers and body) must arrive within this many milliseconds. */
   requestTimeoutMs: 30_000,
   /** Request headers must arrive within this many milliseconds. */
   headersTimeoutMs: 15_000,
-  /** An idle socket is closed after this many milliseconds. */
+  /** A socket with a request under way that sends or receives nothing is closed after this many milliseconds. */
   connectionTimeoutMs: 60_000,
-  /** Keep-alive sockets are kept this many milliseconds between requests. */
-  keepAliveTimeoutMs: 5_000,
   /**
    * How often Node checks open connections against the headers and request limits, in milliseconds: a
    * slow client is cut at most this long after its limit (Node's default of 30 s would let a slow-header
@@ -68,14 +76,18 @@ export interface ClientErrors {
 /**
  * The time limits (each {@link SERVER_TIMEOUTS} value unless given), the parser's refusals and the
  * router's. The plugin sets the headers limit on the HTTP server, which Fastify has no option for.
+ *
+ * @param keepAliveTimeoutMs - idle time of a kept-alive client connection, in milliseconds
+ *   (`KEEP_ALIVE_TIMEOUT_MS`, CONTRACT.md "Configuration").
+ * @param timeouts - replacements of {@link SERVER_TIMEOUTS} values, in milliseconds (tests).
  */
-export function createClientErrors(timeouts: Partial<ServerTimeouts> = {}): ClientErrors {
+export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial<ServerTimeouts> = {}): ClientErrors {
   const t: ServerTimeouts = { ...SERVER_TIMEOUTS, ...timeouts };
   return {
     options: {
       requestTimeout: t.requestTimeoutMs,
       connectionTimeout: t.connectionTimeoutMs,
-      keepAliveTimeout: t.keepAliveTimeoutMs,
+      keepAliveTimeout: keepAliveTimeoutMs,
       http: { connectionsCheckingInterval: t.checkIntervalMs },
       // A malformed escape or an over-long path parameter is refused by the router before any hook:
       // answer the envelope (spec 7.4) with the usual headers, never Fastify's body that echoes the path.
