@@ -14,6 +14,7 @@ import { authGate } from './pipeline/auth-gate.js';
 import { body, JSON_BODY_LIMIT } from './pipeline/body.js';
 import { createClientErrors, SERVER_TIMEOUTS, type ServerTimeouts } from './pipeline/client-errors.js';
 import { csrf } from './pipeline/csrf.js';
+import { createDrain } from './pipeline/drain.js';
 import { errors } from './pipeline/errors.js';
 import { health } from './pipeline/health.js';
 import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
@@ -64,12 +65,14 @@ export async function createServer(
   const cfg = sandbox.config;
   const logging = createLogging(cfg, options.logStream);
   const clientErrors = createClientErrors(cfg.keepAliveTimeoutMs, options.timeouts);
+  const drain = createDrain({ delayMs: cfg.shutdownDelayMs, timeoutMs: cfg.shutdownTimeoutMs });
   const app = Fastify({
     ...logging.options,
     ...requestIdOptions,
     ...clientErrors.options,
     bodyLimit: JSON_BODY_LIMIT,
-    return503OnClosing: true,
+    // A request arriving once the listener is closed gets the drain step's envelope, not Fastify's body.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: false, ignoreDuplicateSlashes: false, caseSensitive: true, maxParamLength: 256 },
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
@@ -96,12 +99,13 @@ export async function createServer(
   await app.register(logging.plugin);
   await app.register(clientErrors.plugin);
   await app.register(requestContext);
+  await app.register(drain.plugin);
   await app.register(csrf, { config: cfg });
   await app.register(authGate, { config: cfg });
   await app.register(body);
   await app.register(errors);
   await app.register(openapi, { config: cfg });
-  await app.register(health, { bff: upstreams.services.bff });
+  await app.register(health, { bff: upstreams.services.bff, draining: drain.draining });
 
   // The route tables; upload rows get the multipart parser in their own scope only.
   const routes = activeRoutes(allRouteTables, cfg);
