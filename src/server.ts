@@ -1,74 +1,132 @@
 /**
- * The process entry point (`npm start`): reads the environment once, builds the app, listens, and
- * shuts down gracefully on SIGTERM/SIGINT (stop accepting, finish in-flight requests, close upstream
- * pools). With `WORKERS` > 1 a node:cluster primary starts that many workers. The only file that
- * touches `process.env`.
+ * The process entry point (`npm start`): reads the environment once (an invalid value stops the start
+ * with one line per problem, all at once; `HOST` must be an address this machine can bind), builds the
+ * app, listens, and drains on SIGTERM/SIGINT (CONTRACT.md "Operations": `/readyz` 503 at once, the
+ * listener closed after `SHUTDOWN_DELAY_MS`, in-flight requests given `SHUTDOWN_TIMEOUT_MS`; exit 0
+ * when every request finished, 1 when some had to be cut). With `WORKERS` > 1 a node:cluster primary
+ * starts that many workers, passes the stop signal on to them and exits when they have; a worker that
+ * dies is replaced after a delay that doubles from 100 ms up to 10 s while workers keep dying young.
+ * The only file that touches `process.env`.
  *
  * @module
  */
 import cluster from 'node:cluster';
 import { createServer } from './app.js';
-import { ConfigError, loadConfig } from './config.js';
+import { checkHostBindable, type Config, ConfigError, loadConfig } from './config.js';
 import { sandboxBanner } from './sandbox/index.js';
 
-/** Longest wait for in-flight requests after a stop signal, in milliseconds, beyond the upstream limit. */
-const SHUTDOWN_GRACE_EXTRA_MS = 5_000;
+/** Time allowed beyond `SHUTDOWN_DELAY_MS` + `SHUTDOWN_TIMEOUT_MS` for closing pools and flushing logs, in milliseconds. */
+const EXIT_MARGIN_MS = 5_000;
+/** First delay before a dead worker is replaced, in milliseconds; it doubles for each worker that dies young. */
+const REFORK_MIN_MS = 100;
+/** Longest delay before a dead worker is replaced, in milliseconds. */
+const REFORK_MAX_MS = 10_000;
+/** A worker that lived this long, in milliseconds, did not die young: the delay starts again from the minimum. */
+const REFORK_RESET_AFTER_MS = 30_000;
 
-async function main(): Promise<void> {
-  let config: ReturnType<typeof loadConfig>;
+/** Writes one line to standard error (before the logger exists, or in the cluster primary, which has none). */
+function say(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
+
+/** Reads the configuration, or stops the process with one line per problem. */
+async function configure(): Promise<Config> {
+  let config: Config;
   try {
     config = loadConfig(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
-      process.stderr.write(`${error.message}\n`);
+      for (const problem of error.problems) say(problem);
       process.exit(1);
     }
     throw error;
   }
-
-  if (config.workers > 1 && cluster.isPrimary) {
-    for (let i = 0; i < config.workers; i++) cluster.fork();
-    let stopping = false;
-    cluster.on('exit', (worker, code) => {
-      if (!stopping) {
-        process.stderr.write(`worker ${worker.process.pid} exited with ${code}; starting another\n`);
-        cluster.fork();
-      }
-    });
-    const stop = () => {
-      stopping = true;
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-    };
-    process.once('SIGTERM', stop);
-    process.once('SIGINT', stop);
-    return;
+  // Workers inherit the primary's check.
+  if (!cluster.isWorker) {
+    const problem = await checkHostBindable(config.host);
+    if (problem) {
+      say(problem);
+      process.exit(1);
+    }
   }
+  return config;
+}
 
+/** The cluster primary: starts the workers, replaces the ones that die, stops them all on a signal. */
+function runPrimary(config: Config): void {
+  const bornAt = new Map<number, number>();
+  const refork = new Set<NodeJS.Timeout>();
+  let youngDeaths = 0;
+  let stopping = false;
+  let failed = false;
+  const fork = () => {
+    const worker = cluster.fork();
+    bornAt.set(worker.id, Date.now());
+  };
+  for (let i = 0; i < config.workers; i++) fork();
+
+  cluster.on('exit', (worker, code, signal) => {
+    const lived = Date.now() - (bornAt.get(worker.id) ?? 0);
+    bornAt.delete(worker.id);
+    if (stopping) {
+      if (code !== 0) failed = true;
+      if (bornAt.size === 0) process.exit(failed ? 1 : 0);
+      return;
+    }
+    if (lived >= REFORK_RESET_AFTER_MS) youngDeaths = 0;
+    const delay = Math.min(REFORK_MIN_MS * 2 ** youngDeaths, REFORK_MAX_MS);
+    youngDeaths++;
+    say(`worker ${worker.process.pid} exited with ${code ?? signal} after ${lived} ms; starting another in ${delay} ms`);
+    const timer = setTimeout(() => {
+      refork.delete(timer);
+      fork();
+    }, delay);
+    refork.add(timer);
+  });
+
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    for (const timer of refork) clearTimeout(timer);
+    say(`${signal}: stopping ${bornAt.size} workers`);
+    if (bornAt.size === 0) process.exit(0);
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    setTimeout(() => {
+      say('workers still running after the shutdown time; killing them');
+      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+      process.exit(1);
+    }, config.shutdownDelayMs + config.shutdownTimeoutMs + EXIT_MARGIN_MS).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** One serving process (the only one, or a cluster worker). */
+async function runServer(config: Config): Promise<void> {
   const app = await createServer(config);
   process.on('unhandledRejection', (reason) => {
     app.log.error({ err: reason }, 'unhandled promise rejection');
   });
 
-  let closing = false;
-  const shutdown = (signal: string) => {
-    if (closing) return;
-    closing = true;
-    app.log.info({ signal }, 'shutting down: no new connections, finishing in-flight requests');
-    const timer = setTimeout(() => {
-      app.log.error('grace period over; exiting with requests still open');
+  let stopping = false;
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'stop signal: draining');
+    setTimeout(() => {
+      app.log.error('still closing after the shutdown time; exiting');
       process.exit(1);
-    }, config.upstreamTimeoutMs + SHUTDOWN_GRACE_EXTRA_MS);
-    timer.unref();
-    app.close().then(
-      () => process.exit(0),
+    }, config.shutdownDelayMs + config.shutdownTimeoutMs + EXIT_MARGIN_MS).unref();
+    app.drain().then(
+      ({ cut }) => process.exit(cut > 0 ? 1 : 0),
       (error: unknown) => {
         app.log.error({ err: error }, 'error while closing');
         process.exit(1);
       },
     );
   };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 
   // One banner (the sandbox and its demo logins), then Fastify's own listening line with our text.
   if (app.sandboxUrls) {
@@ -78,7 +136,13 @@ async function main(): Promise<void> {
   await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `front proxy listening on ${address}${docs}` });
 }
 
+async function main(): Promise<void> {
+  const config = await configure();
+  if (config.workers > 1 && cluster.isPrimary) runPrimary(config);
+  else await runServer(config);
+}
+
 main().catch((error: unknown) => {
-  process.stderr.write(`failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  say(`failed to start: ${error instanceof Error ? error.message : String(error)}`);
   process.exit(1);
 });

@@ -1,7 +1,8 @@
 /**
  * The process as `npm start` runs it (CONTRACT.md "Commands"): no configuration, the embedded sandbox
  * behind it, the README walkthrough (login → profile → refresh → logout) over real sockets, the JWT in
- * no body and no log line, graceful exit on SIGTERM, and one-line configuration errors.
+ * no body and no log line, graceful exit on SIGTERM, and configuration errors (one line per problem,
+ * production without its upstream URLs, a HOST that cannot be bound).
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -159,12 +160,40 @@ describe('npm start', () => {
     },
   );
 
-  test('an invalid configuration stops the process with one line naming the variable', async () => {
-    const proc = startProcess({ PORT: 'x', UPSTREAM_TIMEOUT_MS: 'soon' });
-    const [code] = await once(proc.child, 'exit');
+  test('an invalid configuration stops the process with one line per problem, all at once, each naming its variable', async () => {
+    const proc = startProcess({ PORT: 'x', UPSTREAM_TIMEOUT_MS: '1e3' });
+    const [code] = await once(proc.child, 'close');
+    assert.equal(code, 1);
+    assert.deepEqual(proc.output().trim().split('\n'), [
+      'PORT: expected a plain decimal integer from 0 to 65535, got "x"',
+      'UPSTREAM_TIMEOUT_MS: expected a plain decimal integer from 1 to 600000, got "1e3"',
+    ]);
+  });
+
+  test('production never starts the sandbox: without BFF_BASE_URL and STICKER_API_URL it stops, naming both', async () => {
+    const proc = startProcess({ NODE_ENV: 'production', PORT: '0' });
+    const [code] = await once(proc.child, 'close');
     assert.equal(code, 1);
     const lines = proc.output().trim().split('\n');
-    assert.equal(lines.length, 1);
-    assert.match(lines[0] ?? '', /PORT: .*UPSTREAM_TIMEOUT_MS: /);
+    assert.equal(lines.length, 2, proc.output());
+    assert.match(lines[0] ?? '', /^BFF_BASE_URL: .*required with NODE_ENV=production/);
+    assert.match(lines[1] ?? '', /^STICKER_API_URL: .*required with NODE_ENV=production/);
+    assert.ok(!/sandbox login|listening/.test(proc.output()), 'no sandbox, no listener');
+  });
+
+  test('HOST must be an address this machine can bind', async () => {
+    const malformed = startProcess({ PORT: '0', HOST: '999.1.1.1' });
+    const [malformedCode] = await once(malformed.child, 'close');
+    assert.equal(malformedCode, 1);
+    assert.deepEqual(malformed.output().trim().split('\n'), [
+      'HOST: expected an IPv4 or IPv6 address (without brackets) or a host name, got "999.1.1.1"',
+    ]);
+    // 192.0.2.1 (TEST-NET-1, RFC 5737) is well formed but no interface of this machine has it.
+    const foreign = startProcess({ PORT: '0', HOST: '192.0.2.1' });
+    const [foreignCode] = await once(foreign.child, 'close');
+    assert.equal(foreignCode, 1);
+    const lines = foreign.output().trim().split('\n');
+    assert.equal(lines.length, 1, foreign.output());
+    assert.match(lines[0] ?? '', /^HOST: cannot bind "192\.0\.2\.1": .*EADDRNOTAVAIL/);
   });
 });

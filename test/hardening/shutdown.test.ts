@@ -4,7 +4,8 @@
  * profile read answers after 1 s). With 100 requests in flight it gets SIGTERM.
  *
  * Pass: every in-flight request completes with 200; new connections are refused within 1 s of the
- * signal; the process exits with code 0 within its grace period (`UPSTREAM_TIMEOUT_MS` + 5 s).
+ * signal (`SHUTDOWN_DELAY_MS` 0); the process exits with code 0 within its grace period
+ * (`SHUTDOWN_TIMEOUT_MS`, set to `UPSTREAM_TIMEOUT_MS` + 5 s here).
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -55,6 +56,8 @@ test(`row 11: SIGTERM with ${IN_FLIGHT} requests in flight: all complete, new co
         BFF_BASE_URL: upstream.url,
         STICKER_API_URL: `${upstream.url}/sticker`,
         UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
+        SHUTDOWN_DELAY_MS: '0',
+        SHUTDOWN_TIMEOUT_MS: String(GRACE_MS),
         LOG_LEVEL: 'info',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
