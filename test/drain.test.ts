@@ -1,0 +1,373 @@
+/**
+ * CONTRACT.md "Operations", SIGTERM, and "Error envelope", `shutting_down`: the process as `npm start`
+ * runs it, over real loopback sockets, in front of a recording BFF.
+ *
+ * - `/readyz` answers 503 `shutting_down` at once while other requests are still served for
+ *   `SHUTDOWN_DELAY_MS`; then the listener closes, idle kept-alive connections are closed, a request
+ *   arriving on a kept-alive connection answers the 503 envelope with `Connection: close` (never
+ *   Fastify's own body), the in-flight slow request finishes, and the exit code is 0.
+ * - a request still open after `SHUTDOWN_TIMEOUT_MS` is cut and the exit code is 1.
+ * - with `WORKERS` = 2 the primary replaces a dead worker after 100 ms, then 200 ms, passes SIGTERM on
+ *   and exits 0 once the workers have.
+ * - behind a real nginx (keep-alive upstream connections), a rolling restart of two instances under a
+ *   stream of GET and POST requests: no client-visible error.
+ */
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { fakeJwt, type RecordingUpstream, startRecordingUpstream } from './helpers/recording-upstream.js';
+import {
+  freePort,
+  oneShot,
+  type ProxyProcess,
+  RawConnection,
+  type RawHttpAnswer,
+  startProxyProcess,
+  waitFor,
+} from './helpers/proxy-process.js';
+
+const PROFILE = { user: { id: 7, email: 'drain@example.com', name: 'Drain', currency: 'BRL', country: 'BR' }, userInfo: { two_factor_enabled: false } };
+const COOKIE = 'access_token';
+const SLOW_TOKEN = fakeJwt({ sub: '7', slow: true });
+
+let upstream: RecordingUpstream;
+/** Milliseconds the BFF takes to answer a profile read with {@link SLOW_TOKEN}. */
+let slowMs = 0;
+/** Milliseconds the BFF takes for any other profile read. */
+let fastMs = 0;
+const processes: ProxyProcess[] = [];
+
+before(async () => {
+  upstream = await startRecordingUpstream();
+  upstream.on('GET', '/auth/user-profile', (rec, res) => {
+    const delay = rec.headers.authorization === `Bearer ${SLOW_TOKEN}` ? slowMs : fastMs;
+    setTimeout(() => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(PROFILE));
+    }, delay);
+  });
+});
+after(async () => {
+  for (const proc of processes) await proc.kill();
+  await upstream.close();
+});
+
+/** Starts a proxy in front of the recording BFF (NODE_ENV=test, cookie `access_token`). */
+function proxy(env: Record<string, string>): ProxyProcess {
+  const proc = startProxyProcess({
+    NODE_ENV: 'test',
+    PORT: '0',
+    BFF_BASE_URL: upstream.url,
+    STICKER_API_URL: `${upstream.url}/sticker`,
+    UPSTREAM_TIMEOUT_MS: '15000',
+    // This file sends many requests from one address; CONTRACT.md: 0 turns a limit off.
+    RATE_LIMIT_API_PER_MIN: '0',
+    ...env,
+  });
+  processes.push(proc);
+  return proc;
+}
+
+const isAnswer = (a: RawHttpAnswer | { error: string } | undefined): a is RawHttpAnswer => a !== undefined && 'status' in a;
+const profileReads = (token: string) => upstream.requests.filter((r) => r.path === '/auth/user-profile' && r.headers.authorization === `Bearer ${token}`);
+
+describe('SIGTERM: drain', () => {
+  test('readiness 503 at once, requests served during SHUTDOWN_DELAY_MS, then the listener closes, a kept-alive request gets the envelope, the slow request finishes, exit 0', async (t) => {
+    const DELAY_MS = 1_500;
+    slowMs = 3_500;
+    fastMs = 0;
+    const proc = proxy({ SHUTDOWN_DELAY_MS: String(DELAY_MS), SHUTDOWN_TIMEOUT_MS: '8000' });
+    const base = await proc.address;
+
+    const readyBefore = await oneShot(base, '/readyz');
+    assert.ok(isAnswer(readyBefore) && readyBefore.status === 200, `ready before the signal: ${JSON.stringify(readyBefore)}`);
+
+    // An idle kept-alive connection, and one with a slow request in flight.
+    const idle = await RawConnection.open(base);
+    idle.send('/healthz');
+    const idleFirst = await idle.next();
+    assert.equal(idleFirst?.status, 200);
+    assert.notEqual(idleFirst?.headers.connection, 'close', 'kept alive before the signal');
+    const slow = await RawConnection.open(base);
+    slow.send('/api/auth/profile', { Cookie: `${COOKIE}=${SLOW_TOKEN}` });
+    assert.ok(await waitFor(() => profileReads(SLOW_TOKEN).length === 1, 5_000), 'the slow request reached the BFF');
+
+    const signalled = Date.now();
+    proc.child.kill('SIGTERM');
+
+    // Readiness turns at once.
+    let notReady: RawHttpAnswer | undefined;
+    while (!notReady && Date.now() - signalled < 1_000) {
+      const answer = await oneShot(base, '/readyz');
+      if (isAnswer(answer) && answer.status === 503) notReady = answer;
+      else await new Promise((r) => setTimeout(r, 20));
+    }
+    assert.ok(notReady, '/readyz answered 503 within 1 s of SIGTERM');
+    const readyMs = notReady.at - signalled;
+    assert.deepEqual(JSON.parse(notReady.body), { ok: false, error: 'shutting_down', detail: 'The server is shutting down' });
+
+    // Still served during the delay (a load balancer still sends traffic): a new connection, and a
+    // kept-alive one whose answer now closes it.
+    const token = fakeJwt({ sub: '7', during: 'delay' });
+    const during = await oneShot(base, '/api/auth/profile', { Cookie: `${COOKIE}=${token}` });
+    assert.ok(isAnswer(during), JSON.stringify(during));
+    assert.equal(during.status, 200);
+    assert.deepEqual(JSON.parse(during.body).user, PROFILE.user);
+    assert.ok(during.at - signalled < DELAY_MS, `served ${during.at - signalled} ms after SIGTERM, within the delay`);
+    const reused = await RawConnection.open(base);
+    reused.send('/healthz');
+    const reusedAnswer = await reused.next();
+    assert.equal(reusedAnswer?.status, 200);
+    assert.equal(reusedAnswer?.headers.connection, 'close', 'while draining, the last answer of a connection closes it');
+    await reused.closed;
+
+    // The listener closes after the delay.
+    let refused = 0;
+    for (;;) {
+      const probe = await oneShot(base, '/healthz');
+      if (!isAnswer(probe) && probe.error === 'ECONNREFUSED') {
+        refused = Date.now();
+        break;
+      }
+      assert.ok(isAnswer(probe) && probe.status === 200, `served normally until the listener closes: ${JSON.stringify(probe)}`);
+      assert.ok(Date.now() - signalled < DELAY_MS + 2_000, 'the listener closed');
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    const closedMs = refused - signalled;
+    assert.ok(closedMs >= DELAY_MS - 50, `listener closed ${closedMs} ms after SIGTERM, not before SHUTDOWN_DELAY_MS (${DELAY_MS})`);
+
+    // The idle kept-alive connection was closed with the listener (KEEP_ALIVE_TIMEOUT_MS is 65 s).
+    await Promise.race([idle.closed, new Promise((r) => setTimeout(r, 1_000))]);
+    assert.ok(idle.closedAt !== undefined, 'the idle kept-alive connection was closed');
+    const idleClosedMs = idle.closedAt - signalled;
+    assert.ok(idleClosedMs >= DELAY_MS - 50, `the idle connection stayed open during the delay (closed after ${idleClosedMs} ms)`);
+
+    // A request arriving on the kept-alive connection of the in-flight slow request.
+    assert.equal(slow.closedAt, undefined, 'the connection with a request in flight stays open');
+    slow.send('/api/version');
+    const slowAnswer = await slow.next(10_000);
+    const late = await slow.next(5_000);
+    assert.equal(slowAnswer?.status, 200, 'the in-flight slow request finished');
+    assert.deepEqual(JSON.parse(slowAnswer?.body ?? '{}').user, PROFILE.user);
+    assert.notEqual(slowAnswer?.headers.connection, 'close', 'a request follows on this connection: the answer behind it closes it');
+    assert.ok(late, 'the request arriving after the listener closed was answered');
+    assert.equal(late.status, 503);
+    assert.equal(late.headers.connection, 'close');
+    assert.equal(late.headers['cache-control'], 'no-store');
+    assert.ok(late.headers['x-request-id'], 'the request context ran');
+    assert.ok(!late.body.includes('statusCode'), `never Fastify's own body: ${late.body}`);
+    assert.deepEqual(JSON.parse(late.body), { ok: false, error: 'shutting_down', detail: 'The server is shutting down; send the request again' });
+    await slow.closed;
+
+    const exit = await proc.exited;
+    assert.equal(exit.code, 0, proc.output().slice(-1_000));
+    t.diagnostic(
+      `readyz 503 after ${readyMs} ms; listener closed after ${closedMs} ms (SHUTDOWN_DELAY_MS ${DELAY_MS}); idle connection closed after ${idleClosedMs} ms; ` +
+        `slow request answered after ${(slowAnswer?.at ?? 0) - signalled} ms; exit ${exit.code} after ${exit.at - signalled} ms`,
+    );
+  });
+
+  test('a request still open after SHUTDOWN_TIMEOUT_MS is cut and the exit code is 1', async (t) => {
+    slowMs = 10_000;
+    const proc = proxy({ SHUTDOWN_DELAY_MS: '0', SHUTDOWN_TIMEOUT_MS: '500' });
+    const base = await proc.address;
+    const before = profileReads(SLOW_TOKEN).length;
+    const slow = await RawConnection.open(base);
+    slow.send('/api/auth/profile', { Cookie: `${COOKIE}=${SLOW_TOKEN}` });
+    assert.ok(await waitFor(() => profileReads(SLOW_TOKEN).length > before, 5_000));
+    const signalled = Date.now();
+    proc.child.kill('SIGTERM');
+    const exit = await proc.exited;
+    assert.equal(exit.code, 1);
+    assert.ok(exit.at - signalled < 4_000, `exited ${exit.at - signalled} ms after SIGTERM`);
+    assert.equal(await slow.next(2_000), undefined, 'the cut request got no answer');
+    await slow.closed;
+    assert.match(proc.output(), /SHUTDOWN_TIMEOUT_MS over: cutting the requests still open/);
+    t.diagnostic(`cut after SHUTDOWN_TIMEOUT_MS 500: exit ${exit.code} after ${exit.at - signalled} ms`);
+  });
+});
+
+describe('WORKERS > 1', () => {
+  test('a dead worker is replaced after 100 ms, then 200 ms; SIGTERM reaches every worker and the primary exits 0 after them', async (t) => {
+    const closed = await freePort();
+    const proc = proxy({ WORKERS: '2', REDIS_URL: `redis://127.0.0.1:${closed}/0`, SHUTDOWN_DELAY_MS: '200' });
+    const listening = () => [...proc.output().matchAll(/"pid":(\d+)[^\n]*front proxy listening on/g)].map((m) => Number(m[1]));
+    assert.ok(await waitFor(() => listening().length === 2, 60_000), `two workers listen: ${proc.output().slice(-800)}`);
+    const base = await proc.address;
+
+    const [first = 0, second = 0] = listening();
+    process.kill(first, 'SIGKILL');
+    assert.ok(await waitFor(() => listening().length === 3, 60_000), 'a worker replaced the first');
+    assert.match(proc.output(), new RegExp(`worker ${first} exited with SIGKILL after \\d+ ms; starting another in 100 ms`));
+    const third = listening()[2] ?? 0;
+    process.kill(third, 'SIGKILL');
+    assert.ok(await waitFor(() => listening().length === 4, 60_000), 'a worker replaced the replacement');
+    assert.match(proc.output(), new RegExp(`worker ${third} exited with SIGKILL after \\d+ ms; starting another in 200 ms`));
+    const fourth = listening()[3] ?? 0;
+
+    const served = await oneShot(base, '/healthz');
+    assert.ok(isAnswer(served) && served.status === 200);
+
+    proc.child.kill('SIGTERM');
+    const exit = await proc.exited;
+    assert.equal(exit.code, 0, proc.output().slice(-1_000));
+    for (const pid of [second, fourth]) {
+      assert.throws(() => process.kill(pid, 0), /ESRCH/, `worker ${pid} has exited`);
+    }
+    const drained = [...proc.output().matchAll(/"pid":(\d+)[^\n]*"msg":"draining/g)].map((m) => Number(m[1]));
+    assert.deepEqual(drained.sort(), [second, fourth].sort(), 'both workers drained');
+    t.diagnostic(`workers ${first}, ${second}, ${third}, ${fourth}; re-forks after 100 ms then 200 ms; primary exit ${exit.code}`);
+  });
+});
+
+/** Where Debian installs nginx, or the one on PATH. */
+function findNginx(): string | undefined {
+  if (existsSync('/usr/sbin/nginx')) return '/usr/sbin/nginx';
+  const which = spawnSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' });
+  return which.status === 0 && which.stdout.trim() ? which.stdout.trim() : undefined;
+}
+const NGINX = findNginx();
+
+describe('behind nginx', () => {
+  test(
+    'a rolling restart of two instances behind nginx (keep-alive upstream) while 20 clients send GET and POST requests: no client-visible error',
+    { skip: NGINX ? false : 'nginx is not installed (CI installs it: .ci/run)' },
+    async (t) => {
+      const nginx = NGINX as string;
+      fastMs = 20;
+      const ports = [await freePort(), await freePort()];
+      const nginxPort = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'drain-nginx-'));
+      chmodSync(dir, 0o755);
+      const env = (port: number) => ({ PORT: String(port), SHUTDOWN_DELAY_MS: '500', SHUTDOWN_TIMEOUT_MS: '5000' });
+      const instances = ports.map((port) => proxy(env(port)));
+      await Promise.all(instances.map((p) => p.address));
+
+      writeFileSync(
+        join(dir, 'nginx.conf'),
+        `worker_processes 1;
+error_log ${dir}/error.log warn;
+events { worker_connections 1024; }
+http {
+  log_format upstreams '$status "$upstream_addr" "$upstream_status"';
+  access_log ${dir}/access.log upstreams;
+  client_body_temp_path ${dir}/client_body;
+  proxy_temp_path ${dir}/proxy;
+  fastcgi_temp_path ${dir}/fastcgi;
+  uwsgi_temp_path ${dir}/uwsgi;
+  scgi_temp_path ${dir}/scgi;
+  upstream front_proxy {
+    # max_fails=0: an instance that restarts is never taken out; a refused connection costs one retry.
+    server 127.0.0.1:${ports[0]} max_fails=0;
+    server 127.0.0.1:${ports[1]} max_fails=0;
+    keepalive 16;
+  }
+  server {
+    listen 127.0.0.1:${nginxPort};
+    location / {
+      proxy_pass http://front_proxy;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+      # A refused or reset connection, or the 503 shutting_down of a draining instance: the other one.
+      # non_idempotent is left out: a POST that reached an instance is never sent twice, so the POSTs
+      # below see whatever the draining instance does with them.
+      proxy_next_upstream error timeout http_503;
+      proxy_connect_timeout 2s;
+    }
+  }
+}
+`,
+      );
+      const server = spawn(nginx, ['-p', dir, '-e', `${dir}/error.log`, '-c', `${dir}/nginx.conf`, '-g', `daemon off; pid ${dir}/nginx.pid;`], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let nginxOutput = '';
+      server.stderr?.on('data', (c: Buffer) => (nginxOutput += c.toString('utf8')));
+      const nginxExited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+      t.after(async () => {
+        if (server.exitCode === null && server.signalCode === null) {
+          server.kill('SIGTERM');
+          await nginxExited;
+        }
+        rmSync(dir, { recursive: true, force: true });
+      });
+      const front = `http://127.0.0.1:${nginxPort}`;
+      let up = false;
+      for (let i = 0; i < 100 && !up; i++) {
+        const probe = await oneShot(front, '/healthz');
+        up = isAnswer(probe) && probe.status === 200;
+        if (!up) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(up, `nginx answers: ${nginxOutput}`);
+
+      // 20 clients, each sending one request after the other until told to stop: half read a profile
+      // (GET, a BFF call of 20 ms each), half search the games (POST, which nginx never retries once
+      // sent to an instance).
+      const statuses = new Map<string, number>();
+      let requests = 0;
+      let stop = false;
+      const client = async (id: number) => {
+        for (let n = 0; !stop && n < 5_000; n++) {
+          const token = fakeJwt({ sub: '7', client: id, n });
+          let key: string;
+          try {
+            if (id % 2 === 0) {
+              const res = await fetch(`${front}/api/auth/profile`, { headers: { cookie: `${COOKIE}=${token}` } });
+              const body = await res.text();
+              key = res.status === 200 && body.includes('drain@example.com') ? 'GET 200' : `GET ${res.status} ${body.slice(0, 80)}`;
+            } else {
+              const res = await fetch(`${front}/api/games/search`, {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: JSON.stringify({ page: (n % 5) + 1 }),
+              });
+              const body = await res.text();
+              key = res.status === 200 ? 'POST 200' : `POST ${res.status} ${body.slice(0, 80)}`;
+            }
+          } catch (error) {
+            key = `error ${(error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message}`;
+          }
+          requests++;
+          statuses.set(key, (statuses.get(key) ?? 0) + 1);
+        }
+      };
+      const clients = Array.from({ length: 20 }, (_, i) => client(i));
+      const settle = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+      await settle(700);
+      const exits: (number | null)[] = [];
+      for (const index of [0, 1]) {
+        const old = instances[index] as ProxyProcess;
+        const servedBefore = requests;
+        old.child.kill('SIGTERM');
+        const exit = await old.exited;
+        exits.push(exit.code);
+        const restarted = proxy(env(ports[index] as number));
+        instances[index] = restarted;
+        await restarted.address;
+        await settle(700);
+        t.diagnostic(`instance ${index + 1}: exit ${exit.code}; ${requests - servedBefore} requests answered while it restarted`);
+      }
+      stop = true;
+      await Promise.all(clients);
+
+      const log = readFileSync(join(dir, 'access.log'), 'utf8').trim().split('\n');
+      const retried = log.filter((line) => line.includes(', '));
+      const retriedWhy = new Map<string, number>();
+      for (const line of retried) {
+        const first = /"[^"]*" "([^,"]*),/.exec(line)?.[1]?.trim() ?? '?';
+        retriedWhy.set(first, (retriedWhy.get(first) ?? 0) + 1);
+      }
+      const figures = `${requests} requests through nginx during a rolling restart of 2 instances; statuses ${JSON.stringify(Object.fromEntries(statuses))}; ` +
+        `nginx retried ${retried.length} on the other instance (first attempt's status: ${JSON.stringify(Object.fromEntries(retriedWhy))}); instance exit codes ${exits.join(', ')}`;
+      t.diagnostic(figures);
+      assert.deepEqual([...statuses.keys()].sort(), ['GET 200', 'POST 200'], figures);
+      assert.ok(requests >= 200, figures);
+      assert.deepEqual(exits, [0, 0], figures);
+    },
+  );
+});
