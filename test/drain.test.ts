@@ -10,7 +10,8 @@
  * - with `WORKERS` = 2 the primary replaces a dead worker after 100 ms, then 200 ms, passes SIGTERM on
  *   and exits 0 once the workers have.
  * - behind a real nginx (keep-alive upstream connections), a rolling restart of two instances under a
- *   stream of GET and POST requests: no client-visible error.
+ *   stream of GET and POST requests: no client-visible error, and no request handled by a stopping
+ *   instance and then sent again to the other.
  */
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -233,7 +234,7 @@ const NGINX = findNginx();
 
 describe('behind nginx', () => {
   test(
-    'a rolling restart of two instances behind nginx (keep-alive upstream) while 20 clients send GET and POST requests: no client-visible error',
+    'a rolling restart of two instances behind nginx (keep-alive upstream) while 20 clients send GET and POST requests: no client-visible error, no request handled twice',
     { skip: NGINX ? false : 'nginx is not installed (CI installs it: .ci/run)' },
     async (t) => {
       const nginx = NGINX as string;
@@ -252,7 +253,7 @@ describe('behind nginx', () => {
 error_log ${dir}/error.log warn;
 events { worker_connections 1024; }
 http {
-  log_format upstreams '$status "$upstream_addr" "$upstream_status"';
+  log_format upstreams '$request_method $status "$upstream_addr" "$upstream_status"';
   access_log ${dir}/access.log upstreams;
   client_body_temp_path ${dir}/client_body;
   proxy_temp_path ${dir}/proxy;
@@ -273,9 +274,12 @@ http {
       proxy_set_header Connection "";
       proxy_set_header Host $http_host;
       # A refused or reset connection, or the 503 shutting_down of a draining instance: the other one.
-      # non_idempotent is left out: a POST that reached an instance is never sent twice, so the POSTs
-      # below see whatever the draining instance does with them.
-      proxy_next_upstream error timeout http_503;
+      # nginx does not know an instance drains (no readiness probe): it learns when a connection is
+      # refused, reset as the listener closes (a connection still in its backlog, or an idle one the
+      # instance closes just as nginx sends on it) or answered shutting_down; the instance handled none
+      # of these requests, so POSTs are passed on too (non_idempotent). A request cut after
+      # SHUTDOWN_TIMEOUT_MS would be sent again as well: money moves carry their idempotency key.
+      proxy_next_upstream error timeout http_503 non_idempotent;
       proxy_connect_timeout 2s;
     }
   }
@@ -305,9 +309,10 @@ http {
       assert.ok(up, `nginx answers: ${nginxOutput}`);
 
       // 20 clients, each sending one request after the other until told to stop: half read a profile
-      // (GET, a BFF call of 20 ms each), half search the games (POST, which nginx never retries once
-      // sent to an instance).
+      // (GET, a BFF call of 20 ms each), half search the games (POST).
       const statuses = new Map<string, number>();
+      /** The token of every profile read that was answered 200: each names one client request. */
+      const answeredTokens: string[] = [];
       let requests = 0;
       let stop = false;
       const client = async (id: number) => {
@@ -319,6 +324,7 @@ http {
               const res = await fetch(`${front}/api/auth/profile`, { headers: { cookie: `${COOKIE}=${token}` } });
               const body = await res.text();
               key = res.status === 200 && body.includes('drain@example.com') ? 'GET 200' : `GET ${res.status} ${body.slice(0, 80)}`;
+              if (key === 'GET 200') answeredTokens.push(token);
             } else {
               const res = await fetch(`${front}/api/games/search`, {
                 method: 'POST',
@@ -359,14 +365,24 @@ http {
       const retried = log.filter((line) => line.includes(', '));
       const retriedWhy = new Map<string, number>();
       for (const line of retried) {
-        const first = /"[^"]*" "([^,"]*),/.exec(line)?.[1]?.trim() ?? '?';
-        retriedWhy.set(first, (retriedWhy.get(first) ?? 0) + 1);
+        const first = /^(\S+) .*"[^"]*" "([^,"]*),/.exec(line);
+        const key = `${first?.[1] ?? '?'} ${first?.[2]?.trim() ?? '?'}`;
+        retriedWhy.set(key, (retriedWhy.get(key) ?? 0) + 1);
       }
+      // Every profile read reached the BFF exactly once: none was handled by a stopping instance, then
+      // cut and sent again to the other one.
+      const calls = new Map<string, number>();
+      for (const r of upstream.requests) {
+        if (r.path === '/auth/user-profile') calls.set(r.headers.authorization ?? '', (calls.get(r.headers.authorization ?? '') ?? 0) + 1);
+      }
+      const twice = answeredTokens.filter((token) => (calls.get(`Bearer ${token}`) ?? 0) !== 1).length;
       const figures = `${requests} requests through nginx during a rolling restart of 2 instances; statuses ${JSON.stringify(Object.fromEntries(statuses))}; ` +
-        `nginx retried ${retried.length} on the other instance (first attempt's status: ${JSON.stringify(Object.fromEntries(retriedWhy))}); instance exit codes ${exits.join(', ')}`;
+        `profile reads that reached the BFF other than once: ${twice} of ${answeredTokens.length}; ` +
+        `nginx retried ${retried.length} on the other instance (method and first attempt's status, 502 = refused or reset: ${JSON.stringify(Object.fromEntries(retriedWhy))}); instance exit codes ${exits.join(', ')}`;
       t.diagnostic(figures);
       assert.deepEqual([...statuses.keys()].sort(), ['GET 200', 'POST 200'], figures);
       assert.ok(requests >= 200, figures);
+      assert.equal(twice, 0, figures);
       assert.deepEqual(exits, [0, 0], figures);
     },
   );
