@@ -48,8 +48,6 @@ export interface Drain {
   readonly plugin: FastifyPluginAsync;
   /** True from the moment the drain starts (`/readyz` then answers 503). */
   readonly draining: () => boolean;
-  /** The current phase. */
-  readonly phase: () => DrainPhase;
 }
 
 /** Once requests were cut, how long the app's close hooks may still take before the drain ends anyway, in milliseconds. */
@@ -147,7 +145,7 @@ export function createDrain(options: DrainOptions): Drain {
     { name: 'drain' },
   );
 
-  return { plugin, draining: () => phase !== 'serving', phase: () => phase };
+  return { plugin, draining: () => phase !== 'serving' };
 }
 
 declare module 'fastify' {
