@@ -65,6 +65,16 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     accepts: '`redis://` or `rediss://` URL',
     meaning: 'the state every instance shares (money-move records, caches, counters); without it all state is in process memory and only one process may serve',
   },
+  { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
+  { variables: ['KEEP_ALIVE_TIMEOUT_MS'], meaning: "idle keep-alive time of client connections (milliseconds); longer than a load balancer's idle timeout" },
+  {
+    variables: ['SHUTDOWN_DELAY_MS'],
+    meaning: 'after SIGTERM, time `/readyz` answers 503 while requests are still served, before the listener closes (milliseconds)',
+  },
+  {
+    variables: ['SHUTDOWN_TIMEOUT_MS'],
+    meaning: 'time in-flight requests get to finish after the listener closes (milliseconds); the ones still open are then cut',
+  },
 ];
 
 /** The Markdown table's header. */

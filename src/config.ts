@@ -20,9 +20,10 @@ const MAX_MS = 600_000;
 /**
  * Environment variables as they arrive (strings), before conversion. An integer is checked by its
  * bounds, an enumeration by its literals; every other variable says what it expects in `description`
- * (the error line quotes it). `secret` variables are never echoed in an error line.
+ * (the error line quotes it). `secret` variables are never echoed in an error line. Also the source of
+ * the README's configuration table (`npm run docs:config`).
  */
-const EnvSchema = Type.Object({
+export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'an IPv4 or IPv6 address (without brackets) or a host name' }),
   NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], {
