@@ -14,11 +14,9 @@
  *   instance and then sent again to the other.
  */
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
+import { HAVE_NGINX, startNginx } from './helpers/fleet-processes.js';
 import { fakeJwt, type RecordingUpstream, startRecordingUpstream } from './helpers/recording-upstream.js';
 import {
   freePort,
@@ -224,89 +222,33 @@ describe('WORKERS > 1', () => {
   });
 });
 
-/** Where Debian installs nginx, or the one on PATH. */
-function findNginx(): string | undefined {
-  if (existsSync('/usr/sbin/nginx')) return '/usr/sbin/nginx';
-  const which = spawnSync('sh', ['-c', 'command -v nginx'], { encoding: 'utf8' });
-  return which.status === 0 && which.stdout.trim() ? which.stdout.trim() : undefined;
-}
-const NGINX = findNginx();
-
 describe('behind nginx', () => {
   test(
     'a rolling restart of two instances behind nginx (keep-alive upstream) while 20 clients send GET and POST requests: no client-visible error, no request handled twice',
-    { skip: NGINX ? false : 'nginx is not installed (CI installs it: .ci/run)' },
+    { skip: HAVE_NGINX ? false : 'nginx is not installed (CI installs it: .ci/run)' },
     async (t) => {
-      const nginx = NGINX as string;
       fastMs = 20;
       const ports = [await freePort(), await freePort()];
-      const nginxPort = await freePort();
-      const dir = mkdtempSync(join(tmpdir(), 'drain-nginx-'));
-      chmodSync(dir, 0o755);
       const env = (port: number) => ({ PORT: String(port), SHUTDOWN_DELAY_MS: '500', SHUTDOWN_TIMEOUT_MS: '5000' });
       const instances = ports.map((port) => proxy(env(port)));
       await Promise.all(instances.map((p) => p.address));
 
-      writeFileSync(
-        join(dir, 'nginx.conf'),
-        `worker_processes 1;
-error_log ${dir}/error.log warn;
-events { worker_connections 1024; }
-http {
-  log_format upstreams '$request_method $status "$upstream_addr" "$upstream_status"';
-  access_log ${dir}/access.log upstreams;
-  client_body_temp_path ${dir}/client_body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  upstream front_proxy {
-    # max_fails=0: an instance that restarts is never taken out; a refused connection costs one retry.
-    server 127.0.0.1:${ports[0]} max_fails=0;
-    server 127.0.0.1:${ports[1]} max_fails=0;
-    keepalive 16;
-  }
-  server {
-    listen 127.0.0.1:${nginxPort};
-    location / {
-      proxy_pass http://front_proxy;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      # A refused or reset connection, or the 503 shutting_down of a draining instance: the other one.
-      # nginx does not know an instance drains (no readiness probe): it learns when a connection is
-      # refused, reset as the listener closes (a connection still in its backlog, or an idle one the
-      # instance closes just as nginx sends on it) or answered shutting_down; the instance handled none
-      # of these requests, so POSTs are passed on too (non_idempotent). A request cut after
-      # SHUTDOWN_TIMEOUT_MS would be sent again as well: money moves carry their idempotency key.
-      proxy_next_upstream error timeout http_503 non_idempotent;
-      proxy_connect_timeout 2s;
-    }
-  }
-}
-`,
-      );
-      const server = spawn(nginx, ['-p', dir, '-e', `${dir}/error.log`, '-c', `${dir}/nginx.conf`, '-g', `daemon off; pid ${dir}/nginx.pid;`], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let nginxOutput = '';
-      server.stderr?.on('data', (c: Buffer) => (nginxOutput += c.toString('utf8')));
-      const nginxExited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
-      t.after(async () => {
-        if (server.exitCode === null && server.signalCode === null) {
-          server.kill('SIGTERM');
-          await nginxExited;
-        }
-        rmSync(dir, { recursive: true, force: true });
-      });
-      const front = `http://127.0.0.1:${nginxPort}`;
+      // A refused or reset connection, or the 503 shutting_down of a draining instance: the other one.
+      // nginx does not know an instance drains (no readiness probe): it learns when a connection is
+      // refused, reset as the listener closes (a connection still in its backlog, or an idle one the
+      // instance closes just as nginx sends on it) or answered shutting_down; the instance handled none
+      // of these requests, so POSTs are passed on too (non_idempotent). A request cut after
+      // SHUTDOWN_TIMEOUT_MS would be sent again as well: money moves carry their idempotency key.
+      const nginx = await startNginx(ports, { nextUpstream: 'error timeout http_503 non_idempotent', accessLog: true });
+      t.after(() => nginx.stop());
+      const front = nginx.url;
       let up = false;
       for (let i = 0; i < 100 && !up; i++) {
         const probe = await oneShot(front, '/healthz');
         up = isAnswer(probe) && probe.status === 200;
         if (!up) await new Promise((r) => setTimeout(r, 50));
       }
-      assert.ok(up, `nginx answers: ${nginxOutput}`);
+      assert.ok(up, "nginx answers");
 
       // 20 clients, each sending one request after the other until told to stop: half read a profile
       // (GET, a BFF call of 20 ms each), half search the games (POST).
@@ -361,7 +303,7 @@ http {
       stop = true;
       await Promise.all(clients);
 
-      const log = readFileSync(join(dir, 'access.log'), 'utf8').trim().split('\n');
+      const log = readFileSync(nginx.accessLog as string, 'utf8').trim().split('\n');
       const retried = log.filter((line) => line.includes(', '));
       const retriedWhy = new Map<string, number>();
       for (const line of retried) {

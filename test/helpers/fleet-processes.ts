@@ -8,7 +8,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from './redis-server.js';
+import { freePort } from './proxy-process.js';
 
 const NGINX = ['/usr/sbin/nginx', 'nginx'].find((bin) => spawnSync(bin, ['-v']).status === 0);
 /** True when an `nginx` binary can be run. */
@@ -73,7 +73,17 @@ export async function proxyProcess(env: Record<string, string>): Promise<ProxyPr
 /** A running nginx. */
 export interface TestNginx {
   readonly url: string;
+  /** The access log (`$request_method $status "$upstream_addr" "$upstream_status"` per line), when asked for. */
+  readonly accessLog: string | undefined;
   stop(): Promise<void>;
+}
+
+/** How {@link startNginx} passes requests on. */
+export interface NginxOptions {
+  /** `proxy_next_upstream` (default `error timeout`: a refused connection goes to the next instance). */
+  nextUpstream?: string;
+  /** Write an access log with the upstreams each request tried. */
+  accessLog?: boolean;
 }
 
 /**
@@ -83,7 +93,7 @@ export interface TestNginx {
  * is tried on the next one (nginx never passes a POST on once it was sent), and `Host` keeps the port
  * (the proxy's same-origin check compares it with `Origin`).
  */
-export async function startNginx(ports: readonly number[]): Promise<TestNginx> {
+export async function startNginx(ports: readonly number[], options: NginxOptions = {}): Promise<TestNginx> {
   if (!NGINX) throw new Error('nginx is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'front-proxy-nginx-'));
   for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
@@ -96,7 +106,8 @@ error_log ${join(dir, 'error.log')} warn;
 pid ${join(dir, 'nginx.pid')};
 events { worker_connections 512; }
 http {
-  access_log off;
+  log_format upstreams '$request_method $status "$upstream_addr" "$upstream_status"';
+  access_log ${options.accessLog ? `${join(dir, 'access.log')} upstreams` : 'off'};
   client_body_temp_path ${join(dir, 'body')};
   proxy_temp_path ${join(dir, 'proxy')};
   fastcgi_temp_path ${join(dir, 'fastcgi')};
@@ -113,7 +124,8 @@ ${ports.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
       proxy_http_version 1.1;
       proxy_set_header Connection "";
       proxy_set_header Host $http_host;
-      proxy_next_upstream error timeout;
+      proxy_next_upstream ${options.nextUpstream ?? 'error timeout'};
+      proxy_connect_timeout 2s;
     }
   }
 }
@@ -135,6 +147,7 @@ ${ports.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
   }
   return {
     url: `http://127.0.0.1:${port}`,
+    accessLog: options.accessLog ? join(dir, 'access.log') : undefined,
     async stop() {
       if (proc.exitCode === null) {
         await new Promise<void>((resolve) => {

@@ -5,21 +5,13 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, Socket } from 'node:net';
+import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './proxy-process.js';
 
 /** True when a `redis-server` binary is on the PATH. */
 export const HAVE_REDIS = spawnSync('redis-server', ['--version']).status === 0;
-
-/** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function accepting(port: number): Promise<boolean> {
   return new Promise((resolve) => {
