@@ -282,6 +282,10 @@ async function startProxy(
   const port = await freePort();
   const env: Record<string, string> = {
     ...extraEnv,
+    // The load comes from one session and one address, far over the per-session API limit (600 a
+    // minute): that limit is off here unless BENCH_RATE_LIMIT_API_PER_MIN sets it. The other limits
+    // keep their defaults (no scenario sends pre-authentication requests or beacons).
+    RATE_LIMIT_API_PER_MIN: process.env.BENCH_RATE_LIMIT_API_PER_MIN ?? '0',
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     NODE_ENV: 'production',
     HOST: '127.0.0.1',

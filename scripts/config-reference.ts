@@ -65,6 +65,16 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     accepts: '`redis://` or `rediss://` URL',
     meaning: 'the state every instance shares (money-move records, caches, counters); without it all state is in process memory and only one process may serve',
   },
+  {
+    variables: ['TRUSTED_PROXIES'],
+    defaultText: 'none',
+    meaning:
+      "load balancers whose `X-Forwarded-For` is believed: the client address is then the right-most untrusted one of that header (else the socket's); upstream calls carry the chain ending in it, and the rate limits count by it",
+  },
+  { variables: ['RATE_LIMIT_PREAUTH_PER_MIN'], meaning: 'login, register, recovery, social and validate-document requests per client address per minute, together (`0` turns it off); over it: 429 `rate_limited`' },
+  { variables: ['RATE_LIMIT_LOGIN_FAILURES'], meaning: 'failed logins per login identifier (kept as an HMAC) and client address per 15 minutes (`0` turns it off)' },
+  { variables: ['RATE_LIMIT_BEACON_PER_MIN'], meaning: 'forced-logout beacons (`/api/logs/auth-logout`) per client address per minute (`0` turns it off)' },
+  { variables: ['RATE_LIMIT_API_PER_MIN'], meaning: 'every other `/api` request per session, or per client address without one, per minute, counted per process (`0` turns it off)' },
   { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
   { variables: ['KEEP_ALIVE_TIMEOUT_MS'], meaning: "idle keep-alive time of client connections (milliseconds); longer than a load balancer's idle timeout" },
   {

@@ -19,6 +19,7 @@ import { errors } from './pipeline/errors.js';
 import { health } from './pipeline/health.js';
 import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
 import { openapi } from './pipeline/openapi.js';
+import { rateLimits } from './pipeline/rate-limit.js';
 import { requestContext, requestIdOptions } from './pipeline/request-context.js';
 import { allRouteTables } from './routes/index.js';
 import { type AppDeps, activeRoutes, registerRoutes } from './routes/route.js';
@@ -71,6 +72,9 @@ export async function createServer(
     ...requestIdOptions,
     ...clientErrors.options,
     bodyLimit: JSON_BODY_LIMIT,
+    // The client address: the socket's, or from a trusted load balancer the right-most untrusted one
+    // of X-Forwarded-For (CONTRACT.md "Rate limits and client address").
+    trustProxy: cfg.trustedProxies ? cfg.trustedProxies.join(',') : false,
     // A request arriving once the listener is closed gets the drain step's envelope, not Fastify's body.
     return503OnClosing: false,
     forceCloseConnections: 'idle',
@@ -103,6 +107,7 @@ export async function createServer(
   await app.register(csrf, { config: cfg });
   await app.register(authGate, { config: cfg });
   await app.register(body);
+  await app.register(rateLimits, { config: cfg, store: state.store });
   await app.register(errors);
   await app.register(openapi, { config: cfg });
   await app.register(health, { bff: upstreams.services.bff, draining: drain.draining });

@@ -7,6 +7,7 @@
 import { isIP, createServer as createNetServer } from 'node:net';
 import { type Static, type TSchema, Kind, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
+import proxyAddr from 'proxy-addr';
 
 /** The `REGISTER_TYPE` values of CONTRACT.md and the upstream each selects (spec 4.1). */
 export const REGISTER_TYPES = ['bff-simplified', 'classic', 'simplified'] as const;
@@ -63,6 +64,11 @@ export const EnvSchema = Type.Object({
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 65_000 }),
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 0 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 10_000 }),
+  TRUSTED_PROXIES: Type.Optional(Type.String({ description: 'comma-separated IP addresses or CIDR ranges, such as 10.0.0.0/8,192.168.1.7' })),
+  RATE_LIMIT_PREAUTH_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
+  RATE_LIMIT_LOGIN_FAILURES: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 5 }),
+  RATE_LIMIT_BEACON_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10 }),
+  RATE_LIMIT_API_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -121,6 +127,22 @@ export interface Config {
   readonly shutdownDelayMs: number;
   /** Time in-flight requests get to finish once the listener is closed, in milliseconds; then they are cut. */
   readonly shutdownTimeoutMs: number;
+  /**
+   * Load balancers whose `X-Forwarded-For` is believed (addresses or CIDR ranges; CONTRACT.md "Rate
+   * limits and client address"); `undefined`: the client address is the socket's.
+   */
+  readonly trustedProxies: readonly string[] | undefined;
+  /** Request limits of CONTRACT.md "Rate limits and client address"; `0` turns one off. */
+  readonly rateLimits: {
+    /** Login, register, recovery, social and validate-document requests per client address per minute, together. */
+    readonly preAuthPerMin: number;
+    /** Failed logins per login identifier and client address per 15 minutes. */
+    readonly loginFailures: number;
+    /** Forced-logout beacons per client address per minute. */
+    readonly beaconPerMin: number;
+    /** Other `/api` requests per session (or client address without one) per minute. */
+    readonly apiPerMin: number;
+  };
 }
 
 /** Thrown by {@link loadConfig} with every problem found, one per line, each naming its variable. */
@@ -155,6 +177,28 @@ function checkUrl(name: string, value: string, problems: string[]): string | und
     return undefined;
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+function checkTrustedProxies(value: string, problems: string[]): string[] | undefined {
+  const list = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry.length > 0);
+  const bad = list.filter((entry) => {
+    try {
+      proxyAddr.compile(entry);
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  if (list.length === 0 || bad.length > 0) {
+    problems.push(
+      `TRUSTED_PROXIES: expected comma-separated IP addresses or CIDR ranges, such as 10.0.0.0/8,192.168.1.7, got "${(bad[0] ?? value).slice(0, 80)}"`,
+    );
+    return undefined;
+  }
+  return list;
 }
 
 function checkRedisUrl(value: string, problems: string[]): string | undefined {
@@ -303,6 +347,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
           .map((o) => checkOrigin(o, problems))
           .filter((o): o is string => o !== undefined);
   const redisUrl = e.REDIS_URL === undefined ? undefined : checkRedisUrl(e.REDIS_URL, problems);
+  const trustedProxies = e.TRUSTED_PROXIES === undefined ? undefined : checkTrustedProxies(e.TRUSTED_PROXIES, problems);
   if (e.WORKERS > 1 && e.REDIS_URL === undefined) {
     problems.push(`WORKERS: ${e.WORKERS} processes need REDIS_URL, so that they share the money moves' records and the caches (CONTRACT.md "Several instances"); set REDIS_URL or WORKERS=1`);
   }
@@ -334,6 +379,13 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    trustedProxies: trustedProxies === undefined ? undefined : Object.freeze(trustedProxies),
+    rateLimits: Object.freeze({
+      preAuthPerMin: e.RATE_LIMIT_PREAUTH_PER_MIN,
+      loginFailures: e.RATE_LIMIT_LOGIN_FAILURES,
+      beaconPerMin: e.RATE_LIMIT_BEACON_PER_MIN,
+      apiPerMin: e.RATE_LIMIT_API_PER_MIN,
+    }),
   });
 }
 

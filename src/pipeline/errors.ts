@@ -40,6 +40,10 @@ export const errors = fp(
         request.log.warn({ code: upstreamFailure.code, cause: (upstreamFailure.cause as Error | undefined)?.message }, 'upstream failure');
         return reply.code(upstreamFailure.status).send(envelope(upstreamFailure.code, upstreamFailure.detail));
       }
+      if (error.code === 'FP_RATE_LIMITED') {
+        const retryAfter = (error as FastifyError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60;
+        return reply.code(429).send(envelope('rate_limited', `Too many requests; retry in ${retryAfter} s`));
+      }
       if (error instanceof UnsafePathError) {
         return reply.code(400).send(envelope('invalid_request', error.message));
       }

@@ -25,7 +25,7 @@ import { cachedProfile } from '../session/identity.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
 import { authService } from '../upstream/auth-service.js';
 import type { UpstreamResponse } from '../upstream/client.js';
-import { bff, ok, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
 
 /** The upstream of each `REGISTER_TYPE` (CONTRACT.md). */
 export const REGISTER_PATHS = {
@@ -123,8 +123,16 @@ export const authRoutes: readonly RouteSpec[] = [
     upstream: [bff('POST', '/auth/login'), bff('GET', '/auth/user-profile')],
     handler: async (ctx) => {
       const { login, password, captcha_token, app_source, two_factor_code } = ctx.body;
+      // Password guessing stops at RATE_LIMIT_LOGIN_FAILURES failures per login and client address.
+      const failures = ctx.deps.state.loginFailures;
+      const retryAfter = await failures.refused(login, ctx.request.ip);
+      if (retryAfter !== undefined) {
+        ctx.reply.header('retry-after', String(retryAfter));
+        return fail(429, 'rate_limited', `Too many failed logins; retry in ${retryAfter} s`);
+      }
       const payload = { login, password, captcha_token, app_source, two_factor_code };
       const res = await authService((req) => ctx.call('bff', req, { bearer: null })).login(payload);
+      if (res.status >= 400 && res.status < 500 && res.status !== 429) await failures.failed(login, ctx.request.ip);
       return establishSession(ctx, res);
     },
   }),
@@ -315,6 +323,7 @@ export const authRoutes: readonly RouteSpec[] = [
     bodyLimit: 16 * 1024,
     upstream: [],
     evictsProfile: false,
+    limit: 'beacon',
     handler: async (ctx) => {
       if (ctx.deps.random() < FORCED_LOGOUT_SAMPLE_RATE) {
         ctx.request.log.warn({ event: 'forced-logout', beacon: ctx.body }, 'forced-logout');

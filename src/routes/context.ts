@@ -83,7 +83,7 @@ export class RequestContext implements RouteContext {
   /** The headers the proxy sets on an upstream call; they override the route's own. */
   #proxyHeaders(service: ServiceName, bearer: string | null | undefined): Record<string, string> {
     const request = this.request;
-    const headers: Record<string, string> = { 'x-request-id': request.id, 'x-forwarded-for': request.ip };
+    const headers: Record<string, string> = { 'x-request-id': request.id, 'x-forwarded-for': forwardedFor(request) };
     const ua = request.headers['user-agent'];
     if (ua) headers['user-agent'] = ua.slice(0, 512);
     const lang = request.headers['accept-language'];
@@ -93,6 +93,22 @@ export class RequestContext implements RouteContext {
     if (request.headers.cookie && (service === 'bff' || jwt)) headers.cookie = request.headers.cookie;
     return headers;
   }
+}
+
+/**
+ * The `X-Forwarded-For` sent upstream (CONTRACT.md "Rate limits and client address"): the client
+ * address alone when the socket's peer is not a trusted proxy (a browser-sent value is never
+ * believed); from a trusted load balancer, the incoming chain without its trusted right-hand hops, so
+ * that it ends in the client address (`request.ip`).
+ */
+export function forwardedFor(request: FastifyRequest): string {
+  const hops = request.ips;
+  // `ips`: the socket's peer, then X-Forwarded-For from the right, up to the first untrusted address.
+  if (!hops || hops.length < 2) return request.ip;
+  const header = request.headers['x-forwarded-for'];
+  const chain = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((entry) => entry.trim());
+  const kept = chain.slice(0, Math.max(1, chain.length - (hops.length - 2)));
+  return kept.join(', ');
 }
 
 /**

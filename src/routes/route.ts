@@ -66,6 +66,11 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
   cacheControl?: string;
   /** The upstream calls this row makes, as the specification lists them. */
   upstream: readonly UpstreamTarget[];
+  /**
+   * The rate limit the route counts in (CONTRACT.md "Rate limits and client address"); default
+   * `preauth` for pre-authentication rows, `api` for every other `/api` row; `none` for no limit.
+   */
+  limit?: 'preauth' | 'beacon' | 'api' | 'none';
   /** Mutates the user: a success evicts the token's profile cache entry (default: every non-GET session route). */
   evictsProfile?: boolean;
   handler: (ctx: RouteContext<Static<B>, Static<Q>, Static<P>>) => Promise<ProxyAnswer | undefined>;
@@ -143,12 +148,20 @@ declare module 'fastify' {
     evictsProfile?: boolean;
     /** Only outside production (the OpenAPI document tags it `Development`). */
     devOnly?: boolean;
+    /** The rate limit the route counts in (read by the rate-limit pipeline step). */
+    limit?: 'preauth' | 'beacon' | 'api';
   }
 }
 
 /** The routes of the tables that exist in this environment (dev-only rows dropped in production). */
 export function activeRoutes(tables: readonly (readonly RouteSpec[])[], config: Config): RouteSpec[] {
   return tables.flat().filter((r) => !(r.devOnly && config.production));
+}
+
+/** The rate limit of a row (see {@link RouteSpec.limit}). */
+function limitOf(r: RouteSpec): FastifyContextConfig['limit'] {
+  const limit = r.limit ?? (r.preAuth ? 'preauth' : r.url.startsWith('/api/') ? 'api' : 'none');
+  return limit === 'none' ? undefined : limit;
 }
 
 /**
@@ -169,6 +182,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
       cacheControl: r.cacheControl,
       evictsProfile: evicts,
       devOnly: r.devOnly === true,
+      limit: limitOf(r),
     };
     app.route({
       method: methods,

@@ -9,6 +9,7 @@
 import { type CacheRegistry } from './caches.js';
 import { Fleet, GENERATION_KEY } from './fleet.js';
 import { Idempotency } from './idempotency.js';
+import { LoginFailures } from './login-failures.js';
 import { MemoryStore } from './memory.js';
 import { RedisStore, type StateLog } from './redis.js';
 import type { SharedStore } from './store.js';
@@ -21,6 +22,8 @@ export interface AppState {
   readonly store: SharedStore;
   readonly fleet: Fleet;
   readonly idempotency: Idempotency;
+  /** Failed logins per login identifier and client address. */
+  readonly loginFailures: LoginFailures;
   readonly caches: CacheRegistry;
   /** Closes the store's connections. */
   close(): Promise<void>;
@@ -34,7 +37,7 @@ export interface AppState {
  * @param upstreamTimeoutMs - the upstream time limit, in milliseconds (the money moves' lease is longer).
  */
 export async function createState(
-  config: { readonly redisUrl: string | undefined; readonly upstreamTimeoutMs: number },
+  config: { readonly redisUrl: string | undefined; readonly upstreamTimeoutMs: number; readonly rateLimits: { readonly loginFailures: number } },
   log?: StateLog,
 ): Promise<AppState> {
   let store: SharedStore;
@@ -52,6 +55,7 @@ export async function createState(
     store,
     fleet,
     idempotency: new Idempotency(store, config.upstreamTimeoutMs),
+    loginFailures: new LoginFailures(store, config.rateLimits.loginFailures),
     caches,
     close: () => store.close(),
   };

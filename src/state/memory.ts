@@ -52,6 +52,20 @@ export class MemoryStore implements SharedStore {
     this.#entries.set(key, String(next));
     return next;
   }
+  async countHit(key: string, windowMs: number): Promise<{ count: number; ttlMs: number }> {
+    const ttlMs = this.#entries.getRemainingTTL(key);
+    if (!this.#entries.has(key) || ttlMs <= 0) {
+      this.#entries.set(key, '1', { ttl: windowMs });
+      return { count: 1, ttlMs: windowMs };
+    }
+    const count = Number(this.#entries.get(key)?.toString() ?? '0') + 1;
+    this.#entries.set(key, String(count), { ttl: ttlMs });
+    return { count, ttlMs };
+  }
+  async hits(key: string): Promise<{ count: number; ttlMs: number }> {
+    const value = this.#entries.get(key);
+    return value === undefined ? { count: 0, ttlMs: 0 } : { count: Number(value.toString()), ttlMs: Math.max(0, this.#entries.getRemainingTTL(key)) };
+  }
   async publish(event: StateEvent): Promise<void> {
     for (const listener of this.#listeners) listener.event(event);
   }

@@ -138,6 +138,22 @@ export class RedisStore implements SharedStore {
   increment(key: string): Promise<number> {
     return this.#run(() => this.#client.incr(key));
   }
+  countHit(key: string, windowMs: number): Promise<{ count: number; ttlMs: number }> {
+    return this.#run(async () => {
+      const replies = await this.#client.multi().incr(key).pexpire(key, windowMs, 'NX').pttl(key).exec();
+      const count = Number(replies?.[0]?.[1] ?? 0);
+      const ttlMs = Number(replies?.[2]?.[1] ?? windowMs);
+      return { count, ttlMs: ttlMs > 0 ? ttlMs : windowMs };
+    });
+  }
+  hits(key: string): Promise<{ count: number; ttlMs: number }> {
+    return this.#run(async () => {
+      const replies = await this.#client.multi().get(key).pttl(key).exec();
+      const count = Number(replies?.[0]?.[1] ?? 0);
+      const ttlMs = Number(replies?.[1]?.[1] ?? 0);
+      return { count: Number.isFinite(count) ? count : 0, ttlMs: ttlMs > 0 ? ttlMs : 0 };
+    });
+  }
   publish(event: StateEvent): Promise<void> {
     return this.#run(async () => {
       await this.#client.publish(EVENT_CHANNEL, JSON.stringify(event));

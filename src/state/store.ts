@@ -48,6 +48,14 @@ export interface SharedStore {
   deleteIfEquals(key: string, value: string): Promise<void>;
   /** Adds one to the integer at `key` (0 when absent) and returns the new value. */
   increment(key: string): Promise<number>;
+  /**
+   * Counts one more hit in the fixed window of `key`: the window starts with the first hit and lasts
+   * `windowMs` (Redis `INCR` + `PEXPIRE NX` + `PTTL`, one round trip).
+   * @returns the hits so far in the window and the milliseconds left of it.
+   */
+  countHit(key: string, windowMs: number): Promise<{ count: number; ttlMs: number }>;
+  /** Reads the hits of the window of `key` without counting one (0 when none). */
+  hits(key: string): Promise<{ count: number; ttlMs: number }>;
   /** Sends an event to every instance, this one included. */
   publish(event: StateEvent): Promise<void>;
   /**

@@ -146,6 +146,11 @@ export async function startProxy(
       FTD_CASHBACK_SEND_URL: `${upstreamUrl}/ftd/send`,
       ATTRIBUTION_S2S_URL: `${upstreamUrl}/attribution`,
       CACHE_PURGE_URL: `${upstreamUrl}/purge`,
+      // Route tests send many requests from one address: the limits are tested where a test sets them.
+      RATE_LIMIT_PREAUTH_PER_MIN: '0',
+      RATE_LIMIT_LOGIN_FAILURES: '0',
+      RATE_LIMIT_BEACON_PER_MIN: '0',
+      RATE_LIMIT_API_PER_MIN: '0',
       ...env,
     },
     { logStream: logs, ...options },

@@ -1,0 +1,103 @@
+/**
+ * Pipeline step **rate limits** (a route-level `onRequest` hook, after the global ones: after the
+ * auth gate and the media-type check, before the body is read; CONTRACT.md "Rate limits and client
+ * address"): `@fastify/rate-limit` with the limits of the configuration, by the route's declared
+ * `limit`:
+ *
+ * | `limit` | counted per | shared by every instance | limit per minute |
+ * |---|---|---|---|
+ * | `preauth` (login, register, recovery, social, validate-document, together) | client address | yes | `RATE_LIMIT_PREAUTH_PER_MIN` (20) |
+ * | `beacon` (`/api/logs/auth-logout`) | client address | yes | `RATE_LIMIT_BEACON_PER_MIN` (10) |
+ * | `api` (every other `/api` route) | session, else client address | no (per process, off the shared hot path) | `RATE_LIMIT_API_PER_MIN` (600) |
+ *
+ * A refused request answers 429 `rate_limited` with `Retry-After` (seconds) and calls nothing
+ * upstream. `0` turns a limit off. The client address is Fastify's `request.ip`, which believes
+ * `X-Forwarded-For` only from `TRUSTED_PROXIES`. Shared counters fall back to per-process counting
+ * while the shared state cannot be reached (`state/rate-limit-store.ts`).
+ *
+ * @module
+ */
+import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+import { readSessionToken } from '../session/cookie.js';
+import { tokenKey } from '../session/hash.js';
+import { rateLimitStore } from '../state/rate-limit-store.js';
+import type { SharedStore } from '../state/store.js';
+
+/** The limits a route can declare. */
+export type RateLimitName = 'preauth' | 'beacon' | 'api';
+
+/** The window of every limit, in milliseconds (one minute). */
+export const RATE_WINDOW_MS = 60_000;
+
+/** Thrown by the limiter for a refused request; the errors step answers it with the envelope. */
+export class RateLimitedError extends Error {
+  readonly statusCode = 429;
+  readonly code = 'FP_RATE_LIMITED';
+  /** Which limit refused it. */
+  readonly limit: RateLimitName;
+  /** Seconds until the window ends. */
+  readonly retryAfterSeconds: number;
+  constructor(limit: RateLimitName, retryAfterSeconds: number) {
+    super(`rate limit ${limit} exceeded`);
+    this.name = 'RateLimitedError';
+    this.limit = limit;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+/** Options of the {@link rateLimits} plugin. */
+export interface RateLimitOptions {
+  config: Pick<Config, 'rateLimits' | 'sessionCookieName'>;
+  store: SharedStore;
+  /** Told the name of each limit that refused a request (metrics). */
+  onRefused?: (limit: RateLimitName) => void;
+}
+
+const byAddress = (request: FastifyRequest): string => request.ip;
+
+/** The limits (see the module documentation). */
+export const rateLimits = fp(
+  async (app: FastifyInstance, { config, store, onRefused }: RateLimitOptions) => {
+    const perMinute: Record<RateLimitName, number> = {
+      preauth: config.rateLimits.preAuthPerMin,
+      beacon: config.rateLimits.beaconPerMin,
+      api: config.rateLimits.apiPerMin,
+    };
+    const bySession = (request: FastifyRequest): string => {
+      const token = readSessionToken(request, config);
+      return token ? `s:${tokenKey(token)}` : `a:${request.ip}`;
+    };
+    // Runs before the limiter's own onRoute hook (registered below): turns each route's declared
+    // `limit` into the limiter's per-route options.
+    app.addHook('onRoute', (route) => {
+      const name = route.config?.limit;
+      if (!name || perMinute[name] === 0) return;
+      const shared = name !== 'api';
+      route.config = {
+        ...route.config,
+        rateLimit: {
+          max: perMinute[name],
+          timeWindow: RATE_WINDOW_MS,
+          groupId: name,
+          shared,
+          keyGenerator: shared ? byAddress : bySession,
+          errorResponseBuilder: (_request: FastifyRequest, context: { ttl: number }) => {
+            onRefused?.(name);
+            return new RateLimitedError(name, Math.max(1, Math.ceil(context.ttl / 1000)));
+          },
+          // `shared` is read by the store (state/rate-limit-store.ts), which gets these options.
+        } as unknown as NonNullable<FastifyContextConfig['rateLimit']>,
+      };
+    });
+    await app.register(rateLimit, {
+      global: false,
+      store: rateLimitStore(store) as unknown as RateLimitPluginOptions['store'],
+      addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
+      addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
+    });
+  },
+  { name: 'rate-limits' },
+);

@@ -1,0 +1,160 @@
+// CONTRACT.md "Rate limits and client address": the limits over real sockets, counted upstream calls.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
+import { HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
+
+const LOGIN = '/auth/login';
+const OFF = { RATE_LIMIT_PREAUTH_PER_MIN: '0', RATE_LIMIT_LOGIN_FAILURES: '0', RATE_LIMIT_BEACON_PER_MIN: '0', RATE_LIMIT_API_PER_MIN: '0' };
+const login = (name: string) => ({ login: name, password: 'wrong-password' });
+const calls = (upstream: RecordingUpstream, path: string) => upstream.requests.filter((r) => r.path === path).length;
+
+function assertRefused(res: Awaited<ReturnType<typeof send>>) {
+  assert.equal(res.status, 429);
+  assert.equal((res.json as { error: string }).error, 'rate_limited');
+  assert.ok(Number(res.headers.get('retry-after')) >= 1, `Retry-After ${res.headers.get('retry-after')}`);
+}
+
+describe('rate limits', () => {
+  let upstream: RecordingUpstream;
+  const proxies: TestProxy[] = [];
+  const reset = () => {
+    upstream.reset();
+    upstream.on('POST', LOGIN, { status: 401, json: { error: 'invalid_credentials', message: 'wrong login or password' } });
+  };
+  const start = async (env: Record<string, string>) => {
+    const proxy = await startProxy(upstream.url, { ...OFF, ...env });
+    proxies.push(proxy);
+    return proxy;
+  };
+  before(async () => {
+    upstream = await startRecordingUpstream();
+    upstream.on('POST', LOGIN, { status: 401, json: { error: 'invalid_credentials', message: 'wrong login or password' } });
+  });
+  after(async () => {
+    for (const p of proxies) await p.close();
+    await upstream.close();
+  });
+
+  test('password guessing stops at RATE_LIMIT_LOGIN_FAILURES failures per login and address; another login is not locked', async () => {
+    const proxy = await start({ RATE_LIMIT_LOGIN_FAILURES: '5' });
+    reset();
+    const statuses: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await send(proxy.url, 'POST', '/api/auth/login', { json: login('victim@example.com') });
+      statuses.push(res.status);
+      if (i >= 5) assertRefused(res);
+    }
+    assert.deepEqual(statuses, [401, 401, 401, 401, 401, 429, 429, 429]);
+    assert.equal(calls(upstream, LOGIN), 5, 'the BFF saw 5 attempts of 8');
+    assert.equal((await send(proxy.url, 'POST', '/api/auth/login', { json: login('Other@Example.com') })).status, 401);
+    assertRefused(await send(proxy.url, 'POST', '/api/auth/login', { json: login('  VICTIM@example.com') }));
+  });
+
+  test('pre-authentication routes share one limit per address; nothing reaches the BFF past it', async () => {
+    const proxy = await start({ RATE_LIMIT_PREAUTH_PER_MIN: '3' });
+    reset();
+    const recovery = { step: 'options', login: 'a@example.com' };
+    const requests: [string, unknown][] = [
+      ['/api/auth/login', login('a@example.com')],
+      ['/api/auth/recovery', recovery],
+      ['/api/auth/login', login('a@example.com')],
+    ];
+    for (const [path, json] of requests) {
+      const res = await send(proxy.url, 'POST', path, { json });
+      assert.ok(res.status !== 429 && res.status !== 404 && res.status !== 400, `${path}: ${res.status}`);
+    }
+    const seen = upstream.requests.length;
+    assert.equal(seen, 3);
+    assertRefused(await send(proxy.url, 'POST', '/api/auth/recovery', { json: recovery }));
+    assertRefused(await send(proxy.url, 'POST', '/api/auth/login', { json: login('b@example.com') }));
+    assert.equal(upstream.requests.length, seen, 'refused requests call nothing upstream');
+  });
+
+  test('behind a trusted proxy: two client addresses counted apart, the chain sent upstream ends in the client', async () => {
+    const proxy = await start({ RATE_LIMIT_PREAUTH_PER_MIN: '2', TRUSTED_PROXIES: '127.0.0.1' });
+    reset();
+    const from = (address: string) => ({ 'x-forwarded-for': `198.51.100.9, ${address}` });
+    for (const address of ['203.0.113.1', '203.0.113.2']) {
+      for (let i = 0; i < 2; i++) {
+        assert.equal((await send(proxy.url, 'POST', '/api/auth/login', { json: login('x@example.com'), headers: from(address) })).status, 401);
+      }
+      assertRefused(await send(proxy.url, 'POST', '/api/auth/login', { json: login('x@example.com'), headers: from(address) }));
+    }
+    const chains = upstream.requests.filter((r) => r.path === LOGIN).map((r) => r.headers['x-forwarded-for']);
+    assert.deepEqual(chains, ['198.51.100.9, 203.0.113.1', '198.51.100.9, 203.0.113.1', '198.51.100.9, 203.0.113.2', '198.51.100.9, 203.0.113.2']);
+  });
+
+  test('from an untrusted peer a spoofed X-Forwarded-For is ignored: counted and sent as the socket address', async () => {
+    const proxy = await start({ RATE_LIMIT_PREAUTH_PER_MIN: '2' });
+    reset();
+    for (let i = 0; i < 2; i++) {
+      const res = await send(proxy.url, 'POST', '/api/auth/login', { json: login('y@example.com'), headers: { 'x-forwarded-for': `192.0.2.${i}` } });
+      assert.equal(res.status, 401);
+    }
+    assertRefused(await send(proxy.url, 'POST', '/api/auth/login', { json: login('y@example.com'), headers: { 'x-forwarded-for': '192.0.2.77' } }));
+    assert.deepEqual(
+      upstream.requests.map((r) => r.headers['x-forwarded-for']),
+      ['127.0.0.1', '127.0.0.1'],
+    );
+  });
+
+  test('the beacon: a flood stops at RATE_LIMIT_BEACON_PER_MIN', async () => {
+    const proxy = await start({ RATE_LIMIT_BEACON_PER_MIN: '10' });
+    const beacon = { reason: 'token_expired', endpointCode: 'EP0003', errorCode: 'EM0003', ref: 'EP0003-EM0003', path: '/wallet', timestamp: 1 };
+    const statuses = [];
+    for (let i = 0; i < 12; i++) statuses.push((await send(proxy.url, 'POST', '/api/logs/auth-logout', { json: beacon })).status);
+    assert.equal(statuses.filter((s) => s === 429).length, 2, `statuses ${statuses}`);
+    assert.ok(statuses.slice(0, 10).every((s) => s !== 429));
+  });
+
+  test('the general limit counts per session: one session refused, another one served', async () => {
+    const proxy = await start({ RATE_LIMIT_API_PER_MIN: '5' });
+    reset();
+    const [a, b] = [fakeJwt({ n: 1 }), fakeJwt({ n: 2 })];
+    for (let i = 0; i < 5; i++) assert.equal((await send(proxy.url, 'GET', '/api/user/last-casino-games', { token: a })).status, 200);
+    assertRefused(await send(proxy.url, 'GET', '/api/user/last-casino-games', { token: a }));
+    assert.equal((await send(proxy.url, 'GET', '/api/user/last-casino-games', { token: b })).status, 200);
+    assert.equal(calls(upstream, '/bff/games/user-last-casino-games-dl'), 6);
+  });
+
+  test('health and readiness are never limited', async () => {
+    const proxy = await start({ RATE_LIMIT_API_PER_MIN: '1' });
+    for (let i = 0; i < 5; i++) assert.equal((await send(proxy.url, 'GET', '/healthz')).status, 200);
+  });
+});
+
+describe('rate limits shared through Redis', { skip: HAVE_REDIS ? false : 'redis-server is not installed (.ci/run installs it)' }, () => {
+  let redis: TestRedis;
+  let upstream: RecordingUpstream;
+  let a: TestProxy;
+  let b: TestProxy;
+  before(async () => {
+    redis = await startRedis();
+    upstream = await startRecordingUpstream();
+    upstream.on('POST', LOGIN, { status: 401, json: { error: 'invalid_credentials' } });
+    const env = { ...OFF, REDIS_URL: redis.url, RATE_LIMIT_PREAUTH_PER_MIN: '4', RATE_LIMIT_LOGIN_FAILURES: '3' };
+    a = await startProxy(upstream.url, env);
+    b = await startProxy(upstream.url, env);
+  });
+  after(async () => {
+    await a?.close();
+    await b?.close();
+    await upstream?.close();
+    await redis?.stop();
+  });
+
+  test('every instance counts the same failed logins and pre-authentication requests; Redis down: each counts for itself', async () => {
+    const attempt = (proxy: TestProxy, who: string) => send(proxy.url, 'POST', '/api/auth/login', { json: login(who) });
+    assert.equal((await attempt(a, 'z@example.com')).status, 401);
+    assert.equal((await attempt(b, 'z@example.com')).status, 401);
+    assert.equal((await attempt(a, 'z@example.com')).status, 401);
+    assertRefused(await attempt(b, 'z@example.com'));
+    assert.equal(calls(upstream, LOGIN), 3, 'three failures in all, whichever instance saw them');
+    assertRefused(await attempt(a, 'w@example.com'));
+    await redis.kill();
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal((await attempt(a, 'v@example.com')).status, 401, 'per-process counting while Redis is down');
+    await redis.start();
+  });
+});
