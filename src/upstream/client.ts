@@ -49,12 +49,47 @@ export interface UpstreamStream {
   body: Readable;
 }
 
+/**
+ * One finished upstream call, as an {@link UpstreamObserver} sees it (CONTRACT.md "Operations": the
+ * upstream metrics). Holds raw paths and bodies: an observer must never put them in a label.
+ */
+export interface UpstreamCallRecord {
+  /** The service's configuration variable, e.g. `BFF_BASE_URL`. */
+  readonly service: string;
+  /** The path prefix of the service's base URL (`''` when it is an origin alone). */
+  readonly prefix: string;
+  readonly method: HttpMethod;
+  /** The call's path below the base URL, without the query string. */
+  readonly path: string;
+  /** The answer's status; `0` when the call failed without one. */
+  readonly status: number;
+  /** The failure, when the call ended without an answer. */
+  readonly error: UpstreamError | undefined;
+  /** The whole body of a buffered answer; `undefined` for a streamed answer or a failure. */
+  readonly body: Buffer | undefined;
+  /** From the dispatch to the whole answer (buffered) or to its headers (streamed), in seconds. */
+  readonly seconds: number;
+}
+
+/**
+ * Told of every upstream call that was dispatched (a service that is not configured dispatches
+ * nothing). Called synchronously when the call settles; what it throws is ignored.
+ */
+export type UpstreamObserver = (call: UpstreamCallRecord) => void;
+
 /** Keeps one undici `Pool` per origin, shared by every service on that origin. */
 export class PoolRegistry {
   readonly #pools = new Map<string, Pool>();
   readonly #timeoutMs: number;
-  constructor(timeoutMs: number) {
+  /** Told of every call of the services over these pools; `undefined`: nothing observed (no cost). */
+  readonly observer: UpstreamObserver | undefined;
+  /**
+   * @param timeoutMs - total limit of one call, in milliseconds.
+   * @param observer - told of every call (the metrics); omit it when nothing observes.
+   */
+  constructor(timeoutMs: number, observer?: UpstreamObserver) {
     this.#timeoutMs = timeoutMs;
+    this.observer = observer;
   }
   /** The pool for an origin such as `https://bff.example.com`, created on first use. */
   get(origin: string): Pool {
@@ -164,6 +199,8 @@ export class UpstreamService {
     }
     const call = new BufferedCall();
     const answer = call.start(this.#timeoutMs);
+    const observer = this.#pools.observer;
+    if (observer !== undefined) observe(observer, this.name, this.#prefix, req, answer, performance.now());
     try {
       this.#pools.get(this.#origin).dispatch(options, call);
     } catch (error) {
@@ -179,7 +216,15 @@ export class UpstreamService {
    * @param proxyHeaders - as for {@link request}.
    * @throws {@link UpstreamError} as {@link request}, for failures before the headers arrive.
    */
-  async stream(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamStream> {
+  stream(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamStream> {
+    const observer = this.#pools.observer;
+    const start = observer === undefined ? 0 : performance.now();
+    const answer = this.#stream(req, proxyHeaders);
+    if (observer !== undefined && this.#origin !== undefined) observe(observer, this.name, this.#prefix, req, answer, start);
+    return answer;
+  }
+
+  async #stream(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined): Promise<UpstreamStream> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), this.#timeoutMs);
     try {
@@ -195,6 +240,28 @@ export class UpstreamService {
       throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
     }
   }
+}
+
+/** Tells `observer` how the call of `req` settled, once it has (`start`: `performance.now()` at dispatch). */
+function observe(
+  observer: UpstreamObserver,
+  service: string,
+  prefix: string,
+  req: UpstreamRequest,
+  answer: Promise<UpstreamResponse | UpstreamStream>,
+  start: number,
+): void {
+  const tell = (status: number, error: UpstreamError | undefined, body: Buffer | undefined) => {
+    try {
+      observer({ service, prefix, method: req.method, path: req.path, status, error, body, seconds: (performance.now() - start) / 1000 });
+    } catch {
+      // Observing never changes the call's outcome.
+    }
+  };
+  answer.then(
+    (res) => tell(res.status, undefined, Buffer.isBuffer(res.body) ? res.body : undefined),
+    (error: unknown) => tell(0, toUpstreamError(error), undefined),
+  );
 }
 
 function onCallTimeout(call: BufferedCall): void {

@@ -6,7 +6,14 @@
  * @module
  */
 import type { Config, UpstreamUrlVariable } from '../config.js';
-import { PoolRegistry, type UpstreamRequest, type UpstreamResponse, UpstreamService, type UpstreamStream } from './client.js';
+import {
+  PoolRegistry,
+  type UpstreamObserver,
+  type UpstreamRequest,
+  type UpstreamResponse,
+  UpstreamService,
+  type UpstreamStream,
+} from './client.js';
 
 /** The upstream services, named after their configuration variables (CONTRACT.md). */
 export type ServiceName =
@@ -41,9 +48,12 @@ export interface UpstreamServices {
 /**
  * Builds one {@link UpstreamService} per configured variable over one pool registry (one undici `Pool`
  * per origin). A service whose variable is unset answers `not_configured` on each call.
+ *
+ * @param observer - told of every upstream call (the metrics of CONTRACT.md "Operations"); omit it
+ *   when nothing observes.
  */
-export function createUpstreamServices(config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'>): UpstreamServices {
-  const pools = new PoolRegistry(config.upstreamTimeoutMs);
+export function createUpstreamServices(config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'>, observer?: UpstreamObserver): UpstreamServices {
+  const pools = new PoolRegistry(config.upstreamTimeoutMs, observer);
   const services = {} as Record<ServiceName, UpstreamService>;
   for (const [name, variable] of Object.entries(SERVICE_VARIABLES) as [ServiceName, UpstreamUrlVariable][]) {
     services[name] = new UpstreamService(variable, config.upstreams[variable], pools, config.upstreamTimeoutMs);
