@@ -26,7 +26,7 @@
 import { parseJson } from '../envelope.js';
 import type { Config } from '../config.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
-import type { CacheRegistry } from '../state/caches.js';
+import type { CacheReadObserver, CacheRegistry } from '../state/caches.js';
 import type { Fleet } from '../state/fleet.js';
 import { SharedEntries } from '../state/shared-entries.js';
 import type { SharedStore } from '../state/store.js';
@@ -65,7 +65,18 @@ export interface CatalogueDeps {
   readonly caches: CacheRegistry;
   /** The shared state: with Redis, one entry per key for every instance (CONTRACT.md "Several instances"). */
   readonly state: { readonly store: SharedStore; readonly fleet: Fleet };
+  /** Told how each anonymous read of the `catalogue` and `catalogue-index` caches was answered (the metrics). */
+  readonly metrics?: CacheReadObserver | undefined;
 }
+
+/** The metrics' result of a read: a read joining a load in progress is a `hit`, a read with the cache off a `miss`. */
+const CACHE_RESULTS: Readonly<Record<SwrOutcome, 'hit' | 'miss' | 'stale'>> = {
+  hit: 'hit',
+  inflight: 'hit',
+  stale: 'stale',
+  miss: 'miss',
+  bypass: 'miss',
+};
 
 /** A catalogue answer fit to keep: 2xx with a JSON body. */
 function cacheable(res: { status: number; body: Buffer }): boolean {
@@ -135,6 +146,9 @@ export class Catalogue {
     } catch (error) {
       if (error instanceof UpstreamAnswerError) return { response: error.response, outcome: 'miss' };
       throw error;
+    } finally {
+      // A failed load (nothing cached, the upstream's failure answered) is a miss too.
+      this.#deps.metrics?.cacheRead(CATALOGUE_CACHE_NAMES.answers, CACHE_RESULTS[outcome]);
     }
   }
 
@@ -152,8 +166,10 @@ export class Catalogue {
    */
   async gameIndex(ctx: UpstreamCaller): Promise<CatalogueIndex | undefined> {
     if (!this.index.enabled) return undefined;
-    return this.index.get('index', () =>
-      assembleIndex(async (path) => parseJson((await this.#sharedRead(path, undefined, ctx.requestId)).body)),
+    return this.index.get(
+      'index',
+      () => assembleIndex(async (path) => parseJson((await this.#sharedRead(path, undefined, ctx.requestId)).body)),
+      this.#deps.metrics ? (how) => this.#deps.metrics?.cacheRead(CATALOGUE_CACHE_NAMES.index, CACHE_RESULTS[how]) : undefined,
     );
   }
 }

@@ -38,10 +38,17 @@ export interface SessionContext extends UpstreamCaller {
 /**
  * Builds the profile and refresh caches (10 s, 100 entries each, spec 8).
  * @param onProfileEvict - told the key of each profile eviction (logout, profile update, refresh).
+ * @param onProfileRead - told how each profile read was answered (the metrics' cache `profile`).
  */
-export function createSessionCaches(onProfileEvict?: (key: string) => void): SessionCaches {
+export function createSessionCaches(onProfileEvict?: (key: string) => void, onProfileRead?: (result: 'hit' | 'miss') => void): SessionCaches {
   return {
-    profileCache: new TokenCache({ ttlMs: PROFILE_TTL_MS, max: PROFILE_MAX_ENTRIES, fetch: fetchProfile, onEvict: onProfileEvict }),
+    profileCache: new TokenCache({
+      ttlMs: PROFILE_TTL_MS,
+      max: PROFILE_MAX_ENTRIES,
+      fetch: fetchProfile,
+      onEvict: onProfileEvict,
+      onRead: onProfileRead,
+    }),
     refreshCache: new TokenCache({ ttlMs: PROFILE_TTL_MS, max: PROFILE_MAX_ENTRIES, fetch: fetchRefresh }),
   };
 }

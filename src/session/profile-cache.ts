@@ -41,12 +41,22 @@ type Fetcher<V, C> = (token: string, context: C) => Promise<V>;
 export class TokenCache<V extends object, C = undefined> {
   readonly #cache: LRUCache<string, V, { token: string; context: C }>;
   readonly #onEvict: ((key: string) => void) | undefined;
+  readonly #onRead: ((result: 'hit' | 'miss') => void) | undefined;
   /**
    * @param options.onEvict - told the key (SHA-256 hex digest of the token) of each {@link evict}, so that
    *   other instances can evict it too (CONTRACT.md "Several instances").
+   * @param options.onRead - told how each {@link get} was answered (the metrics): `hit` from the cache
+   *   or by joining a fetch in flight, `miss` when it started the fetch.
    */
-  constructor(options: { ttlMs: number; max: number; fetch: Fetcher<V, C>; onEvict?: (key: string) => void }) {
+  constructor(options: {
+    ttlMs: number;
+    max: number;
+    fetch: Fetcher<V, C>;
+    onEvict?: ((key: string) => void) | undefined;
+    onRead?: ((result: 'hit' | 'miss') => void) | undefined;
+  }) {
     this.#onEvict = options.onEvict;
+    this.#onRead = options.onRead;
     this.#cache = new LRUCache<string, V, { token: string; context: C }>({
       max: options.max,
       ttl: options.ttlMs,
@@ -67,8 +77,21 @@ export class TokenCache<V extends object, C = undefined> {
     const key = tokenKey(token);
     // A fresh entry is answered at once; `fetch` (which also joins a fetch in flight) only on a miss.
     const cached = this.#cache.get(key);
-    if (cached !== undefined) return cached;
-    const value = await this.#cache.fetch(key, { context: { token, context } });
+    if (cached !== undefined) {
+      this.#onRead?.('hit');
+      return cached;
+    }
+    const onRead = this.#onRead;
+    if (onRead === undefined) return this.#fetch(key, token, context);
+    const status: LRUCache.Status<string, V, { token: string; context: C }> = {};
+    try {
+      return await this.#fetch(key, token, context, status);
+    } finally {
+      onRead(status.fetch === 'inflight' ? 'hit' : 'miss');
+    }
+  }
+  async #fetch(key: string, token: string, context: C, status?: LRUCache.Status<string, V, { token: string; context: C }>): Promise<V> {
+    const value = await this.#cache.fetch(key, status ? { context: { token, context }, status } : { context: { token, context } });
     if (value === undefined) throw new Error('token cache fetch resolved without a value');
     return value;
   }

@@ -12,6 +12,19 @@ export interface ClearableCache {
   readonly size: number;
 }
 
+/**
+ * How a cache read was answered (CONTRACT.md "Operations", `cache_requests_total`): `hit` without an
+ * upstream call of its own (a read that joined a load already in progress included), `miss` when it
+ * loaded, `stale` when an expired entry was answered while it refreshes.
+ */
+export type CacheResult = 'hit' | 'miss' | 'stale';
+
+/** Told of each read of a named cache (the metrics); the cache names are those of {@link CacheRegistry}. */
+export interface CacheReadObserver {
+  /** One read of the cache `cache` (`profile`, `catalogue`, `catalogue-index`). */
+  cacheRead(cache: string, result: CacheResult): void;
+}
+
 /** The caches of one app, by name. */
 export type CacheRegistry = Map<string, ClearableCache>;
 

@@ -134,13 +134,23 @@ export class Idempotency {
   /** Submissions in flight in this process: a repeat here waits on the promise, not on the store. */
   readonly #inFlight = new Map<string, { fingerprint: string; promise: Promise<ProxyAnswer> }>();
 
+  readonly #onDecision: ((decision: IdempotencyDecision) => void) | undefined;
+
   /**
    * @param upstreamTimeoutMs - the upstream time limit; the pending marker's lease is this plus {@link LEASE_MARGIN_MS}.
+   * @param options.waitMs - longest wait for a repeat's first submission, in milliseconds; default {@link WAIT_MS}.
+   * @param options.onDecision - told each decision as it is taken (the metrics): `forwarded` before the
+   *   upstream call, so that a call that then fails still counts; the others when {@link run} answers.
    */
-  constructor(store: SharedStore, upstreamTimeoutMs: number, options: { waitMs?: number } = {}) {
+  constructor(
+    store: SharedStore,
+    upstreamTimeoutMs: number,
+    options: { waitMs?: number; onDecision?: ((decision: IdempotencyDecision) => void) | undefined } = {},
+  ) {
     this.#store = store;
     this.#leaseMs = upstreamTimeoutMs + LEASE_MARGIN_MS;
     this.#waitMs = options.waitMs ?? WAIT_MS;
+    this.#onDecision = options.onDecision;
   }
 
   /** Submissions in flight in this process. */
@@ -156,6 +166,12 @@ export class Idempotency {
    * @throws UpstreamError from `call` (the marker then stays until its lease ends, unless the call never left).
    */
   async run(submission: Submission, call: (upstreamKey: string) => Promise<ProxyAnswer>): Promise<IdempotentAnswer> {
+    const result = await this.#run(submission, call);
+    if (result.decision !== 'forwarded') this.#onDecision?.(result.decision);
+    return result;
+  }
+
+  async #run(submission: Submission, call: (upstreamKey: string) => Promise<ProxyAnswer>): Promise<IdempotentAnswer> {
     const scope = `${submission.move}\n${sha256(submission.token)}`;
     const fingerprint = sha256(submission.body);
     const storeKey = `${KEY_PREFIX}idem:${sha256(submission.key === undefined ? `body\n${scope}\n${submission.body}` : `key\n${scope}\n${submission.key}`)}`;
@@ -174,7 +190,10 @@ export class Idempotency {
       let existing: StoredRecord | undefined;
       try {
         const previous = await this.#store.setIfAbsent(storeKey, JSON.stringify({ s: 'pending', f: fingerprint }), this.#leaseMs);
-        if (previous === null) return { answer: await this.#forward(storeKey, fingerprint, ttlMs, submission, call), decision: 'forwarded' };
+        if (previous === null) {
+          this.#onDecision?.('forwarded');
+          return { answer: await this.#forward(storeKey, fingerprint, ttlMs, submission, call), decision: 'forwarded' };
+        }
         existing = parseRecord(previous);
       } catch (error) {
         if (error instanceof StateUnavailableError) return unavailable();

@@ -8,7 +8,7 @@
  */
 import { type CacheRegistry } from './caches.js';
 import { Fleet, GENERATION_KEY } from './fleet.js';
-import { Idempotency } from './idempotency.js';
+import { Idempotency, type IdempotencyDecision } from './idempotency.js';
 import { LoginFailures } from './login-failures.js';
 import { MemoryStore } from './memory.js';
 import { RedisStore, type StateLog } from './redis.js';
@@ -34,11 +34,14 @@ export interface AppState {
  * {@link STATE_READY_WAIT_MS} for it (the proxy starts while Redis is down: money moves answer 503
  * until it is back), then reads the purge generation.
  *
- * @param upstreamTimeoutMs - the upstream time limit, in milliseconds (the money moves' lease is longer).
+ * @param config.upstreamTimeoutMs - the upstream time limit, in milliseconds (the money moves' lease is longer).
+ * @param observers.idempotencyDecision - told each money move's decision (the metrics); omit it when
+ *   nothing observes.
  */
 export async function createState(
   config: { readonly redisUrl: string | undefined; readonly upstreamTimeoutMs: number; readonly rateLimits: { readonly loginFailures: number } },
   log?: StateLog,
+  observers: { readonly idempotencyDecision?: ((decision: IdempotencyDecision) => void) | undefined } = {},
 ): Promise<AppState> {
   let store: SharedStore;
   if (config.redisUrl) {
@@ -54,7 +57,7 @@ export async function createState(
   return {
     store,
     fleet,
-    idempotency: new Idempotency(store, config.upstreamTimeoutMs),
+    idempotency: new Idempotency(store, config.upstreamTimeoutMs, { onDecision: observers.idempotencyDecision }),
     loginFailures: new LoginFailures(store, config.rateLimits.loginFailures),
     caches,
     close: () => store.close(),
@@ -62,4 +65,4 @@ export async function createState(
 }
 
 export { GENERATION_KEY };
-export type { SharedStore };
+export type { IdempotencyDecision, SharedStore };
