@@ -9,7 +9,7 @@
 import type { Writable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { type Config, loadConfig, UPSTREAM_URL_VARIABLES, type UpstreamUrlVariable, withUpstreams } from './config.js';
+import { type Config, loadConfig, PACKAGE_VERSION, UPSTREAM_URL_VARIABLES, type UpstreamUrlVariable, withUpstreams } from './config.js';
 import { authGate } from './pipeline/auth-gate.js';
 import { body, JSON_BODY_LIMIT } from './pipeline/body.js';
 import { createClientErrors, SERVER_TIMEOUTS, type ServerTimeouts } from './pipeline/client-errors.js';
@@ -18,6 +18,7 @@ import { createDrain } from './pipeline/drain.js';
 import { errors } from './pipeline/errors.js';
 import { health } from './pipeline/health.js';
 import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
+import { Metrics, NO_METRICS } from './pipeline/metrics.js';
 import { openapi } from './pipeline/openapi.js';
 import { rateLimits } from './pipeline/rate-limit.js';
 import { requestContext, requestIdOptions } from './pipeline/request-context.js';
@@ -82,9 +83,15 @@ export async function createServer(
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
   });
 
-  const upstreams = createUpstreamServices(cfg);
-  const state = await createState(cfg, app.log);
-  const sessions = createSessionCaches((key) => state.fleet.announceEvict(key));
+  // Metrics only with METRICS_PORT: otherwise no step, no observers, and the routes' reports do nothing.
+  const metrics = cfg.metricsPort === undefined ? undefined : new Metrics({ version: PACKAGE_VERSION, buildId: cfg.buildId });
+  const upstreams = createUpstreamServices(cfg, metrics?.observeUpstream);
+  const state = await createState(cfg, app.log, { idempotencyDecision: metrics?.idempotencyDecision });
+  metrics?.watchRedis(state.store);
+  const sessions = createSessionCaches(
+    (key) => state.fleet.announceEvict(key),
+    metrics && ((result) => metrics.cacheRead('profile', result)),
+  );
   const deps: AppDeps = {
     config: cfg,
     services: upstreams.services,
@@ -92,14 +99,18 @@ export async function createServer(
     random: options.random ?? Math.random,
     caches: state.caches,
     state,
+    metrics: metrics ?? NO_METRICS,
   };
   deps.caches.set('profile', sessions.profileCache);
   state.fleet.onEvict('profile', (key) => sessions.profileCache.evictKey(key));
   state.fleet.onEvict(HANDSHAKE_CACHE_NAME, (key) => handshakesOf(state.caches).forgetKey(key));
   app.decorate('deps', deps);
   app.decorate('sandboxUrls', sandbox.urls);
+  app.decorate('metrics', metrics);
 
-  // The pipeline, in request order (docs/architecture.md).
+  // The pipeline, in request order (docs/architecture.md). The metrics step goes first: it binds a
+  // timing hook to every route declared after it.
+  if (metrics) await app.register(metrics.plugin);
   await app.register(logging.plugin);
   await app.register(clientErrors.plugin);
   await app.register(requestContext);
@@ -135,8 +146,10 @@ declare module 'fastify' {
     deps: AppDeps;
     /** The sandbox's URLs when the embedded sandbox serves the upstreams, else `undefined`. */
     sandboxUrls: Partial<Record<UpstreamUrlVariable, string>> | undefined;
+    /** The app's metrics (served by `server.ts` on `METRICS_PORT`); `undefined` without `METRICS_PORT`. */
+    metrics: Metrics | undefined;
   }
 }
 
 export { JSON_BODY_LIMIT, LOG_REDACT_PATHS, loadConfig, SERVER_TIMEOUTS, UPSTREAM_URL_VARIABLES };
-export type { Config, ServerTimeouts };
+export type { Config, Metrics, ServerTimeouts };

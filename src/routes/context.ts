@@ -11,7 +11,7 @@ import type { ProxyAnswer } from '../envelope.js';
 import { readSessionToken } from '../session/cookie.js';
 import type { SessionCaches } from '../session/identity.js';
 import { MIN_REDACTED_TOKEN_LENGTH, redactText } from '../session/redact.js';
-import type { CacheRegistry } from '../state/caches.js';
+import type { CacheReadObserver, CacheRegistry } from '../state/caches.js';
 import type { AppState } from '../state/index.js';
 import type { UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
 import type { ServiceName, UpstreamCaller } from '../upstream/services.js';
@@ -26,6 +26,14 @@ export interface AppDeps extends SessionCaches {
   readonly caches: CacheRegistry;
   /** The state every instance shares: idempotency of the money moves, purge and evictions, shared entries. */
   readonly state: AppState;
+  /** What routes report to the metrics (CONTRACT.md "Operations"); does nothing without `METRICS_PORT`. */
+  readonly metrics: ProxyMetrics;
+}
+
+/** The counters routes (and pipeline steps, through their options) report to (CONTRACT.md "Operations"). */
+export interface ProxyMetrics extends CacheReadObserver {
+  /** One request refused by the rate limit named `limit` (a fixed name: never a user, login, address or path). */
+  rateLimited(limit: string): void;
 }
 
 /**

@@ -1,0 +1,388 @@
+/**
+ * Prometheus metrics (CONTRACT.md "Operations"; DESIGN.md habit 13): the contract's series in one
+ * prom-client registry per app, the pipeline step that times every answer (an `onResponse` hook bound
+ * to each route's pattern as the route is declared), the observers the lower layers are given (upstream
+ * calls, cache reads, money-move decisions), and the small HTTP server that answers `GET /metrics` on
+ * `METRICS_PORT` — never a route of the public app.
+ *
+ * Labels come from closed sets only: route patterns (`not_found` when no route matched), EP and EM
+ * codes, cache and limit names, decisions, status codes and classes. Raw paths and bodies reach this
+ * module (to find the EP and EM codes) but never a label. On the hot path nothing is formatted per
+ * request: the label children are made once per label set and kept in nested maps keyed by values the
+ * request already has (route pattern, method, status number).
+ *
+ * Without `METRICS_PORT` none of this is built: `app.ts` registers no step, gives the lower layers no
+ * observers, and the routes get {@link NO_METRICS}.
+ *
+ * With `WORKERS` > 1 each worker keeps its own registry and answers the cluster primary's requests
+ * ({@link answerClusterPrimary}); the primary serves the sum over the workers ({@link clusterMetricsSource}).
+ *
+ * @module
+ */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { FastifyPluginCallback, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
+import fp from 'fastify-plugin';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { classifyError, type EndpointCode, endpointCodeFor } from '../errors/index.js';
+import type { CacheResult } from '../state/caches.js';
+import type { IdempotencyDecision } from '../state/idempotency.js';
+import type { SharedStore } from '../state/store.js';
+import type { UpstreamCallRecord } from '../upstream/client.js';
+
+/** Histogram buckets of both durations, in seconds: 5 ms to 10 s. */
+export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+/** The `route` label of a request no route matched. */
+export const NOT_FOUND_ROUTE = 'not_found';
+/** The path the metrics server answers. */
+export const METRICS_PATH = '/metrics';
+/** The `status_class` label of an upstream call that ended without an answer. */
+export const TRANSPORT_ERROR_CLASS = 'error';
+
+/** `status_class` by hundreds (index 0: no answer). */
+const STATUS_CLASSES = [TRANSPORT_ERROR_CLASS, '1xx', '2xx', '3xx', '4xx', '5xx'] as const;
+/** Most raw upstream paths remembered with their EP code, per service and method (then forgotten at once). */
+const ENDPOINT_MEMORY = 1_024;
+/** Most bytes of an upstream error body read for its reason (the classifier scans 8 KiB of a reason). */
+const ERROR_BODY_BYTES = 64 * 1024;
+
+type HttpLabels = 'method' | 'route' | 'status_code';
+type Child = { observe(value: number): void };
+type Count = { inc(): void };
+
+/** A map entry, made on first use. */
+function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
+  let value = map.get(key);
+  if (value === undefined) {
+    value = make();
+    map.set(key, value);
+  }
+  return value;
+}
+
+/** The `http_request_duration_seconds` children of one route pattern, by method and status. */
+class RouteCells {
+  readonly #histogram: Histogram<HttpLabels>;
+  readonly #route: string;
+  readonly #cells = new Map<string, Map<number, Child>>();
+  constructor(histogram: Histogram<HttpLabels>, route: string) {
+    this.#histogram = histogram;
+    this.#route = route;
+  }
+  /** One answer, `ms` milliseconds after the request arrived. */
+  observe(method: string, status: number, ms: number): void {
+    let byStatus = this.#cells.get(method);
+    if (byStatus === undefined) {
+      byStatus = new Map();
+      this.#cells.set(method, byStatus);
+    }
+    let child = byStatus.get(status);
+    if (child === undefined) {
+      child = this.#histogram.labels({ method, route: this.#route, status_code: String(status) });
+      byStatus.set(status, child);
+    }
+    child.observe(ms / 1000);
+  }
+}
+
+/** Hooks this module added to routes: a route declared twice (HEAD next to GET) is timed once. */
+const TIMING_HOOKS = new WeakSet<onResponseHookHandler>();
+
+/** Where the metrics server reads its text: one app's registry, or the cluster's aggregate. */
+export interface MetricsSource {
+  /** The exposition text (Prometheus 0.0.4). */
+  metrics(): Promise<string>;
+  readonly contentType: string;
+}
+
+/** The versions `build_info` reports. */
+export interface BuildInfo {
+  /** The package version. */
+  readonly version: string;
+  /** `BUILD_ID` (the package version when unset). */
+  readonly buildId: string;
+}
+
+/** The metrics of one app (see the module documentation). */
+export class Metrics implements MetricsSource {
+  /** The app's registry: the contract's series and prom-client's default process and Node.js metrics. */
+  readonly registry: Registry;
+  readonly #http: Histogram<HttpLabels>;
+  readonly #upstream: Histogram<'endpoint' | 'method' | 'status_class'>;
+  readonly #upstreamErrors: Counter<'endpoint' | 'error'>;
+  readonly #cache: Counter<'cache' | 'result'>;
+  readonly #rateLimited: Counter<'limit'>;
+  readonly #idempotency: Counter<'decision'>;
+  readonly #notFound: RouteCells;
+  /** EP codes of raw upstream paths, by service and method (raw paths are keys here, never labels). */
+  readonly #endpoints = new Map<string, Map<string, Map<string, EndpointCode>>>();
+  readonly #upstreamCells = new Map<EndpointCode, Map<string, (Child | undefined)[]>>();
+  readonly #errorCells = new Map<EndpointCode, Map<string, Count>>();
+  readonly #cacheCells = new Map<string, Record<CacheResult, Count>>();
+  readonly #limitCells = new Map<string, Count>();
+  readonly #decisionCells = new Map<IdempotencyDecision, Count>();
+
+  /**
+   * @param build - the versions of `build_info`.
+   * @param options.defaultMetrics - collect prom-client's process and Node.js metrics (default true).
+   */
+  constructor(build: BuildInfo, options: { defaultMetrics?: boolean } = {}) {
+    const registry = new Registry();
+    this.registry = registry;
+    const registers = [registry];
+    const buckets = [...DURATION_BUCKETS];
+    this.#http = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from the request to its answer, in seconds, by method, route pattern and status code.',
+      labelNames: ['method', 'route', 'status_code'],
+      buckets,
+      registers,
+    });
+    this.#upstream = new Histogram({
+      name: 'upstream_request_duration_seconds',
+      help: 'Time of one upstream call (to its whole answer; to the headers of a streamed one), in seconds, by EP code, method and status class.',
+      labelNames: ['endpoint', 'method', 'status_class'],
+      buckets,
+      registers,
+    });
+    this.#upstreamErrors = new Counter({
+      name: 'upstream_errors_total',
+      help: 'Upstream calls answered outside 2xx or failed without an answer, by EP code and EM code (as classifyError gives them).',
+      labelNames: ['endpoint', 'error'],
+      registers,
+    });
+    this.#cache = new Counter({
+      name: 'cache_requests_total',
+      help: 'Cache reads by cache name and result (hit, miss, stale).',
+      labelNames: ['cache', 'result'],
+      registers,
+    });
+    this.#rateLimited = new Counter({
+      name: 'rate_limited_total',
+      help: 'Requests refused by a rate limit, by limit name.',
+      labelNames: ['limit'],
+      registers,
+    });
+    this.#idempotency = new Counter({
+      name: 'idempotency_decisions_total',
+      help: 'Money-move submissions by idempotency decision.',
+      labelNames: ['decision'],
+      registers,
+    });
+    const info = new Gauge({
+      name: 'build_info',
+      help: 'Always 1; the labels name the running build.',
+      labelNames: ['version', 'build_id'],
+      registers,
+      aggregator: 'first',
+    });
+    info.set({ version: build.version, build_id: build.buildId }, 1);
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+    this.#notFound = new RouteCells(this.#http, NOT_FOUND_ROUTE);
+  }
+
+  /**
+   * The pipeline step: times every answer into `http_request_duration_seconds` in an `onResponse`
+   * hook. Each route declared after it gets a hook bound to its pattern; requests no route matched
+   * are labelled {@link NOT_FOUND_ROUTE}. Register it before the routes.
+   */
+  readonly plugin: FastifyPluginCallback = fp(
+    (app, _options, done) => {
+      app.addHook('onRoute', (route) => {
+        const existing = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
+        if (existing.some((hook) => TIMING_HOOKS.has(hook as onResponseHookHandler))) return;
+        const cells = new RouteCells(this.#http, route.url);
+        const hook: onResponseHookHandler = (request: FastifyRequest, reply: FastifyReply, next) => {
+          cells.observe(request.method, reply.statusCode, reply.elapsedTime);
+          next();
+        };
+        TIMING_HOOKS.add(hook);
+        route.onResponse = [hook, ...existing] as typeof route.onResponse;
+      });
+      const notFound = this.#notFound;
+      app.addHook('onResponse', (request, reply, next) => {
+        if (request.is404) notFound.observe(request.method, reply.statusCode, reply.elapsedTime);
+        next();
+      });
+      done();
+    },
+    { name: 'metrics' },
+  );
+
+  /**
+   * The upstream observer (`createUpstreamServices`): one observation of
+   * `upstream_request_duration_seconds`, and for an answer outside 2xx or a failure one
+   * `upstream_errors_total` with the EP and EM codes `classifyError` gives for it (a failure without
+   * an answer is status 0 there: EM0042). The EP code is the one of the dispatched path (base URL
+   * path prefix and call path, no query) and method.
+   */
+  readonly observeUpstream = (call: UpstreamCallRecord): void => {
+    const endpoint = this.#endpointOf(call);
+    const status = call.status;
+    const index = call.error !== undefined || status < 100 || status > 599 ? 0 : Math.floor(status / 100);
+    const byMethod = entry(this.#upstreamCells, endpoint, () => new Map<string, (Child | undefined)[]>());
+    const cells = entry(byMethod, call.method, () => new Array<Child | undefined>(STATUS_CLASSES.length));
+    let child = cells[index];
+    if (child === undefined) {
+      child = this.#upstream.labels({ endpoint, method: call.method, status_class: STATUS_CLASSES[index] as string });
+      cells[index] = child;
+    }
+    child.observe(call.seconds);
+    if (index !== 2) this.#upstreamError(call, endpoint);
+  };
+
+  /** One read of the cache `cache` (`cache_requests_total`). */
+  cacheRead(cache: string, result: CacheResult): void {
+    const cells = entry(this.#cacheCells, cache, () => ({
+      hit: this.#cache.labels({ cache, result: 'hit' }),
+      miss: this.#cache.labels({ cache, result: 'miss' }),
+      stale: this.#cache.labels({ cache, result: 'stale' }),
+    }));
+    cells[result].inc();
+  }
+
+  /** One request refused by the rate limit `limit` (`rate_limited_total`); `limit` is a fixed name. */
+  rateLimited(limit: string): void {
+    entry(this.#limitCells, limit, () => this.#rateLimited.labels({ limit })).inc();
+  }
+
+  /** One money-move decision (`idempotency_decisions_total`); the state's `onDecision`. */
+  readonly idempotencyDecision = (decision: IdempotencyDecision): void => {
+    entry(this.#decisionCells, decision, () => this.#idempotency.labels({ decision })).inc();
+  };
+
+  /**
+   * Exports `redis_up` (1 while the store reaches Redis, else 0; read at each scrape) when the store
+   * is Redis. The in-memory store (no `REDIS_URL`) has no Redis to watch: the series is then absent.
+   * Across cluster workers the lowest value is kept.
+   */
+  watchRedis(store: Pick<SharedStore, 'kind' | 'up'>): void {
+    if (store.kind !== 'redis') return;
+    new Gauge({
+      name: 'redis_up',
+      help: '1 while Redis (REDIS_URL) can be reached, else 0.',
+      registers: [this.registry],
+      aggregator: 'min',
+      collect() {
+        this.set(store.up ? 1 : 0);
+      },
+    });
+  }
+
+  /** The exposition text of this app's registry. */
+  metrics(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  #endpointOf(call: UpstreamCallRecord): EndpointCode {
+    const byMethod = entry(this.#endpoints, call.service, () => new Map<string, Map<string, EndpointCode>>());
+    const byPath = entry(byMethod, call.method, () => new Map<string, EndpointCode>());
+    let code = byPath.get(call.path);
+    if (code === undefined) {
+      code = endpointCodeFor(call.method, `${call.prefix}${call.path}`);
+      if (byPath.size >= ENDPOINT_MEMORY) byPath.clear();
+      byPath.set(call.path, code);
+    }
+    return code;
+  }
+
+  #upstreamError(call: UpstreamCallRecord, endpoint: EndpointCode): void {
+    const body = call.body;
+    const rawBody = body === undefined || body.length === 0 ? undefined : body.toString('utf8', 0, Math.min(body.length, ERROR_BODY_BYTES));
+    const { errorCode } = classifyError({ status: call.status, rawBody, url: `${call.prefix}${call.path}`, method: call.method });
+    const byError = entry(this.#errorCells, endpoint, () => new Map<string, Count>());
+    entry(byError, errorCode, () => this.#upstreamErrors.labels({ endpoint, error: errorCode })).inc();
+  }
+}
+
+/** What the routes get when `METRICS_PORT` is unset: every report does nothing. */
+export const NO_METRICS: { cacheRead(cache: string, result: CacheResult): void; rateLimited(limit: string): void } = Object.freeze({
+  cacheRead: () => undefined,
+  rateLimited: () => undefined,
+});
+
+/** A running metrics server. */
+export interface MetricsServer {
+  /** `http://host:port` (the port chosen by the system when 0 was asked). */
+  readonly url: string;
+  readonly server: Server;
+  /** Stops listening and closes its connections. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the metrics server (CONTRACT.md "Operations", "Configuration" `METRICS_PORT`): a plain
+ * node:http server answering `GET /metrics` (and `HEAD`) with the text of `source`; every other path
+ * is 404, another method 405, and a failure to gather the metrics 500. It is a server of its own on
+ * its own port, never a route of the public app.
+ *
+ * @param port - `METRICS_PORT` (0: any free port).
+ * @param host - `HOST`, the public app's address.
+ * @throws the listen error (`EADDRINUSE`…).
+ */
+export async function startMetricsServer(port: number, host: string, source: MetricsSource): Promise<MetricsServer> {
+  const server = createHttpServer((req, res) => {
+    const url = req.url ?? '';
+    const query = url.indexOf('?');
+    if ((query === -1 ? url : url.slice(0, query)) !== METRICS_PATH) {
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8' }).end('method not allowed\n');
+      return;
+    }
+    source.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'content-type': source.contentType, 'cache-control': 'no-store' });
+        res.end(req.method === 'HEAD' ? undefined : text);
+      },
+      () => {
+        res.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n');
+      },
+    );
+  });
+  server.requestTimeout = 30_000;
+  server.headersTimeout = 10_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { address, port: bound } = server.address() as AddressInfo;
+  const shown = address.includes(':') ? `[${address}]` : address;
+  return {
+    url: `http://${shown}:${bound}`,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * In a cluster worker: answers the primary's requests for metrics with `registries` (call it early
+ * with none, so that a scrape during the start is not left waiting, then with the app's registry).
+ */
+export function answerClusterPrimary(registries: Registry[]): void {
+  AggregatorRegistry.setRegistries(registries);
+  // Constructing one installs the worker's listener (once per process).
+  new AggregatorRegistry();
+}
+
+/**
+ * In the cluster primary: the metrics of every worker, summed (gauges by their own rule: `redis_up`
+ * the lowest, `build_info` the first). A worker that does not answer within 5 s fails the scrape.
+ */
+export function clusterMetricsSource(): MetricsSource {
+  const aggregator = new AggregatorRegistry();
+  return { metrics: () => aggregator.clusterMetrics(), contentType: aggregator.contentType };
+}
