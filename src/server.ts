@@ -6,13 +6,16 @@
  * when every request finished, 1 when some had to be cut). With `WORKERS` > 1 a node:cluster primary
  * starts that many workers, passes the stop signal on to them and exits when they have; a worker that
  * dies is replaced after a delay that doubles from 100 ms up to 10 s while workers keep dying young.
- * The only file that touches `process.env`.
+ * With `METRICS_PORT` the metrics server (`GET /metrics`, same `HOST`) runs beside the app: in the only
+ * process, or in the cluster primary, which then serves the workers' metrics summed (each worker
+ * answers the primary's requests). The only file that touches `process.env`.
  *
  * @module
  */
 import cluster from 'node:cluster';
 import { createServer } from './app.js';
 import { checkHostBindable, type Config, ConfigError, loadConfig } from './config.js';
+import { answerClusterPrimary, clusterMetricsSource, type MetricsSource, startMetricsServer } from './pipeline/metrics.js';
 import { sandboxBanner } from './sandbox/index.js';
 
 /** Time allowed beyond `SHUTDOWN_DELAY_MS` + `SHUTDOWN_TIMEOUT_MS` for closing pools and flushing logs, in milliseconds. */
@@ -52,8 +55,24 @@ async function configure(): Promise<Config> {
   return config;
 }
 
+/**
+ * Starts the metrics server on `METRICS_PORT` (CONTRACT.md "Operations"), or stops the process when
+ * the port cannot be bound.
+ */
+async function serveMetrics(config: Config, source: MetricsSource, log: (url: string) => void): Promise<void> {
+  if (config.metricsPort === undefined) return;
+  try {
+    const { url } = await startMetricsServer(config.metricsPort, config.host, source);
+    log(`${url}/metrics`);
+  } catch (error) {
+    say(`METRICS_PORT: cannot listen on ${config.host}:${config.metricsPort}: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+}
+
 /** The cluster primary: starts the workers, replaces the ones that die, stops them all on a signal. */
-function runPrimary(config: Config): void {
+async function runPrimary(config: Config): Promise<void> {
+  await serveMetrics(config, clusterMetricsSource(), (url) => say(`metrics of ${config.workers} workers on ${url}`));
   const bornAt = new Map<number, number>();
   const refork = new Set<NodeJS.Timeout>();
   let youngDeaths = 0;
@@ -103,7 +122,14 @@ function runPrimary(config: Config): void {
 
 /** One serving process (the only one, or a cluster worker). */
 async function runServer(config: Config): Promise<void> {
+  const worker = cluster.isWorker && config.metricsPort !== undefined;
+  // Answer the primary's scrapes at once (with nothing until the app exists).
+  if (worker) answerClusterPrimary([]);
   const app = await createServer(config);
+  if (app.metrics) {
+    if (worker) answerClusterPrimary([app.metrics.registry]);
+    else await serveMetrics(config, app.metrics, (url) => app.log.info({ metrics: url }, `metrics on ${url}`));
+  }
   process.on('unhandledRejection', (reason) => {
     app.log.error({ err: reason }, 'unhandled promise rejection');
   });
@@ -138,7 +164,7 @@ async function runServer(config: Config): Promise<void> {
 
 async function main(): Promise<void> {
   const config = await configure();
-  if (config.workers > 1 && cluster.isPrimary) runPrimary(config);
+  if (config.workers > 1 && cluster.isPrimary) await runPrimary(config);
   else await runServer(config);
 }
 
