@@ -1,0 +1,304 @@
+/**
+ * CONTRACT.md "Operations": Prometheus metrics on `METRICS_PORT`, over real sockets. The proxy runs as
+ * `npm start` runs it (`src/server.ts` in a process of its own) in front of a recording upstream, with
+ * a real redis-server: after matching traffic `/metrics` shows every series of the contract with the
+ * right labels (the route pattern, the EP and EM codes `classifyError` gives, cache results, money-move
+ * decisions, `build_info`, `redis_up` 1 then 0 once Redis is killed); `/metrics` is not a route of the
+ * public port; no label holds the token, the login or a raw path. With `WORKERS=2` the primary's
+ * `/metrics` counts the requests of both workers. Without `METRICS_PORT` nothing is built. Every
+ * process is stopped by its PID.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { classifyError } from '../src/errors/index.js';
+import { DURATION_BUCKETS, NO_METRICS, NOT_FOUND_ROUTE } from '../src/pipeline/metrics.js';
+import { oneShot, type ProxyProcess, startProxyProcess, waitFor } from './helpers/proxy-process.js';
+import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
+import { freePort, HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
+
+/** One sample of the exposition text. */
+interface Sample {
+  name: string;
+  labels: Record<string, string>;
+  value: number;
+}
+
+/** The samples of a Prometheus text exposition (comments skipped). */
+function parseMetrics(text: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    assert.ok(match, `not a sample line: ${line}`);
+    const labels: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) {
+      labels[pair[1] as string] = (pair[2] as string).replace(/\\(.)/g, '$1');
+    }
+    samples.push({ name: match[1] as string, labels, value: Number(match[3]) });
+  }
+  return samples;
+}
+
+/** The value of the one sample named `name` whose labels include `labels`; undefined when none. */
+function valueOf(samples: Sample[], name: string, labels: Record<string, string> = {}): number | undefined {
+  const found = samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v));
+  assert.ok(found.length <= 1, `${name} ${JSON.stringify(labels)} matches ${found.length} samples`);
+  return found[0]?.value;
+}
+
+/** The label sets of the samples named `name`. */
+function labelsOf(samples: Sample[], name: string): Record<string, string>[] {
+  return samples.filter((s) => s.name === name).map((s) => s.labels);
+}
+
+async function scrape(metricsUrl: string): Promise<{ status: number; type: string; samples: Sample[]; text: string }> {
+  const res = await fetch(metricsUrl);
+  const text = await res.text();
+  return { status: res.status, type: res.headers.get('content-type') ?? '', samples: res.status === 200 ? parseMetrics(text) : [], text };
+}
+
+/** The variables pointing every upstream service at the recording upstream. */
+function upstreamEnv(url: string): Record<string, string> {
+  return {
+    BFF_BASE_URL: url,
+    STICKER_API_URL: `${url}/sticker`,
+    REFERRAL_V1_API_URL: `${url}/referral-v1`,
+    REFERRAL_V2_API_URL: `${url}/referral-v2`,
+    FTD_CASHBACK_VERIFY_URL: `${url}/ftd/verify`,
+    FTD_CASHBACK_SEND_URL: `${url}/ftd/send`,
+    ATTRIBUTION_S2S_URL: `${url}/attribution`,
+    CACHE_PURGE_URL: `${url}/purge`,
+  };
+}
+
+const USER_ID = 4242;
+const LOGIN = 'metrics-login-5150@example.com';
+const TRANSACTION = 'tx-98765-metrics';
+const OUTAGE = { reason: 'maintenance window', message: 'Service temporarily unavailable' };
+
+describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 'redis-server is not installed' }, () => {
+  let upstream: RecordingUpstream;
+  let redis: TestRedis;
+  let proxy: ProxyProcess;
+  let base = '';
+  let metricsUrl = '';
+  const token = fakeJwt({ sub: String(USER_ID), n: 'metrics' });
+  const otherToken = fakeJwt({ sub: String(USER_ID), n: 'other' });
+
+  before(async () => {
+    upstream = await startRecordingUpstream();
+    redis = await startRedis();
+    const metricsPort = await freePort();
+    proxy = startProxyProcess({
+      NODE_ENV: 'test',
+      PORT: String(await freePort()),
+      METRICS_PORT: String(metricsPort),
+      REDIS_URL: redis.url,
+      BUILD_ID: 'build-metrics-1',
+      ...upstreamEnv(upstream.url),
+    });
+    base = await proxy.address;
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+  });
+  after(async () => {
+    await proxy?.kill();
+    await redis?.stop();
+    await upstream?.close();
+  });
+
+  test('after matching traffic, /metrics shows every series of the contract with its labels', async () => {
+    upstream.on('GET', '/casino-games/list/', { json: { data: [{ slug: 'g1' }], total: 1 } });
+    upstream.on('POST', '/auth/login', { json: { access_token: token, expires_in: 3600, token_type: 'bearer', user: { id: USER_ID } } });
+    upstream.on('GET', '/auth/user-profile', { json: { user: { id: USER_ID, login: LOGIN }, userInfo: {} } });
+    upstream.on('POST', '/wallet/add-credit', { json: { transactionId: TRANSACTION, status: 'pending' } });
+    upstream.on('GET', `/wallet/charge/${TRANSACTION}`, { status: 503, json: OUTAGE });
+    upstream.on('GET', '/bff/users/bank-list', (_req, res) => res.socket?.destroy());
+
+    // Catalogue: a miss, then a hit (anonymous reads).
+    assert.equal((await send(base, 'GET', '/api/games/category/slots')).status, 200);
+    assert.equal((await send(base, 'GET', '/api/games/category/slots')).status, 200);
+    // A login with a login name (it fills the profile cache): the profile reads with its token are hits.
+    assert.equal((await send(base, 'POST', '/api/auth/login', { json: { login: LOGIN, password: 'pw-metrics' } })).status, 200);
+    assert.equal((await send(base, 'GET', '/api/auth/profile', { token })).status, 200);
+    assert.equal((await send(base, 'GET', '/api/auth/profile', { token })).status, 200);
+    // A session the cache has not seen: a miss.
+    assert.equal((await send(base, 'GET', '/api/auth/profile', { token: otherToken })).status, 200);
+    // A deposit forwarded, then the same submission replayed.
+    const deposit = { userId: USER_ID, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' };
+    const headers = { 'idempotency-key': 'metrics-key-1' };
+    assert.equal((await send(base, 'POST', '/api/payments/deposit', { json: deposit, token, headers })).status, 200);
+    const replay = await send(base, 'POST', '/api/payments/deposit', { json: deposit, token, headers });
+    assert.equal(replay.headers.get('idempotent-replayed'), 'true');
+    // An upstream 503 on a path with an id, a transport failure, a path no route has.
+    assert.equal((await send(base, 'GET', `/api/payments/deposit-status?transactionId=${TRANSACTION}`, { token })).status, 503);
+    assert.equal((await send(base, 'GET', '/api/payments/bank-list', { token })).status, 502);
+    assert.equal((await send(base, 'GET', `/no/such/path/${USER_ID}`)).status, 404);
+
+    const { status, type, samples, text } = await scrape(metricsUrl);
+    assert.equal(status, 200);
+    assert.match(type, /^text\/plain; version=0\.0\.4/);
+
+    // http_request_duration_seconds: the route pattern, never the raw URL; unknown paths as not_found.
+    const category = { method: 'GET', route: '/api/games/category/:slug', status_code: '200' };
+    assert.equal(valueOf(samples, 'http_request_duration_seconds_count', category), 2);
+    assert.equal(valueOf(samples, 'http_request_duration_seconds_count', { route: '/api/payments/deposit', status_code: '200' }), 2);
+    assert.equal(valueOf(samples, 'http_request_duration_seconds_count', { route: '/api/payments/deposit-status', status_code: '503' }), 1);
+    assert.equal(valueOf(samples, 'http_request_duration_seconds_count', { method: 'GET', route: NOT_FOUND_ROUTE, status_code: '404' }), 1);
+    const buckets = labelsOf(samples, 'http_request_duration_seconds_bucket')
+      .filter((l) => l.route === category.route)
+      .map((l) => l.le);
+    assert.deepEqual(buckets, [...DURATION_BUCKETS.map(String), '+Inf']);
+
+    // upstream_request_duration_seconds and upstream_errors_total: EP and EM as classifyError gives them.
+    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }), 1);
+    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: 'EP0091', method: 'POST', status_class: '2xx' }), 1);
+    const outage = classifyError({ status: 503, data: OUTAGE, url: `/wallet/charge/${TRANSACTION}`, method: 'GET' });
+    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: outage.endpointCode, status_class: '5xx' }), 1);
+    assert.equal(valueOf(samples, 'upstream_errors_total', { endpoint: outage.endpointCode, error: outage.errorCode }), 1);
+    assert.equal(outage.endpointCode, 'EP0092');
+    const cut = classifyError({ status: 0, url: '/bff/users/bank-list', method: 'GET' });
+    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: cut.endpointCode, status_class: 'error' }), 1);
+    assert.equal(valueOf(samples, 'upstream_errors_total', { endpoint: cut.endpointCode, error: cut.errorCode }), 1);
+    assert.equal(labelsOf(samples, 'upstream_errors_total').length, 2, 'only the two failures are errors');
+
+    // cache_requests_total: the catalogue's miss and hit, the profile's miss and hits.
+    assert.equal(valueOf(samples, 'cache_requests_total', { cache: 'catalogue', result: 'miss' }), 1);
+    assert.equal(valueOf(samples, 'cache_requests_total', { cache: 'catalogue', result: 'hit' }), 1);
+    assert.ok((valueOf(samples, 'cache_requests_total', { cache: 'profile', result: 'hit' }) ?? 0) >= 2, text);
+    assert.equal(valueOf(samples, 'cache_requests_total', { cache: 'profile', result: 'miss' }), 1);
+
+    // idempotency_decisions_total, build_info, redis_up, the standard metrics.
+    assert.equal(valueOf(samples, 'idempotency_decisions_total', { decision: 'forwarded' }), 1);
+    assert.equal(valueOf(samples, 'idempotency_decisions_total', { decision: 'replayed' }), 1);
+    assert.equal(valueOf(samples, 'build_info', { version: '0.1.0', build_id: 'build-metrics-1' }), 1);
+    assert.equal(valueOf(samples, 'redis_up'), 1);
+    assert.ok(text.includes('# TYPE rate_limited_total counter'), 'rate_limited_total is defined');
+    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes']) {
+      assert.ok(valueOf(samples, name) !== undefined, `${name} is exported`);
+    }
+
+    // No label holds the token, the login, or a raw path with an id.
+    const values = samples.flatMap((s) => Object.values(s.labels));
+    for (const secret of [token, token.split('.')[2] as string, otherToken, LOGIN, TRANSACTION, String(USER_ID), '/no/such', 'slots']) {
+      assert.deepEqual(values.filter((v) => v.includes(secret)), [], `a label holds ${secret}`);
+    }
+  });
+
+  test('/metrics is not a route of the public port; the metrics port answers nothing else', async () => {
+    const publicAnswer = await send(base, 'GET', '/metrics');
+    assert.equal(publicAnswer.status, 404);
+    assert.ok(!publicAnswer.text.includes('http_request_duration_seconds'));
+    assert.equal((await fetch(metricsUrl.replace('/metrics', '/'))).status, 404);
+    assert.equal((await fetch(metricsUrl.replace('/metrics', '/api/games/category/slots'))).status, 404);
+    assert.equal((await fetch(metricsUrl, { method: 'POST' })).status, 405);
+  });
+
+  test('redis_up reads 0 once Redis is killed, and 1 again when it is back', async () => {
+    await redis.kill();
+    let last: number | undefined;
+    const down = await waitUntil(async () => (last = valueOf((await scrape(metricsUrl)).samples, 'redis_up')) === 0, 10_000);
+    assert.ok(down, `redis_up still ${last} after Redis was killed`);
+    await redis.start();
+    const up = await waitUntil(async () => (last = valueOf((await scrape(metricsUrl)).samples, 'redis_up')) === 1, 15_000);
+    assert.ok(up, `redis_up still ${last} after Redis came back`);
+  });
+});
+
+/** Resolves true once `check` resolves true, false after `timeoutMs` (checked every 100 ms). */
+async function waitUntil(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('WORKERS=2: the primary serves the metrics of both workers', { skip: !HAVE_REDIS && 'redis-server is not installed' }, () => {
+  let upstream: RecordingUpstream;
+  let redis: TestRedis;
+  let proxy: ProxyProcess;
+  let base = '';
+  let metricsUrl = '';
+  const N = 24;
+
+  before(async () => {
+    upstream = await startRecordingUpstream();
+    redis = await startRedis();
+    const metricsPort = await freePort();
+    proxy = startProxyProcess({
+      NODE_ENV: 'test',
+      WORKERS: '2',
+      PORT: String(await freePort()),
+      METRICS_PORT: String(metricsPort),
+      REDIS_URL: redis.url,
+      ...upstreamEnv(upstream.url),
+    });
+    base = await proxy.address;
+    metricsUrl = `http://127.0.0.1:${metricsPort}/metrics`;
+    const both = await waitFor(() => (proxy.output().match(/front proxy listening on/g) ?? []).length >= 2, 30_000);
+    assert.ok(both, `two workers did not start: ${proxy.output().slice(-800)}`);
+  });
+  after(async () => {
+    await proxy?.kill();
+    await redis?.stop();
+    await upstream?.close();
+  });
+
+  test(`${N} requests, each on a connection of its own, are all counted`, async () => {
+    const ports = new Set<number>();
+    upstream.on('GET', '/casino-games/list/', (_req, res) => {
+      ports.add(res.socket?.remotePort ?? 0);
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+    });
+    const token = fakeJwt({ n: 'cluster' });
+    for (let i = 0; i < N; i++) {
+      const answer = await oneShot(base, `/api/games/category/slots?page=${i + 1}`, { cookie: `access_token=${token}` });
+      assert.equal('status' in answer ? answer.status : answer.error, 200);
+    }
+    // Connections go round robin to the workers; each worker calls the upstream over its own pool.
+    assert.ok(ports.size >= 2, `the upstream saw ${ports.size} connection(s): one worker served everything`);
+    const { samples } = await scrape(metricsUrl);
+    const counted = samples
+      .filter((s) => s.name === 'http_request_duration_seconds_count' && s.labels.route === '/api/games/category/:slug')
+      .reduce((sum, s) => sum + s.value, 0);
+    assert.equal(counted, N);
+    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }), N);
+    assert.equal(valueOf(samples, 'redis_up'), 1);
+    assert.equal(labelsOf(samples, 'build_info').length, 1);
+  });
+
+  test('the workers do not serve /metrics on the public port', async () => {
+    for (let i = 0; i < 4; i++) {
+      const answer = await oneShot(base, '/metrics');
+      assert.equal('status' in answer ? answer.status : answer.error, 404);
+    }
+  });
+});
+
+describe('without METRICS_PORT', () => {
+  let upstream: RecordingUpstream;
+  before(async () => {
+    upstream = await startRecordingUpstream();
+  });
+  after(() => upstream.close());
+
+  test('no metrics are built: no registry, no step, the routes report to no-ops', async () => {
+    const proxy = await startProxy(upstream.url, {});
+    try {
+      assert.equal(proxy.app.metrics, undefined);
+      assert.equal(proxy.app.deps.metrics, NO_METRICS);
+      assert.equal((await send(proxy.url, 'GET', '/api/games/category/slots')).status, 200);
+      assert.equal((await send(proxy.url, 'GET', '/metrics')).status, 404);
+    } finally {
+      await proxy.close();
+    }
+    const withMetrics = await startProxy(upstream.url, { METRICS_PORT: String(await freePort()) });
+    try {
+      assert.ok(withMetrics.app.metrics, 'METRICS_PORT builds the metrics');
+      assert.notEqual(withMetrics.app.deps.metrics, NO_METRICS);
+    } finally {
+      await withMetrics.close();
+    }
+  });
+});
