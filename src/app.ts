@@ -118,7 +118,7 @@ export async function createServer(
   await app.register(csrf, { config: cfg });
   await app.register(authGate, { config: cfg });
   await app.register(body);
-  await app.register(rateLimits, { config: cfg, store: state.store });
+  await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
   await app.register(errors);
   await app.register(openapi, { config: cfg });
   await app.register(health, { bff: upstreams.services.bff, draining: drain.draining });

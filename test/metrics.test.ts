@@ -12,9 +12,9 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { classifyError } from '../src/errors/index.js';
 import { DURATION_BUCKETS, NO_METRICS, NOT_FOUND_ROUTE } from '../src/pipeline/metrics.js';
-import { oneShot, type ProxyProcess, startProxyProcess, waitFor } from './helpers/proxy-process.js';
+import { freePort, oneShot, type ProxyProcess, startProxyProcess, waitFor } from './helpers/proxy-process.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
-import { freePort, HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
+import { HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
 
 /** One sample of the exposition text. */
 interface Sample {
@@ -95,6 +95,7 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
       METRICS_PORT: String(metricsPort),
       REDIS_URL: redis.url,
       BUILD_ID: 'build-metrics-1',
+      RATE_LIMIT_BEACON_PER_MIN: '1',
       ...upstreamEnv(upstream.url),
     });
     base = await proxy.address;
@@ -134,6 +135,10 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
     assert.equal((await send(base, 'GET', '/api/payments/bank-list', { token })).status, 502);
     assert.equal((await send(base, 'GET', `/no/such/path/${USER_ID}`)).status, 404);
 
+    // Two beacons against a limit of one a minute: one refused.
+    const beacon = { ref: 'EP0003-EM0003', endpointCode: 'EP0003', errorCode: 'EM0003', status: 401, reason: 'token_expired', url: '/api/auth/profile', initiator: 'test', pathname: '/wallet', timestamp: 1, hadCookie: true, userAgentShort: 'test' };
+    const beacons = [await send(base, 'POST', '/api/logs/auth-logout', { json: beacon }), await send(base, 'POST', '/api/logs/auth-logout', { json: beacon })];
+    assert.deepEqual(beacons.map((r) => r.status), [204, 429]);
     const { status, type, samples, text } = await scrape(metricsUrl);
     assert.equal(status, 200);
     assert.match(type, /^text\/plain; version=0\.0\.4/);
@@ -172,7 +177,7 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
     assert.equal(valueOf(samples, 'idempotency_decisions_total', { decision: 'replayed' }), 1);
     assert.equal(valueOf(samples, 'build_info', { version: '0.1.0', build_id: 'build-metrics-1' }), 1);
     assert.equal(valueOf(samples, 'redis_up'), 1);
-    assert.ok(text.includes('# TYPE rate_limited_total counter'), 'rate_limited_total is defined');
+    assert.equal(valueOf(samples, 'rate_limited_total', { limit: 'beacon' }), 1);
     for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes']) {
       assert.ok(valueOf(samples, name) !== undefined, `${name} is exported`);
     }

@@ -127,6 +127,7 @@ export const authRoutes: readonly RouteSpec[] = [
       const failures = ctx.deps.state.loginFailures;
       const retryAfter = await failures.refused(login, ctx.request.ip);
       if (retryAfter !== undefined) {
+        ctx.deps.metrics.rateLimited('login_failures');
         ctx.reply.header('retry-after', String(retryAfter));
         return fail(429, 'rate_limited', `Too many failed logins; retry in ${retryAfter} s`);
       }
