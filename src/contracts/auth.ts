@@ -129,8 +129,13 @@ export const SocialLoginPayload = Type.Object({
 });
 export type SocialLoginPayload = Static<typeof SocialLoginPayload>;
 
-/** spec 6.1 forced-logout beacon body. */
-export const ForcedLogoutBeacon = Type.Object({
+/**
+ * spec 6.1 forced-logout beacon body: exactly the fields of spec 6.1 with their types; any other
+ * field is refused (400), so that nothing but these fields can reach the log (CONTRACT.md "Rate
+ * limits and client address": the beacon accepts only the fields of spec 6, 4 KB at most).
+ */
+export const ForcedLogoutBeacon = Type.Object(
+  {
   ref: Type.String({ pattern: '^EP[0-9]{4}-EM[0-9]{4}$' }),
   endpointCode: Type.String({ pattern: '^EP[0-9]{4}$' }),
   errorCode: Type.String({ pattern: '^EM[0-9]{4}$' }),
@@ -142,5 +147,7 @@ export const ForcedLogoutBeacon = Type.Object({
   timestamp: Type.Integer({ minimum: 0 }),
   hadCookie: Type.Boolean(),
   userAgentShort: Type.String({ maxLength: 256 }),
-});
+  },
+  { additionalProperties: false },
+);
 export type ForcedLogoutBeacon = Static<typeof ForcedLogoutBeacon>;
