@@ -4,15 +4,40 @@
  * else a random UUID — which is answered as `X-Request-Id`, sent upstream and bound to the request's
  * logger; its time is Fastify's `reply.elapsedTime`. Every answer carries `X-Content-Type-Options:
  * nosniff`, and every `/api` answer `Cache-Control: no-store` unless its route declares otherwise
- * (CONTRACT.md "Session cookie").
+ * (CONTRACT.md "Session cookie"). Whether an answer is an `/api` answer is decided on the matched
+ * route's pattern, never on the raw request target: an absolute-form target
+ * (`GET http://host/api/... HTTP/1.1`) reaches the same route and gets the same header. A request no
+ * route matches (the 404) is judged on the path of its target, absolute form included.
  *
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/** The path of a request target, origin-form or absolute-form (`http://host/p?q` → `/p`). */
+function targetPath(url: string): string {
+  if (url.startsWith('/')) return url;
+  try {
+    return new URL(url).pathname;
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * Whether the answer to a request is an `/api` answer (`Cache-Control: no-store`): the matched
+ * route's pattern starts with `/api/`; with no matched route (404), the target's path does.
+ *
+ * @param request - the request, after routing.
+ */
+export function isApiRequest(request: FastifyRequest): boolean {
+  const pattern = request.routeOptions.url;
+  if (pattern !== undefined && pattern !== '') return pattern.startsWith('/api/');
+  return targetPath(request.url).startsWith('/api/');
+}
 
 /** Fastify constructor options of this step: the request id. */
 export const requestIdOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestIdHeader'> = {
@@ -29,7 +54,7 @@ export const requestContext = fp(
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id);
       reply.header('x-content-type-options', 'nosniff');
-      if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store');
+      if (isApiRequest(request)) reply.header('cache-control', 'no-store');
       done();
     });
   },
