@@ -16,8 +16,36 @@ export class UnsafePathError extends Error {
   }
 }
 
-/** Characters a path value may never contain after one decoding: separators, escapes, controls, traversal look-alikes. */
-const FORBIDDEN = /[/\\%?#;@:\u0000-\u001f\u007f\u2024\u2025\u2026\uff0e\uff0f\uff3c]/;
+/** ASCII characters a path value may never contain after one decoding: separators, escapes, controls. */
+const FORBIDDEN_ASCII = /[/\\%?#;@:\u0000-\u001f\u007f]/;
+
+/** What a look-alike becomes under compatibility normalisation: a dot, a slash or a backslash. */
+const TRAVERSAL_NFKC = /[./\\]/;
+
+/**
+ * Whether one non-ASCII character is a traversal look-alike: its compatibility normalisation (NFKC,
+ * from the Unicode data of the running engine) contains `.`, `/` or `\` — the one-dot leader U+2024,
+ * the ellipsis U+2026, the full-width and small full stops U+FF0E and U+FE52, the full-width solidus
+ * U+FF0F, the full-width and small reverse solidus U+FF3C and U+FE68, "1." U+2488 and every other
+ * one, whatever the Unicode version. ASCII characters are judged by the rules of {@link safeSegment}.
+ *
+ * @param char - one character (one code point, possibly a surrogate pair).
+ */
+export function isTraversalLookAlike(char: string): boolean {
+  const code = char.codePointAt(0) ?? 0;
+  return code > 0x7f && TRAVERSAL_NFKC.test(char.normalize('NFKC'));
+}
+
+/** Whether a text holds a lone surrogate (not encodable) or a traversal look-alike. */
+function hasUnsafeNonAscii(text: string): boolean {
+  for (const char of text) {
+    const code = char.charCodeAt(0);
+    if (code <= 0x7f) continue;
+    if (code >= 0xd800 && code <= 0xdfff && char.length === 1) return true;
+    if (isTraversalLookAlike(char)) return true;
+  }
+  return false;
+}
 
 /**
  * Checks one path value taken from input and returns it percent-encoded.
@@ -25,7 +53,10 @@ const FORBIDDEN = /[/\\%?#;@:\u0000-\u001f\u007f\u2024\u2025\u2026\uff0e\uff0f\u
  * @param field - the parameter's name, for the error message (e.g. `transactionId`).
  * @param value - the decoded value (Fastify decodes path and query once).
  * @throws {@link UnsafePathError} when the value is empty, longer than 256 characters, `.` or `..`,
- *   or contains a separator, `%`, `?`, `#`, `;`, `@`, `:`, a control character or a full-width dot/slash.
+ *   contains `..`, a separator, `%`, `?`, `#`, `;`, `@`, `:`, a control character, a lone surrogate,
+ *   or a character whose compatibility normalisation contains `.`, `/` or `\`
+ *   ({@link isTraversalLookAlike}: full-width, small and leader dots and slashes). A single ASCII dot
+ *   inside a name (`file.pdf`) is allowed.
  */
 export function safeSegment(field: string, value: unknown): string {
   if (typeof value !== 'string' && typeof value !== 'number') throw new UnsafePathError(field, 'is required');
@@ -33,7 +64,9 @@ export function safeSegment(field: string, value: unknown): string {
   if (text.length === 0) throw new UnsafePathError(field, 'must not be empty');
   if (text.length > 256) throw new UnsafePathError(field, 'is too long');
   if (text === '.' || text === '..' || text.includes('..')) throw new UnsafePathError(field, 'must not contain ".."');
-  if (FORBIDDEN.test(text)) throw new UnsafePathError(field, 'contains a character that is not allowed in a path');
+  if (FORBIDDEN_ASCII.test(text) || hasUnsafeNonAscii(text)) {
+    throw new UnsafePathError(field, 'contains a character that is not allowed in a path');
+  }
   return encodeURIComponent(text);
 }
 
@@ -93,7 +126,8 @@ const ENCODED_FORBIDDEN = /%(?:25|2e|2f|5c|3b|3f|23|00|[01][0-9a-f]|7f)/i;
  * outside `routePrefix`; an empty sub-path; bytes outside printable ASCII (controls, NUL, spaces,
  * raw full-width characters); `\`, `;`, `//`; a malformed escape; the escapes of `%` (double
  * encoding), `.`, `/`, `\`, `;`, `?`, `#` and control characters; a segment that is `.` or `..` or
- * that decodes to something {@link safeSegment} refuses (`..`, full-width dots and slashes…); a raw
+ * that decodes to something {@link safeSegment} refuses (`..`, look-alikes of `.`, `/` and `\` such
+ * as full-width and small dots and slashes, see {@link isTraversalLookAlike}); a raw
  * query longer than {@link MAX_RAW_QUERY} or with bytes outside printable ASCII. One trailing `/` is kept.
  *
  * @example rawSubPath('/api/core-sportbook/events/12?live=1', '/api/core-sportbook/', '/core-sportbook/')
