@@ -3,8 +3,11 @@
  * before the body is read; CONTRACT.md "CSRF defence"): a request with a state-changing method (POST,
  * PUT, PATCH, DELETE) is refused with 403 `csrf_rejected`, and calls nothing upstream, when its
  * `Sec-Fetch-Site` is `cross-site` or its `Origin` is not allowed (`ALLOWED_ORIGINS`; by default an
- * origin whose host and port equal the request's `Host`, whatever its scheme). Requests with neither
- * header (server-to-server, curl) pass.
+ * origin whose host and port equal the request's `Host`, whatever its scheme). A `GET` (or its `HEAD`)
+ * whose route declares upstream side effects (`config.sideEffects`: game start, sports launch,
+ * partner and support-desk tokens, KYC start) is refused the same way, since a top-level navigation
+ * from another site carries a `Lax` session cookie. Requests with neither header (server-to-server,
+ * curl) pass.
  *
  * @module
  */
@@ -15,6 +18,16 @@ import { envelope } from '../envelope.js';
 
 /** The methods that change state. */
 export const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/**
+ * Whether the CSRF defence applies to a request: a state-changing method, or a route that declares
+ * upstream side effects (`config.sideEffects`, whatever its method).
+ *
+ * @param request - the request, after routing.
+ */
+export function csrfGuarded(request: FastifyRequest): boolean {
+  return STATE_CHANGING.has(request.method) || request.routeOptions.config.sideEffects === true;
+}
 
 function originAllowed(origin: string, request: FastifyRequest, allowed: readonly string[] | undefined): boolean {
   if (allowed) return allowed.includes(origin);
@@ -30,11 +43,11 @@ export interface CsrfOptions {
   config: Pick<Config, 'allowedOrigins'>;
 }
 
-/** Refuses cross-site state-changing requests (see the module documentation). */
+/** Refuses cross-site state-changing requests and side-effecting reads (see the module documentation). */
 export const csrf = fp(
   async (app: FastifyInstance, { config }: CsrfOptions) => {
     app.addHook('onRequest', (request, reply, done) => {
-      if (STATE_CHANGING.has(request.method)) {
+      if (csrfGuarded(request)) {
         if (request.headers['sec-fetch-site'] === 'cross-site') {
           reply.code(403).send(envelope('csrf_rejected', 'Cross-site requests are not allowed'));
           return;

@@ -266,6 +266,7 @@ export const gamesRoutes: readonly RouteSpec[] = [
     summary:
       'start an authenticated game session: `slug` or `gameId`, `mode`, `device`, `language`; the answer never carries debug data',
     auth: 'required',
+    sideEffects: true,
     querystring: Type.Object({
       slug: Type.Optional(Slug),
       gameId: Type.Optional(GameId),

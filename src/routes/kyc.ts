@@ -49,6 +49,7 @@ export const kycRoutes: readonly RouteSpec[] = [
     spec: '4.8',
     summary: 'start KYC (normal, or recovery with `recovery=1`), query `source`',
     auth: 'required',
+    sideEffects: true,
     querystring: KycStartQuery,
     upstream: [bff('GET', KYC_PATHS.start.normal), bff('GET', KYC_PATHS.start.recovery)],
     handler: byFlow(KYC_PATHS.start, 'source'),

@@ -73,6 +73,12 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
   limit?: 'preauth' | 'beacon' | 'api' | 'none';
   /** Mutates the user: a success evicts the token's profile cache entry (default: every non-GET session route). */
   evictsProfile?: boolean;
+  /**
+   * A `GET` whose upstream call creates or hands out something (a game session, a sportsbook launch,
+   * a partner or support-desk token, a KYC session): the CSRF defence refuses it cross-site like a
+   * state-changing request (CONTRACT.md "CSRF defence"). Default `false`.
+   */
+  sideEffects?: boolean;
   handler: (ctx: RouteContext<Static<B>, Static<Q>, Static<P>>) => Promise<ProxyAnswer | undefined>;
 }
 
@@ -146,6 +152,8 @@ declare module 'fastify' {
     spec?: string;
     cacheControl?: string;
     evictsProfile?: boolean;
+    /** A `GET` with upstream side effects, refused cross-site by the CSRF defence ({@link RouteSpec.sideEffects}). */
+    sideEffects?: boolean;
     /** Only outside production (the OpenAPI document tags it `Development`). */
     devOnly?: boolean;
     /** The rate limit the route counts in (read by the rate-limit pipeline step). */
@@ -181,6 +189,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
       spec: r.spec,
       cacheControl: r.cacheControl,
       evictsProfile: evicts,
+      sideEffects: r.sideEffects === true,
       devOnly: r.devOnly === true,
       limit: limitOf(r),
     };

@@ -298,6 +298,7 @@ export const userRoutes: readonly RouteSpec[] = [
     spec: '4.3',
     summary: 'single-sign-on token for the support desk',
     auth: 'required',
+    sideEffects: true,
     upstream: [bff('GET', '/bff/users/support-desk/create-or-update-user')],
     handler: forward(),
   }),
