@@ -8,9 +8,19 @@
  * (answered by the error step). The size limit is {@link JSON_BODY_LIMIT} unless a route sets its own
  * (413 `payload_too_large`).
  *
+ * An error answer sent while the request body is still arriving (413, or any early 4xx: 403, 415…)
+ * ends with a **lingering close** (CONTRACT.md "Error envelope": the client reads the answer even while
+ * it is still sending). Fastify answers a body error with `Connection: close` and Node then closes the
+ * socket right after the answer; closing a socket whose peer is still sending makes the kernel reset
+ * the connection, and the reset discards the answer the client has not read yet (a browser reads only
+ * once its upload is done). So the answer says `Connection: close`, the rest of the body is read and
+ * discarded, and the socket is closed once the body has arrived — or after {@link LINGER} `timeMs`,
+ * or beyond `maxBytes` discarded, whichever comes first.
+ *
  * @module
  */
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import secureJson from 'secure-json-parse';
 import { envelope } from '../envelope.js';
@@ -30,7 +40,60 @@ function hasBody(request: FastifyRequest): boolean {
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
 }
 
-/** The media-type check and the JSON parser (see the module documentation). */
+/**
+ * Bounds of the lingering close after an early error answer: the socket is closed at most `timeMs`
+ * after the answer, or once more than `maxBytes` of the remaining body have been discarded.
+ */
+export const LINGER = {
+  /** Longest time the rest of a refused body is read after the answer, in milliseconds. */
+  timeMs: 2_000,
+  /** Most bytes of a refused body read and discarded after the answer (8 MiB). */
+  maxBytes: 8 * 1024 * 1024,
+} as const;
+
+/** Whether the request's body has not fully arrived yet. */
+function bodyStillArriving(request: FastifyRequest): boolean {
+  return hasBody(request) && !request.raw.complete && !request.raw.socket.destroyed;
+}
+
+/**
+ * Arranges the lingering close of a request whose error answer is sent before its body has arrived:
+ * `Connection: close`, the rest of the body read and thrown away from now on, and Node's close after
+ * the answer (`socket.destroySoon`, called once the answer is written) replaced for this socket by a
+ * close once the body has arrived, bounded by {@link LINGER}.
+ */
+function lingerAfterAnswer(req: IncomingMessage, reply: FastifyReply): void {
+  const socket = req.socket;
+  reply.header('connection', 'close');
+  let discarded = 0;
+  let closing = false;
+  const close = (): void => {
+    clearTimeout(timer);
+    req.off('data', discard);
+    if (!socket.destroyed) socket.destroy();
+  };
+  const discard = (chunk: Buffer): void => {
+    discarded += chunk.length;
+    if (discarded > LINGER.maxBytes) close();
+  };
+  const timer = setTimeout(close, LINGER.timeMs);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
+  req.on('data', discard);
+  req.once('end', () => {
+    // Everything the client sent has been read: closing now loses nothing of the answer.
+    if (closing) close();
+  });
+  req.resume();
+  socket.destroySoon = () => {
+    closing = true;
+    // The answer, then FIN; reading goes on until the body has arrived or a bound is reached.
+    socket.end();
+    if (req.complete) close();
+  };
+}
+
+/** The media-type check, the JSON parser and the lingering close (see the module documentation). */
 export const body = fp(
   async (app: FastifyInstance) => {
     app.addHook('onRequest', (request, reply, done) => {
@@ -42,6 +105,11 @@ export const body = fp(
         }
       }
       done();
+    });
+
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (reply.statusCode >= 400 && bodyStillArriving(request)) lingerAfterAnswer(request.raw, reply);
+      done(null, payload);
     });
 
     app.removeContentTypeParser(['application/json', 'text/plain']);
