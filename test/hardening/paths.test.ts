@@ -9,7 +9,8 @@
  * vector of {@link vectors}, sent as raw bytes over node:http (no URL normalisation).
  *
  * Pass: every upstream request stays inside the route's declared upstream paths (one segment per
- * placeholder, no `.`/`..` segment once decoded), reaches the upstream host only (a canary host on
+ * placeholder, no `.`/`..` segment and no `/` or `\` once decoded and normalised with NFKC, so that an
+ * upstream that folds look-alikes such as U+FE52 "﹒" or U+FE68 "﹨" cannot climb either), reaches the upstream host only (a canary host on
  * a second loopback address counts connections), and no answer is a 500. Then every route with an
  * upstream is called while the upstream answers 301/302/303/307/308 to the canary: nothing follows.
  */
@@ -66,6 +67,12 @@ function vectors(c: string): string[] {
     '%EF%BC%8E%EF%BC%8E',
     '%E2%80%A4%E2%80%A4',
     '%E3%80%82%E3%80%82',
+    '%EF%B9%92%EF%B9%92%EF%B9%A8admin',
+    '%EF%B9%92%EF%B9%92',
+    '%EF%B9%92%EF%B9%92%2fadmin',
+    '%EF%B9%A8%EF%B9%A8evil%EF%B9%A8x',
+    '%E2%80%A5',
+    '%E2%92%88%E2%92%88',
     '..',
     '.',
     '..%00',

@@ -307,7 +307,9 @@ export function upstreamPathAllowed(rc: RouteCase, method: string, path: string)
       } catch {
         return false;
       }
-      return decoded !== '.' && decoded !== '..' && !/[/\\\u0000]/.test(decoded);
+      // An upstream may fold compatibility look-alikes (U+FE52 small full stop → "."): judge the NFKC form too.
+      const folded = decoded.normalize('NFKC');
+      return [decoded, folded].every((d) => d !== '.' && d !== '..' && !/[/\\\u0000]/.test(d));
     });
   });
 }
