@@ -8,6 +8,12 @@
  * is not one the route accepts. Pass: a forbidden combination answers 403 `csrf_rejected` or 415 and
  * calls nothing upstream; an allowed one answers what the same request without those headers answers.
  * The matrix runs twice: with the default origin rule, and with `ALLOWED_ORIGINS` set.
+ *
+ * Side-effecting reads (CONTRACT.md "CSRF defence", last paragraph): the `GET` rows declared
+ * `sideEffects` — exactly game start, sports launch, the partner B and support-desk tokens and KYC
+ * start — × `Sec-Fetch-Site` × `Origin` (and `HEAD`): cross-site or a foreign origin answers 403
+ * `csrf_rejected` with no upstream call; same-origin answers what the plain request answers and
+ * reaches the upstream. Every other `GET` sent cross-site answers what it answers without the header.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -148,6 +154,96 @@ test('row 4: forbidden method × type × site × origin combinations call nothin
     figures.check(h.crashes.length + listed.crashes.length === 0, `uncaught errors: ${[...h.crashes, ...listed.crashes].slice(0, 3).join('; ')}`);
     figures.note(
       `${routes.length} state-changing route cases × 4 content types × ${SITES.length} Sec-Fetch-Site × ${origins(h.port).length} Origin values, default rule and ALLOWED_ORIGINS`,
+    );
+  });
+  assert.equal(figures.failureCount, 0, figures.summary());
+});
+
+/** The side-effecting reads of the contract, by URL. */
+const SIDE_EFFECT_GETS = ['/api/games/start', '/api/kyc/start', '/api/sports/launch', '/api/sports/partner-b-token', '/api/user/support-desk-token'];
+
+/** A request path for a read: the sample, with a game for the game start (it needs `slug` or `gameId`). */
+function readPath(rc: RouteCase): string {
+  return rc.url === '/api/games/start' ? '/api/games/start?slug=book-of-x&mode=real' : sampleRequest(rc, 11).path;
+}
+
+async function sideEffectMatrix(target: Harness, byList: boolean): Promise<{ refused: number; passed: number }> {
+  const flagged = target.cases.filter((rc) => rc.route.sideEffects === true);
+  let refused = 0;
+  let passed = 0;
+  let n = 0;
+  const jobs: (() => Promise<void>)[] = [];
+  for (const rc of flagged) {
+    const path = readPath(rc);
+    const baseRid = `se-base-${byList ? 'l' : 'd'}${rc.url.replace(/[^A-Za-z0-9]/g, '-')}`;
+    const baseline = rawRequest(target.base, { method: 'GET', path, headers: { cookie: target.cookie(fakeJwt({ sub: '7' })), 'x-request-id': baseRid }, agent });
+    for (const method of ['GET', 'HEAD']) {
+      for (const site of SITES) {
+        for (const origin of origins(target.port)) {
+          const rid = `se-${byList ? 'l' : 'd'}-${n++}`;
+          jobs.push(async () => {
+            const headers: Record<string, string> = { cookie: target.cookie(fakeJwt({ sub: '7', rid })), 'x-request-id': rid };
+            if (site) headers['sec-fetch-site'] = site;
+            if (origin.value) headers.origin = origin.value;
+            const res = await rawRequest(target.base, { method, path, headers, agent });
+            figures.inputs++;
+            figures.status(res.status || res.error || 'no answer');
+            const originOk = byList ? origin.allowedByList : origin.allowedByDefault;
+            const label = `${byList ? '[ALLOWED_ORIGINS] ' : ''}${method} ${path} site=${site ?? '-'} origin=${origin.value ?? '-'}`;
+            const calls = target.upstream.byRid.get(rid)?.length ?? 0;
+            if (site === 'cross-site' || !originOk) {
+              refused++;
+              figures.upstreamCallsForRejected += calls;
+              figures.check(calls === 0, `${label}: refused but ${calls} upstream call(s)`);
+              const error = method === 'HEAD' ? 'csrf_rejected' : (jsonOf(res.body) as { error?: unknown } | undefined)?.error;
+              figures.check(res.status === 403 && error === 'csrf_rejected', `${label}: expected 403 csrf_rejected, got ${res.status} ${String(error)}`);
+            } else {
+              passed++;
+              const base = await baseline;
+              figures.check(res.status === base.status, `${label}: allowed but answered ${res.status} (without the headers: ${base.status})`);
+              const baseCalls = target.upstream.byRid.get(baseRid)?.length ?? 0;
+              figures.check(calls === baseCalls && calls > 0, `${label}: ${calls} upstream call(s), the plain request made ${baseCalls}`);
+            }
+          });
+        }
+      }
+    }
+  }
+  await runPool(jobs, 6);
+  return { refused, passed };
+}
+
+test('row 4: side-effecting GETs are refused cross-site or from a foreign origin, with nothing upstream; same-origin passes', async () => {
+  await figures.run('side-effecting GETs', async () => {
+    const flagged = h.cases.filter((rc) => rc.route.sideEffects === true);
+    figures.check(
+      JSON.stringify(flagged.map((rc) => `${rc.method} ${rc.url}`).sort()) === JSON.stringify(SIDE_EFFECT_GETS.map((u) => `GET ${u}`).sort()),
+      `flagged rows: ${flagged.map((rc) => rc.label).join(', ')}`,
+    );
+    const byDefault = await sideEffectMatrix(h, false);
+    const byList = await sideEffectMatrix(listed, true);
+
+    // Every other read is not concerned: cross-site answers what the plain request answers.
+    const others = h.cases.filter((rc) => rc.method === 'GET' && rc.route.sideEffects !== true && rc.url.startsWith('/api/'));
+    let controls = 0;
+    await runPool(
+      others.map((rc) => async () => {
+        const path = readPath(rc);
+        const cookie = h.cookie(fakeJwt({ sub: '7', control: rc.url }));
+        const plain = await rawRequest(h.base, { method: 'GET', path, headers: { cookie }, agent });
+        const cross = await rawRequest(h.base, { method: 'GET', path, headers: { cookie, 'sec-fetch-site': 'cross-site' }, agent });
+        figures.inputs += 2;
+        figures.status(cross.status || cross.error || 'no answer');
+        controls++;
+        const error = (jsonOf(cross.body) as { error?: unknown } | undefined)?.error;
+        figures.check(error !== 'csrf_rejected', `GET ${path} cross-site: refused as CSRF, but it has no side effect`);
+        figures.check(cross.status === plain.status, `GET ${path} cross-site: ${cross.status}, plain: ${plain.status}`);
+      }),
+      6,
+    );
+    figures.note(
+      `side-effecting GETs: ${flagged.length} rows (${flagged.map((rc) => rc.url).join(', ')}) × GET/HEAD × ${SITES.length} Sec-Fetch-Site × ${origins(h.port).length} Origin, both rules: ` +
+        `${byDefault.refused + byList.refused} refused (403, 0 upstream calls), ${byDefault.passed + byList.passed} passed; ${controls} other GETs sent cross-site answered as without the header`,
     );
   });
   assert.equal(figures.failureCount, 0, figures.summary());
