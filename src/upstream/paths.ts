@@ -119,8 +119,8 @@ export interface RawSubPath {
 const ENCODED_FORBIDDEN = /%(?:25|2e|2f|5c|3b|3f|23|00|[01][0-9a-f]|7f)/i;
 
 /**
- * Checks the raw request URL (as received, before any decoding) of a wildcard route and returns the
- * upstream path built from its segments. Used by `/api/core-sportbook/*` and `/api/dev/proxy/*`.
+ * Checks the raw request URL (as received, before any decoding; in absolute form, its path) of a
+ * wildcard route and returns the upstream path built from its segments. Used by `/api/core-sportbook/*` and `/api/dev/proxy/*`.
  *
  * Refused (400 `invalid_request` through {@link UnsafePathError}, before any upstream call): a URL
  * outside `routePrefix`; an empty sub-path; bytes outside printable ASCII (controls, NUL, spaces,
@@ -135,6 +135,9 @@ const ENCODED_FORBIDDEN = /%(?:25|2e|2f|5c|3b|3f|23|00|[01][0-9a-f]|7f)/i;
  * @throws {@link UnsafePathError}
  */
 export function rawSubPath(rawUrl: string, routePrefix: string, upstreamPrefix: string): RawSubPath {
+  // An absolute-form target (`http://host/api/...`, RFC 9112 3.2.2) is routed like its path: judge that path.
+  const origin = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(rawUrl);
+  if (origin) rawUrl = rawUrl.slice(origin[0].length);
   const q = rawUrl.indexOf('?');
   const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
   const rawQuery = q < 0 ? '' : rawUrl.slice(q);
