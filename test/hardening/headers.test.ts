@@ -5,6 +5,10 @@
  * `Cookie` headers, 8 KiB and 16 KiB cookies; and, over raw sockets, CR/LF, obs-fold, NUL and
  * smuggling attempts. Pass: the upstream only ever sees the proxy's Bearer (the session's), its own
  * `Host` and the proxy's `X-Forwarded-For`; no 5xx.
+ *
+ * Absolute-form targets (`GET http://host/api/... HTTP/1.1`, RFC 9112 3.2.2) on every route: the
+ * answer carries the same `Cache-Control` as the origin-form request, and every `/api` answer one
+ * (`no-store` unless the route declares its own), the 404 of an unknown `/api` path included.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -163,6 +167,51 @@ test('row 3: client headers never reach the upstream; the session Bearer is the 
     figures.check(h.crashes.length === 0, `uncaught errors: ${h.crashes.join('; ')}`);
     figures.note(`${h.cases.length} route cases × 7 header variants, plus ${raws.length} raw-socket requests`);
     figures.note(`5xx answers: ${stubAnswers}, each also answered to the same request without the abusive headers (the test upstream's answer shape), none caused by a header`);
+  });
+  assert.equal(figures.failureCount, 0, figures.summary());
+});
+
+test('row 3: absolute-form targets get the Cache-Control of the origin-form request; every /api answer has one', async () => {
+  await figures.run('absolute-form', async () => {
+    const TOKEN = fakeJwt({ sub: '7', role: 'absolute-form' });
+    const origin = `http://127.0.0.1:${h.port}`;
+    let compared = 0;
+    let noStore = 0;
+    const jobs = h.cases.map((rc) => async () => {
+      const sample = sampleRequest(rc, 3);
+      const headers: Record<string, string> = { cookie: h.cookie(TOKEN) };
+      if (sample.contentType) headers['content-type'] = sample.contentType;
+      if (rc.auth === 'operator') headers.authorization = 'Bearer operator-credential-for-hardening';
+      const plain = await rawRequest(h.base, { method: rc.method, path: sample.path, headers, body: sample.body, agent });
+      const absolute = await rawRequest(h.base, { method: rc.method, path: `${origin}${sample.path}`, headers, body: sample.body, agent });
+      figures.inputs += 2;
+      figures.status(absolute.status || absolute.error || 'no answer');
+      compared++;
+      const label = `${rc.method} ${origin}${sample.path}`;
+      figures.check(absolute.status === plain.status, `${label}: ${absolute.status}, origin-form ${plain.status}`);
+      figures.check(
+        absolute.headers['cache-control'] === plain.headers['cache-control'],
+        `${label}: Cache-Control ${String(absolute.headers['cache-control'])}, origin-form ${String(plain.headers['cache-control'])}`,
+      );
+      if (rc.url.startsWith('/api/')) {
+        const declared = rc.route.cacheControl !== undefined && absolute.status < 400;
+        if (!declared) noStore++;
+        figures.check(
+          declared ? absolute.headers['cache-control'] !== undefined : absolute.headers['cache-control'] === 'no-store',
+          `${label}: Cache-Control ${String(absolute.headers['cache-control'])}`,
+        );
+      }
+    });
+    await runPool(jobs, 6);
+    for (const path of ['/api/no-such-route', '/api/games/no/such/thing?x=1']) {
+      for (const target of [path, `${origin}${path}`]) {
+        const res = await rawRequest(h.base, { method: 'GET', path: target, agent });
+        figures.inputs++;
+        figures.status(res.status || res.error || 'no answer');
+        figures.check(res.status === 404 && res.headers['cache-control'] === 'no-store', `GET ${target}: ${res.status} Cache-Control ${String(res.headers['cache-control'])}`);
+      }
+    }
+    figures.note(`absolute-form targets: ${compared} route cases compared with their origin-form request, ${noStore} /api answers with no-store, plus 4 unknown /api paths (404 no-store)`);
   });
   assert.equal(figures.failureCount, 0, figures.summary());
 });
