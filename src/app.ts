@@ -15,6 +15,7 @@ import { body, JSON_BODY_LIMIT } from './pipeline/body.js';
 import { createClientErrors, SERVER_TIMEOUTS, type ServerTimeouts } from './pipeline/client-errors.js';
 import { csrf } from './pipeline/csrf.js';
 import { createDrain } from './pipeline/drain.js';
+import { errorRef } from './pipeline/error-ref.js';
 import { errors } from './pipeline/errors.js';
 import { health } from './pipeline/health.js';
 import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
@@ -120,6 +121,7 @@ export async function createServer(
   await app.register(body);
   await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
   await app.register(errors);
+  await app.register(errorRef);
   await app.register(openapi, { config: cfg });
   await app.register(health, { bff: upstreams.services.bff, draining: drain.draining });
 

@@ -11,6 +11,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { envelope } from '../envelope.js';
+import { ERROR_REF_HEADER, errorRefOf } from './error-ref.js';
 
 /**
  * Fastify's request-timeout settings (CONTRACT.md leaves them open; Fastify's defaults of 0 never cut a
@@ -47,19 +48,45 @@ const CLIENT_ERRORS: Readonly<Record<string, { status: number; error: string; de
   HPE_HEADER_OVERFLOW: { status: 431, error: 'headers_too_large', detail: 'The request headers are too large' },
 };
 
+/** The body of a path the router refuses (a malformed escape, an over-long parameter). */
+const ROUTER_REFUSAL_TEXT = JSON.stringify(envelope('invalid_request', 'The request path is not valid'));
+
+/** The request line at the start of a packet: method and target (`GET /api/x HTTP/1.1`). */
+const REQUEST_LINE = /^([A-Z]{1,16}) (\S{1,8192}) HTTP\/\d\.\d\r?\n/;
+
+/**
+ * The method and target of a refused request, as far as they can be known: the request being answered
+ * on the socket when there is one (a body too slow), else the request line at the start of the packet
+ * the parser refused (headers too large, malformed headers). When neither is there (the headers were too
+ * slow, or arrived in several packets) the reference has EP0000, an unknown URL (spec 7.2).
+ */
+function refusedRequest(error: Error & { rawPacket?: unknown }, socket: Duplex): { method?: string; url?: string } {
+  const current = (socket as { _httpMessage?: { req?: { method?: string; url?: string } } })._httpMessage?.req;
+  if (current?.url !== undefined) return { method: current.method, url: current.url };
+  const packet = error.rawPacket;
+  if (!(packet instanceof Uint8Array)) return {};
+  const line = REQUEST_LINE.exec(Buffer.from(packet.buffer, packet.byteOffset, Math.min(packet.byteLength, 8_300)).toString('latin1'));
+  return line ? { method: line[1], url: line[2] } : {};
+}
+
 /**
  * Answers a request the HTTP parser refused (malformed, headers over 16 KiB, too slow) with the
- * envelope of spec 7.4, then closes the connection. Resets need no answer.
+ * envelope of spec 7.4 and its `X-Error-Ref` (pipeline/error-ref.ts), logs one line with the reference,
+ * then closes the connection. Resets need no answer.
  */
-function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
+function answerClientError(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Duplex): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const known = CLIENT_ERRORS[error.code ?? ''] ?? { status: 400, error: 'invalid_request', detail: 'The request is malformed' };
   if (socket.writable) {
     const body = JSON.stringify(envelope(known.error, known.detail));
+    const { method, url } = refusedRequest(error, socket);
+    const ref = errorRefOf({ status: known.status, method, url, contentType: 'application/json', body });
     socket.end(
       `HTTP/1.1 ${known.status} ${STATUS_CODES[known.status]}\r\nContent-Type: application/json\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nX-Error-Ref: ${ref}\r\nConnection: close\r\n\r\n${body}`,
     );
+    const path = url === undefined ? undefined : url.split('?')[0]?.slice(0, 200);
+    this.log.info({ method, url: path, statusCode: known.status, ref, code: error.code }, 'request refused');
   }
   socket.destroy();
 }
@@ -91,13 +118,18 @@ export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial
       http: { connectionsCheckingInterval: t.checkIntervalMs },
       // A malformed escape or an over-long path parameter is refused by the router before any hook:
       // answer the envelope (spec 7.4) with the usual headers, never Fastify's body that echoes the path.
+      // Such an answer skips the hooks (no onSend, no completion line): its reference and its line are made here.
       frameworkErrors: (_error, request, reply) => {
+        const ref = errorRefOf({ status: 400, method: request.method, url: request.url, contentType: 'application/json', body: ROUTER_REFUSAL_TEXT });
         (reply as FastifyReply)
           .header('x-request-id', request.id)
           .header('x-content-type-options', 'nosniff')
           .header('cache-control', 'no-store')
+          .header(ERROR_REF_HEADER, ref)
           .code(400)
-          .send(envelope('invalid_request', 'The request path is not valid'));
+          .type('application/json; charset=utf-8')
+          .send(ROUTER_REFUSAL_TEXT);
+        request.log.info({ method: request.method, url: request.url.split('?')[0]?.slice(0, 200), statusCode: 400, ref }, 'request refused');
       },
       clientErrorHandler: answerClientError,
     },

@@ -103,7 +103,7 @@ class LogBatcher {
   }
 }
 
-/** One log line per request, written when it completes (method, path without query, status, time). */
+/** One log line per request, written when it completes (method, path without query, status, time; `ref` for an error answer). */
 class OneLinePerRequest extends LogController {
   /**
    * Where the completion lines of requests without an error go: a child of the app's logger made once,
@@ -118,12 +118,16 @@ class OneLinePerRequest extends LogController {
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);
     const ms = Math.round(reply.elapsedTime * 100) / 100;
+    const statusCode = reply.statusCode;
+    // An error answer's reference (pipeline/error-ref.ts), so that a reference a user reads out is found
+    // here; `undefined` (no field in the line) below 400.
+    const ref = statusCode >= 400 ? reply.getHeader('x-error-ref') : undefined;
     if (error) {
-      request.log.error({ method: request.method, url: path, statusCode: reply.statusCode, ms, err: error }, 'request errored');
+      request.log.error({ method: request.method, url: path, statusCode, ms, ref, err: error }, 'request errored');
     } else if (this.lines) {
-      this.lines.info({ reqId: request.id, method: request.method, url: path, statusCode: reply.statusCode, ms }, 'request completed');
+      this.lines.info({ reqId: request.id, method: request.method, url: path, statusCode, ms, ref }, 'request completed');
     } else {
-      request.log.info({ method: request.method, url: path, statusCode: reply.statusCode, ms }, 'request completed');
+      request.log.info({ method: request.method, url: path, statusCode, ms, ref }, 'request completed');
     }
   }
 }

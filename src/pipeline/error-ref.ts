@@ -1,0 +1,116 @@
+/**
+ * Pipeline step **error reference** (an `onSend` hook: the last thing before an answer's headers are
+ * written; CONTRACT.md "Error envelope", the `X-Error-Ref` paragraph, and spec 7.1-7.3). Every answer
+ * with a status of 400 or more, whoever made it (a hook, the error or not-found handler, a route,
+ * a 401/403 body passed through byte for byte), carries `X-Error-Ref: EPdddd-EMdddd`: the reference
+ * the browser SDK's classifier computes for that very answer (`ProxyError`, `browser/proxy-error.ts`).
+ * The request's log line reads it from the answer's headers (`pipeline/logging.ts`, field `ref`).
+ *
+ * One source of truth: {@link errorRefOf} calls `classifyError` with the inputs the SDK gives it —
+ * the status, the body as the SDK parses it, the body's text, the path the browser called (without
+ * query) and the method. An answer below 400 returns from the hook at once, untouched.
+ *
+ * A body sent as a stream is not read (no route answers an error with a stream): its reference is
+ * classified from the status alone. The answers Node's HTTP parser refuses before Fastify sees them
+ * (`pipeline/client-errors.ts`) use {@link errorRefOf} too.
+ *
+ * @module
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { classifyError, type ErrorRef } from '../errors/index.js';
+
+/** The header that carries the reference of an error answer (CONTRACT.md "Error envelope"). */
+export const ERROR_REF_HEADER = 'x-error-ref';
+
+/** What {@link errorRefOf} classifies: one error answer as the client receives it. */
+export interface ErrorAnswer {
+  /** HTTP status of the answer (400-599 for an error answer). */
+  readonly status: number;
+  /** The request's method, as the browser sent it. */
+  readonly method: string | undefined;
+  /** The request target as the browser sent it (path and query, or absolute); `undefined` when unknown. */
+  readonly url: string | undefined;
+  /** The answer's `Content-Type`, if any. */
+  readonly contentType: string | undefined;
+  /** The answer's body as the client reads it: text, bytes (UTF-8), or `undefined` when there is none. */
+  readonly body: string | Uint8Array | undefined;
+}
+
+const utf8 = new TextDecoder();
+
+/** The path of a request target, without query string or fragment (what the SDK classifies). */
+function pathOf(url: string): string {
+  const q = url.indexOf('?');
+  const h = url.indexOf('#');
+  const cut = q === -1 ? h : h === -1 ? q : Math.min(q, h);
+  return cut === -1 ? url : url.slice(0, cut);
+}
+
+/** The body as the SDK parses it (`proxy-client.ts`): JSON when it looks like JSON or says so, else nothing. */
+function parsedAsTheSdkDoes(text: string, contentType: string | undefined): unknown {
+  if (text === '') return undefined;
+  if (!/^\s*[[{"]/.test(text) && !(contentType ?? '').includes('json')) return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The reference of an error answer (spec 7.1): `classifyError` with the inputs the browser SDK gives
+ * it for the same answer — status, the body parsed as the SDK parses it (JSON when it looks like JSON
+ * or its type says so), the body's text (UTF-8, a byte-order mark dropped, as `Response.text()` does),
+ * the path the browser called (query and fragment removed) and the method. An unknown URL gives EP0000.
+ *
+ * @param answer - the status, the request's method and target, the answer's content type and body.
+ * @returns `EPdddd-EMdddd`, without the `#` display prefix. Never throws.
+ * @example errorRefOf({ status: 401, method: 'GET', url: '/api/auth/profile', contentType: 'application/json', body: '{"reason":"no_token"}' })
+ * // 'EP0702-EM0001'
+ */
+export function errorRefOf(answer: ErrorAnswer): ErrorRef {
+  const body = answer.body;
+  const text = body === undefined ? '' : typeof body === 'string' ? body : utf8.decode(body);
+  return classifyError({
+    status: answer.status,
+    data: parsedAsTheSdkDoes(text, answer.contentType),
+    rawBody: text,
+    url: answer.url === undefined ? undefined : pathOf(answer.url),
+    method: answer.method,
+  }).ref;
+}
+
+/** The body of an `onSend` payload the client will read: a stream is not read; a HEAD answer has none. */
+function bodyOf(request: FastifyRequest, payload: unknown): string | Uint8Array | undefined {
+  if (request.method === 'HEAD') return undefined;
+  if (typeof payload === 'string' || payload instanceof Uint8Array) return payload;
+  return undefined;
+}
+
+function contentTypeOf(reply: FastifyReply): string | undefined {
+  const value = reply.getHeader('content-type');
+  return value === undefined ? undefined : String(value);
+}
+
+/** The `onSend` hook of this step (see the module documentation). */
+export const errorRef = fp(
+  async (app: FastifyInstance) => {
+    app.addHook('onSend', (request, reply, payload, done) => {
+      if (reply.statusCode < 400) {
+        done(null, payload);
+        return;
+      }
+      const ref = errorRefOf({
+        status: reply.statusCode,
+        method: request.method,
+        url: request.url,
+        contentType: contentTypeOf(reply),
+        body: bodyOf(request, payload),
+      });
+      reply.header(ERROR_REF_HEADER, ref);
+      done(null, payload);
+    });
+  },
+  { name: 'error-ref' },
+);
