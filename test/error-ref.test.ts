@@ -267,3 +267,31 @@ test('the drain\'s 503 shutting_down carries the reference', async () => {
     await drained;
   }
 });
+
+test('a body too slow to arrive: the 408 written on the raw socket names the route the request was for', async () => {
+  const own = await startProxy(upstream.url, {}, { timeouts: { requestTimeoutMs: 800, headersTimeoutMs: 800, checkIntervalMs: 100 } });
+  try {
+    const request =
+      'POST /api/user/check-password HTTP/1.1\r\nHost: x\r\nCookie: access_token=abcdefghijklmnopqrstuvwxyz\r\n' +
+      'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pa';
+    const { hostname, port } = new URL(own.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), hostname, () => socket.write(request));
+      let out = '';
+      socket.setTimeout(5_000, () => socket.destroy(new Error('no answer')));
+      socket.on('data', (chunk: Buffer) => {
+        out += chunk.toString('latin1');
+      });
+      socket.on('close', () => resolve(out));
+      socket.on('error', reject);
+    });
+    const answer = splitAnswer(text);
+    assert.equal(answer.status, 408);
+    assert.equal(answer.headers.get('x-error-ref'), sdkRefOf('POST', '/api/user/check-password', 408, answer.body, answer.headers.get('content-type') ?? null));
+    assert.equal(answer.headers.get('x-error-ref'), 'EP0712-EM0099');
+    const line = await waitFor(() => own.logs.entries.find((e) => e.msg === 'request refused'));
+    assert.equal(line?.ref, 'EP0712-EM0099');
+  } finally {
+    await own.close();
+  }
+});

@@ -56,7 +56,8 @@ const REQUEST_LINE = /^([A-Z]{1,16}) (\S{1,8192}) HTTP\/\d\.\d\r?\n/;
 
 /**
  * The method and target of a refused request, as far as they can be known: the request being answered
- * on the socket when there is one (a body too slow), else the request line at the start of the packet
+ * on the socket when there is one (a body too slow; `socket._httpMessage`, the response Node itself
+ * checks before answering a client error), else the request line at the start of the packet
  * the parser refused (headers too large, malformed headers). When neither is there (the headers were too
  * slow, or arrived in several packets) the reference has EP0000, an unknown URL (spec 7.2).
  */
