@@ -76,6 +76,13 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   { variables: ['RATE_LIMIT_BEACON_PER_MIN'], meaning: 'forced-logout beacons (`/api/logs/auth-logout`) per client address per minute (`0` turns it off)' },
   { variables: ['RATE_LIMIT_API_PER_MIN'], meaning: 'every other `/api` request per session, or per client address without one, per minute, counted per process (`0` turns it off)' },
   { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
+  {
+    variables: ['OTEL_EXPORTER_OTLP_ENDPOINT'],
+    defaultText: 'none',
+    accepts: 'http(s) URL',
+    meaning:
+      'turns on OpenTelemetry tracing, exported over OTLP/HTTP (JSON) to `<url>/v1/traces`: a server span per request, a client span per upstream call, W3C `traceparent` sent upstream; the standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_SCHEDULE_DELAY`…). Unset, nothing of OpenTelemetry is loaded',
+  },
   { variables: ['KEEP_ALIVE_TIMEOUT_MS'], meaning: "idle keep-alive time of client connections (milliseconds); longer than a load balancer's idle timeout" },
   {
     variables: ['SHUTDOWN_DELAY_MS'],
