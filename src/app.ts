@@ -23,6 +23,7 @@ import { Metrics, NO_METRICS } from './pipeline/metrics.js';
 import { openapi } from './pipeline/openapi.js';
 import { rateLimits } from './pipeline/rate-limit.js';
 import { requestContext, requestIdOptions } from './pipeline/request-context.js';
+import { createTracing } from './pipeline/tracing.js';
 import { allRouteTables } from './routes/index.js';
 import { type AppDeps, activeRoutes, registerRoutes } from './routes/route.js';
 import { createSessionCaches } from './session/identity.js';
@@ -69,6 +70,7 @@ export async function createServer(
   const logging = createLogging(cfg, options.logStream);
   const clientErrors = createClientErrors(cfg.keepAliveTimeoutMs, options.timeouts);
   const drain = createDrain({ delayMs: cfg.shutdownDelayMs, timeoutMs: cfg.shutdownTimeoutMs });
+  const tracing = await createTracing(cfg);
   const app = Fastify({
     ...logging.options,
     ...requestIdOptions,
@@ -113,6 +115,7 @@ export async function createServer(
   // timing hook to every route declared after it.
   if (metrics) await app.register(metrics.plugin);
   await app.register(logging.plugin);
+  if (tracing) await app.register(tracing.plugin);
   await app.register(clientErrors.plugin);
   await app.register(requestContext);
   await app.register(drain.plugin);

@@ -1,0 +1,194 @@
+/**
+ * The OpenTelemetry setup of the tracing step (`tracing.ts`), loaded with a dynamic `import()` only when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` is set: nothing else in the proxy imports this module or any
+ * OpenTelemetry package.
+ *
+ * - Server spans: `@fastify/otel` as a plugin of the app (no module patching), one `SERVER` span per
+ *   request named `<method> <route pattern>` with `http.route`, `http.request.method`, `url.path`
+ *   (without the query) and `http.response.status_code`, plus an `INTERNAL` span around the handler so
+ *   that the upstream calls are its children. Hooks get no span of their own.
+ * - Client spans: `@opentelemetry/instrumentation-undici` (diagnostics channels, no patching), one
+ *   `CLIENT` span per upstream call with `front_proxy.endpoint` (its EP code, spec 7.2) and the
+ *   `traceparent` header added to the call.
+ * - No header is recorded on any span; `url.full` and `url.query` keep the query's names with every value
+ *   replaced by `REDACTED`; exceptions are not recorded (their messages could quote an upstream).
+ *
+ * @module
+ */
+import { FastifyOtelInstrumentation } from '@fastify/otel';
+import { context, type DiagLogger, diag, DiagLogLevel, propagation, type Span, trace } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { UndiciInstrumentation, type UndiciRequest } from '@opentelemetry/instrumentation-undici';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { type EndpointCode, endpointCodeFor, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
+
+/** The span attribute that names an upstream call's EP code (spec 7.2). */
+export const ENDPOINT_ATTRIBUTE = 'front_proxy.endpoint';
+
+/** Longest time the spans still buffered get to be exported when the app closes, in milliseconds. */
+const FLUSH_AT_CLOSE_MS = 1_000;
+
+/** What the tracing needs from the configuration. */
+export interface TracingSetup {
+  /** `OTEL_EXPORTER_OTLP_ENDPOINT`, without a trailing slash. */
+  readonly endpoint: string;
+  /** The upstream base URLs (`Config.upstreams`), for the EP code of a call below a BFF path prefix. */
+  readonly upstreams: Readonly<Record<string, string | undefined>>;
+  /** `service.version` of the spans. */
+  readonly buildId: string;
+}
+
+/** A query parameter name short and plain enough to be no credential; any other name is redacted too. */
+const PLAIN_NAME = /^[A-Za-z0-9_.[\]-]{1,64}$/;
+
+/**
+ * A query string with every value replaced by `REDACTED` (and a name that could be a value itself too):
+ * `?a=1&b` → `?a=REDACTED&b`.
+ */
+export function redactQuery(search: string): string {
+  if (search === '' || search === '?') return search;
+  const parts = search.slice(1).split('&').map((part) => {
+    const eq = part.indexOf('=');
+    const name = eq === -1 ? part : part.slice(0, eq);
+    const safeName = PLAIN_NAME.test(name) ? name : 'REDACTED';
+    return eq === -1 ? safeName : `${safeName}=REDACTED`;
+  });
+  return `?${parts.join('&')}`;
+}
+
+/** A path without its query string. */
+function withoutQuery(url: string): string {
+  const q = url.indexOf('?');
+  return q === -1 ? url : url.slice(0, q);
+}
+
+/**
+ * The EP code of an upstream call: its path below a configured upstream's base path when one matches
+ * (a BFF mounted under a prefix), else its whole URL, as the classifier matches it (spec 7.2).
+ */
+function endpointFinder(upstreams: TracingSetup['upstreams']): (method: string, origin: string, path: string) => EndpointCode {
+  const bases: { origin: string; prefix: string }[] = [];
+  for (const value of Object.values(upstreams)) {
+    if (value === undefined) continue;
+    const url = new URL(value);
+    const prefix = url.pathname.replace(/\/+$/, '');
+    if (prefix !== '' && !bases.some((b) => b.origin === url.origin && b.prefix === prefix)) bases.push({ origin: url.origin, prefix });
+  }
+  bases.sort((a, b) => b.prefix.length - a.prefix.length);
+  return (method, origin, path) => {
+    for (const base of bases) {
+      if (base.origin !== origin || !path.startsWith(base.prefix)) continue;
+      const rest = path.slice(base.prefix.length);
+      if (rest !== '' && rest[0] !== '/' && rest[0] !== '?') continue;
+      const code = endpointCodeFor(method, rest);
+      if (code !== UNKNOWN_ENDPOINT_CODE) return code;
+    }
+    return endpointCodeFor(method, `${origin}${path}`);
+  };
+}
+
+/** OpenTelemetry's own warnings and errors (a collector that cannot be reached) as log lines of the app. */
+function diagnostics(app: FastifyInstance): DiagLogger {
+  const describe = (args: unknown[]) => args.map((a) => (a instanceof Error ? a.message : typeof a === 'string' ? a : typeof a));
+  const line = (message: string, args: unknown[]) => {
+    // The SDK's error handler passes an error as its JSON text, stack included: keep its message only.
+    let text = message;
+    try {
+      const parsed = JSON.parse(message) as { message?: unknown };
+      if (typeof parsed.message === 'string') text = parsed.message;
+    } catch {
+      // a plain message
+    }
+    app.log.warn({ detail: describe(args) }, `opentelemetry: ${text.slice(0, 500)}`);
+  };
+  const ignore = () => {};
+  return {
+    error: (message, ...args) => line(message, args),
+    warn: (message, ...args) => line(message, args),
+    info: ignore,
+    debug: ignore,
+    verbose: ignore,
+  };
+}
+
+/**
+ * Starts the OpenTelemetry SDK for one app (see the module documentation) and gives its tracing step.
+ * Registers the tracer provider, the W3C trace-context propagator and the async-hooks context manager
+ * process-wide; the step's close hook flushes the spans, stops the instrumentations and removes that
+ * registration.
+ *
+ * @param setup - the endpoint, the upstream base URLs and the build id.
+ * @returns the tracing step, whose plugin must be registered before any route.
+ */
+export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPluginAsync } {
+  const resource = resourceFromAttributes({ 'service.name': 'front-proxy', 'service.version': setup.buildId }).merge(
+    detectResources({ detectors: [envDetector] }),
+  );
+  // A traces-specific endpoint of the environment wins, as the OTLP exporter's own rules say.
+  const url = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? undefined : `${setup.endpoint}/v1/traces`;
+  const provider = new NodeTracerProvider({
+    resource,
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(url === undefined ? {} : { url }))],
+  });
+  provider.register();
+
+  const endpointOf = endpointFinder(setup.upstreams);
+  // Instrumentations start enabled on construction (the undici one reads `enabled` per call), after the
+  // provider is registered; each is also given the provider directly.
+  const undici = new UndiciInstrumentation({
+    startSpanHook: (request: UndiciRequest) => {
+      const origin = new URL(String(request.origin)).origin;
+      const target = new URL(request.path, origin);
+      const query = redactQuery(target.search);
+      return {
+        [ENDPOINT_ATTRIBUTE]: endpointOf(request.method, origin, request.path),
+        'url.full': `${origin}${target.pathname}${query}`,
+        'url.query': query,
+      };
+    },
+  });
+  undici.setTracerProvider(provider);
+
+  const server = new FastifyOtelInstrumentation({
+    registerOnInitialization: false,
+    instrumentHooks: false,
+    recordExceptions: false,
+    requestHook: (span: Span, request: FastifyRequest) => {
+      const route = request.routeOptions.url;
+      span.updateName(route === undefined ? request.method : `${request.method} ${route}`);
+      span.setAttribute('url.path', withoutQuery(request.url));
+    },
+  });
+  server.setTracerProvider(provider);
+
+  const plugin = fp(
+    async (app: FastifyInstance) => {
+      diag.setLogger(diagnostics(app), DiagLogLevel.WARN);
+      await app.register(server.plugin());
+      app.addHook('onClose', async () => {
+        undici.disable();
+        server.disable();
+        // The last spans get a short while to leave: a collector that cannot be reached never holds up
+        // the shutdown (the exporter would retry for its whole time limit).
+        let timer: NodeJS.Timeout | undefined;
+        const giveUp = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, FLUSH_AT_CLOSE_MS).unref();
+        });
+        try {
+          await Promise.race([provider.shutdown().catch(() => undefined), giveUp]);
+        } finally {
+          clearTimeout(timer);
+          trace.disable();
+          context.disable();
+          propagation.disable();
+          diag.disable();
+        }
+      });
+    },
+    { name: 'tracing' },
+  );
+  return { plugin };
+}

@@ -1,0 +1,43 @@
+/**
+ * Pipeline step **tracing** (CONTRACT.md "Operations", tracing row; "Configuration",
+ * `OTEL_EXPORTER_OTLP_ENDPOINT`). Off unless the variable is set; then OpenTelemetry is set up and this
+ * step, registered right after the logging, opens a server span for every request (`http.route`: the
+ * route pattern) and a client span for every upstream call (`front_proxy.endpoint`: its EP code,
+ * spec 7.2), with W3C `traceparent` sent upstream. Spans go to `<endpoint>/v1/traces` over OTLP/HTTP
+ * (JSON); the standard `OTEL_*` variables of the process apply (service name, exporter headers, batch
+ * delay, sampler).
+ *
+ * Nothing of OpenTelemetry is loaded when tracing is off: this module imports none of it, and the
+ * setup (`tracing-sdk.ts`) is loaded with a dynamic `import()` only when the variable is set.
+ *
+ * No span attribute holds a credential: no request or response header is recorded, query strings keep
+ * their names with every value replaced by `REDACTED`, and exceptions are not recorded.
+ *
+ * @module
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { Config } from '../config.js';
+
+/** The tracing step of one app. */
+export interface Tracing {
+  /** Registers the server spans and flushes the spans at close; register it first after the logging. */
+  readonly plugin: FastifyPluginAsync;
+}
+
+/**
+ * The tracing step of an app, or `undefined` when `OTEL_EXPORTER_OTLP_ENDPOINT` is not set (then nothing
+ * of OpenTelemetry is loaded). When it is set, loads and starts the OpenTelemetry SDK: a tracer provider
+ * exporting over OTLP/HTTP, the W3C trace-context propagator, and the undici instrumentation for the
+ * upstream calls. The process-wide OpenTelemetry registration belongs to one app at a time: the app
+ * removes it when it closes.
+ *
+ * @param config - the endpoint (`otlpEndpoint`), the upstream base URLs (to find an upstream call's EP
+ *   code below a BFF path prefix) and the build id (`service.version`).
+ * @returns the step to register, or `undefined` (tracing off).
+ * @throws whatever loading the OpenTelemetry packages throws (a broken install), only when tracing is on.
+ */
+export async function createTracing(config: Pick<Config, 'otlpEndpoint' | 'upstreams' | 'buildId'>): Promise<Tracing | undefined> {
+  if (config.otlpEndpoint === undefined) return undefined;
+  const { startTracing } = await import('./tracing-sdk.js');
+  return startTracing({ endpoint: config.otlpEndpoint, upstreams: config.upstreams, buildId: config.buildId });
+}

@@ -1,0 +1,195 @@
+/**
+ * CONTRACT.md "Operations", tracing row, over real loopback sockets: with `OTEL_EXPORTER_OTLP_ENDPOINT`
+ * set, a fake OTLP/HTTP collector receives a server span per request (`http.route`, the route pattern)
+ * and a client span per upstream call (`front_proxy.endpoint`, its EP code); the upstream receives a
+ * W3C `traceparent` of the same trace, whose parent is the client span; nothing exported holds the
+ * session token, the cookie or an authorization header; error answers keep their `X-Error-Ref`.
+ */
+import assert from 'node:assert/strict';
+import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { redactQuery } from '../src/pipeline/tracing-sdk.js';
+import { fakeJwt, send, startProxy, startRecordingUpstream, type RecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
+
+// Read by the batch span processor when the proxy starts: spans leave within 100 ms.
+process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
+
+interface OtlpValue {
+  stringValue?: string;
+  intValue?: string | number;
+  boolValue?: boolean;
+}
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: { key: string; value: OtlpValue }[];
+}
+interface OtlpExport {
+  resourceSpans?: { resource?: { attributes?: { key: string; value: OtlpValue }[] }; scopeSpans?: { spans?: OtlpSpan[] }[] }[];
+}
+
+/** OTLP span kinds (opentelemetry-proto `Span.SpanKind`). */
+const SERVER = 2;
+const CLIENT = 3;
+
+/** A fake OTLP/HTTP collector on 127.0.0.1: keeps every body posted to `/v1/traces` (JSON). */
+async function startCollector() {
+  const bodies: string[] = [];
+  const contentTypes: string[] = [];
+  const server = createHttpServer((req: IncomingMessage, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body = Buffer.concat(chunks);
+      if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+      if (req.method === 'POST' && req.url === '/v1/traces') {
+        bodies.push(body.toString('utf8'));
+        contentTypes.push(String(req.headers['content-type']));
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      } else {
+        res.writeHead(404).end();
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    bodies,
+    contentTypes,
+    spans(): OtlpSpan[] {
+      return bodies.flatMap((b) =>
+        ((JSON.parse(b) as OtlpExport).resourceSpans ?? []).flatMap((r) => (r.scopeSpans ?? []).flatMap((s) => s.spans ?? [])),
+      );
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function attribute(span: OtlpSpan, key: string): string | number | boolean | undefined {
+  const v = span.attributes?.find((a) => a.key === key)?.value;
+  if (v === undefined) return undefined;
+  return v.stringValue ?? (v.intValue === undefined ? v.boolValue : Number(v.intValue));
+}
+
+async function waitFor<T>(find: () => T | undefined, ms = 5_000): Promise<T | undefined> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const found = find();
+    if (found !== undefined || Date.now() > end) return found;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/**
+ * The proxy's server span of a trace (the one named by a route, or with a status) and the client span
+ * whose id the upstream received as its parent. The test's own `fetch` runs in this process and is a
+ * client span of the same trace too.
+ */
+async function spansOf(traceId: string, parentId: string): Promise<{ serverSpan: OtlpSpan; clientSpan: OtlpSpan } | undefined> {
+  return waitFor(() => {
+    const all = collector.spans().filter((s) => s.traceId === traceId);
+    const serverSpan = all.find((s) => s.kind === SERVER && attribute(s, 'fastify.root') !== undefined);
+    const clientSpan = all.find((s) => s.kind === CLIENT && s.spanId === parentId);
+    return serverSpan && clientSpan ? { serverSpan, clientSpan } : undefined;
+  });
+}
+
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-0[01]$/;
+
+let collector: Awaited<ReturnType<typeof startCollector>>;
+let upstream: RecordingUpstream;
+let proxy: TestProxy;
+
+before(async () => {
+  collector = await startCollector();
+  upstream = await startRecordingUpstream();
+  proxy = await startProxy(upstream.url, { OTEL_EXPORTER_OTLP_ENDPOINT: `${collector.url}/` });
+});
+after(async () => {
+  await proxy?.close();
+  await upstream?.close();
+  await collector?.close();
+});
+
+test('a request: a server span with http.route, a client span with the EP code, traceparent upstream', async () => {
+  const token = fakeJwt();
+  upstream.on('GET', '/auth/user-profile', { status: 200, json: { user: { id: 7 } } });
+  const res = await send(proxy.url, 'GET', '/api/auth/profile', {
+    token,
+    headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-profile' },
+  });
+  assert.equal(res.status, 200);
+
+  const call = upstream.requests.find((r) => r.path === '/auth/user-profile');
+  assert.ok(call, 'the upstream was called');
+  const traceparent = TRACEPARENT.exec(String(call.headers.traceparent));
+  assert.ok(traceparent, `a W3C traceparent upstream: ${String(call.headers.traceparent)}`);
+  const [, traceId = '', parentId = ''] = traceparent;
+
+  const spans = await spansOf(traceId, parentId);
+  assert.ok(spans, `the collector received the spans of trace ${traceId}`);
+  const { serverSpan, clientSpan } = spans;
+  assert.equal(attribute(serverSpan, 'http.route'), '/api/auth/profile');
+  assert.equal(attribute(serverSpan, 'http.response.status_code'), 200);
+  assert.equal(serverSpan.name, 'GET /api/auth/profile');
+  assert.equal(attribute(clientSpan, 'front_proxy.endpoint'), 'EP0003');
+  assert.equal(clientSpan.spanId, parentId, "the upstream's parent is the client span");
+  assert.equal(clientSpan.traceId, serverSpan.traceId);
+  const handlerSpan = collector.spans().find((s) => s.spanId === clientSpan.parentSpanId);
+  assert.equal(handlerSpan?.parentSpanId, serverSpan.spanId, 'the client span is under the server span (through the handler span)');
+  assert.match(collector.contentTypes[0] ?? '', /json/, 'OTLP/HTTP JSON');
+
+  const exported = collector.bodies.join('\n');
+  assert.ok(!exported.includes(token), 'no span holds the token');
+  assert.ok(!exported.includes(token.slice(0, 20)), 'nor a piece of it');
+  assert.ok(!/access_token=/.test(exported), 'no cookie header');
+});
+
+test('a route pattern with a wildcard; the query of both spans keeps names only', async () => {
+  const token = fakeJwt();
+  upstream.on('GET', '/core-sportbook/events', { status: 200, json: { events: [] } });
+  const res = await send(proxy.url, 'GET', `/api/core-sportbook/events?sport=1&token=${token}&${token}`, { token });
+  assert.equal(res.status, 200);
+  const call = upstream.requests.find((r) => r.path === '/core-sportbook/events');
+  assert.ok(call, 'the upstream was called');
+  assert.ok(call.query.includes(token), 'the raw query went upstream unchanged');
+  const [, traceId = '', parentId = ''] = TRACEPARENT.exec(String(call.headers.traceparent)) ?? [];
+  const spans = await spansOf(traceId, parentId);
+  assert.ok(spans, `the collector received the spans of trace ${traceId}`);
+  const { serverSpan, clientSpan } = spans;
+  assert.equal(attribute(serverSpan, 'http.route'), '/api/core-sportbook/*');
+  assert.equal(attribute(serverSpan, 'url.path'), '/api/core-sportbook/events');
+  assert.equal(attribute(clientSpan, 'front_proxy.endpoint'), 'EP0195');
+  assert.equal(attribute(clientSpan, 'url.query'), '?sport=REDACTED&token=REDACTED&REDACTED');
+  assert.ok(!collector.bodies.join('\n').includes(token), 'no span holds the token');
+});
+
+test('with tracing on, error answers keep their X-Error-Ref and a 404 is traced without a route', async () => {
+  const noToken = await send(proxy.url, 'GET', '/api/auth/profile');
+  assert.equal(noToken.status, 401);
+  assert.equal(noToken.headers.get('x-error-ref'), 'EP0702-EM0001');
+  const missing = await send(proxy.url, 'GET', '/api/no/such/route', { headers: { 'x-request-id': 'trace-404' } });
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers.get('x-error-ref'), 'EP0799-EM0099');
+  const span = await waitFor(() => collector.spans().find((s) => s.kind === SERVER && attribute(s, 'url.path') === '/api/no/such/route'));
+  assert.ok(span, 'the 404 has a server span');
+  assert.equal(attribute(span, 'http.route'), undefined);
+  assert.equal(attribute(span, 'http.response.status_code'), 404);
+});
+
+test('redactQuery keeps plain names and replaces every value', () => {
+  assert.equal(redactQuery(''), '');
+  assert.equal(redactQuery('?a=1&b=&c'), '?a=REDACTED&b=REDACTED&c');
+  assert.equal(redactQuery(`?${'x'.repeat(65)}`), '?REDACTED');
+  assert.equal(redactQuery('?eyJ.abc.def=1'), '?eyJ.abc.def=REDACTED');
+});
