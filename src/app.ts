@@ -19,12 +19,13 @@ import { errorRef } from './pipeline/error-ref.js';
 import { errors } from './pipeline/errors.js';
 import { health } from './pipeline/health.js';
 import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
-import { Metrics, NO_METRICS } from './pipeline/metrics.js';
+import type { Metrics } from './pipeline/metrics.js';
 import { openapi } from './pipeline/openapi.js';
 import { rateLimits } from './pipeline/rate-limit.js';
 import { requestContext, requestIdOptions } from './pipeline/request-context.js';
 import { createTracing } from './pipeline/tracing.js';
 import { allRouteTables } from './routes/index.js';
+import { NO_METRICS } from './routes/context.js';
 import { type AppDeps, activeRoutes, registerRoutes } from './routes/route.js';
 import { createSessionCaches } from './session/identity.js';
 import { HANDSHAKE_CACHE_NAME, handshakesOf } from './session/sticker-handshakes.js';
@@ -87,7 +88,11 @@ export async function createServer(
   });
 
   // Metrics only with METRICS_PORT: otherwise no step, no observers, and the routes' reports do nothing.
-  const metrics = cfg.metricsPort === undefined ? undefined : new Metrics({ version: PACKAGE_VERSION, buildId: cfg.buildId });
+  // prom-client is loaded only with METRICS_PORT (it would also load the OpenTelemetry API).
+  const metrics =
+    cfg.metricsPort === undefined
+      ? undefined
+      : new (await import('./pipeline/metrics.js')).Metrics({ version: PACKAGE_VERSION, buildId: cfg.buildId });
   const upstreams = createUpstreamServices(cfg, metrics?.observeUpstream);
   const state = await createState(cfg, app.log, { idempotencyDecision: metrics?.idempotencyDecision });
   metrics?.watchRedis(state.store);

@@ -15,7 +15,7 @@
 import cluster from 'node:cluster';
 import { createServer } from './app.js';
 import { checkHostBindable, type Config, ConfigError, loadConfig } from './config.js';
-import { answerClusterPrimary, clusterMetricsSource, type MetricsSource, startMetricsServer } from './pipeline/metrics.js';
+import type { MetricsSource } from './pipeline/metrics.js';
 import { sandboxBanner } from './sandbox/index.js';
 
 /** Time allowed beyond `SHUTDOWN_DELAY_MS` + `SHUTDOWN_TIMEOUT_MS` for closing pools and flushing logs, in milliseconds. */
@@ -62,6 +62,7 @@ async function configure(): Promise<Config> {
 async function serveMetrics(config: Config, source: MetricsSource, log: (url: string) => void): Promise<void> {
   if (config.metricsPort === undefined) return;
   try {
+    const { startMetricsServer } = await import('./pipeline/metrics.js');
     const { url } = await startMetricsServer(config.metricsPort, config.host, source);
     log(`${url}/metrics`);
   } catch (error) {
@@ -72,7 +73,11 @@ async function serveMetrics(config: Config, source: MetricsSource, log: (url: st
 
 /** The cluster primary: starts the workers, replaces the ones that die, stops them all on a signal. */
 async function runPrimary(config: Config): Promise<void> {
-  await serveMetrics(config, clusterMetricsSource(), (url) => say(`metrics of ${config.workers} workers on ${url}`));
+  // prom-client is loaded only with METRICS_PORT (it would also load the OpenTelemetry API).
+  if (config.metricsPort !== undefined) {
+    const { clusterMetricsSource } = await import('./pipeline/metrics.js');
+    await serveMetrics(config, clusterMetricsSource(), (url) => say(`metrics of ${config.workers} workers on ${url}`));
+  }
   const bornAt = new Map<number, number>();
   const refork = new Set<NodeJS.Timeout>();
   let youngDeaths = 0;
@@ -123,11 +128,12 @@ async function runPrimary(config: Config): Promise<void> {
 /** One serving process (the only one, or a cluster worker). */
 async function runServer(config: Config): Promise<void> {
   const worker = cluster.isWorker && config.metricsPort !== undefined;
+  const answerClusterPrimary = worker ? (await import('./pipeline/metrics.js')).answerClusterPrimary : undefined;
   // Answer the primary's scrapes at once (with nothing until the app exists).
-  if (worker) answerClusterPrimary([]);
+  answerClusterPrimary?.([]);
   const app = await createServer(config);
   if (app.metrics) {
-    if (worker) answerClusterPrimary([app.metrics.registry]);
+    if (answerClusterPrimary) answerClusterPrimary([app.metrics.registry]);
     else await serveMetrics(config, app.metrics, (url) => app.log.info({ metrics: url }, `metrics on ${url}`));
   }
   process.on('unhandledRejection', (reason) => {

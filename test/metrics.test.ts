@@ -11,7 +11,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { classifyError } from '../src/errors/index.js';
-import { DURATION_BUCKETS, NO_METRICS, NOT_FOUND_ROUTE } from '../src/pipeline/metrics.js';
+import { DURATION_BUCKETS, NOT_FOUND_ROUTE } from '../src/pipeline/metrics.js';
+import { NO_METRICS } from '../src/routes/context.js';
 import { freePort, oneShot, type ProxyProcess, startProxyProcess, waitFor } from './helpers/proxy-process.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
 import { HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';

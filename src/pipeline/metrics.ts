@@ -12,7 +12,7 @@
  * request already has (route pattern, method, status number).
  *
  * Without `METRICS_PORT` none of this is built: `app.ts` registers no step, gives the lower layers no
- * observers, and the routes get {@link NO_METRICS}.
+ * observers, and the routes get `NO_METRICS` (`routes/context.ts`).
  *
  * With `WORKERS` > 1 each worker keeps its own registry and answers the cluster primary's requests
  * ({@link answerClusterPrimary}); the primary serves the sum over the workers ({@link clusterMetricsSource}).
@@ -298,12 +298,6 @@ export class Metrics implements MetricsSource {
     entry(byError, errorCode, () => this.#upstreamErrors.labels({ endpoint, error: errorCode })).inc();
   }
 }
-
-/** What the routes get when `METRICS_PORT` is unset: every report does nothing. */
-export const NO_METRICS: { cacheRead(cache: string, result: CacheResult): void; rateLimited(limit: string): void } = Object.freeze({
-  cacheRead: () => undefined,
-  rateLimited: () => undefined,
-});
 
 /** A running metrics server. */
 export interface MetricsServer {

@@ -36,6 +36,12 @@ export interface ProxyMetrics extends CacheReadObserver {
   rateLimited(limit: string): void;
 }
 
+/** What the routes get when `METRICS_PORT` is unset: every report does nothing. */
+export const NO_METRICS: ProxyMetrics = Object.freeze({
+  cacheRead: () => undefined,
+  rateLimited: () => undefined,
+});
+
 /**
  * What a handler gets: the validated input, the session token and upstream calls that carry the
  * proxy's headers (`Authorization: Bearer <jwt>` when a session is present, the incoming `Cookie`
