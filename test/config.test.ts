@@ -156,6 +156,14 @@ const BAD_VALUES: readonly (readonly [variable: string, value: string, says: Reg
   ...['-1', 'x', '86400001'].map(
     (v) => ['CATALOGUE_CACHE_TTL_MS', v, /^CATALOGUE_CACHE_TTL_MS: expected a plain decimal integer from 0 to 86400000, got ".*"$/] as const,
   ),
+  ...['10.0.0.0/33', 'lb.example.com', '10.0.0.1,nope', '999.1.1.1', ','].map(
+    (v) => ['TRUSTED_PROXIES', v, /^TRUSTED_PROXIES: expected comma-separated IP addresses or CIDR ranges, such as 10\.0\.0\.0\/8,192\.168\.1\.7, got ".*"$/] as const,
+  ),
+  ...(['RATE_LIMIT_PREAUTH_PER_MIN', 'RATE_LIMIT_LOGIN_FAILURES', 'RATE_LIMIT_BEACON_PER_MIN', 'RATE_LIMIT_API_PER_MIN'] as const).flatMap((name) =>
+    ['-1', '1e3', '20/min', '1000001'].map(
+      (v) => [name, v, new RegExp(`^${name}: expected a plain decimal integer from 0 to 1000000, got ".*"$`)] as const,
+    ),
+  ),
 ];
 
 describe('CONTRACT.md configuration: every bad value stops the start with one line naming the variable', () => {
@@ -190,6 +198,13 @@ describe('CONTRACT.md configuration: every bad value stops the start with one li
     }
     assert.equal(loadConfig({ PORT: '9464', METRICS_PORT: '9465' }).metricsPort, 9465);
     assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '9464' }).metricsPort, 9464);
+    assert.deepEqual(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, 192.168.1.7 ,::1' }).trustedProxies, ['10.0.0.0/8', '192.168.1.7', '::1']);
+    assert.deepEqual(loadConfig({ RATE_LIMIT_API_PER_MIN: '0', RATE_LIMIT_PREAUTH_PER_MIN: '1000000' }).rateLimits, {
+      preAuthPerMin: 1_000_000,
+      loginFailures: 5,
+      beaconPerMin: 10,
+      apiPerMin: 0,
+    });
   });
 
   test('a secret is never echoed in its error line', () => {
