@@ -1,7 +1,8 @@
 /**
  * spec 4.4 Wallet and 4.5 Payments against a recording upstream over real sockets: the upstream
  * method, path, query and body of every row; the deposit of spec 2.7 (wire body, attribution,
- * signup-only fields, card fields, own user id, cents → units, limitError, double submit, one
+ * signup-only fields, card fields, own user id, cents → units, limitError, amount bounds
+ * (minimumCents / maximumCents), double submit, one
  * attempt); providers of spec 2.8; the streamed receipt; 401 without the cookie; invalid input → 400
  * with zero upstream calls.
  */
@@ -323,6 +324,45 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
     assert.equal((declined.json as Record<string, unknown>).limitError, undefined);
   });
 
+  test('spec 7.4.2: an amount the upstream refuses carries the bound it gave, in cents (minimumCents / maximumCents)', async () => {
+    upstream.on('POST', '/wallet/add-credit', {
+      status: 422,
+      json: { reason: 'amount_below_minimum', message: 'The amount is below the minimum.', min_amount: 1000 },
+    });
+    const below = await post('/api/payments/deposit', { ...deposit, creditAmount: 500 });
+    assert.equal(below.status, 422);
+    assert.deepEqual(below.json, { ok: false, error: 'amount_below_minimum', detail: 'The amount is below the minimum.', minimumCents: 1000 });
+    assert.equal(calls().length, 1, 'one upstream call, no retry');
+    token = fakeJwt({ n: 'above' });
+    upstream.on('POST', '/wallet/add-credit', {
+      status: 422,
+      json: { reason: 'amount_above_maximum', message: 'The amount is above the maximum.', max_amount: 5_000_000 },
+    });
+    const above = await post('/api/payments/deposit', { ...deposit, creditAmount: 6_000_000 });
+    assert.deepEqual(above.json, { ok: false, error: 'amount_above_maximum', detail: 'The amount is above the maximum.', maximumCents: 5_000_000 });
+    token = fakeJwt({ n: 'no bound' });
+    upstream.on('POST', '/wallet/add-credit', { status: 422, json: { reason: 'amount_below_minimum', message: 'Too small', min_amount: '10.00' } });
+    const unsaid = await post('/api/payments/deposit', deposit);
+    assert.deepEqual(unsaid.json, { ok: false, error: 'amount_below_minimum', detail: 'Too small' }, 'a bound that is not integer cents is not passed on');
+  });
+
+  test('an amount outside the proxy range → 400 invalid_request with the bound in cents; nothing sent upstream', async () => {
+    const zero = await post('/api/payments/deposit', { ...deposit, creditAmount: 0 });
+    assert.equal(zero.status, 400);
+    assert.deepEqual(zero.json, { ok: false, error: 'invalid_request', detail: 'body.creditAmount must be >= 1', minimumCents: 1 });
+    const huge = await post('/api/payments/deposit', { ...deposit, creditAmount: 100_000_001 });
+    assert.equal((huge.json as Record<string, unknown>).maximumCents, 100_000_000);
+    assert.equal((huge.json as Record<string, unknown>).minimumCents, undefined);
+    const fractional = await post('/api/payments/deposit', { ...deposit, creditAmount: 50.5 });
+    assert.equal(fractional.status, 400);
+    assert.equal((fractional.json as Record<string, unknown>).minimumCents, undefined, 'a type failure says no bound');
+    const withdraw = await post('/api/payments/withdraw', { amount: 0, method: 'pix' });
+    assert.equal((withdraw.json as Record<string, unknown>).minimumCents, 1);
+    const badUser = await post('/api/payments/deposit', { ...deposit, userId: 0 });
+    assert.equal((badUser.json as Record<string, unknown>).minimumCents, undefined, 'only amounts say a bound in cents');
+    assert.equal(upstream.requests.length, 0);
+  });
+
   test('double submit: 5 concurrent identical deposits reach the upstream once and all get its answer', async () => {
     upstream.on('POST', '/wallet/add-credit', { status: 201, json: answer, delayMs: 100 });
     const results = await Promise.all(Array.from({ length: 5 }, () => post('/api/payments/deposit', deposit)));
@@ -433,6 +473,20 @@ describe('spec 4.5 deposit status, withdraw, bank list, coupon, PIX key', () => 
     const phone = await post('/api/payments/withdraw', { amount: 10_000, method: 'mobile-money', ddi: '52', phone: '5512345678' });
     assert.equal(phone.status, 201);
     assert.deepEqual(calls()[2]?.json, { amount: 10_000, method: 'mobile-money', ddi: '52', phone: '5512345678' });
+  });
+
+  test('a withdrawal the upstream refuses for its amount carries minimumCents / maximumCents; a success is untouched', async () => {
+    upstream.on('POST', '/new-withdraws', { status: 422, json: { reason: 'amount_below_minimum', message: 'Below', min_amount: 2000 } });
+    const below = await post('/api/payments/withdraw', { amount: 1500, method: 'pix', pix_key: 'demo@example.com', pix_key_type: 'email' });
+    assert.equal(below.status, 422);
+    assert.deepEqual(below.json, { ok: false, error: 'amount_below_minimum', detail: 'Below', minimumCents: 2000 });
+    upstream.on('POST', '/new-withdraws', { status: 422, json: { reason: 'amount_above_maximum', message: 'Above', max_amount: 5_000_000 } });
+    const above = await post('/api/payments/withdraw', { amount: 6_000_000, method: 'pix', pix_key: 'demo@example.com', pix_key_type: 'email' });
+    assert.equal((above.json as Record<string, unknown>).maximumCents, 5_000_000);
+    upstream.on('POST', '/new-withdraws', { status: 201, json: { id: 'tx_2', status: 'approved', min_amount: 2000, reason: 'amount_below_minimum' } });
+    const ok = await post('/api/payments/withdraw', { amount: 2500, method: 'pix', pix_key: 'demo@example.com', pix_key_type: 'email' });
+    assert.deepEqual(ok.json, { id: 'tx_2', status: 'approved', min_amount: 2000, reason: 'amount_below_minimum' });
+    assert.equal(calls().length, 3);
   });
 
   test('bank-list, coupon, PIX key read and update', async () => {

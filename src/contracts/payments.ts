@@ -237,6 +237,56 @@ export function centsToUnits(cents: number): number {
   return Math.round(cents) / 100;
 }
 
+/**
+ * Upstream refusal reasons of a deposit or withdrawal that report an amount bound, with the field of
+ * the upstream body that holds the bound (`min_amount` / `max_amount`, integer cents) and the extra
+ * envelope field the proxy answers it under (spec 7.4.2: extra fields on statuses other than 401/403).
+ */
+export const AMOUNT_BOUNDS = {
+  amount_below_minimum: { upstream: 'min_amount', envelope: 'minimumCents' },
+  amount_above_maximum: { upstream: 'max_amount', envelope: 'maximumCents' },
+} as const satisfies Record<string, { upstream: string; envelope: string }>;
+
+/** The extra envelope field of an amount bound: `minimumCents` or `maximumCents`, integer cents. */
+export type AmountBoundField = (typeof AMOUNT_BOUNDS)[keyof typeof AMOUNT_BOUNDS]['envelope'];
+
+/**
+ * The amount bound an upstream refusal reports, as the extra envelope field, or `undefined`: for the
+ * reason `amount_below_minimum` the upstream's `min_amount` as `minimumCents`, for
+ * `amount_above_maximum` its `max_amount` as `maximumCents`. Only a non-negative integer (cents) is taken.
+ *
+ * @example
+ * amountBoundOf('amount_below_minimum', { reason: 'amount_below_minimum', min_amount: 1000 }) // { minimumCents: 1000 }
+ */
+export function amountBoundOf(reason: string | undefined, data: unknown): Partial<Record<AmountBoundField, number>> | undefined {
+  if (reason === undefined || !Object.hasOwn(AMOUNT_BOUNDS, reason)) return undefined;
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return undefined;
+  const bound = AMOUNT_BOUNDS[reason as keyof typeof AMOUNT_BOUNDS];
+  const value = (data as Record<string, unknown>)[bound.upstream];
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) return undefined;
+  return { [bound.envelope]: value };
+}
+
+/** Request body fields that are amounts in cents ({@link Cents}): a deposit's `creditAmount`, a withdrawal's or transfer's `amount`. */
+export const CENTS_AMOUNT_FIELDS: readonly string[] = ['creditAmount', 'amount'];
+
+/**
+ * The bound a request amount broke, as the extra field of the proxy's own 400 `invalid_request`
+ * (nothing sent upstream): `{ minimumCents }` for a failed `minimum`, `{ maximumCents }` for a
+ * failed `maximum` of a field of {@link CENTS_AMOUNT_FIELDS}; `undefined` for anything else.
+ *
+ * @param field - the failing body field's name (last segment of its path).
+ * @param keyword - the schema keyword that failed (`minimum`, `maximum`, `type`…).
+ * @param limit - the keyword's limit, in cents.
+ * @example requestAmountBound('creditAmount', 'minimum', 1) // { minimumCents: 1 }
+ */
+export function requestAmountBound(field: string, keyword: string, limit: unknown): Partial<Record<AmountBoundField, number>> | undefined {
+  if (!CENTS_AMOUNT_FIELDS.includes(field) || typeof limit !== 'number' || !Number.isSafeInteger(limit)) return undefined;
+  if (keyword === 'minimum') return { minimumCents: limit };
+  if (keyword === 'maximum') return { maximumCents: limit };
+  return undefined;
+}
+
 /** A deposit error reason that reports a responsible-gaming limit (spec 7.4.2 `limitError`). */
 export const LIMIT_REASON = /(^|_)(limit|limits)(_|$)|responsible_gaming|self_excluded|spa_/;
 

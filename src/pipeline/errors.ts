@@ -3,7 +3,7 @@
  * schema or handler throws; spec 7.4 and CONTRACT.md "Error envelope"): every failure answers the
  * envelope `{ ok: false, error, detail }` — an upstream failure its status and code (504
  * `upstream_timeout`, 502 `upstream_unavailable`…), an unsafe path segment or a schema failure 400
- * `invalid_request` naming the field, a body over the limit 413 `payload_too_large`, an unaccepted
+ * `invalid_request` naming the field (an amount out of range adds `minimumCents` or `maximumCents`), a body over the limit 413 `payload_too_large`, an unaccepted
  * media type 415, malformed JSON 400, anything else 500 `internal_error` (logged, never detailed to
  * the client). An unknown path answers 404 `not_found`. Error bodies never carry an upstream address,
  * a stack trace or a credential.
@@ -12,6 +12,7 @@
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
+import { requestAmountBound } from '../contracts/payments.js';
 import { envelope } from '../envelope.js';
 import { toUpstreamError, UpstreamError } from '../upstream/errors.js';
 import { UnsafePathError } from '../upstream/paths.js';
@@ -51,7 +52,10 @@ export const errors = fp(
         const where = error.validationContext ?? 'request';
         const first = error.validation[0];
         const field = first?.instancePath ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
-        return reply.code(400).send(envelope('invalid_request', `${field} ${first?.message ?? 'is invalid'}`));
+        // An amount out of its range says the bound, in cents (spec 7.4.2 extra fields).
+        const bound =
+          where === 'body' && first ? requestAmountBound(first.instancePath.split('/').pop() ?? '', first.keyword, first.params?.limit) : undefined;
+        return reply.code(400).send(envelope('invalid_request', `${field} ${first?.message ?? 'is invalid'}`, bound));
       }
       const known = FASTIFY_CODES.get(error.code);
       if (known) return reply.code(known.status).send(envelope(known.error, known.detail));

@@ -18,13 +18,16 @@
  *   currency units and the original as `balance_cents` (spec 2.7 rule 2), in the answers of
  *   `/deposit` and `/deposit-status`;
  * - a deposit failure other than 401/403 whose reason reports a responsible-gaming limit carries
- *   `limitError: { reason, limit?, remaining?, period? }` (spec 7.4.2).
+ *   `limitError: { reason, limit?, remaining?, period? }` (spec 7.4.2);
+ * - a deposit or withdrawal the upstream refuses with `amount_below_minimum` / `amount_above_maximum`
+ *   carries the bound it gave, in integer cents: `minimumCents` / `maximumCents` (spec 7.4.2).
  *
  * @module
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import {
+  amountBoundOf,
   BANK_ACCOUNT_ACTIONS,
   BankAccountBody,
   type BankAccountType,
@@ -128,13 +131,27 @@ function depositAnswer(res: UpstreamResponse): ProxyAnswer {
     if (answer.body === null || Buffer.isBuffer(answer.body) || typeof answer.body !== 'object') return answer;
     return { status: answer.status, body: JSON.stringify(answer.body), contentType: JSON_MEDIA_TYPE };
   }
-  const answer = upstreamFailureAnswer(res);
+  return withAmountBound(res, upstreamFailureAnswer(res), limitErrorOf(res));
+}
+
+/**
+ * A money move's failure answer with its extra envelope fields (spec 7.4.2, statuses other than
+ * 401/403 only): `minimumCents` / `maximumCents` when the upstream refused the amount and said the
+ * bound ({@link amountBoundOf}), and the deposit's `limitError` when given.
+ */
+function withAmountBound(res: UpstreamResponse, answer: ProxyAnswer, limitError?: Record<string, unknown>): ProxyAnswer {
   if (res.status === 401 || res.status === 403) return answer;
-  const limitError = limitErrorOf(res);
-  if (limitError && answer.body && typeof answer.body === 'object' && !Buffer.isBuffer(answer.body)) {
-    return { ...answer, body: { ...answer.body, limitError } };
-  }
-  return answer;
+  if (!answer.body || typeof answer.body !== 'object' || Buffer.isBuffer(answer.body)) return answer;
+  const data = parseJson(res.body);
+  const bound = amountBoundOf(upstreamReason(data).reason, data);
+  if (!bound && !limitError) return answer;
+  return { ...answer, body: { ...answer.body, ...bound, ...(limitError ? { limitError } : {}) } };
+}
+
+/** The withdrawal's answer: the upstream's, a failure with its amount bound (see {@link withAmountBound}). */
+function withdrawAnswer(res: UpstreamResponse): ProxyAnswer {
+  const answer = upstreamAnswer(res);
+  return res.status >= 200 && res.status < 300 ? answer : withAmountBound(res, answer);
 }
 
 async function deposit(ctx: RouteContext<DepositPayload>): Promise<ProxyAnswer> {
@@ -232,7 +249,7 @@ export const paymentsRoutes: readonly RouteSpec[] = [
     upstream: [bff('POST', '/new-withdraws')],
     handler: async (ctx) => {
       const wire = toWithdrawWire(ctx.body);
-      return moveMoney(ctx, 'withdraw', canonicalJson(wire), async (key) => upstreamAnswer(await service(ctx, key).submitWithdraw(wire)));
+      return moveMoney(ctx, 'withdraw', canonicalJson(wire), async (key) => withdrawAnswer(await service(ctx, key).submitWithdraw(wire)));
     },
   }),
   route({
