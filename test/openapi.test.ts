@@ -172,6 +172,32 @@ describe('the document', () => {
     }
   });
 
+  test('every money field of a money-carrying answer says its unit (integer cents, or currency units for the converted balance)', async () => {
+    const doc = await documentOf();
+    type Props = Record<string, { description?: string; $ref?: string }>;
+    const props = (name: string) => (doc.components.schemas[name] as { properties: Props }).properties;
+    const wallet = props('RealWallet');
+    assert.match(String(wallet.balance?.description), /^currency units \(spec 2\.7 rule 2\)/);
+    assert.match(String(wallet.balance_cents?.description), /^integer cents/);
+    for (const field of ['withdrawable_balance', 'bonus_balance', 'cashback_balance']) {
+      assert.match(String(wallet[field]?.description), /integer cents/, `RealWallet.${field}`);
+      assert.match(String(props('WalletRecord')[field]?.description), /integer cents/, `WalletRecord.${field}`);
+    }
+    assert.match(String(props('WalletRecord').balance?.description), /integer cents/, 'the refreshed wallet is not converted');
+    assert.match(JSON.stringify(props('DepositAnswer').real_wallet), /"balance":\{"description":"currency units/);
+    assert.match(JSON.stringify(props('DepositAnswer').wallet), /"balance":\{"description":"currency units/);
+    assert.match(JSON.stringify(props('WalletRefreshAnswer').wallet), /#\/components\/schemas\/WalletRecord/);
+    for (const [name, field] of [['ProviderView', 'min_amount'], ['ProviderView', 'max_amount'], ['DepositAnswer', 'amount'], ['WithdrawAnswer', 'amount'], ['WalletActionAnswer', 'amount'], ['CashbackAnswer', 'max_amount']] as const) {
+      assert.match(String(props(name)[field]?.description), /integer cents/, `${name}.${field}`);
+    }
+    const envelope = props('Envelope');
+    assert.match(String(envelope.minimumCents?.description), /^integer cents/);
+    assert.match(String(envelope.maximumCents?.description), /^integer cents/);
+    const withdraw = doc.paths['/api/payments/withdraw']?.post?.responses['422'] as Json;
+    assert.match(JSON.stringify(resolve(doc, withdraw)), /amount_below_minimum.*minimumCents/);
+    assert.match(JSON.stringify(doc.paths['/api/payments/withdraw']?.post?.responses['201'] ?? doc.paths['/api/payments/withdraw']?.post?.responses['200']), /WithdrawAnswer/);
+  });
+
   test('the money moves take Idempotency-Key and document 409, 422 and 503 idempotency_unavailable', async () => {
     const doc = await documentOf();
     const moves = operations(doc).filter(({ op }) => op.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key'));

@@ -132,11 +132,53 @@ export const ValidateDocumentAnswer = Type.Object(
 /** `{ ok: true }`: a success the proxy answers itself (logout, refresh, attribution, browser cache clear). */
 export const OkAnswer = Type.Object({ ok: Type.Literal(true) }, { additionalProperties: false, description: 'a success without data' });
 
+/** Description of a money field in integer cents, as the BFF sends it. */
+const CENTS = (what: string) => `${what}: integer cents, as the BFF sends it`;
+
+/**
+ * A wallet record as the BFF sends it (spec 4.4): every money field in integer cents. Only the
+ * deposit answers convert `balance` to currency units ({@link RealWallet}).
+ */
+export const WalletRecord = Type.Object(
+  {
+    balance: Type.Optional(Type.Number({ description: CENTS('the real balance') })),
+    withdrawable_balance: Type.Optional(Type.Number({ description: CENTS('the part of the balance that can be withdrawn') })),
+    bonus_balance: Type.Optional(Type.Number({ description: CENTS('the bonus balance') })),
+    cashback_balance: Type.Optional(Type.Number({ description: CENTS('the cashback balance') })),
+    currency: Type.Optional(Type.String({ description: 'ISO 4217 code of every amount of the record' })),
+  },
+  {
+    additionalProperties: true,
+    description:
+      "the BFF's wallet record, passed on unchanged: every money field (`balance`, `withdrawable_balance`, `bonus_balance`, `cashback_balance`…) in integer cents (other fields not shown by the specification)",
+  },
+);
+
+/**
+ * The real-wallet record of a deposit answer (spec 2.7 rule 2): `balance` in currency units, the
+ * BFF's original in `balance_cents`; every other money field stays in integer cents.
+ */
+export const RealWallet = Type.Object(
+  {
+    balance: Type.Number({ description: "currency units (spec 2.7 rule 2): the BFF's cents divided by 100, e.g. 1550.01" }),
+    balance_cents: Type.Integer({ description: "integer cents: the BFF's original `balance`, added by the proxy" }),
+    withdrawable_balance: Type.Optional(Type.Number({ description: CENTS('the part of the balance that can be withdrawn') })),
+    bonus_balance: Type.Optional(Type.Number({ description: CENTS('the bonus balance') })),
+    cashback_balance: Type.Optional(Type.Number({ description: CENTS('the cashback balance') })),
+    currency: Type.Optional(Type.String({ description: 'ISO 4217 code of every amount of the record' })),
+  },
+  {
+    additionalProperties: true,
+    description:
+      'the real-wallet record of a deposit answer: `balance` in currency units and `balance_cents` in integer cents (spec 2.7 rule 2); every other money field in integer cents, as the BFF sends it',
+  },
+);
+
 /** `/api/wallet/refresh` (spec 4.4): the wallet, and each rollover part or `null` (named in `missing`). */
 export const WalletRefreshAnswer = Type.Object(
   {
-    wallet: openRecord("the BFF's wallet record (amounts in cents; fields not shown by the specification)"),
-    rollover: Type.Union([openRecord('the rollover record'), Type.Null()]),
+    wallet: WalletRecord,
+    rollover: Type.Union([openRecord('the rollover record: money fields (`bonus_balance`, `required`, `wagered`, `remaining`…) in integer cents, as the BFF sends them'), Type.Null()]),
     rolloverAccomplished: Type.Union([openRecord('the accomplished rollover record'), Type.Null()]),
     missing: Type.Array(Type.Union([Type.Literal('rollover'), Type.Literal('rolloverAccomplished')]), {
       description: 'the rollover parts the BFF could not give',
@@ -155,6 +197,8 @@ export const ProviderView = Type.Object(
     methodClass: Type.Union([Type.Union(METHOD_CLASSES.map((c) => Type.Literal(c))), Type.Null()], {
       description: 'the class of the slug, which decides the user flow (spec 2.8)',
     }),
+    min_amount: Type.Optional(Type.Integer({ description: CENTS('the smallest amount the method takes') })),
+    max_amount: Type.Optional(Type.Integer({ description: CENTS('the largest amount the method takes') })),
   },
   { additionalProperties: true, description: 'spec 2.8 provider (other fields as the BFF sends them)' },
 );
@@ -165,14 +209,51 @@ export const ProvidersAnswer = Type.Object(
   { additionalProperties: false, description: 'spec 2.8 provider listing' },
 );
 
-/** The deposit result (spec 2.7): not shown by the specification, except the real-wallet balance rule. */
+/**
+ * The deposit result (spec 2.7): not shown by the specification, except the real-wallet balance
+ * rule. Money fields are integer cents, except the real-wallet `balance` (currency units).
+ */
 export const DepositAnswer = Type.Object(
-  {},
+  {
+    amount: Type.Optional(Type.Integer({ description: CENTS('the amount of the charge') })),
+    real_wallet: Type.Optional(RealWallet),
+    wallet: Type.Optional(RealWallet),
+  },
   {
     additionalProperties: true,
     description:
-      'the deposit result as the BFF answers it (fields not shown by the specification); in the real-wallet record (`real_wallet` or `wallet`) `balance` is in currency units and `balance_cents` keeps the original cents (spec 2.7 rule 2)',
+      'the deposit result as the BFF answers it (fields not shown by the specification). Money is in integer cents, with one exception: in the real-wallet record (`real_wallet`, else `wallet`) `balance` is in currency units and `balance_cents` keeps the original integer cents (spec 2.7 rule 2)',
   },
+);
+
+/** The withdrawal result (spec 4.5): not shown by the specification; money in integer cents. */
+export const WithdrawAnswer = Type.Object(
+  { amount: Type.Optional(Type.Integer({ description: CENTS('the amount withdrawn') })) },
+  { additionalProperties: true, description: 'the withdrawal result as the BFF answers it (fields not shown by the specification); every money field in integer cents' },
+);
+
+/** A wallet transfer's result (`/api/wallet/action`, spec 4.4): not shown by the specification; money in integer cents. */
+export const WalletActionAnswer = Type.Object(
+  { amount: Type.Optional(Type.Integer({ description: CENTS('the amount transferred') })) },
+  {
+    additionalProperties: true,
+    description: 'the bonus or cashback transfer result as the BFF answers it (fields not shown by the specification); every money field in integer cents',
+  },
+);
+
+/** A page of transactions (`/api/wallet/transactions`, spec 4.4): not shown by the specification; money in integer cents. */
+export const TransactionsAnswer = openRecord(
+  'the transactions (or cashback transactions) as the BFF answers them (fields not shown by the specification); every money field (`amount`, `balance`…) in integer cents',
+);
+
+/** The first-deposit cashback answers (spec 4.10): the external function's, money in integer cents. */
+export const CashbackAnswer = Type.Object(
+  {
+    percent: Type.Optional(Type.Number({ description: 'the cashback rate, in percent' })),
+    max_amount: Type.Optional(Type.Integer({ description: 'the largest cashback paid (verify): integer cents, as the function sends it' })),
+    amount: Type.Optional(Type.Integer({ description: 'the cashback sent (send-cashback): integer cents, as the function sends it' })),
+  },
+  { additionalProperties: true, description: "the cashback function's answer (fields not shown by the specification); every money field in integer cents" },
 );
 
 /** A page of the game catalogue as the BFF answers it (spec 4.6; game fields not shown by the specification). */
@@ -278,13 +359,19 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
     requestBody: { mediaType: 'multipart/form-data', schema: DocumentUpload },
   },
   'POST /api/wallet/refresh': { schema: WalletRefreshAnswer },
+  'POST /api/wallet/transactions': { schema: TransactionsAnswer },
+  'POST /api/wallet/action': { schema: WalletActionAnswer },
   'POST /api/wallet/receipt': {
     content: { 'text/html': text('the receipt page (shown sandboxed)'), 'application/pdf': binary('the receipt document') },
     description: 'the withdrawal receipt, streamed from the BFF as it comes',
   },
   'GET /api/payments/providers': { schema: ProvidersAnswer },
   'POST /api/payments/deposit': { schema: DepositAnswer },
-  'GET /api/payments/deposit-status': { schema: DepositAnswer, description: 'the deposit status as the BFF answers it, real-wallet balance in units' },
+  'GET /api/payments/deposit-status': {
+    schema: DepositAnswer,
+    description: 'the deposit status as the BFF answers it: real-wallet `balance` in currency units (spec 2.7 rule 2), every other amount in integer cents',
+  },
+  'POST /api/payments/withdraw': { schema: WithdrawAnswer },
   'POST /api/payments/pix-key': { requestBody: { mediaType: 'application/json', schema: PixKeyUpdate } },
   'GET /api/games/list': { schema: CataloguePage },
   'POST /api/games/search': { schema: CataloguePage },
@@ -294,6 +381,8 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   'POST /api/games/stats-batch': { schema: SlugLookupAnswer },
   'POST /api/search/unified': { schema: UnifiedSearchAnswer },
   'GET /api/album/bootstrap': { schema: AlbumBootstrapAnswer },
+  'POST /api/ftd-cashback/verify': { schema: CashbackAnswer },
+  'POST /api/ftd-cashback/send-cashback': { schema: CashbackAnswer },
   'POST /api/tracking/attribution': { schema: OkAnswer },
   'GET /api/version': { schema: VersionAnswer },
   'GET /api/clear-cache': { schema: OkAnswer, description: 'with `Clear-Site-Data: "cache"`' },
@@ -332,7 +421,13 @@ export const ANSWER_COMPONENTS: Readonly<Record<string, TSchema>> = {
   ProfileResponse: ProfileAnswer,
   ValidateDocumentResponse: ValidateDocumentAnswer,
   OkAnswer,
+  WalletRecord,
+  RealWallet,
   WalletRefreshAnswer,
+  WalletActionAnswer,
+  TransactionsAnswer,
+  WithdrawAnswer,
+  CashbackAnswer,
   ProviderView,
   ProvidersAnswer,
   DepositAnswer,

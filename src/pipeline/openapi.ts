@@ -21,6 +21,7 @@ import fp from 'fastify-plugin';
 import type { TSchema } from '@sinclair/typebox';
 import type { Config } from '../config.js';
 import { ANSWER_COMPONENTS, MONEY_MOVES, REQUEST_EXAMPLES, ROUTE_ANSWERS, type SuccessDoc } from '../contracts/answers.js';
+import { MAX_AMOUNT_CENTS } from '../contracts/payments.js';
 import { JSON_BODY_LIMIT } from './body.js';
 import { STATE_CHANGING } from './csrf.js';
 
@@ -136,12 +137,30 @@ function components(cookieName: string): Json {
       Envelope: {
         type: 'object',
         description:
-          'The error envelope of the proxy (spec 7.4): `error` is a stable snake_case name, `detail` a message for people. A route may add fields on statuses other than 401 and 403 (a deposit adds `limitError`).',
+          'The error envelope of the proxy (spec 7.4): `error` is a stable snake_case name, `detail` a message for people. A route may add fields on statuses other than 401 and 403 (spec 7.4.2): a deposit adds `limitError`; a deposit or withdrawal whose amount is out of range adds `minimumCents` or `maximumCents`.',
         required: ['ok', 'error', 'detail'],
         properties: {
           ok: { const: false },
           error: { type: 'string', pattern: '^[a-z][a-z0-9_]*$', examples: ['invalid_request'] },
           detail: { type: 'string', examples: ['body.creditAmount must be >= 1'] },
+          minimumCents: {
+            type: 'integer',
+            minimum: 0,
+            description:
+              'integer cents: the smallest amount accepted, on `amount_below_minimum` (the bound the upstream gave) and on a 400 `invalid_request` for an amount under the proxy range (1)',
+            examples: [1000],
+          },
+          maximumCents: {
+            type: 'integer',
+            minimum: 0,
+            description: `integer cents: the largest amount accepted, on \`amount_above_maximum\` (the bound the upstream gave) and on a 400 \`invalid_request\` for an amount over the proxy range (${MAX_AMOUNT_CENTS})`,
+            examples: [5000000],
+          },
+          limitError: {
+            type: 'object',
+            description:
+              "a deposit refused for a responsible-gaming limit: `{ reason, limit?, remaining?, period? }`; `limit` and `remaining` as the upstream sends them (integer cents)",
+          },
         },
         additionalProperties: true,
       },
@@ -309,7 +328,13 @@ function errorAnswers(
       ENVELOPE,
       RETRY_AFTER_HEADER,
     ));
-    out['422'] = share('IdempotencyKeyReused', errorAnswer('`idempotency_key_reused`: this `Idempotency-Key` was used with another body.', ENVELOPE));
+    out['422'] = share('IdempotencyKeyReusedOrAmountRefused', errorAnswer(
+      bullet([
+        '`idempotency_key_reused`: this `Idempotency-Key` was used with another body',
+        'the upstream refused the amount: `amount_below_minimum` with `minimumCents`, `amount_above_maximum` with `maximumCents` (integer cents, when the upstream gave the bound)',
+      ]),
+      ENVELOPE,
+    ));
   }
   if (stateChanging) {
     const limit = facts?.bodyLimit ?? JSON_BODY_LIMIT;
