@@ -164,7 +164,7 @@ async function runServer(config: Config): Promise<void> {
   if (app.sandboxUrls) {
     app.log.info({ sandbox: app.sandboxUrls }, sandboxBanner(app.sandboxUrls, 'no BFF_BASE_URL: the embedded sandbox serves every upstream'));
   }
-  const docs = config.production ? '' : ' (API reference: /docs)';
+  const docs = config.production ? '' : ' (API reference: /docs, playground: /playground)';
   await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `front proxy listening on ${address}${docs}` });
 }
 

@@ -79,7 +79,7 @@ describe('npm start', () => {
       assert.match(proc.output(), /demo@example\.com/, 'the log prints the demo logins');
       assert.equal(proc.output().split('demo@example.com').length - 1, 1, 'one banner: the demo logins are printed once');
       assert.equal(proc.output().split('listening').length - 1, 1, 'one listening line');
-      assert.match(proc.output(), /front proxy listening on http:\/\/[0-9.:]+ \(API reference: \/docs\)/);
+      assert.match(proc.output(), /front proxy listening on http:\/\/[0-9.:]+ \(API reference: \/docs, playground: \/playground\)/);
       assert.ok(proc.output().trim().split('\n').every((line) => line.startsWith('{')), 'JSON lines when standard output is not a terminal');
 
       const login = await fetch(`${base}/api/auth/login`, {
