@@ -5,6 +5,7 @@
  * variants refused with 400 before any upstream call (sent with a raw client, since fetch normalises).
  */
 import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
 import { describe, test } from 'node:test';
 import { rawRequest } from './helpers/raw-http.js';
 import { fakeJwt, type Recorded, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
@@ -129,6 +130,20 @@ describe('spec 4.7 GET /api/core-sportbook/* raw passthrough', () => {
     assert.equal(broken.status, 500);
     assert.equal((broken.json as Record<string, unknown>).ok, false);
     assert.ok(!broken.text.includes('10.0.0.1'));
+  });
+
+  test('a streamed answer whose upstream resets the connection after its headers answers 502 upstream_unavailable, not 500', async () => {
+    // The headers arrive first and the reset later, so the streamed body (not the call) fails, with the
+    // socket's ECONNRESET, before a byte of it is sent to the client.
+    upstream.on('GET', '/core-sportbook/reset', (_rec, res) => {
+      const socket = res.socket as Socket;
+      socket.write('HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n');
+      setTimeout(() => socket.resetAndDestroy(), 50);
+    });
+    const res = await send(proxy.url, 'GET', '/api/core-sportbook/reset');
+    assert.equal(res.status, 502);
+    assert.equal((res.json as Record<string, unknown>).error, 'upstream_unavailable');
+    assert.match(res.headers.get('x-error-ref') ?? '', /^EP\d{4}-EM\d{4}$/);
   });
 
   const TRAVERSALS = [

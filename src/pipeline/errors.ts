@@ -14,7 +14,7 @@ import type { FastifyError, FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { requestAmountBound } from '../contracts/payments.js';
 import { envelope } from '../envelope.js';
-import { toUpstreamError, UpstreamError } from '../upstream/errors.js';
+import { transportFailureOf } from '../upstream/errors.js';
 import { UnsafePathError } from '../upstream/paths.js';
 
 /** The envelope for what Fastify's own codes mean, by code. */
@@ -29,14 +29,10 @@ const FASTIFY_CODES = new Map<string, { status: number; error: string; detail: s
 export const errors = fp(
   async (app: FastifyInstance) => {
     app.setErrorHandler((error: FastifyError, request, reply) => {
-      // An undici error reaching here (a streamed answer that broke before its first byte was sent) is an
-      // upstream failure too: the envelope of CONTRACT.md, not a 500.
-      const upstreamFailure =
-        error instanceof UpstreamError
-          ? error
-          : typeof error.code === 'string' && error.code.startsWith('UND_ERR_')
-            ? toUpstreamError(error)
-            : undefined;
+      // A transport error reaching here (a streamed answer that broke before its first byte was sent:
+      // undici's UND_ERR_*, or the socket's ECONNRESET when the upstream resets right after its headers)
+      // is an upstream failure too: the envelope of CONTRACT.md, not a 500.
+      const upstreamFailure = transportFailureOf(error);
       if (upstreamFailure) {
         request.log.warn({ code: upstreamFailure.code, cause: (upstreamFailure.cause as Error | undefined)?.message }, 'upstream failure');
         return reply.code(upstreamFailure.status).send(envelope(upstreamFailure.code, upstreamFailure.detail));

@@ -66,6 +66,21 @@ const TRANSPORT_CODES: Readonly<Record<string, UpstreamFailureCode>> = {
 };
 
 /**
+ * The {@link UpstreamError} of an error whose code is one of the transport failures above (undici's
+ * `UND_ERR_*`, a socket's `ECONNRESET`, an HTTP parser's `HPE_*`), else `undefined`. For errors that
+ * may or may not come from an upstream call: the body of a streamed answer that breaks before its first
+ * byte is sent reaches the error handler with the socket's own error (`ECONNRESET` when the upstream
+ * resets the connection right after its headers).
+ */
+export function transportFailureOf(error: unknown): UpstreamError | undefined {
+  if (error instanceof UpstreamError) return error;
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return undefined;
+  if (TRANSPORT_CODES[code] !== undefined || code.startsWith('UND_ERR_') || code.startsWith('HPE_')) return toUpstreamError(error);
+  return undefined;
+}
+
+/**
  * Maps any error thrown while calling an upstream to an {@link UpstreamError}.
  * An `UpstreamError` is returned unchanged; HTTP parser errors (`HPE_*`) are `upstream_bad_response`.
  */
