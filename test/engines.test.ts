@@ -1,6 +1,7 @@
 /**
- * The supported Node.js line (package.json `engines`, `>=20.19`): every package of the lockfile
- * accepts its lowest version, so that `npm ci` on Node 20.19+ prints no `EBADENGINE` warning.
+ * The supported Node.js lines (package.json `engines`, `>=20.19`): every package of the lockfile
+ * accepts the lowest version and the current LTS line (24, the image's), so that `npm ci` prints no
+ * `EBADENGINE` warning on either; `.ci/run` runs the suite again on the Dockerfile's Node.js line.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
@@ -33,6 +34,24 @@ test('package.json supports Node.js 20.19 and later', () => {
 test('every package of the lockfile accepts Node.js 20.19.0 (no EBADENGINE on npm ci)', () => {
   const lock = read('package-lock.json') as { packages: Record<string, LockPackage> };
   assert.deepEqual(refusing(lock, '20.19.0'), []);
+});
+
+test('every package of the lockfile accepts Node.js 24, the current LTS line (no EBADENGINE on npm ci)', () => {
+  const lock = read('package-lock.json') as { packages: Record<string, LockPackage> };
+  assert.deepEqual(refusing(lock, '24.0.0'), []);
+});
+
+test('.ci/run runs the test suite again on the Node.js line of the Dockerfile', () => {
+  const ci = readFileSync(new URL('../.ci/run', import.meta.url), 'utf8');
+  const dockerfile = readFileSync(new URL('../Dockerfile', import.meta.url), 'utf8');
+  const lines = [...dockerfile.matchAll(/^FROM node:(\d+)[-.@\s]/gm)].map((m) => m[1]);
+  assert.ok(lines.length > 0, 'the Dockerfile has node:<major> stages');
+  assert.equal(new Set(lines).size, 1, `one Node.js line in the Dockerfile, got ${lines.join(', ')}`);
+  assert.match(ci, new RegExp(`^IMAGE_NODE=${lines[0]}$`, 'm'));
+  const first = /^npm test$/m.exec(ci);
+  const second = /^npx --yes -p "node@\$\{IMAGE_NODE\}" -- node scripts\/run-tests\.mjs$/m.exec(ci);
+  assert.ok(first && second, '.ci/run runs npm test, then scripts/run-tests.mjs under node@IMAGE_NODE');
+  assert.ok(first.index < second.index, 'the second run uses the build of npm test');
 });
 
 test('the check finds a package that wants a newer Node.js', () => {
