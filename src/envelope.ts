@@ -68,8 +68,14 @@ const JWT_LIKE = /\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}(?:\.[A-Za-z0-9_-]*)?
 const ADDRESS_LIKE = /\b\d{1,3}(?:\.\d{1,3}){3}(?::\d{1,5})?\b/g;
 /** A stack frame written on one line: `at fn (/srv/app.js:12:7)`, `at /srv/app.js:12:7`. */
 const FRAME_LIKE = /\bat\s+(?:[^\s()]+\s+)?\(?[^\s()]+:\d+(?::\d+)?\)?/g;
-/** A source path with a line number: `/srv/bff/app.js:12`, `C:\\app\\x.ts:3:1`, `node:internal/x:4`. */
-const SOURCE_LIKE = /(?:[A-Za-z]:|node:)?(?:[\\/]?[\w.@-]+)*[\\/][\w.@-]+:\d+(?::\d+)?/g;
+/**
+ * A source path with a line number: `/srv/bff/app.js:12`, `C:\\app\\x.ts:3:1`, `node:internal/x:4`.
+ * Linear in the text: a match starts only where a run of path characters starts (the lookbehind), and
+ * every segment after the first begins with a separator, which no segment contains, so a run can be
+ * split into segments one way only (a pattern that let `[\w.]+` runs split freely took minutes on a
+ * 20-letter word).
+ */
+const SOURCE_LIKE = /(?<![\w.@:\\/-])(?:[A-Za-z]:|node:)?[\w.@-]*(?:[\\/][\w.@-]+)+:\d+(?::\d+)?/g;
 const MAX_DETAIL = 300;
 
 /**
