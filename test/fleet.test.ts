@@ -2,8 +2,8 @@
 // redis-server, in front of one recording upstream, over real sockets.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
-import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
+import { HAVE_REDIS, type RedisFleet, startRedisFleet, type TestRedis } from './helpers/redis-server.js';
+import { fakeJwt, type RecordingUpstream, send, type TestProxy } from './helpers/recording-upstream.js';
 
 const USER_ID = 7;
 const PROFILE = '/auth/user-profile';
@@ -35,19 +35,14 @@ describe('two instances sharing Redis', { skip: HAVE_REDIS ? false : 'redis-serv
   let token: string;
   const both = () => [a, b] as const;
 
+  let fleet: RedisFleet | undefined;
+
   before(async () => {
-    redis = await startRedis();
-    upstream = await startRecordingUpstream();
-    const env = { REDIS_URL: redis.url, CACHE_PURGE_TOKEN: 'operator-secret-of-the-fleet', UPSTREAM_TIMEOUT_MS: '3000' };
-    a = await startProxy(upstream.url, env);
-    b = await startProxy(upstream.url, env);
+    fleet = await startRedisFleet(2, { CACHE_PURGE_TOKEN: 'operator-secret-of-the-fleet', UPSTREAM_TIMEOUT_MS: '3000' });
+    ({ redis, upstream } = fleet);
+    [a, b] = fleet.proxies as [TestProxy, TestProxy];
   });
-  after(async () => {
-    await a?.close();
-    await b?.close();
-    await upstream?.close();
-    await redis?.stop();
-  });
+  after(() => fleet?.close());
   beforeEach(() => {
     upstream.reset();
     token = fakeJwt({ sub: String(USER_ID), n: Math.random() });

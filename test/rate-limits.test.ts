@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
-import { HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
+import { HAVE_REDIS, type RedisFleet, startRedisFleet, type TestRedis } from './helpers/redis-server.js';
 
 const LOGIN = '/auth/login';
 const OFF = { RATE_LIMIT_PREAUTH_PER_MIN: '0', RATE_LIMIT_LOGIN_FAILURES: '0', RATE_LIMIT_BEACON_PER_MIN: '0', RATE_LIMIT_API_PER_MIN: '0' };
@@ -128,20 +128,15 @@ describe('rate limits shared through Redis', { skip: HAVE_REDIS ? false : 'redis
   let upstream: RecordingUpstream;
   let a: TestProxy;
   let b: TestProxy;
+  let fleet: RedisFleet | undefined;
   before(async () => {
-    redis = await startRedis();
-    upstream = await startRecordingUpstream();
-    upstream.on('POST', LOGIN, { status: 401, json: { error: 'invalid_credentials' } });
-    const env = { ...OFF, REDIS_URL: redis.url, RATE_LIMIT_PREAUTH_PER_MIN: '4', RATE_LIMIT_LOGIN_FAILURES: '3' };
-    a = await startProxy(upstream.url, env);
-    b = await startProxy(upstream.url, env);
+    fleet = await startRedisFleet(2, { ...OFF, RATE_LIMIT_PREAUTH_PER_MIN: '4', RATE_LIMIT_LOGIN_FAILURES: '3' }, (up) =>
+      up.on('POST', LOGIN, { status: 401, json: { error: 'invalid_credentials' } }),
+    );
+    ({ redis, upstream } = fleet);
+    [a, b] = fleet.proxies as [TestProxy, TestProxy];
   });
-  after(async () => {
-    await a?.close();
-    await b?.close();
-    await upstream?.close();
-    await redis?.stop();
-  });
+  after(() => fleet?.close());
 
   test('every instance counts the same failed logins and pre-authentication requests; Redis down: each counts for itself', async () => {
     const attempt = (proxy: TestProxy, who: string) => send(proxy.url, 'POST', '/api/auth/login', { json: login(who) });

@@ -11,8 +11,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from '../helpers/recording-upstream.js';
-import { HAVE_REDIS, startRedis, type TestRedis } from '../helpers/redis-server.js';
+import { fakeJwt, type RecordingUpstream, send, type TestProxy } from '../helpers/recording-upstream.js';
+import { HAVE_REDIS, type RedisFleet, startRedisFleet, type TestRedis } from '../helpers/redis-server.js';
 import { Figures, scaled } from './helpers/figures.js';
 
 const figures = new Figures('fleet', 14, 'Fleet on Redis');
@@ -34,22 +34,19 @@ let redis: TestRedis;
 let upstream: RecordingUpstream;
 let a: TestProxy;
 let b: TestProxy;
+let fleet: RedisFleet | undefined;
 
 before(async () => {
   if (!HAVE_REDIS) return;
-  redis = await startRedis();
-  upstream = await startRecordingUpstream();
-  upstream.on('GET', '/auth/user-profile', { json: { user: { id: 7 }, userInfo: {} } });
-  upstream.on('POST', '/wallet/add-credit', { json: { transaction_id: 'ch_row', status: 'pending' }, delayMs: 20 });
-  const env = { REDIS_URL: redis.url, CACHE_PURGE_TOKEN: PURGE_TOKEN };
-  a = await startProxy(upstream.url, env);
-  b = await startProxy(upstream.url, env);
+  fleet = await startRedisFleet(2, { CACHE_PURGE_TOKEN: PURGE_TOKEN }, (up) => {
+    up.on('GET', '/auth/user-profile', { json: { user: { id: 7 }, userInfo: {} } });
+    up.on('POST', '/wallet/add-credit', { json: { transaction_id: 'ch_row', status: 'pending' }, delayMs: 20 });
+  });
+  ({ redis, upstream } = fleet);
+  [a, b] = fleet.proxies as [TestProxy, TestProxy];
 });
 after(async () => {
-  await a?.close();
-  await b?.close();
-  await upstream?.close();
-  await redis?.stop();
+  await fleet?.close();
   if (HAVE_REDIS) figures.write();
 });
 

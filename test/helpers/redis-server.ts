@@ -9,6 +9,7 @@ import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './proxy-process.js';
+import { type RecordingUpstream, startProxy, startRecordingUpstream, type TestProxy } from './recording-upstream.js';
 
 /** True when a `redis-server` binary is on the PATH. */
 export const HAVE_REDIS = spawnSync('redis-server', ['--version']).status === 0;
@@ -70,6 +71,41 @@ export async function startRedis(): Promise<TestRedis> {
     async stop() {
       await kill();
       rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A real redis-server, one recording upstream and proxies in front of it sharing that Redis. */
+export interface RedisFleet {
+  readonly redis: TestRedis;
+  readonly upstream: RecordingUpstream;
+  readonly proxies: readonly TestProxy[];
+  /** Closes the proxies, the upstream and Redis. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts a redis-server, a recording upstream (given to `prepare` before any proxy starts) and `count`
+ * proxies with `REDIS_URL` and `env`.
+ */
+export async function startRedisFleet(
+  count: number,
+  env: Record<string, string> = {},
+  prepare: (upstream: RecordingUpstream) => void = () => {},
+): Promise<RedisFleet> {
+  const redis = await startRedis();
+  const upstream = await startRecordingUpstream();
+  prepare(upstream);
+  const proxies: TestProxy[] = [];
+  for (let i = 0; i < count; i++) proxies.push(await startProxy(upstream.url, { ...env, REDIS_URL: redis.url }));
+  return {
+    redis,
+    upstream,
+    proxies,
+    async close() {
+      for (const proxy of proxies) await proxy.close();
+      await upstream.close();
+      await redis.stop();
     },
   };
 }
