@@ -8,8 +8,8 @@
  * (`SHUTDOWN_TIMEOUT_MS`, set to `UPSTREAM_TIMEOUT_MS` + 5 s here).
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
 import { after, before, test } from 'node:test';
+import { type ProxyProcess, startProxyProcess, waitFor } from '../helpers/proxy-process.js';
 import { fakeJwt } from '../helpers/recording-upstream.js';
 import { type RawAnswer, rawRequest } from './helpers/client.js';
 import { Figures, scaled } from './helpers/figures.js';
@@ -21,66 +21,32 @@ const UPSTREAM_DELAY_MS = 1_000;
 const UPSTREAM_TIMEOUT_MS = 4_000;
 const GRACE_MS = UPSTREAM_TIMEOUT_MS + 5_000;
 let upstream: FaultUpstream;
-let child: ChildProcess | undefined;
+let child: ProxyProcess | undefined;
 
 before(async () => {
   upstream = await startFaultUpstream();
   upstream.fault('/auth/user-profile', (req, res, seen) => setTimeout(() => good(req, res, seen), UPSTREAM_DELAY_MS));
 });
 after(async () => {
-  if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  await child?.kill();
   await upstream.close();
   figures.write();
 });
 
-function waitFor(predicate: () => boolean, timeoutMs: number): Promise<boolean> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const tick = () => {
-      if (predicate()) resolve(true);
-      else if (Date.now() - started > timeoutMs) resolve(false);
-      else setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
-
 test(`row 11: SIGTERM with ${IN_FLIGHT} requests in flight: all complete, new connections refused, exit 0 within the grace period`, async () => {
   await figures.run('shutdown', async () => {
-    const proc = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
-      env: {
-        PATH: process.env.PATH ?? '',
-        NODE_ENV: 'production',
-        PORT: '0',
-        HOST: '127.0.0.1',
-        BFF_BASE_URL: upstream.url,
-        STICKER_API_URL: `${upstream.url}/sticker`,
-        UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
-        SHUTDOWN_DELAY_MS: '0',
-        SHUTDOWN_TIMEOUT_MS: String(GRACE_MS),
-        LOG_LEVEL: 'info',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const proc = startProxyProcess({
+      NODE_ENV: 'production',
+      PORT: '0',
+      BFF_BASE_URL: upstream.url,
+      STICKER_API_URL: `${upstream.url}/sticker`,
+      UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
+      SHUTDOWN_DELAY_MS: '0',
+      SHUTDOWN_TIMEOUT_MS: String(GRACE_MS),
     });
     child = proc;
-    let output = '';
-    const exited = new Promise<{ code: number | null; at: number }>((resolve) => {
-      proc.once('exit', (code) => resolve({ code, at: Date.now() }));
-    });
-    const address = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no address after 30 s: ${output.slice(-500)}`)), 30_000);
-      const onData = (chunk: Buffer) => {
-        output += chunk.toString('utf8');
-        const match = /front proxy listening on (http:\/\/[0-9.:]+)/.exec(output);
-        if (match?.[1]) {
-          clearTimeout(timer);
-          resolve(match[1]);
-        }
-      };
-      proc.stdout?.on('data', onData);
-      proc.stderr?.on('data', onData);
-      proc.once('exit', (code) => reject(new Error(`exited with ${code} before listening: ${output.slice(-500)}`)));
-    });
+    const { exited } = proc;
+    const address = await proc.address;
 
     const cookieName = '__Host-access_token';
     const inFlight: Promise<RawAnswer>[] = [];
@@ -98,7 +64,7 @@ test(`row 11: SIGTERM with ${IN_FLIGHT} requests in flight: all complete, new co
     figures.check(allInFlight, `only ${upstream.seen.length} of ${IN_FLIGHT} requests reached the upstream before the signal`);
 
     const signalled = Date.now();
-    proc.kill('SIGTERM');
+    proc.child.kill('SIGTERM');
 
     // New connections: refused once the listener is closed (a connection accepted in between may get 503).
     let refusedAfter = Number.POSITIVE_INFINITY;
