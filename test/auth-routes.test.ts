@@ -8,7 +8,7 @@ import { beforeEach, describe, test } from 'node:test';
 import { fakeJwt, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
 let randomValue = 0.1;
-const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '400' }, { random: () => randomValue });
+const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '2000' }, { random: () => randomValue });
 
 const USER = { id: 7, email: 'demo@example.com', name: 'Demo' };
 const USER_INFO = { login_at: '2026-01-01', two_factor_enabled: false };
@@ -169,7 +169,7 @@ describe('spec 4.1 /api/auth/profile and the profile cache (spec 8)', () => {
   }
 
   test('timeout → 504 upstream_timeout, reset → 502 upstream_unavailable, and the proxy stays healthy', async () => {
-    upstream.on('GET', '/auth/user-profile', { json: {}, delayMs: 1500 });
+    upstream.on('GET', '/auth/user-profile', { json: {}, delayMs: 4000 });
     const slow = await send(proxy.url, 'GET', '/api/auth/profile', { token: fakeJwt() });
     assert.equal(slow.status, 504);
     assert.equal((slow.json as Record<string, unknown>).error, 'upstream_timeout');

@@ -12,7 +12,7 @@ import { paymentsRoutes } from '../src/routes/payments.js';
 import { RECEIPT_HTML_CSP, walletRoutes } from '../src/routes/wallet.js';
 import { ConcurrencyBarrier, fakeJwt, send, startProxy, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
-const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '1000' });
+const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '2000' });
 let token = fakeJwt();
 const USER_ID = 7;
 const PROFILE = '/auth/user-profile';
@@ -422,7 +422,7 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
     assert.equal((repeat.json as Record<string, unknown>).error, 'request_in_progress');
     assert.ok(Number(repeat.headers.get('retry-after')) >= 1, 'with Retry-After');
     assert.equal(calls().length, 1, 'and no second attempt');
-    upstream.on('POST', '/wallet/add-credit', { json: answer, delayMs: 1500 });
+    upstream.on('POST', '/wallet/add-credit', { json: answer, delayMs: 4000 });
     const slow = await post('/api/payments/deposit', { ...deposit, creditAmount: 8000 });
     assert.equal(slow.status, 504);
     assert.equal(calls().length, 2);
