@@ -72,6 +72,16 @@ export function cpuMicros(pids: readonly number[]): number {
   return (ticks * 1e6) / ticksPerSecond();
 }
 
+/**
+ * CPU time (user + system) of this process's children that have ended and been waited for, in
+ * microseconds (`cutime + cstime` of `/proc/self/stat`): a child's whole CPU time once it has exited.
+ */
+export function childrenCpuMicros(): number {
+  const fields = statFields(process.pid);
+  if (!fields) return 0;
+  return ((Number(fields[13]) + Number(fields[14])) * 1e6) / ticksPerSecond(); // fields 16 and 17: cutime, cstime
+}
+
 /** Resident memory of the processes now, in bytes. */
 export function rssBytes(pids: readonly number[]): number {
   let total = 0;
