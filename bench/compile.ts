@@ -1,5 +1,5 @@
 /**
- * Turns the bench's child-process scripts (`upstream.ts`, `reference.ts`, `peer.ts`) into plain
+ * Turns the bench's child-process scripts (`upstream.ts`, `reference.ts`, `peer.ts`, `collector.ts`) into plain
  * JavaScript before a run, so that they run on bare `node` like the proxy (`dist/server.js`) does:
  * no TypeScript loader thread in their memory or CPU figures. The output goes to
  * `node_modules/.cache/front-proxy-bench/`, from where their packages resolve as usual.
