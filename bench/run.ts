@@ -1,17 +1,23 @@
 /**
- * `npm run bench`: the proxy (`npm start`'s command, `node <its options> dist/server.js`, production
- * mode, default configuration) against a reference `node:http` + undici `Pool` proxy (also started with
- * the proxy's Node.js options, and with a minimal deposit of its own) and a Fastify + `@fastify/reply-from` peer,
- * all in front of one fast upstream, on loopback. Each scenario runs for a fixed time, interleaved
- * with the others, `runs` times; the table shows medians. With `taskset` the proxies under test run
- * on CPU 0 and the upstream and the load generator on CPU 1.
+ * `npm run bench`: the proxy (`npm start`'s command, `node <its options> dist/server.js`) in the
+ * configuration of a production deployment (`NODE_ENV=production`, metrics on, the default rate limits,
+ * behind a trusted load balancer, logging at `info`, tracing off) against a reference `node:http` +
+ * undici `Pool` proxy (also started with the proxy's Node.js options, and with a minimal deposit of its
+ * own) and a Fastify + `@fastify/reply-from` peer, all in front of one fast upstream, on loopback. The
+ * load comes from many clients: every request takes the next session cookie and the next
+ * `X-Forwarded-For` address (`clients.ts`), so that no per-session or per-address limit is reached.
+ * Each scenario runs for a fixed time, interleaved with the others, `runs` times; the table shows
+ * medians. With `taskset` the proxies under test run on CPU 0 and the upstream, the collector, Redis
+ * and the load generator on CPU 1.
  *
  * Environment: `BENCH_SECONDS` (per run, default 10), `BENCH_RUNS` (default 3), `BENCH_WARMUP`
- * (seconds per row before the first run, default 3), `BENCH_CONNECTIONS` (default 50), `BENCH_TOOL`
- * (`wrk` or `autocannon`; default `wrk` when installed), `BENCH_SCENARIOS` (comma-separated
- * {@link ScenarioId}s, default all), `BENCH_PIN=0` (no pinning), `BENCH_LOG` (the proxy's log file,
- * default `/dev/null`), `BENCH_RESULTS` (default `bench/results.json`), `BENCH_PROXY_NODE_OPTIONS`
- * (more Node.js options for the proxy processes only, given on their command line, default none).
+ * (seconds per row before the first run, default 3), `BENCH_CONNECTIONS` (default 50), `BENCH_SESSIONS`
+ * (sessions and client addresses, default 4096), `BENCH_TOOL` (`wrk` or `autocannon`; default `wrk`
+ * when installed), `BENCH_SCENARIOS` (comma-separated {@link ScenarioId}s, default all), `BENCH_PIN=0`
+ * (no pinning), `BENCH_LOG` (the proxy's log file, default `/dev/null`), `BENCH_RESULTS` (default
+ * `bench/results.json`), `BENCH_PROXY_NODE_OPTIONS` (more Node.js options for the proxy processes only,
+ * given on their command line, default none), `BENCH_RATE_LIMIT_API_PER_MIN` (the proxies'
+ * `RATE_LIMIT_API_PER_MIN` when set; default: the proxy's default).
  *
  * @module
  */
@@ -22,6 +28,8 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { request } from 'undici';
+import { clientHeaders, COOKIE_NAME, DEFAULT_SESSIONS } from './clients.js';
+import type { CollectorCounts } from './collector.js';
 import { compileScript } from './compile.js';
 import { hasWrk, type LoadResult, type LoadTool, pickTool, runLoad } from './load.js';
 import { cpuMicros, hasTaskset, pin, pinnedCommand, processTree, rssBytes } from './proc.js';
@@ -29,12 +37,6 @@ import { BENCH_USER_ID, type UpstreamCalls } from './upstream.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The session cookie name of the proxy in production (CONTRACT.md "Session cookie"). */
-export const COOKIE_NAME = '__Host-access_token';
-/** A JWT-shaped session token (never verified by the proxy; the fast upstream only checks it is sent). */
-export const TOKEN =
-  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiI0MjQyIiwiZXhwIjo0MTAyNDQ0ODAwfQ.YmVuY2gtc2lnbmF0dXJlLW5vdC12ZXJpZmllZA';
-const COOKIE = `theme=dark; ${COOKIE_NAME}=${TOKEN}`;
 /** A DepositPayload (spec 2.7); `__N__` becomes a different amount in cents for every request. */
 const DEPOSIT_BODY = `{"userId":${BENCH_USER_ID},"creditAmount":__N__,"paymentMethod":"pix","currency":"BRL","utmSource":"newsletter","utmCampaign":"spring"}`;
 
@@ -44,6 +46,20 @@ const DEPOSIT_PATH = '/api/payments/deposit';
 const CATALOGUE_PATH = '/api/games/list';
 const PROFILE_PATH = '/api/auth/profile';
 const PROFILE_UPSTREAM = '/auth/user-profile';
+/** The upstream call of one deposit (spec 2.7). */
+const DEPOSIT_UPSTREAM = '/wallet/add-credit';
+/** Time to live of a profile-cache entry (spec 8), in seconds. */
+const PROFILE_TTL_SECONDS = 10;
+/**
+ * Consecutive reads of the profile row that carry one session (a page load's worth of reads). The
+ * profile cache holds at most 100 tokens (spec 8): read in strict rotation over thousands of sessions,
+ * every read would find its token evicted and the row would measure a miss per read, not the cache.
+ * In bursts, one session's reads share one fetch, and the rotation still spreads them over every
+ * session (the per-session rate is the same as without bursts).
+ */
+const PROFILE_BURST = 64;
+/** Peak resident memory a proxy process should stay under, in MiB. */
+const RSS_TARGET_MB = 150;
 /** Pause after each run for the calls still in flight, in milliseconds. */
 const SETTLE_MS = 300;
 /** Time to live of the catalogue cache with the default configuration (`CATALOGUE_CACHE_TTL_MS`), in seconds. */
@@ -51,10 +67,11 @@ const CATALOGUE_TTL_SECONDS = 60;
 
 /**
  * The scenarios; `redis` is the passthrough and the deposit with `REDIS_URL` (a local redis-server),
- * each against the same without; `workers` is the passthrough with `WORKERS=1` and `WORKERS=2` (both
- * with `REDIS_URL`, which more than one worker needs), unpinned.
+ * each against the same without; `tracing` is the passthrough with `OTEL_EXPORTER_OTLP_ENDPOINT` (a
+ * local collector) against the same without; `workers` is the passthrough with `WORKERS=1` and
+ * `WORKERS=2` (both with `REDIS_URL`, which more than one worker needs), unpinned.
  */
-export const SCENARIOS = ['passthrough', 'deposit', 'catalogue', 'profile', 'no-cookie', 'redis', 'workers'] as const;
+export const SCENARIOS = ['passthrough', 'deposit', 'catalogue', 'profile', 'no-cookie', 'redis', 'tracing', 'workers'] as const;
 export type ScenarioId = (typeof SCENARIOS)[number];
 
 /** The processes a row can load. */
@@ -63,14 +80,19 @@ export type TargetId =
   | 'proxy-deposit'
   | 'proxy-redis'
   | 'proxy-deposit-redis'
+  | 'proxy-tracing'
   | 'reference'
   | 'reference-tuned'
   | 'peer'
   | 'proxy-w1'
   | 'proxy-w2';
 
-/** The row each `redis` row is compared with: the same scenario without `REDIS_URL`. */
-const REDIS_BASE: Readonly<Record<string, string>> = { 'redis/passthrough': 'passthrough/proxy', 'redis/deposit': 'deposit/proxy' };
+/** The row each `redis` and `tracing` row is compared with: the same load without `REDIS_URL` or tracing. */
+const PAIRED_BASE: Readonly<Record<string, string>> = {
+  'redis/passthrough': 'passthrough/proxy',
+  'redis/deposit': 'deposit/proxy',
+  'tracing/passthrough': 'passthrough/proxy',
+};
 
 /** Options of {@link runBench}. */
 export interface BenchOptions {
@@ -81,6 +103,8 @@ export interface BenchOptions {
   /** Seconds of load per row before the first run (0 = none). */
   warmupSeconds: number;
   connections: number;
+  /** Sessions, and client addresses, the load is spread over (`BENCH_SESSIONS`). */
+  sessions: number;
   tool: LoadTool;
   scenarios: readonly ScenarioId[];
   /** Pin with `taskset` (when present and the machine has two CPUs or more). */
@@ -97,10 +121,19 @@ export interface BenchOptions {
 
 /** One measured run of one row. */
 export interface RunResult extends LoadResult {
-  /** Highest resident memory of the target's processes during the run, in MiB. */
+  /** Highest resident memory of the target's processes together during the run, in MiB. */
   rssMb: number;
+  /** Highest resident memory of any one of the target's processes during the run, in MiB (a cluster's worker or primary). */
+  processRssMb: number;
   /** CPU time of the target's processes per answer, in microseconds. */
   cpuUsPerRequest: number;
+  /**
+   * Where the CPU went: CPU time per answer, in microseconds, of each process that took part: the
+   * target's (`proxy`, or `proxy primary` and `proxy worker N` for a cluster; `reference`, `peer`…),
+   * `upstream`, `redis-server` and `collector` when the target uses them, and the load generator
+   * (`wrk`, or `autocannon (bench process)`).
+   */
+  cpuByProcess: Record<string, number>;
   /** Calls the upstream received during the run, by path. */
   upstreamCalls: Record<string, number>;
 }
@@ -115,15 +148,29 @@ export interface RowReport {
   /** Whether every answer should be a 2xx. */
   success: boolean;
   pinned: boolean;
+  /** The clients the load came from: sessions (and addresses) taken in turn, `burst` requests each. */
+  clients: { count: number; withSession: boolean; burst: number };
   runs: RunResult[];
   median: { rps: number; p50Ms: number; p99Ms: number; rssMb: number; cpuUsPerRequest: number };
   /** Sums over the runs. */
   total: { requests: number; non2xx: number; errors: number; upstreamCalls: number };
   /**
-   * Requests/s relative to the reference passthrough (pinned rows) or to `proxy-w1` (workers rows): the
-   * median over the rounds of this row's run divided by the base row's run of the same round.
+   * Requests/s relative to the reference passthrough (pinned rows), to the same load without `REDIS_URL`
+   * or tracing (`redis` and `tracing` rows) or to `proxy-w1` (workers rows): the median over the rounds
+   * of this row's run divided by the base row's run of the same round.
    */
   ratio: number | undefined;
+}
+
+/** One scrape of a proxy's `GET /metrics` after the runs. */
+export interface MetricsScrape {
+  target: TargetId;
+  /** HTTP status of the scrape (0: no answer). */
+  status: number;
+  /** Sum of the `http_request_duration_seconds_count` samples over every label set. */
+  requestCount: number;
+  /** Answers the load generator received from this process in the measured runs. */
+  measuredAnswers: number;
 }
 
 /** A target of the brief or a correctness condition, with what was measured. */
@@ -151,21 +198,38 @@ export interface BenchReport {
     runs: number;
     warmupSeconds: number;
     connections: number;
+    /** Sessions, and client addresses, the load was spread over. */
+    sessions: number;
+    /** `RATE_LIMIT_API_PER_MIN` of the proxies: `default` (600) or the `BENCH_RATE_LIMIT_API_PER_MIN` override. */
+    rateLimitApiPerMin: string;
     pinned: boolean;
     /** Resident memory of the proxy after start and route discovery, before any load, in MiB. */
     proxyIdleRssMb: number;
     skipped: string[];
   };
   rows: RowReport[];
+  /** Each proxy's metrics, scraped once after the runs. */
+  metrics: MetricsScrape[];
+  /** What the trace collector received (the `tracing` scenario only). */
+  collector: CollectorCounts | null;
   checks: Check[];
   table: string;
 }
 
+/** A process the bench started, with the processes whose CPU time counts as its own. */
 interface Target {
   id: TargetId;
   child: ChildProcess;
   port: number;
+  /** The proxy's `METRICS_PORT`. */
+  metricsPort?: number | undefined;
   pids: number[];
+}
+
+/** A process beside the target whose CPU time a run reports (`RunResult.cpuByProcess`). */
+interface Observed {
+  name: string;
+  pid: number;
 }
 
 interface RowSpec {
@@ -174,8 +238,13 @@ interface RowSpec {
   target: TargetId;
   method: 'GET' | 'POST';
   path: string;
+  /** Headers of every request; the client's (session cookie, `X-Forwarded-For`) come on top. */
   headers: Record<string, string>;
   body?: string;
+  /** Whether the requests carry a session cookie. */
+  session: boolean;
+  /** Consecutive requests of one client; default 1. */
+  burst?: number;
   success: boolean;
   pinned: boolean;
 }
@@ -270,7 +339,21 @@ export function startNodeOptions(): string[] {
   return match?.[1] ? match[1].split(/\s+/) : [];
 }
 
-/** Starts the proxy as production would: `npm start`'s command (`node <options> dist/server.js`), default configuration. */
+/** What {@link startProxy} started. */
+interface StartedProxy {
+  child: ChildProcess;
+  port: number;
+  metricsPort: number;
+}
+
+/**
+ * Starts the proxy as a production deployment runs it: `npm start`'s command (`node <options>
+ * dist/server.js`), `NODE_ENV=production`, metrics on (`METRICS_PORT`, a free loopback port), the
+ * default rate limits, behind a load balancer on loopback (`TRUSTED_PROXIES=127.0.0.1`: the proxy
+ * believes the right-most `X-Forwarded-For` address), logging at `info`, tracing off (no
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` unless `extraEnv` gives one). Nothing else of the bench's environment
+ * reaches it.
+ */
 async function startProxy(
   upstream: string,
   workers: number,
@@ -278,18 +361,20 @@ async function startProxy(
   logPath: string,
   nodeOptions: string | undefined,
   extraEnv: Record<string, string> = {},
-): Promise<{ child: ChildProcess; port: number }> {
+): Promise<StartedProxy> {
   const port = await freePort();
+  let metricsPort = await freePort();
+  while (metricsPort === port) metricsPort = await freePort();
   const env: Record<string, string> = {
     ...extraEnv,
-    // The load comes from one session and one address, far over the per-session API limit (600 a
-    // minute): that limit is off here unless BENCH_RATE_LIMIT_API_PER_MIN sets it. The other limits
-    // keep their defaults (no scenario sends pre-authentication requests or beacons).
-    RATE_LIMIT_API_PER_MIN: process.env.BENCH_RATE_LIMIT_API_PER_MIN ?? '0',
+    // Default limits: the load is spread over BENCH_SESSIONS sessions and as many client addresses.
+    ...(process.env.BENCH_RATE_LIMIT_API_PER_MIN ? { RATE_LIMIT_API_PER_MIN: process.env.BENCH_RATE_LIMIT_API_PER_MIN } : {}),
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     NODE_ENV: 'production',
     HOST: '127.0.0.1',
     PORT: String(port),
+    METRICS_PORT: String(metricsPort),
+    TRUSTED_PROXIES: '127.0.0.1',
     LOG_LEVEL: 'info',
     WORKERS: String(workers),
     BFF_BASE_URL: upstream,
@@ -314,7 +399,7 @@ async function startProxy(
     try {
       const res = await request(`http://127.0.0.1:${port}/healthz`);
       await res.body.text();
-      if (res.statusCode === 200) return { child, port };
+      if (res.statusCode === 200) return { child, port, metricsPort };
     } catch {
       // not listening yet
     }
@@ -326,9 +411,9 @@ async function startProxy(
 /**
  * A redis-server on a free loopback port with persistence off, stopped with the bench's other
  * processes; `undefined` when `redis-server` is not installed.
- * @returns its `redis://` URL.
+ * @returns its `redis://` URL and its process.
  */
-async function startRedisServer(cpus: string | undefined): Promise<string | undefined> {
+async function startRedisServer(cpus: string | undefined): Promise<{ url: string; child: ChildProcess } | undefined> {
   try {
     execFileSync('redis-server', ['--version'], { stdio: 'ignore' });
   } catch {
@@ -348,7 +433,7 @@ async function startRedisServer(cpus: string | undefined): Promise<string | unde
       });
       socket.once('error', () => resolve(false));
     });
-    if (up) return `redis://127.0.0.1:${port}`;
+    if (up) return { url: `redis://127.0.0.1:${port}`, child };
     if (Date.now() > deadline) throw new Error(`redis-server did not listen: ${stderr()}`);
     await sleep(50);
   }
@@ -380,11 +465,15 @@ function sumCalls(calls: Record<string, number>): number {
   return Object.values(calls).reduce((a, b) => a + b, 0);
 }
 
-/** Sends one request of a row and returns its status, body and the upstream calls it made. */
-async function probe(upstream: string, port: number, row: Pick<RowSpec, 'method' | 'path' | 'headers' | 'body'>) {
+/**
+ * Sends one request of a row (as the first client: session 0, its address) and returns its status,
+ * body and the upstream calls it made.
+ */
+async function probe(upstream: string, port: number, row: Pick<RowSpec, 'method' | 'path' | 'headers' | 'body' | 'session'>) {
   await resetUpstream(upstream);
   const body = row.body?.replaceAll('__N__', String(1 + Math.floor(Math.random() * 1_000_000)));
-  const res = await call(`http://127.0.0.1:${port}${row.path}`, { method: row.method, headers: row.headers, body });
+  const headers = { ...row.headers, ...clientHeaders(1, row.session)[0] };
+  const res = await call(`http://127.0.0.1:${port}${row.path}`, { method: row.method, headers, body });
   return { ...res, calls: (await upstreamCalls(upstream)).byPath };
 }
 
@@ -392,48 +481,101 @@ function isMissingRoute(res: { status: number; text: string }): boolean {
   return res.status === 404 && res.text.includes('"not_found"');
 }
 
-async function measure(
-  tool: LoadTool,
-  upstream: string,
-  row: RowSpec,
-  target: Target,
-  seconds: number,
-  connections: number,
-  pinned: boolean,
-): Promise<RunResult> {
-  await resetUpstream(upstream);
+/** What {@link measure} needs besides the row and its target. */
+interface MeasureContext {
+  tool: LoadTool;
+  upstream: string;
+  seconds: number;
+  connections: number;
+  /** Pin the load generator on CPU 1. */
+  pinned: boolean;
+  /** The header sets of the clients, with and without a session cookie. */
+  clients: { withSession: readonly Record<string, string>[]; anonymous: readonly Record<string, string>[] };
+  /** Processes beside the target whose CPU time the run reports. */
+  observed: readonly Observed[];
+}
+
+/** Names of a target's processes in `cpuByProcess`: `proxy`, or a cluster's `proxy primary` and `proxy worker N`. */
+function targetProcessNames(target: Target): string[] {
+  const base = target.id.startsWith('proxy') ? 'proxy' : target.id;
+  if (target.pids.length === 1) return [base];
+  return target.pids.map((_, i) => (i === 0 ? `${base} primary` : `${base} worker ${i}`));
+}
+
+async function measure(row: RowSpec, target: Target, ctx: MeasureContext): Promise<RunResult> {
+  await resetUpstream(ctx.upstream);
   const pids = target.pids;
-  let rss = rssBytes(pids);
-  const sampler = setInterval(() => {
-    rss = Math.max(rss, rssBytes(pids));
-  }, 250);
-  const cpuBefore = cpuMicros(pids);
+  const sampleRss = () => pids.map((pid) => rssBytes([pid]));
+  let rss = 0;
+  let processRss = 0;
+  const takeSample = () => {
+    const each = sampleRss();
+    rss = Math.max(rss, each.reduce((a, b) => a + b, 0));
+    processRss = Math.max(processRss, ...each);
+  };
+  takeSample();
+  const sampler = setInterval(takeSample, 250);
+  const names = targetProcessNames(target);
+  const cpuBefore = pids.map((pid) => cpuMicros([pid]));
+  const observedBefore = ctx.observed.map((o) => cpuMicros([o.pid]));
   let load: LoadResult;
   try {
-    load = await runLoad(tool, {
+    load = await runLoad(ctx.tool, {
       url: `http://127.0.0.1:${target.port}${row.path}`,
       method: row.method,
       headers: row.headers,
       body: row.body,
-      connections,
-      seconds,
-      cpus: pinned ? '1' : undefined,
+      rotation: { sets: row.session ? ctx.clients.withSession : ctx.clients.anonymous, burst: row.burst },
+      connections: ctx.connections,
+      seconds: ctx.seconds,
+      cpus: ctx.pinned ? '1' : undefined,
     });
   } finally {
     clearInterval(sampler);
   }
-  const cpu = cpuMicros(pids) - cpuBefore;
-  rss = Math.max(rss, rssBytes(pids));
+  const cpuAfter = pids.map((pid) => cpuMicros([pid]));
+  const observedAfter = ctx.observed.map((o) => cpuMicros([o.pid]));
+  takeSample();
+  const perAnswer = (us: number) => (load.requests > 0 ? us / load.requests : Number.NaN);
+  const cpuByProcess: Record<string, number> = {};
+  names.forEach((name, i) => {
+    cpuByProcess[name] = perAnswer((cpuAfter[i] ?? 0) - (cpuBefore[i] ?? 0));
+  });
+  ctx.observed.forEach((o, i) => {
+    cpuByProcess[o.name] = perAnswer((observedAfter[i] ?? 0) - (observedBefore[i] ?? 0));
+  });
+  cpuByProcess[ctx.tool === 'wrk' ? 'wrk' : 'autocannon (bench process)'] = perAnswer(load.loadCpuUs);
+  const cpu = cpuAfter.reduce((a, b) => a + b, 0) - cpuBefore.reduce((a, b) => a + b, 0);
   // Calls still in flight when the load generator stopped finish before the counts are read, so that
   // they are neither lost here nor counted in the next row.
   await sleep(SETTLE_MS);
-  const calls = (await upstreamCalls(upstream)).byPath;
+  const calls = (await upstreamCalls(ctx.upstream)).byPath;
   return {
     ...load,
     rssMb: rss / (1024 * 1024),
-    cpuUsPerRequest: load.requests > 0 ? cpu / load.requests : Number.NaN,
+    processRssMb: processRss / (1024 * 1024),
+    cpuUsPerRequest: perAnswer(cpu),
+    cpuByProcess,
     upstreamCalls: calls,
   };
+}
+
+/**
+ * Scrapes a proxy's `GET /metrics` once and sums its `http_request_duration_seconds_count` samples
+ * over every label set.
+ */
+async function scrapeMetrics(metricsPort: number): Promise<{ status: number; requestCount: number }> {
+  try {
+    const res = await call(`http://127.0.0.1:${metricsPort}/metrics`);
+    let requestCount = 0;
+    for (const line of res.text.split('\n')) {
+      const sample = /^http_request_duration_seconds_count(?:\{[^}]*\})?\s+(\S+)/.exec(line);
+      if (sample) requestCount += Number(sample[1]);
+    }
+    return { status: res.status, requestCount };
+  } catch {
+    return { status: 0, requestCount: 0 };
+  }
 }
 
 function fmt(value: number | undefined, digits = 0): string {
@@ -448,6 +590,7 @@ const SCENARIO_LABELS: Record<ScenarioId, string> = {
   profile: 'profile read (cached per token)',
   'no-cookie': '401 without cookie',
   redis: 'with REDIS_URL (vs without)',
+  tracing: 'passthrough, tracing on (vs off)',
   workers: 'passthrough, unpinned',
 };
 
@@ -456,6 +599,7 @@ const TARGET_LABELS: Record<TargetId, string> = {
   'proxy-deposit': 'proxy (own process)',
   'proxy-redis': 'proxy, REDIS_URL',
   'proxy-deposit-redis': 'proxy (own process), REDIS_URL',
+  'proxy-tracing': 'proxy, OTLP exporter',
   reference: 'reference node:http+Pool',
   'reference-tuned': 'reference, npm start options',
   peer: 'peer Fastify+reply-from',
@@ -463,7 +607,7 @@ const TARGET_LABELS: Record<TargetId, string> = {
   'proxy-w2': 'proxy WORKERS=2',
 };
 
-/** The table as text: one line per row, medians, ratio to the reference passthrough. */
+/** The table as text: one line per row, medians, ratio to the row's base (see {@link RowReport.ratio}). */
 export function formatTable(rows: readonly RowReport[]): string {
   const header = ['scenario', 'target', 'route', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'non-2xx', 'upstream calls/run'];
   const lines = rows.map((r) => [
@@ -485,7 +629,21 @@ export function formatTable(rows: readonly RowReport[]): string {
   return [row(header), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...lines.map(row)].join('\n');
 }
 
-function buildChecks(rows: readonly RowReport[], seconds: number): Check[] {
+/** What {@link buildChecks} judges besides the rows. */
+interface CheckInputs {
+  seconds: number;
+  connections: number;
+  metrics: readonly MetricsScrape[];
+  collector: CollectorCounts | null;
+}
+
+/** Highest per-process RSS of a list of rows over all their runs, in MiB. */
+function peakProcessRss(list: readonly RowReport[]): number {
+  return Math.max(...list.flatMap((r) => r.runs.map((run) => run.processRssMb)));
+}
+
+function buildChecks(rows: readonly RowReport[], inputs: CheckInputs): Check[] {
+  const { seconds, connections } = inputs;
   const checks: Check[] = [];
   const find = (scenario: ScenarioId, target: TargetId) => rows.find((r) => r.scenario === scenario && r.target === target);
   for (const r of rows) {
@@ -509,9 +667,22 @@ function buildChecks(rows: readonly RowReport[], seconds: number): Check[] {
       { name: 'passthrough p99 ≤ 1.2× the reference', ok: p99 <= 1.2, kind: 'target', detail: `${fmt(p99, 2)}×` },
     );
   }
+  // Money moves reach the upstream once per submission: one POST /wallet/add-credit per answered
+  // deposit, plus at most one per connection for the deposits in flight when the load stopped.
+  for (const row of rows.filter((r) => r.path === DEPOSIT_PATH && r.method === 'POST')) {
+    const pairs = row.runs.map((run) => ({ calls: run.upstreamCalls[DEPOSIT_UPSTREAM] ?? 0, answers: run.requests }));
+    checks.push({
+      name: `${row.id}: one upstream POST ${DEPOSIT_UPSTREAM} per answered deposit (at most ${connections} more: in flight at the stop)`,
+      ok: pairs.every(({ calls, answers }) => calls >= answers && calls - answers <= connections),
+      kind: 'correctness',
+      detail: pairs.map(({ calls, answers }) => `${calls} calls for ${answers} answers`).join('; '),
+    });
+  }
   const deposit = find('deposit', 'proxy-deposit');
-  if (deposit && reference) {
-    checks.push({ name: 'deposit ≥ 0.80× the reference passthrough', ok: (deposit.ratio ?? 0) >= 0.8, kind: 'target', detail: `${fmt(deposit.ratio, 2)}×` });
+  const referenceDeposit = find('deposit', 'reference');
+  if (deposit && referenceDeposit) {
+    const ratio = pairedRatio(deposit.runs, referenceDeposit.runs, (r) => r.rps);
+    checks.push({ name: "deposit ≥ 0.80× the reference's deposit", ok: ratio >= 0.8, kind: 'target', detail: `${fmt(ratio, 2)}×` });
   }
   for (const [target, name, floor] of [
     ['proxy-redis', 'passthrough with REDIS_URL ≥ 0.95× without', 0.95],
@@ -537,15 +708,19 @@ function buildChecks(rows: readonly RowReport[], seconds: number): Check[] {
   }
   const profile = find('profile', 'proxy');
   if (profile) {
-    // One fetch per token per 10 s: a run of S seconds sees at most floor(S / 10) + 1 fetches.
-    const allowed = Math.floor(seconds / 10) + 1;
+    // One fetch per token per 10 s: a run of S seconds sees at most floor(S / 10) + 1 fetches of each
+    // token, and a run reads at most `count` tokens.
+    const perToken = Math.floor(seconds / PROFILE_TTL_SECONDS) + 1;
+    const allowed = profile.clients.count * perToken;
     const counts = profile.runs.map((run) => run.upstreamCalls[PROFILE_UPSTREAM] ?? 0);
     const others = profile.runs.reduce((n, run) => n + sumCalls(run.upstreamCalls) - (run.upstreamCalls[PROFILE_UPSTREAM] ?? 0), 0);
     checks.push({
-      name: `profile: at most one upstream call per token per 10 s (≤ ${allowed} per ${seconds} s run, 1 token, ${profile.runs[0]?.requests ?? 0} reads)`,
+      name:
+        `profile: at most one upstream call per token per ${PROFILE_TTL_SECONDS} s (≤ ${perToken} per token per ${seconds} s run, ` +
+        `${profile.clients.count} tokens: ≤ ${allowed} per run)`,
       ok: counts.every((c) => c <= allowed) && others === 0,
       kind: 'correctness',
-      detail: `${counts.join(', ')} calls per run`,
+      detail: profile.runs.map((run, i) => `${counts[i]} calls for ${run.requests} reads`).join('; '),
     });
   }
   const noCookie = find('no-cookie', 'proxy');
@@ -557,16 +732,44 @@ function buildChecks(rows: readonly RowReport[], seconds: number): Check[] {
       detail: `${noCookie.total.non2xx} of ${noCookie.total.requests} refused, ${noCookie.total.upstreamCalls} upstream calls`,
     });
   }
-  const maxRss = (list: readonly RowReport[]) => Math.max(...list.map((r) => Math.max(...r.runs.map((run) => run.rssMb))));
-  if (proxy) {
-    const rss = maxRss([proxy]);
-    checks.push({ name: 'proxy RSS under passthrough load ≤ 150 MB', ok: rss <= 150, kind: 'target', detail: `${fmt(rss, 0)} MB at most` });
+  for (const scrape of inputs.metrics) {
+    checks.push({
+      name: `${scrape.target}: GET /metrics answers 200 and counts every answer (http_request_duration_seconds_count ≥ answers measured)`,
+      ok: scrape.status === 200 && scrape.requestCount >= scrape.measuredAnswers,
+      kind: 'correctness',
+      detail: `status ${scrape.status}, ${scrape.requestCount} counted, ${scrape.measuredAnswers} measured`,
+    });
   }
-  const loaded = rows.filter((r) => r.target === 'proxy' || r.target === 'proxy-deposit');
-  if (loaded.length > 1) {
-    // One proxy process serves every pinned row in turn: this is its highest RSS over all of them.
-    const rss = maxRss(loaded);
-    checks.push({ name: 'proxy RSS over every scenario ≤ 150 MB', ok: rss <= 150, kind: 'target', detail: `${fmt(rss, 0)} MB at most` });
+  if (rows.some((r) => r.scenario === 'tracing')) {
+    const received = inputs.collector;
+    checks.push({
+      name: 'tracing: the collector received at least one export during the runs',
+      ok: (received?.exports ?? 0) >= 1,
+      kind: 'correctness',
+      detail: received ? `${received.exports} exports, ${fmt(received.bytes / 1024, 0)} KiB` : 'no answer from the collector',
+    });
+  }
+  // Peak RSS of every proxy process, per target (a cluster: its largest process), then over all of them.
+  const proxyRows = rows.filter((r) => r.target.startsWith('proxy'));
+  const proxyTargets = [...new Set(proxyRows.map((r) => r.target))];
+  for (const target of proxyTargets) {
+    const list = proxyRows.filter((r) => r.target === target);
+    const rss = peakProcessRss(list);
+    checks.push({
+      name: `${TARGET_LABELS[target]} peak RSS per process ≤ ${RSS_TARGET_MB} MB (${list.map((r) => r.id).join(', ')})`,
+      ok: rss <= RSS_TARGET_MB,
+      kind: 'target',
+      detail: `${fmt(rss, 0)} MB at most`,
+    });
+  }
+  if (proxyTargets.length > 1) {
+    const rss = peakProcessRss(proxyRows);
+    checks.push({
+      name: `proxy peak RSS per process over every proxy row of every scenario ≤ ${RSS_TARGET_MB} MB`,
+      ok: rss <= RSS_TARGET_MB,
+      kind: 'target',
+      detail: `${fmt(rss, 0)} MB at most`,
+    });
   }
   return checks;
 }
@@ -599,26 +802,30 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   const skipped: string[] = [];
   const targets = new Map<TargetId, Target>();
   const cpuFor = (p: boolean) => (p ? '0' : undefined);
+  const clients = { withSession: clientHeaders(options.sessions, true), anonymous: clientHeaders(options.sessions, false) };
 
   try {
     const up = await startBenchServer('upstream', [], pinned ? '1' : undefined);
     const upstream = `http://127.0.0.1:${up.port}`;
-    const addTarget = (id: TargetId, started: { child: ChildProcess; port: number }) => {
+    const addTarget = (id: TargetId, started: { child: ChildProcess; port: number; metricsPort?: number }) => {
       const pid = started.child.pid as number;
-      targets.set(id, { id, child: started.child, port: started.port, pids: processTree(pid) });
+      targets.set(id, { id, child: started.child, port: started.port, metricsPort: started.metricsPort, pids: processTree(pid) });
     };
 
     const pinnedScenarios = SCENARIOS.filter((s) => s !== 'workers' && wanted.has(s));
     const rows: RowSpec[] = [];
-    const auth = { cookie: COOKIE };
-    say(`starting the proxy (node ${[...startNodeOptions(), 'dist/server.js'].join(' ')}, NODE_ENV=production)${pinned ? ' on CPU 0' : ''}`);
+    say(
+      `starting the proxy (node ${[...startNodeOptions(), 'dist/server.js'].join(' ')}, NODE_ENV=production, metrics on, ` +
+        `${process.env.BENCH_RATE_LIMIT_API_PER_MIN ? `RATE_LIMIT_API_PER_MIN=${process.env.BENCH_RATE_LIMIT_API_PER_MIN}` : 'default rate limits'}, ` +
+        `TRUSTED_PROXIES=127.0.0.1, tracing off)${pinned ? ' on CPU 0' : ''}; load from ${options.sessions} sessions and client addresses`,
+    );
     addTarget('proxy', await startProxy(upstream, 1, cpuFor(pinned), options.logPath, options.proxyNodeOptions));
     const proxyPort = (targets.get('proxy') as Target).port;
 
     // Route discovery: the first passthrough candidate the proxy serves, and the upstream path it calls.
     let passthrough: { path: string; upstreamPath: string } | undefined;
     for (const path of PASSTHROUGH_CANDIDATES) {
-      const res = await probe(upstream, proxyPort, { method: 'GET', path, headers: auth });
+      const res = await probe(upstream, proxyPort, { method: 'GET', path, headers: {}, session: true });
       if (isMissingRoute(res)) continue;
       if (res.status < 200 || res.status >= 300) throw new Error(`GET ${path} answered ${res.status}: ${res.text.slice(0, 300)}`);
       const upstreamPath = Object.keys(res.calls).find((p) => p !== PROFILE_UPSTREAM);
@@ -628,6 +835,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
     if (!passthrough) throw new Error(`the proxy serves none of ${PASSTHROUGH_CANDIDATES.join(', ')}`);
     say(`passthrough route: GET ${passthrough.path} → upstream ${passthrough.upstreamPath}`);
+    const passthroughRow = (id: string, scenario: ScenarioId, target: TargetId, rowPinned = pinned): RowSpec => ({
+      id,
+      scenario,
+      target,
+      method: 'GET',
+      path: (passthrough as { path: string }).path,
+      headers: {},
+      session: true,
+      success: true,
+      pinned: rowPinned,
+    });
 
     const wantRow = async (spec: RowSpec, expect: 'success' | 401, port = proxyPort): Promise<boolean> => {
       const res = await probe(upstream, port, spec);
@@ -644,9 +862,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       // `reference-tuned` is the reference with the Node.js options `npm start` gives the proxy (e.g.
       // `--single-threaded-gc`): how much of the proxy's ratio is runtime tuning rather than code.
       const tuned = startNodeOptions().length > 0 ? (['reference-tuned'] as const) : [];
-      for (const target of ['proxy', 'reference', ...tuned, 'peer'] as const) {
-        rows.push({ id: `passthrough/${target}`, scenario: 'passthrough', target, method: 'GET', path: passthrough.path, headers: auth, success: true, pinned });
-      }
+      for (const target of ['proxy', 'reference', ...tuned, 'peer'] as const) rows.push(passthroughRow(`passthrough/${target}`, 'passthrough', target));
     }
     if (wanted.has('deposit')) {
       // Its own proxy process (same build and configuration): the double-submit guard remembers up to
@@ -658,8 +874,9 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         target: 'proxy-deposit',
         method: 'POST',
         path: DEPOSIT_PATH,
-        headers: { ...auth, 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json' },
         body: DEPOSIT_BODY,
+        session: true,
         success: true,
         pinned,
       };
@@ -671,29 +888,36 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       }
     }
     if (wanted.has('catalogue')) {
-      const spec: RowSpec = { id: 'catalogue/proxy', scenario: 'catalogue', target: 'proxy', method: 'GET', path: CATALOGUE_PATH, headers: {}, success: true, pinned };
+      const spec: RowSpec = { id: 'catalogue/proxy', scenario: 'catalogue', target: 'proxy', method: 'GET', path: CATALOGUE_PATH, headers: {}, session: false, success: true, pinned };
       if (await wantRow(spec, 'success')) rows.push(spec);
     }
     if (wanted.has('profile')) {
-      const spec: RowSpec = { id: 'profile/proxy', scenario: 'profile', target: 'proxy', method: 'GET', path: PROFILE_PATH, headers: auth, success: true, pinned };
+      const spec: RowSpec = {
+        id: 'profile/proxy',
+        scenario: 'profile',
+        target: 'proxy',
+        method: 'GET',
+        path: PROFILE_PATH,
+        headers: {},
+        session: true,
+        burst: PROFILE_BURST,
+        success: true,
+        pinned,
+      };
       if (await wantRow(spec, 'success')) rows.push(spec);
     }
     if (wanted.has('no-cookie')) {
-      const spec: RowSpec = { id: 'no-cookie/proxy', scenario: 'no-cookie', target: 'proxy', method: 'GET', path: passthrough.path, headers: {}, success: false, pinned };
+      const spec: RowSpec = { ...passthroughRow('no-cookie/proxy', 'no-cookie', 'proxy'), session: false, success: false };
       if (await wantRow(spec, 401)) rows.push(spec);
     }
     // A local redis-server for the `redis` and `workers` rows (started with the upstream's CPU).
-    let redisUrl: string | undefined;
+    let redis: { url: string; child: ChildProcess } | undefined;
     if (wanted.has('redis') || wanted.has('workers')) {
-      const redis = await startRedisServer(pinned ? '1' : undefined);
-      if (redis) {
-        redisUrl = redis;
-      } else {
-        skipped.push('redis, workers: redis-server is not installed (WORKERS=2 needs REDIS_URL)');
-      }
+      redis = await startRedisServer(pinned ? '1' : undefined);
+      if (!redis) skipped.push('redis, workers: redis-server is not installed (WORKERS=2 needs REDIS_URL)');
     }
-    if (wanted.has('redis') && redisUrl) {
-      const withRedis = { REDIS_URL: redisUrl };
+    if (wanted.has('redis') && redis) {
+      const withRedis = { REDIS_URL: redis.url };
       addTarget('proxy-redis', await startProxy(upstream, 1, cpuFor(pinned), options.logPath, options.proxyNodeOptions, withRedis));
       addTarget('proxy-deposit-redis', await startProxy(upstream, 1, cpuFor(pinned), options.logPath, options.proxyNodeOptions, withRedis));
       const base = rows.find((r) => r.id === 'passthrough/proxy');
@@ -702,18 +926,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       if (deposit) rows.push({ ...deposit, id: 'redis/deposit', scenario: 'redis', target: 'proxy-deposit-redis' });
       if (!base || !deposit) skipped.push('redis: runs with the passthrough and deposit scenarios');
     }
-    const workerRows: RowSpec[] = wanted.has('workers') && redisUrl
-      ? (['proxy-w1', 'proxy-w2'] as const).map((target) => ({
-          id: `workers/${target}`,
-          scenario: 'workers' as const,
-          target,
-          method: 'GET' as const,
-          path: passthrough.path,
-          headers: auth,
-          success: true,
-          pinned: false,
-        }))
-      : [];
+    // A local trace collector for the `tracing` row (with the upstream's CPU) and a proxy exporting to it.
+    let collector: { child: ChildProcess; port: number } | undefined;
+    if (wanted.has('tracing')) {
+      collector = await startBenchServer('collector', [], pinned ? '1' : undefined);
+      const withTracing = { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}` };
+      addTarget('proxy-tracing', await startProxy(upstream, 1, cpuFor(pinned), options.logPath, options.proxyNodeOptions, withTracing));
+      rows.push(passthroughRow('tracing/passthrough', 'tracing', 'proxy-tracing'));
+      if (!wanted.has('passthrough')) skipped.push('tracing: its ratio needs the passthrough scenario');
+    }
+    const workerRows: RowSpec[] =
+      wanted.has('workers') && redis ? (['proxy-w1', 'proxy-w2'] as const).map((target) => passthroughRow(`workers/${target}`, 'workers', target, false)) : [];
     if (pinnedScenarios.length === 0) {
       // The proxy was started only for route discovery.
       await stop((targets.get('proxy') as Target).child);
@@ -731,24 +954,40 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         checked.push('reference-tuned');
       }
       for (const id of checked) {
-        const res = await call(`http://127.0.0.1:${targets.get(id)?.port}${passthrough.path}`, { headers: auth });
+        const res = await probe(upstream, targets.get(id)?.port as number, passthroughRow('', 'passthrough', id));
         if (res.status !== 200) throw new Error(`${id} answered ${res.status}: ${res.text.slice(0, 200)}`);
       }
     }
 
-    const proxyIdleRssMb = rssBytes((targets.get('proxy') as Target).pids) / (1024 * 1024);
+    const proxyIdleRssMb = targets.has('proxy') ? rssBytes((targets.get('proxy') as Target).pids) / (1024 * 1024) : Number.NaN;
 
+    /** The processes beside a row's target whose CPU time its runs report. */
+    const observedFor = (target: TargetId): Observed[] => {
+      const out: Observed[] = [{ name: 'upstream', pid: up.child.pid as number }];
+      if (redis && ['proxy-redis', 'proxy-deposit-redis', 'proxy-w1', 'proxy-w2'].includes(target)) out.push({ name: 'redis-server', pid: redis.child.pid as number });
+      if (collector && target === 'proxy-tracing') out.push({ name: 'collector', pid: collector.child.pid as number });
+      return out;
+    };
     const measureRows = async (list: readonly RowSpec[], phasePinned: boolean): Promise<Map<string, RunResult[]>> => {
       const results = new Map<string, RunResult[]>(list.map((r) => [r.id, []]));
+      const context = (row: RowSpec, seconds: number): MeasureContext => ({
+        tool: options.tool,
+        upstream,
+        seconds,
+        connections: options.connections,
+        pinned: phasePinned,
+        clients,
+        observed: observedFor(row.target),
+      });
       if (options.warmupSeconds > 0) {
         for (const row of list) {
           say(`warm-up ${row.id} (${options.warmupSeconds} s)`);
-          await measure(options.tool, upstream, row, targets.get(row.target) as Target, options.warmupSeconds, options.connections, phasePinned);
+          await measure(row, targets.get(row.target) as Target, context(row, options.warmupSeconds));
         }
       }
       for (let run = 1; run <= options.runs; run++) {
         for (const row of list) {
-          const result = await measure(options.tool, upstream, row, targets.get(row.target) as Target, options.seconds, options.connections, phasePinned);
+          const result = await measure(row, targets.get(row.target) as Target, context(row, options.seconds));
           results.get(row.id)?.push(result);
           say(
             `run ${run}/${options.runs} ${row.id}: ${fmt(result.rps)} req/s, p99 ${fmt(result.p99Ms, 2)} ms, ${fmt(result.cpuUsPerRequest, 1)} µs/req, ${result.non2xx} non-2xx`,
@@ -760,14 +999,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     const results = await measureRows(rows, pinned);
 
-    if (workerRows.length > 0) {
+    if (workerRows.length > 0 && redis) {
       // Unpinned phase: every process may use every CPU.
       if (pinned) {
-        pin(process.pid, '0-1');
-        pin(up.child.pid as number, '0-1');
+        for (const pid of [process.pid, up.child.pid, redis.child.pid]) pin(pid as number, '0-1');
       }
       for (const [id, workers] of [['proxy-w1', 1], ['proxy-w2', 2]] as const) {
-        const started = await startProxy(upstream, workers, undefined, options.logPath, options.proxyNodeOptions, { REDIS_URL: redisUrl as string });
+        const started = await startProxy(upstream, workers, undefined, options.logPath, options.proxyNodeOptions, { REDIS_URL: redis.url });
         await sleep(workers > 1 ? 500 : 0); // the workers fork after the primary answers
         addTarget(id, started);
       }
@@ -779,7 +1017,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     const reports: RowReport[] = [...rows, ...workerRows].map((spec) => {
       const runs = results.get(spec.id) ?? [];
       const m = (pick: (r: RunResult) => number) => median(runs.map(pick));
-      const base = spec.scenario === 'workers' ? w1 : spec.scenario === 'redis' ? results.get(REDIS_BASE[spec.id] ?? '') : reference;
+      const base = spec.scenario === 'workers' ? w1 : spec.id in PAIRED_BASE ? results.get(PAIRED_BASE[spec.id] ?? '') : reference;
       const rps = m((r) => r.rps);
       return {
         id: spec.id,
@@ -789,6 +1027,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         path: spec.path,
         success: spec.success,
         pinned: spec.pinned,
+        clients: { count: options.sessions, withSession: spec.session, burst: spec.burst ?? 1 },
         runs,
         median: { rps, p50Ms: m((r) => r.p50Ms), p99Ms: m((r) => r.p99Ms), rssMb: m((r) => r.rssMb), cpuUsPerRequest: m((r) => r.cpuUsPerRequest) },
         total: {
@@ -797,11 +1036,25 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
           errors: runs.reduce((n, r) => n + r.errors, 0),
           upstreamCalls: runs.reduce((n, r) => n + sumCalls(r.upstreamCalls), 0),
         },
-        ratio: base === undefined || !spec.success ? undefined : pairedRatio(runs, base, (r) => r.rps),
+        ratio: base === undefined || base.length === 0 || !spec.success ? undefined : pairedRatio(runs, base, (r) => r.rps),
       };
     });
 
-    const checks = buildChecks(reports, options.seconds);
+    // After the runs: each proxy's metrics, once, and what the collector received.
+    const metrics: MetricsScrape[] = [];
+    for (const target of targets.values()) {
+      if (target.metricsPort === undefined) continue;
+      const measuredAnswers = reports.filter((r) => r.target === target.id).reduce((n, r) => n + r.total.requests, 0);
+      metrics.push({ target: target.id, ...(await scrapeMetrics(target.metricsPort)), measuredAnswers });
+    }
+    const collectorCounts = collector
+      ? await call(`http://127.0.0.1:${collector.port}/__bench/exports`).then(
+          (res) => JSON.parse(res.text) as CollectorCounts,
+          () => null,
+        )
+      : null;
+
+    const checks = buildChecks(reports, { seconds: options.seconds, connections: options.connections, metrics, collector: collectorCounts });
     const table = formatTable(reports);
     const report: BenchReport = {
       meta: {
@@ -817,11 +1070,15 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         runs: options.runs,
         warmupSeconds: options.warmupSeconds,
         connections: options.connections,
+        sessions: options.sessions,
+        rateLimitApiPerMin: process.env.BENCH_RATE_LIMIT_API_PER_MIN || 'default',
         pinned,
         proxyIdleRssMb,
         skipped,
       },
       rows: reports,
+      metrics,
+      collector: collectorCounts,
       checks,
       table,
     };
@@ -832,26 +1089,17 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     }
     say('');
     say(
-      `${options.tool}, ${options.connections} connections, ${options.seconds} s × ${options.runs} runs (medians), ` +
+      `${options.tool}, ${options.connections} connections, ${options.sessions} sessions and client addresses, ` +
+        `${options.seconds} s × ${options.runs} runs (medians), ` +
         `${report.meta.cpus} CPUs (${report.meta.cpuModel}), Node ${process.version}, ${pinned ? 'proxies on CPU 0, upstream and load on CPU 1' : 'unpinned'}` +
         (options.proxyNodeOptions ? `, extra proxy Node.js options ${options.proxyNodeOptions}` : ''),
     );
     say(table);
-    say('ratio: median over the rounds of requests/s relative to the reference passthrough run of the same round (workers rows: to WORKERS=1)');
-    const tunedRuns = report.rows.find((r) => r.id === 'passthrough/reference-tuned')?.runs;
-    const proxyRuns = report.rows.find((r) => r.id === 'passthrough/proxy')?.runs;
-    if (tunedRuns && proxyRuns) {
-      const rps = pairedRatio(proxyRuns, tunedRuns, (r) => r.rps);
-      const cpu = pairedRatio(proxyRuns, tunedRuns, (r) => r.cpuUsPerRequest);
-      say(`passthrough against the reference with npm start's Node.js options too: ${fmt(rps, 2)}× requests/s, ${fmt(cpu, 2)}× CPU per request`);
-    }
-    const depositRuns = report.rows.find((r) => r.id === 'deposit/proxy')?.runs;
-    const referenceDepositRuns = report.rows.find((r) => r.id === 'deposit/reference')?.runs;
-    if (depositRuns && referenceDepositRuns) {
-      const rps = pairedRatio(depositRuns, referenceDepositRuns, (r) => r.rps);
-      const cpu = pairedRatio(depositRuns, referenceDepositRuns, (r) => r.cpuUsPerRequest);
-      say(`deposit against the reference's deposit: ${fmt(rps, 2)}× requests/s, ${fmt(cpu, 2)}× CPU per request`);
-    }
+    say(
+      'ratio: median over the rounds of requests/s relative to the run of the same round of the reference passthrough ' +
+        '(redis and tracing rows: of the same row without REDIS_URL or tracing; workers rows: of WORKERS=1)',
+    );
+    for (const line of comparisonLines(report.rows)) say(line);
     say(`proxy RSS before any load: ${fmt(proxyIdleRssMb, 0)} MB`);
     for (const s of skipped) say(`skipped: ${s}`);
     for (const c of checks) say(`${c.ok ? 'ok  ' : 'FAIL'} ${c.kind === 'target' ? '(target) ' : ''}${c.name}: ${c.detail}`);
@@ -859,6 +1107,41 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
   } finally {
     await Promise.all([...children].map(stop));
   }
+}
+
+/** The pairs of rows printed under the table as paired ratios: what, this row, against that row. */
+const COMPARISONS: readonly (readonly [label: string, row: string, base: string])[] = [
+  ["passthrough against the reference started with npm start's Node.js options too", 'passthrough/proxy', 'passthrough/reference-tuned'],
+  ["deposit against the reference's deposit", 'deposit/proxy', 'deposit/reference'],
+  ['passthrough with tracing on against off', 'tracing/passthrough', 'passthrough/proxy'],
+  ['passthrough with REDIS_URL against without', 'redis/passthrough', 'passthrough/proxy'],
+  ['deposit with REDIS_URL against without', 'redis/deposit', 'deposit/proxy'],
+  ['passthrough with WORKERS=2 against WORKERS=1 (unpinned)', 'workers/proxy-w2', 'workers/proxy-w1'],
+];
+
+/**
+ * The lines printed under the table: the paired ratios of {@link COMPARISONS} (requests/s and CPU per
+ * request) and, for the workers rows, where the CPU went (µs per request by process, medians of the runs).
+ */
+export function comparisonLines(rows: readonly RowReport[]): string[] {
+  const lines: string[] = [];
+  const runsOf = (id: string) => rows.find((r) => r.id === id)?.runs;
+  for (const [label, id, baseId] of COMPARISONS) {
+    const row = runsOf(id);
+    const base = runsOf(baseId);
+    if (!row?.length || !base?.length) continue;
+    const rps = pairedRatio(row, base, (r) => r.rps);
+    const cpu = pairedRatio(row, base, (r) => r.cpuUsPerRequest);
+    lines.push(`${label}: ${fmt(rps, 2)}× requests/s, ${fmt(cpu, 2)}× CPU per request`);
+  }
+  const workers = rows.filter((r) => r.scenario === 'workers' && r.runs.length > 0);
+  if (workers.length > 0) lines.push('where the CPU goes, workers rows (µs per request, median of the runs):');
+  for (const row of workers) {
+    const names = [...new Set(row.runs.flatMap((run) => Object.keys(run.cpuByProcess)))];
+    const parts = names.map((name) => `${name} ${fmt(median(row.runs.map((run) => run.cpuByProcess[name] ?? Number.NaN)), 1)}`);
+    lines.push(`  ${TARGET_LABELS[row.target]}: ${parts.join(', ')}`);
+  }
+  return lines;
 }
 
 function intFromEnv(name: string, fallback: number, min: number): number {
@@ -884,6 +1167,7 @@ export function optionsFromEnv(): BenchOptions {
     runs: intFromEnv('BENCH_RUNS', 3, 1),
     warmupSeconds: intFromEnv('BENCH_WARMUP', Math.min(3, seconds), 0),
     connections: intFromEnv('BENCH_CONNECTIONS', 50, 1),
+    sessions: intFromEnv('BENCH_SESSIONS', DEFAULT_SESSIONS, 1),
     tool: pickTool(process.env.BENCH_TOOL),
     scenarios: scenarios as ScenarioId[],
     pin: process.env.BENCH_PIN !== '0',
