@@ -339,6 +339,9 @@ export function startNodeOptions(): string[] {
   return match?.[1] ? match[1].split(/\s+/) : [];
 }
 
+/** Starts of a proxy process tried before giving up, when its ports were taken meanwhile. */
+const START_ATTEMPTS = 3;
+
 /** What {@link startProxy} started. */
 interface StartedProxy {
   child: ChildProcess;
@@ -361,6 +364,25 @@ async function startProxy(
   logPath: string,
   nodeOptions: string | undefined,
   extraEnv: Record<string, string> = {},
+): Promise<StartedProxy> {
+  // A port found free can be taken before the proxy binds it (by an outgoing connection's local port,
+  // or another program): then the proxy stops at start with EADDRINUSE, and gets two new ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startProxyOnce(upstream, workers, cpus, logPath, nodeOptions, extraEnv);
+    } catch (error) {
+      if (attempt >= START_ATTEMPTS || !(error instanceof Error) || !error.message.includes('EADDRINUSE')) throw error;
+    }
+  }
+}
+
+async function startProxyOnce(
+  upstream: string,
+  workers: number,
+  cpus: string | undefined,
+  logPath: string,
+  nodeOptions: string | undefined,
+  extraEnv: Record<string, string>,
 ): Promise<StartedProxy> {
   const port = await freePort();
   let metricsPort = await freePort();
@@ -395,7 +417,10 @@ async function startProxy(
   const { stderr } = track(child, 'proxy');
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode}: ${stderr()}`);
+    if (child.exitCode !== null) {
+      await sleep(50); // its last lines on standard error
+      throw new Error(`the proxy exited with ${child.exitCode}: ${stderr()}`);
+    }
     try {
       const res = await request(`http://127.0.0.1:${port}/healthz`);
       await res.body.text();
