@@ -162,7 +162,15 @@ class LazyRequestLogger implements FastifyBaseLogger {
   set level(level: FastifyBaseLogger['level']) {
     this.#real().level = level;
   }
+  /** Whether a line at `level` would be written; answered without building the child. */
+  #enabled(level: LogLevel): boolean {
+    const threshold = this.#logger?.level ?? (this.#options as { level?: string } | undefined)?.level ?? this.#parent.level;
+    return pino.levels.values[level] as number >= (pino.levels.values[threshold] ?? Number.POSITIVE_INFINITY);
+  }
   #log(level: LogLevel, args: unknown[]): void {
+    // A line below the level is dropped here: building the child for it (bindings serialised through
+    // the redaction) would cost more than the line itself.
+    if (!this.#enabled(level)) return;
     const logger = this.#real();
     (logger[level] as LogMethod).apply(logger, args);
   }

@@ -23,12 +23,13 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { classifyError, type EndpointCode, endpointCodeFor } from '../errors/index.js';
 import type { CacheResult } from '../state/caches.js';
 import type { IdempotencyDecision } from '../state/idempotency.js';
 import type { SharedStore } from '../state/store.js';
 import type { UpstreamCallRecord } from '../upstream/client.js';
+import { CellHistogram } from './histogram-cells.js';
 
 /** Histogram buckets of both durations, in seconds: 5 ms to 10 s. */
 export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -62,10 +63,10 @@ function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
 
 /** The `http_request_duration_seconds` children of one route pattern, by method and status. */
 class RouteCells {
-  readonly #histogram: Histogram<HttpLabels>;
+  readonly #histogram: CellHistogram<HttpLabels>;
   readonly #route: string;
   readonly #cells = new Map<string, Map<number, Child>>();
-  constructor(histogram: Histogram<HttpLabels>, route: string) {
+  constructor(histogram: CellHistogram<HttpLabels>, route: string) {
     this.#histogram = histogram;
     this.#route = route;
   }
@@ -107,8 +108,8 @@ export interface BuildInfo {
 export class Metrics implements MetricsSource {
   /** The app's registry: the contract's series and prom-client's default process and Node.js metrics. */
   readonly registry: Registry;
-  readonly #http: Histogram<HttpLabels>;
-  readonly #upstream: Histogram<'endpoint' | 'method' | 'status_class'>;
+  readonly #http: CellHistogram<HttpLabels>;
+  readonly #upstream: CellHistogram<'endpoint' | 'method' | 'status_class'>;
   readonly #upstreamErrors: Counter<'endpoint' | 'error'>;
   readonly #cache: Counter<'cache' | 'result'>;
   readonly #rateLimited: Counter<'limit'>;
@@ -131,14 +132,14 @@ export class Metrics implements MetricsSource {
     this.registry = registry;
     const registers = [registry];
     const buckets = [...DURATION_BUCKETS];
-    this.#http = new Histogram({
+    this.#http = new CellHistogram({
       name: 'http_request_duration_seconds',
       help: 'Time from the request to its answer, in seconds, by method, route pattern and status code.',
       labelNames: ['method', 'route', 'status_code'],
       buckets,
       registers,
     });
-    this.#upstream = new Histogram({
+    this.#upstream = new CellHistogram({
       name: 'upstream_request_duration_seconds',
       help: 'Time of one upstream call (to its whole answer; to the headers of a streamed one), in seconds, by EP code, method and status class.',
       labelNames: ['endpoint', 'method', 'status_class'],

@@ -1,0 +1,53 @@
+/**
+ * The request's logger (pipeline/logging.ts): built on first use, and a line below the level never
+ * builds it (a debug line at `info` costs nothing per request).
+ */
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { test } from 'node:test';
+import type { FastifyBaseLogger } from 'fastify';
+import pino from 'pino';
+import { createLogging } from '../src/pipeline/logging.js';
+
+function parentLogger(level: string) {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  const logger = pino({ level }, stream);
+  let children = 0;
+  const child = logger.child.bind(logger);
+  logger.child = ((...args: Parameters<typeof child>) => {
+    children++;
+    return child(...args);
+  }) as typeof logger.child;
+  return { logger: logger as unknown as FastifyBaseLogger, lines, children: () => children };
+}
+
+const cases: { level: string; childLevel?: string; call: 'debug' | 'info' | 'error'; written: boolean }[] = [
+  { level: 'info', call: 'debug', written: false },
+  { level: 'info', call: 'info', written: true },
+  { level: 'info', call: 'error', written: true },
+  { level: 'debug', call: 'debug', written: true },
+  { level: 'warn', call: 'info', written: false },
+  { level: 'silent', call: 'error', written: false },
+  { level: 'info', childLevel: 'debug', call: 'debug', written: true },
+  { level: 'debug', childLevel: 'error', call: 'info', written: false },
+];
+
+for (const { level, childLevel, call, written } of cases) {
+  test(`request logger at ${level}${childLevel ? ` (route level ${childLevel})` : ''}: ${call} ${written ? 'is written with reqId' : 'builds nothing'}`, async () => {
+    const { options } = createLogging({ logLevel: 'info', production: false }, new Writable({ write: (_c, _e, d) => d() }), { terminal: false });
+    const parent = parentLogger(level);
+    const factory = options.childLoggerFactory as unknown as (l: FastifyBaseLogger, b: object, o: object) => FastifyBaseLogger;
+    const log = factory(parent.logger, { reqId: 'req-1' }, childLevel ? { level: childLevel } : {});
+    log[call]({ detail: 1 }, 'a line');
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(parent.lines.length, written ? 1 : 0);
+    assert.equal(parent.children(), written ? 1 : 0, 'the child is built only for a line that is written');
+    if (written) assert.equal(parent.lines[0]?.reqId, 'req-1');
+  });
+}
