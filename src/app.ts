@@ -20,7 +20,6 @@ import { errors } from './pipeline/errors.js';
 import { health } from './pipeline/health.js';
 import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
 import type { Metrics } from './pipeline/metrics.js';
-import { openapi } from './pipeline/openapi.js';
 import { rateLimits } from './pipeline/rate-limit.js';
 import { requestContext, requestIdOptions } from './pipeline/request-context.js';
 import { createTracing } from './pipeline/tracing.js';
@@ -130,7 +129,9 @@ export async function createServer(
   await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
   await app.register(errors);
   await app.register(errorRef);
-  await app.register(openapi, { config: cfg });
+  // The API reference exists outside production only; its modules (the document builder, the
+  // OpenAPI generator, the reference page) are not even loaded in production.
+  if (!cfg.production) await app.register((await import('./pipeline/openapi.js')).openapi, { config: cfg });
   await app.register(health, { bff: upstreams.services.bff, draining: drain.draining });
 
   // The route tables; upload rows get the multipart parser in their own scope only.

@@ -16,7 +16,6 @@ import cluster from 'node:cluster';
 import { createServer } from './app.js';
 import { checkHostBindable, type Config, ConfigError, loadConfig } from './config.js';
 import type { MetricsSource } from './pipeline/metrics.js';
-import { sandboxBanner } from './sandbox/index.js';
 
 /** Time allowed beyond `SHUTDOWN_DELAY_MS` + `SHUTDOWN_TIMEOUT_MS` for closing pools and flushing logs, in milliseconds. */
 const EXIT_MARGIN_MS = 5_000;
@@ -162,6 +161,7 @@ async function runServer(config: Config): Promise<void> {
 
   // One banner (the sandbox and its demo logins), then Fastify's own listening line with our text.
   if (app.sandboxUrls) {
+    const { sandboxBanner } = await import('./sandbox/index.js');
     app.log.info({ sandbox: app.sandboxUrls }, sandboxBanner(app.sandboxUrls, 'no BFF_BASE_URL: the embedded sandbox serves every upstream'));
   }
   const docs = config.production ? '' : ' (API reference: /docs, playground: /playground)';

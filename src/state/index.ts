@@ -11,7 +11,7 @@ import { Fleet, GENERATION_KEY } from './fleet.js';
 import { Idempotency, type IdempotencyDecision } from './idempotency.js';
 import { LoginFailures } from './login-failures.js';
 import { MemoryStore } from './memory.js';
-import { RedisStore, type StateLog } from './redis.js';
+import type { StateLog } from './redis.js';
 import type { SharedStore } from './store.js';
 
 /** How long `createState` waits for Redis before the proxy starts anyway, in milliseconds. */
@@ -45,6 +45,8 @@ export async function createState(
 ): Promise<AppState> {
   let store: SharedStore;
   if (config.redisUrl) {
+    // Loaded only with REDIS_URL: a single process never loads the Redis client.
+    const { RedisStore } = await import('./redis.js');
     const redis = new RedisStore(config.redisUrl, log);
     await redis.ready(STATE_READY_WAIT_MS);
     store = redis;
