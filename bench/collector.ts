@@ -14,8 +14,7 @@
  * @module
  */
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { pathToFileURL } from 'node:url';
+import { type Listening, listenOnLoopback, runAsScript } from './serve.js';
 
 /** The OTLP/HTTP path of trace exports. */
 export const TRACES_PATH = '/v1/traces';
@@ -33,7 +32,7 @@ export interface CollectorCounts {
  * @param port - listen port; `0` (default) picks a free one.
  * @returns the chosen port and a `close()`.
  */
-export async function startCollector(port = 0): Promise<{ port: number; close(): Promise<void> }> {
+export async function startCollector(port = 0): Promise<Listening> {
   const counts: CollectorCounts = { exports: 0, bytes: 0 };
   const server = createServer({ keepAliveTimeout: 65_000 }, (req, res) => {
     const url = req.url ?? '/';
@@ -63,22 +62,7 @@ export async function startCollector(port = 0): Promise<{ port: number; close():
       res.end();
     });
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const chosen = (server.address() as AddressInfo).port;
-  return {
-    port: chosen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server, port);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { port, close } = await startCollector(Number(process.argv[2] ?? 0));
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-  const stop = () => void close().then(() => process.exit(0));
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-}
+await runAsScript(import.meta.url, startCollector);

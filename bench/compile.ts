@@ -1,7 +1,8 @@
 /**
- * Turns the bench's child-process scripts (`upstream.ts`, `reference.ts`, `peer.ts`, `collector.ts`) into plain
- * JavaScript before a run, so that they run on bare `node` like the proxy (`dist/server.js`) does:
- * no TypeScript loader thread in their memory or CPU figures. The output goes to
+ * Turns the bench's child-process scripts (`upstream.ts`, `reference.ts`, `peer.ts`, `collector.ts`)
+ * into plain JavaScript before a run, so that they run on bare `node` like the proxy
+ * (`dist/server.js`) does: no TypeScript loader thread in their memory or CPU figures. The bench
+ * modules they import (`serve.ts`) are compiled with them. The output goes to
  * `node_modules/.cache/front-proxy-bench/`, from where their packages resolve as usual.
  *
  * @module
@@ -15,18 +16,28 @@ const BENCH = dirname(fileURLToPath(import.meta.url));
 /** Where the compiled scripts are written. */
 export const COMPILED_DIR = resolve(BENCH, '..', 'node_modules', '.cache', 'front-proxy-bench');
 
+/** A relative import of another bench module, as written in TypeScript sources (`./serve.js`). */
+const LOCAL_IMPORT = /(from\s+|import\s*\(\s*)(['"])\.\/([\w-]+)\.js\2/g;
+
 /**
- * Compiles `bench/<name>.ts` (which must import only packages, no local files) to an ES module.
+ * Compiles `bench/<name>.ts` to an ES module, and the bench modules it imports (`./<other>.js`, e.g.
+ * `serve.ts`) next to it, their specifiers rewritten to `./<other>.mjs`; packages resolve as usual.
  * @returns the path of the `.mjs` file.
  */
-export function compileScript(name: string): string {
+export function compileScript(name: string, done: Set<string> = new Set()): string {
+  const out = join(COMPILED_DIR, `${name}.mjs`);
+  if (done.has(name)) return out;
+  done.add(name);
   const source = readFileSync(join(BENCH, `${name}.ts`), 'utf8');
   const { outputText } = ts.transpileModule(source, {
     compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022, verbatimModuleSyntax: true },
     fileName: `${name}.ts`,
   });
+  const linked = outputText.replace(LOCAL_IMPORT, (_match, lead: string, quote: string, local: string) => {
+    compileScript(local, done);
+    return `${lead}${quote}./${local}.mjs${quote}`;
+  });
   mkdirSync(COMPILED_DIR, { recursive: true });
-  const out = join(COMPILED_DIR, `${name}.mjs`);
-  writeFileSync(out, outputText);
+  writeFileSync(out, linked);
   return out;
 }

@@ -15,8 +15,7 @@
  * @module
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { pathToFileURL } from 'node:url';
+import { type Listening, listenOnLoopback, runAsScript } from './serve.js';
 
 /** The user id of the profile the upstream serves (a deposit must name it). */
 export const BENCH_USER_ID = 4242;
@@ -79,7 +78,7 @@ export interface UpstreamCalls {
  * @param port - listen port; `0` (default) picks a free one.
  * @returns the chosen port and a `close()`.
  */
-export async function startUpstream(port = 0): Promise<{ port: number; close(): Promise<void> }> {
+export async function startUpstream(port = 0): Promise<Listening> {
   let byPath = new Map<string, number>();
   let anonymous = 0;
   let unauthorized = 0;
@@ -125,22 +124,7 @@ export async function startUpstream(port = 0): Promise<{ port: number; close(): 
     req.on('data', () => {});
     req.on('end', () => handle(req, res, path));
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const chosen = (server.address() as AddressInfo).port;
-  return {
-    port: chosen,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return listenOnLoopback(server, port);
 }
 
-if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const { port, close } = await startUpstream(Number(process.argv[2] ?? 0));
-  process.stdout.write(`${JSON.stringify({ port })}\n`);
-  const stop = () => void close().then(() => process.exit(0));
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-}
+await runAsScript(import.meta.url, startUpstream);

@@ -136,16 +136,24 @@ export const OkAnswer = Type.Object({ ok: Type.Literal(true) }, { additionalProp
 const CENTS = (what: string) => `${what}: integer cents, as the BFF sends it`;
 
 /**
+ * The fields of a wallet record other than `balance`, the same in both its forms: the other money
+ * fields in integer cents, and the currency.
+ */
+const WALLET_OTHER_FIELDS = {
+  withdrawable_balance: Type.Optional(Type.Number({ description: CENTS('the part of the balance that can be withdrawn') })),
+  bonus_balance: Type.Optional(Type.Number({ description: CENTS('the bonus balance') })),
+  cashback_balance: Type.Optional(Type.Number({ description: CENTS('the cashback balance') })),
+  currency: Type.Optional(Type.String({ description: 'ISO 4217 code of every amount of the record' })),
+};
+
+/**
  * A wallet record as the BFF sends it (spec 4.4): every money field in integer cents. Only the
  * deposit answers convert `balance` to currency units ({@link RealWallet}).
  */
 export const WalletRecord = Type.Object(
   {
     balance: Type.Optional(Type.Number({ description: CENTS('the real balance') })),
-    withdrawable_balance: Type.Optional(Type.Number({ description: CENTS('the part of the balance that can be withdrawn') })),
-    bonus_balance: Type.Optional(Type.Number({ description: CENTS('the bonus balance') })),
-    cashback_balance: Type.Optional(Type.Number({ description: CENTS('the cashback balance') })),
-    currency: Type.Optional(Type.String({ description: 'ISO 4217 code of every amount of the record' })),
+    ...WALLET_OTHER_FIELDS,
   },
   {
     additionalProperties: true,
@@ -162,10 +170,7 @@ export const RealWallet = Type.Object(
   {
     balance: Type.Number({ description: "currency units (spec 2.7 rule 2): the BFF's cents divided by 100, e.g. 1550.01" }),
     balance_cents: Type.Integer({ description: "integer cents: the BFF's original `balance`, added by the proxy" }),
-    withdrawable_balance: Type.Optional(Type.Number({ description: CENTS('the part of the balance that can be withdrawn') })),
-    bonus_balance: Type.Optional(Type.Number({ description: CENTS('the bonus balance') })),
-    cashback_balance: Type.Optional(Type.Number({ description: CENTS('the cashback balance') })),
-    currency: Type.Optional(Type.String({ description: 'ISO 4217 code of every amount of the record' })),
+    ...WALLET_OTHER_FIELDS,
   },
   {
     additionalProperties: true,
