@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ProxyAnswer } from '../../src/envelope.js';
 import { Idempotency, type Submission } from '../../src/state/idempotency.js';
-import { MemoryStore } from '../../src/state/memory.js';
+import { MEMORY_STORE_BYTES_FROM, MemoryStore } from '../../src/state/memory.js';
 import { type SharedStore, StateUnavailableError } from '../../src/state/store.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
 
@@ -105,6 +105,28 @@ describe('idempotency over the in-memory store', () => {
     assert.equal(result.answer.status, 503);
     assert.equal((result.answer.body as { error: string }).error, 'idempotency_unavailable');
     assert.equal(up.keys.length, 0);
+  });
+
+  test('a long answer (kept as bytes) replays character for character, multi-byte text included', async () => {
+    const idem = new Idempotency(new MemoryStore(), 1_000);
+    const note = `depósito confirmado ✓ 🎰 ${'ã'.repeat(MEMORY_STORE_BYTES_FROM)}`;
+    const first = await idem.run(submission({ key: 'k-long' }), upstream({ status: 200, body: { note, real_wallet: { balance: 155001 } } }).call);
+    const replay = await idem.run(submission({ key: 'k-long' }), upstream({ status: 500, body: {} }).call);
+    assert.equal(replay.decision, 'replayed');
+    assert.deepEqual(replay.answer, first.answer);
+    assert.equal((replay.answer.body as { note: string }).note, note);
+  });
+
+  test('the in-memory store reads back what it was given, below and above the length kept as bytes', async () => {
+    const store = new MemoryStore();
+    for (const value of ['short ✓', `long ✓ ${'é'.repeat(MEMORY_STORE_BYTES_FROM)} 🎰`]) {
+      await store.set('k', value, 1_000);
+      assert.equal(await store.get('k'), value);
+      assert.equal(await store.setIfAbsent('k', 'other', 1_000), value);
+      assert.deepEqual(await store.getBytes('k'), Buffer.from(value, 'utf8'));
+      await store.deleteIfEquals('k', value);
+      assert.equal(await store.get('k'), null);
+    }
   });
 
   test('a stored answer holds no session token', async () => {
