@@ -75,6 +75,23 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   { variables: ['RATE_LIMIT_LOGIN_FAILURES'], meaning: 'failed logins per login identifier (kept as an HMAC) and client address per 15 minutes (`0` turns it off)' },
   { variables: ['RATE_LIMIT_BEACON_PER_MIN'], meaning: 'forced-logout beacons (`/api/logs/auth-logout`) per client address per minute (`0` turns it off)' },
   { variables: ['RATE_LIMIT_API_PER_MIN'], meaning: 'every other `/api` request per session, or per client address without one, per minute, counted per process (`0` turns it off)' },
+  {
+    variables: ['UPSTREAM_ENDPOINT_MAX_IN_FLIGHT'],
+    meaning:
+      'calls of one upstream endpoint (EP code) running at once: a quarter of the 128 connections of an origin, so one slow endpoint leaves the others room (money moves and the session\'s calls have a pool of their own)',
+  },
+  { variables: ['UPSTREAM_ENDPOINT_QUEUE'], meaning: 'calls of one endpoint that may wait for a slot (`0`: none wait); over it: 503 `upstream_busy`, nothing sent' },
+  { variables: ['UPSTREAM_QUEUE_WAIT_MS'], meaning: 'longest wait for a slot (milliseconds); then 503 `upstream_busy` with `Retry-After`, nothing sent' },
+  {
+    variables: ['UPSTREAM_CIRCUIT_FAILURES'],
+    meaning: 'timeouts, connection failures or 502/503/504 answers in a row that open an endpoint\'s circuit (`0` turns the breaker off); open: 503 `upstream_circuit_open` at once',
+  },
+  { variables: ['UPSTREAM_CIRCUIT_PAUSE_MS'], meaning: 'how long an open circuit refuses calls before one trial call decides whether it closes (milliseconds)' },
+  {
+    variables: ['LOAD_SHED_EVENT_LOOP_DELAY_MS'],
+    meaning: 'mean event-loop delay (milliseconds, sampled every 250 ms) above which new `/api` requests answer 503 `overloaded` until it falls (`0` turns it off); health and metrics are never shed',
+  },
+  { variables: ['LOAD_SHED_MAX_IN_FLIGHT'], meaning: '`/api` requests in progress above which new ones answer 503 `overloaded` (`0` turns it off)' },
   { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
   {
     variables: ['OTEL_EXPORTER_OTLP_ENDPOINT'],

@@ -18,6 +18,7 @@ import { createDrain } from './pipeline/drain.js';
 import { errorRef } from './pipeline/error-ref.js';
 import { errors } from './pipeline/errors.js';
 import { health } from './pipeline/health.js';
+import { loadShedding } from './pipeline/load-shedding.js';
 import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
 import type { Metrics } from './pipeline/metrics.js';
 import { rateLimits } from './pipeline/rate-limit.js';
@@ -29,6 +30,7 @@ import { type AppDeps, activeRoutes, registerRoutes } from './routes/route.js';
 import { createSessionCaches } from './session/identity.js';
 import { HANDSHAKE_CACHE_NAME, handshakesOf } from './session/sticker-handshakes.js';
 import { createState } from './state/index.js';
+import { CIRCUIT_NAMES } from './upstream/endpoint-guard.js';
 import { createUpstreamServices } from './upstream/services.js';
 
 /** Options of {@link createServer} beyond the configuration, for embedding and tests. */
@@ -92,7 +94,12 @@ export async function createServer(
     cfg.metricsPort === undefined
       ? undefined
       : new (await import('./pipeline/metrics.js')).Metrics({ version: PACKAGE_VERSION, buildId: cfg.buildId });
-  const upstreams = createUpstreamServices(cfg, metrics?.observeUpstream);
+  const upstreams = createUpstreamServices(cfg, {
+    observer: metrics?.observeUpstream,
+    // Circuit changes are logged at warn with the EP code (CONTRACT.md "Resilience").
+    onCircuit: (endpoint, service, from, to) =>
+      app.log.warn({ endpoint, service, from: CIRCUIT_NAMES[from], to: CIRCUIT_NAMES[to] }, `circuit ${CIRCUIT_NAMES[to]}: ${endpoint}`),
+  });
   const state = await createState(cfg, app.log, { idempotencyDecision: metrics?.idempotencyDecision });
   metrics?.watchRedis(state.store);
   const sessions = createSessionCaches(
@@ -123,6 +130,7 @@ export async function createServer(
   await app.register(clientErrors.plugin);
   await app.register(requestContext);
   await app.register(drain.plugin);
+  await app.register(loadShedding, { config: cfg });
   await app.register(csrf, { config: cfg });
   await app.register(authGate, { config: cfg });
   await app.register(body);

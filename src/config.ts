@@ -70,6 +70,13 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_LOGIN_FAILURES: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 5 }),
   RATE_LIMIT_BEACON_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10 }),
   RATE_LIMIT_API_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
+  UPSTREAM_ENDPOINT_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 10_000, default: 32 }),
+  UPSTREAM_ENDPOINT_QUEUE: Type.Integer({ minimum: 0, maximum: 100_000, default: 64 }),
+  UPSTREAM_QUEUE_WAIT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 1_000 }),
+  UPSTREAM_CIRCUIT_FAILURES: Type.Integer({ minimum: 0, maximum: 10_000, default: 5 }),
+  UPSTREAM_CIRCUIT_PAUSE_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 5_000 }),
+  LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 200 }),
+  LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 2_000 }),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -148,6 +155,26 @@ export interface Config {
     readonly beaconPerMin: number;
     /** Other `/api` requests per session (or client address without one) per minute. */
     readonly apiPerMin: number;
+  };
+  /** The per-endpoint guard of upstream calls (CONTRACT.md "Resilience"). */
+  readonly upstreamLimits: {
+    /** Calls of one upstream endpoint (EP code) running at once. */
+    readonly maxInFlight: number;
+    /** Calls of one endpoint waiting for a slot; `0`: none wait. */
+    readonly maxQueue: number;
+    /** Longest wait for a slot, in milliseconds. */
+    readonly queueWaitMs: number;
+    /** Failures in a row that open an endpoint's circuit; `0`: no circuit breaker. */
+    readonly circuitFailures: number;
+    /** Pause of an open circuit before its trial call, in milliseconds. */
+    readonly circuitPauseMs: number;
+  };
+  /** Load shedding (CONTRACT.md "Resilience"); `0` turns a threshold off. */
+  readonly loadShedding: {
+    /** Mean event-loop delay over a sample, in milliseconds, above which new `/api` requests are shed. */
+    readonly eventLoopDelayMs: number;
+    /** `/api` requests in progress above which new ones are shed. */
+    readonly maxInFlight: number;
   };
 }
 
@@ -393,6 +420,17 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
       loginFailures: e.RATE_LIMIT_LOGIN_FAILURES,
       beaconPerMin: e.RATE_LIMIT_BEACON_PER_MIN,
       apiPerMin: e.RATE_LIMIT_API_PER_MIN,
+    }),
+    upstreamLimits: Object.freeze({
+      maxInFlight: e.UPSTREAM_ENDPOINT_MAX_IN_FLIGHT,
+      maxQueue: e.UPSTREAM_ENDPOINT_QUEUE,
+      queueWaitMs: e.UPSTREAM_QUEUE_WAIT_MS,
+      circuitFailures: e.UPSTREAM_CIRCUIT_FAILURES,
+      circuitPauseMs: e.UPSTREAM_CIRCUIT_PAUSE_MS,
+    }),
+    loadShedding: Object.freeze({
+      eventLoopDelayMs: e.LOAD_SHED_EVENT_LOOP_DELAY_MS,
+      maxInFlight: e.LOAD_SHED_MAX_IN_FLIGHT,
     }),
   });
 }

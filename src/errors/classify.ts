@@ -15,6 +15,7 @@ import {
   ENDPOINT_LIST,
   type EndpointCode,
   type EndpointRow,
+  isEndpointCode,
   UNKNOWN_ENDPOINT_CODE,
 } from './endpoint-codes.js';
 import { ERROR_LIST, type ErrorCode, FALLBACK_ERROR_CODE } from './error-codes.js';
@@ -353,6 +354,21 @@ export function errorCodeForReason(status: number, reason: string | null | undef
 // classifyError
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * The proxy's refusals that name the upstream endpoint they protect (CONTRACT.md "Resilience"): their
+ * envelope carries `endpoint: "EPdddd"`, and their reference names that endpoint rather than the
+ * proxy route, so a reference read out by a user says which BFF endpoint is failing.
+ */
+export const UPSTREAM_REFUSALS: readonly string[] = ['upstream_busy', 'upstream_circuit_open'];
+
+/** The EP code an upstream refusal's envelope names (`{ error: "upstream_busy", endpoint: "EP0042" }`), else `undefined`. */
+function refusingEndpointOf(data: unknown): EndpointCode | undefined {
+  if (!isRecord(data)) return undefined;
+  const { error, endpoint } = data;
+  if (typeof error !== 'string' || !UPSTREAM_REFUSALS.includes(error)) return undefined;
+  return isEndpointCode(endpoint) ? endpoint : undefined;
+}
+
 /** Input of {@link classifyError}. */
 export interface ClassifyErrorInput {
   /** HTTP status of the response; `0` when there was no response (network failure). */
@@ -392,7 +408,7 @@ export interface ErrorClassification {
  */
 export function classifyError(input: ClassifyErrorInput): ErrorClassification {
   const { status, data, rawBody, url, method } = input ?? ({} as ClassifyErrorInput);
-  const endpointCode = endpointCodeFor(method, url);
+  const endpointCode = refusingEndpointOf(data) ?? endpointCodeFor(method, url);
   const reason = extractReason(data, typeof rawBody === 'string' ? rawBody : undefined);
   const errorCode = errorCodeForReason(status, reason);
   return { endpointCode, errorCode, ref: formatRef(endpointCode, errorCode), reason };

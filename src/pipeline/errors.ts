@@ -10,11 +10,11 @@
  *
  * @module
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { requestAmountBound } from '../contracts/payments.js';
 import { envelope } from '../envelope.js';
-import { transportFailureOf } from '../upstream/errors.js';
+import { REFUSALS, transportFailureOf, type UpstreamError } from '../upstream/errors.js';
 import { UnsafePathError } from '../upstream/paths.js';
 
 /** The envelope for what Fastify's own codes mean, by code. */
@@ -25,6 +25,25 @@ const FASTIFY_CODES = new Map<string, { status: number; error: string; detail: s
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },
 }));
 
+/**
+ * The answer to a failed upstream call: its status and envelope. A refusal of the endpoint's guard
+ * (503 `upstream_busy`, `upstream_circuit_open`) says `Retry-After` and names the upstream endpoint
+ * (`endpoint: "EPdddd"`, which its `X-Error-Ref` names too) and is logged at debug only: the guard's
+ * metrics count them, and a refusal must stay cheap. A client that left is no upstream failure.
+ */
+function sendUpstreamFailure(failure: UpstreamError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  if (failure.code === 'client_aborted') {
+    request.log.info({ code: failure.code }, 'client closed the request before its answer');
+  } else if (REFUSALS.has(failure.code)) {
+    request.log.debug({ code: failure.code, endpoint: failure.endpoint }, 'upstream call refused');
+  } else {
+    request.log.warn({ code: failure.code, cause: (failure.cause as Error | undefined)?.message }, 'upstream failure');
+  }
+  if (failure.retryAfterSeconds !== undefined) reply.header('retry-after', String(failure.retryAfterSeconds));
+  const extra = failure.endpoint === undefined ? undefined : { endpoint: failure.endpoint };
+  return reply.code(failure.status).send(envelope(failure.code, failure.detail, extra));
+}
+
 /** The error and not-found handlers (see the module documentation). */
 export const errors = fp(
   async (app: FastifyInstance) => {
@@ -33,10 +52,7 @@ export const errors = fp(
       // undici's UND_ERR_*, or the socket's ECONNRESET when the upstream resets right after its headers)
       // is an upstream failure too: the envelope of CONTRACT.md, not a 500.
       const upstreamFailure = transportFailureOf(error);
-      if (upstreamFailure) {
-        request.log.warn({ code: upstreamFailure.code, cause: (upstreamFailure.cause as Error | undefined)?.message }, 'upstream failure');
-        return reply.code(upstreamFailure.status).send(envelope(upstreamFailure.code, upstreamFailure.detail));
-      }
+      if (upstreamFailure) return sendUpstreamFailure(upstreamFailure, request, reply);
       if (error.code === 'FP_RATE_LIMITED') {
         const retryAfter = (error as FastifyError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60;
         return reply.code(429).send(envelope('rate_limited', `Too many requests; retry in ${retryAfter} s`));

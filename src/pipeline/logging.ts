@@ -103,6 +103,17 @@ class LogBatcher {
   }
 }
 
+/** Marks a request whose completion line is not written (its step logs an aggregate instead). */
+const NO_COMPLETION_LINE = Symbol('no completion line');
+
+/**
+ * Leaves out the completion line of `request`: for answers given in bulk under overload (load
+ * shedding), whose step writes one aggregated line instead, so that a refusal stays cheap.
+ */
+export function skipCompletionLine(request: FastifyRequest): void {
+  (request as unknown as Record<symbol, boolean>)[NO_COMPLETION_LINE] = true;
+}
+
 /** One log line per request, written when it completes (method, path without query, status, time; `ref` for an error answer). */
 class OneLinePerRequest extends LogController {
   /**
@@ -114,6 +125,7 @@ class OneLinePerRequest extends LogController {
   lines: FastifyBaseLogger | undefined;
   override incomingRequest(): void {}
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    if (!error && (request as unknown as Record<symbol, boolean | undefined>)[NO_COMPLETION_LINE] === true) return;
     const url = request.url;
     const query = url.indexOf('?');
     const path = query === -1 ? url : url.slice(0, query);

@@ -88,11 +88,32 @@ export class RequestContext implements RouteContext {
   get requestId(): string {
     return this.request.id;
   }
-  call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null }): Promise<UpstreamResponse> {
-    return this.deps.services[service].request(req, this.#proxyHeaders(service, options?.bearer));
+  call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null; shared?: boolean }): Promise<UpstreamResponse> {
+    const signal = options?.shared === true ? undefined : this.#clientGone();
+    return this.deps.services[service].request(signal === undefined ? req : { ...req, signal }, this.#proxyHeaders(service, options?.bearer));
   }
   stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream> {
-    return this.deps.services[service].stream(req, this.#proxyHeaders(service, undefined));
+    const signal = this.#clientGone();
+    return this.deps.services[service].stream(signal === undefined ? req : { ...req, signal }, this.#proxyHeaders(service, undefined));
+  }
+  #gone: AbortSignal | undefined;
+  /**
+   * For a read (GET, HEAD), a signal that aborts when the client leaves before its answer is complete
+   * (CONTRACT.md "Resilience", "Client gone"); `undefined` for any other method: a mutation is never cut.
+   * Made on the first upstream call of the request.
+   */
+  #clientGone(): AbortSignal | undefined {
+    if (this.#gone !== undefined) return this.#gone;
+    const method = this.request.method;
+    if (method !== 'GET' && method !== 'HEAD') return undefined;
+    const controller = new AbortController();
+    const res = this.reply.raw;
+    if (res.destroyed || this.request.raw.socket?.destroyed === true) controller.abort();
+    else res.once('close', () => {
+      if (!res.writableFinished) controller.abort();
+    });
+    this.#gone = controller.signal;
+    return this.#gone;
   }
   /** The headers the proxy sets on an upstream call; they override the route's own. */
   #proxyHeaders(service: ServiceName, bearer: string | null | undefined): Record<string, string> {

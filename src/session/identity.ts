@@ -63,14 +63,14 @@ export async function cachedProfile(ctx: SessionContext, token: string): Promise
 
 /** The upstream profile fetch behind the profile cache: only a 200 resolves; anything else rejects. */
 export async function fetchProfile(token: string, caller: UpstreamCaller): Promise<UpstreamResponse> {
-  const res = await authService((req) => caller.call('bff', req, { bearer: token })).getUserProfile(false);
+  const res = await authService((req) => caller.call('bff', req, { bearer: token, shared: true })).getUserProfile(false);
   if (res.status !== 200) throw new UpstreamAnswerError(res);
   return res;
 }
 
 /** The upstream refresh behind the refresh de-duplication: the new token and its cookie lifetime. */
 export async function fetchRefresh(token: string, caller: UpstreamCaller): Promise<RefreshedSession> {
-  const res = await authService((req) => caller.call('bff', req, { bearer: token })).refreshToken();
+  const res = await authService((req) => caller.call('bff', req, { bearer: token, shared: true })).refreshToken();
   if (res.status < 200 || res.status >= 300) throw new UpstreamAnswerError(res);
   const data = parseJson(res.body) as Record<string, unknown> | undefined;
   const fresh = tokenOf(data);

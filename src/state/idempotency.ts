@@ -23,7 +23,7 @@
  */
 import { hash } from 'node:crypto';
 import { envelope, type ProxyAnswer } from '../envelope.js';
-import { UpstreamError } from '../upstream/errors.js';
+import { REFUSALS, UpstreamError } from '../upstream/errors.js';
 import { KEY_PREFIX, type SharedStore, StateUnavailableError } from './store.js';
 
 /** How long the answer of a submission with an `Idempotency-Key` header is replayed (24 h), in milliseconds. */
@@ -121,7 +121,8 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** True when the call certainly never reached the upstream. */
 function neverSent(error: unknown): boolean {
   if (!(error instanceof UpstreamError)) return false;
-  if (error.code === 'not_configured') return true;
+  // The proxy's own refusals (not configured, the endpoint's guard: busy, circuit open) send nothing.
+  if (REFUSALS.has(error.code)) return true;
   const cause = (error.cause as { code?: unknown } | undefined)?.code;
   return cause === 'ECONNREFUSED' || cause === 'UND_ERR_CONNECT_TIMEOUT' || cause === 'ENOTFOUND';
 }

@@ -1,18 +1,55 @@
 /**
- * The upstream client: one undici `Pool` per upstream origin with keep-alive, a total time limit per
- * call (`UPSTREAM_TIMEOUT_MS`, headers and body), a response-size cap, no redirects followed, no
- * retries, and every transport failure mapped to an {@link UpstreamError}.
+ * The upstream client: undici `Pool`s per upstream origin with keep-alive, a total time limit per
+ * call (`UPSTREAM_TIMEOUT_MS`, headers and body), a response-size cap, no redirects followed, and every
+ * transport failure mapped to an {@link UpstreamError}.
+ *
+ * Every call passes its endpoint's guard first (`endpoint-guard.ts`, CONTRACT.md "Resilience"): a
+ * bounded share of the origin's connections per EP code, a bounded wait, a circuit breaker. The calls
+ * of the session and of the money moves ({@link PRIORITY_ENDPOINTS}) go over a pool of their own, so
+ * that the other endpoints can never take their connections. A read (GET, HEAD) whose connection
+ * failed before any answer byte is sent once more, within the retry budget and its time limit; a
+ * read's call is cancelled when its `signal` aborts (the client left). Mutations are never retried
+ * and never cancelled.
  *
  * @module
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
-import { toUpstreamError, UpstreamError } from './errors.js';
+import { endpointCodeFor } from '../errors/index.js';
+import { type CallOutcome, type CircuitListener, EndpointGuard, type GuardLimits, type ResilienceObserver } from './endpoint-guard.js';
+import { CIRCUIT_FAILURES, toUpstreamError, UpstreamError } from './errors.js';
 import { buildQuery, type QueryValue } from './paths.js';
 
 /** Largest upstream answer the proxy reads, in bytes (4 MiB); larger answers are `upstream_response_too_large`. */
 export const MAX_UPSTREAM_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/** Connections of an origin's general pool (every endpoint but {@link PRIORITY_ENDPOINTS}). */
+export const POOL_CONNECTIONS = 128;
+
+/** Connections of an origin's pool for {@link PRIORITY_ENDPOINTS}. */
+export const PRIORITY_POOL_CONNECTIONS = 32;
+
+/**
+ * The endpoints that must always find a connection (CONTRACT.md "Resilience": money moves and the
+ * session's own calls), by EP code (spec 7.2): they go over a pool of their own per origin.
+ */
+export const PRIORITY_ENDPOINTS: ReadonlySet<string> = new Set([
+  'EP0001', // POST /auth/login
+  'EP0002', // POST /auth/logout
+  'EP0003', // GET /auth/user-profile
+  'EP0004', // POST /users/refresh-token
+  'EP0012', // POST /auth/logout-auto
+  'EP0015', // POST /bff/social/{provider}
+  'EP0091', // POST /wallet/add-credit (deposit)
+  'EP0093', // POST /new-withdraws (withdraw)
+]);
+
+/** Remembered EP codes of call paths per service before the memory is emptied (paths carry ids). */
+const ENDPOINT_MEMORY = 2_048;
+
+/** A retry is sent only when at least this much of the call's time limit is left, in milliseconds. */
+const RETRY_MIN_LEFT_MS = 50;
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
 
@@ -32,6 +69,13 @@ export interface UpstreamRequest {
    * `headers`. A stream that errors aborts the call.
    */
   body?: string | Buffer | Readable | undefined;
+  /**
+   * The client's cancellation, for reads only (CONTRACT.md "Resilience", "Client gone"): when it
+   * aborts, the call leaves its queue or is aborted, and fails with `client_aborted`.
+   */
+  signal?: AbortSignal | undefined;
+  /** Skip the endpoint's guard (the readiness probe, which must see the BFF as it is). */
+  unguarded?: boolean | undefined;
 }
 
 /** A buffered upstream answer. */
@@ -77,26 +121,64 @@ export interface UpstreamCallRecord {
  */
 export type UpstreamObserver = (call: UpstreamCallRecord) => void;
 
-/** Keeps one undici `Pool` per origin, shared by every service on that origin. */
+/** What the pools and guards of every service share: limits, observers. */
+export interface PoolOptions {
+  /** The limits of each endpoint's guard; `undefined`: no guard (tests of the bare client). */
+  readonly limits?: GuardLimits | undefined;
+  /** Told of every call (the metrics); omit it when nothing observes. */
+  readonly observer?: UpstreamObserver | undefined;
+  /** Told of the guards' events (the metrics). */
+  readonly resilience?: ResilienceObserver | undefined;
+  /** Told of every circuit change (the warn log line). */
+  readonly onCircuit?: CircuitListener | undefined;
+}
+
+/**
+ * Keeps two undici `Pool`s per origin — a general one and one for {@link PRIORITY_ENDPOINTS} — shared
+ * by every service on that origin, and the guard of every endpoint.
+ */
 export class PoolRegistry {
   readonly #pools = new Map<string, Pool>();
   readonly #timeoutMs: number;
   /** Told of every call of the services over these pools; `undefined`: nothing observed (no cost). */
   readonly observer: UpstreamObserver | undefined;
+  readonly #options: PoolOptions;
+  readonly #guards = new Map<string, EndpointGuard>();
   /**
    * @param timeoutMs - total limit of one call, in milliseconds.
-   * @param observer - told of every call (the metrics); omit it when nothing observes.
+   * @param options - guard limits and observers, or (older form) the call observer alone.
    */
-  constructor(timeoutMs: number, observer?: UpstreamObserver) {
+  constructor(timeoutMs: number, options?: PoolOptions | UpstreamObserver) {
     this.#timeoutMs = timeoutMs;
-    this.observer = observer;
+    this.#options = typeof options === 'function' ? { observer: options } : (options ?? {});
+    this.observer = this.#options.observer;
   }
-  /** The pool for an origin such as `https://bff.example.com`, created on first use. */
-  get(origin: string): Pool {
-    let pool = this.#pools.get(origin);
+  /** The guard of one endpoint of one service, created on first use; `undefined` without limits. */
+  guard(service: string, endpoint: string): EndpointGuard | undefined {
+    const limits = this.#options.limits;
+    if (limits === undefined) return undefined;
+    const key = `${service} ${endpoint}`;
+    let guard = this.#guards.get(key);
+    if (guard === undefined) {
+      guard = new EndpointGuard(endpoint, service, limits, this.#options.resilience, this.#options.onCircuit);
+      this.#guards.set(key, guard);
+    }
+    return guard;
+  }
+  /** Every guard made so far (tests, diagnostics). */
+  get guards(): readonly EndpointGuard[] {
+    return [...this.#guards.values()];
+  }
+  /**
+   * The pool for an origin such as `https://bff.example.com`, created on first use; `priority`: the
+   * pool of {@link PRIORITY_ENDPOINTS}.
+   */
+  get(origin: string, priority = false): Pool {
+    const key = priority ? `${origin} priority` : origin;
+    let pool = this.#pools.get(key);
     if (!pool) {
       pool = new Pool(origin, {
-        connections: 128,
+        connections: priority ? PRIORITY_POOL_CONNECTIONS : POOL_CONNECTIONS,
         pipelining: 1,
         keepAliveTimeout: 4_000,
         keepAliveMaxTimeout: 60_000,
@@ -105,7 +187,7 @@ export class PoolRegistry {
         connectTimeout: Math.min(this.#timeoutMs, 10_000),
         maxResponseSize: MAX_UPSTREAM_RESPONSE_BYTES,
       });
-      this.#pools.set(origin, pool);
+      this.#pools.set(key, pool);
     }
     return pool;
   }
@@ -127,6 +209,12 @@ export class UpstreamService {
   readonly #origin: string | undefined;
   readonly #prefix: string;
   readonly #timeoutMs: number;
+  /** EP code by `METHOD path` (without query), emptied when it reaches {@link ENDPOINT_MEMORY} entries. */
+  readonly #endpoints = new Map<string, string>();
+  /** When a call last got an answer (any status), `performance.now()`; `0`: never. */
+  lastAnsweredAt = 0;
+  /** When a call last failed without an answer (timeout, connection), `performance.now()`; `0`: never. */
+  lastFailedAt = 0;
 
   /**
    * @param name - the configuration variable that names it (e.g. `BFF_BASE_URL`), used in `not_configured`.
@@ -152,6 +240,26 @@ export class UpstreamService {
     return this.#origin !== undefined;
   }
 
+  /** True once any call of this service got an answer (any HTTP status). */
+  get answeredOnce(): boolean {
+    return this.lastAnsweredAt !== 0;
+  }
+
+  /**
+   * The EP code (spec 7.2) of a call: the registry row of the dispatched path (base URL prefix and
+   * call path, no query) and method; `EP0000` for a path the registry does not know.
+   */
+  endpointOf(method: HttpMethod, path: string): string {
+    const key = `${method} ${path}`;
+    let code = this.#endpoints.get(key);
+    if (code === undefined) {
+      code = endpointCodeFor(method, `${this.#prefix}${path}`);
+      if (this.#endpoints.size >= ENDPOINT_MEMORY) this.#endpoints.clear();
+      this.#endpoints.set(key, code);
+    }
+    return code;
+  }
+
   /**
    * The dispatch options of a call: method, path below the base URL with its query, the proxy's headers
    * over the route's, and the JSON body serialised.
@@ -168,11 +276,19 @@ export class UpstreamService {
     return { method: req.method, path, headers, body: body ?? null };
   }
 
-  #dispatch(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined, signal: AbortSignal) {
-    if (this.#origin === undefined) {
-      throw new UpstreamError('not_configured', { detail: `${this.name} is not set` });
-    }
-    return this.#pools.get(this.#origin).request({ ...this.#options(req, proxyHeaders), signal });
+  /** The guard of the call's endpoint and whether it takes the priority pool; no guard when unguarded. */
+  #route(req: UpstreamRequest): { guard: EndpointGuard | undefined; priority: boolean } {
+    const endpoint = this.endpointOf(req.method, req.path);
+    return {
+      guard: req.unguarded === true ? undefined : this.#pools.guard(this.name, endpoint),
+      priority: PRIORITY_ENDPOINTS.has(endpoint),
+    };
+  }
+
+  /** Records how a call ended, for readiness (`lastAnsweredAt`, `lastFailedAt`). */
+  #note(error: UpstreamError | undefined): void {
+    if (error === undefined) this.lastAnsweredAt = performance.now();
+    else if (CIRCUIT_FAILURES.has(error.code)) this.lastFailedAt = performance.now();
   }
 
   /**
@@ -180,12 +296,14 @@ export class UpstreamService {
    *
    * The body is collected straight from undici's dispatcher (no response stream, no AbortController):
    * undici's `headersTimeout`/`bodyTimeout` watch the socket, and one timer per call enforces the total
-   * limit (`UPSTREAM_TIMEOUT_MS`, queueing, headers and body) by aborting the dispatch.
+   * limit (`UPSTREAM_TIMEOUT_MS`, headers and body) by aborting the dispatch. The wait for the
+   * endpoint's guard comes before, bounded by `UPSTREAM_QUEUE_WAIT_MS`.
    *
    * @param proxyHeaders - headers the proxy sets (session, request id…); they override `req.headers`.
    * @returns the status, headers and body of any answer with a status, including 4xx and 5xx.
    * @throws {@link UpstreamError} `upstream_timeout`, `upstream_unavailable`, `upstream_bad_response`,
-   *   `upstream_response_too_large` or `not_configured`; never anything else.
+   *   `upstream_response_too_large`, `not_configured`, `upstream_busy`, `upstream_circuit_open` or
+   *   `client_aborted` (a read whose `signal` aborted); never anything else.
    */
   request(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamResponse> {
     if (this.#origin === undefined) {
@@ -197,39 +315,125 @@ export class UpstreamService {
     } catch (error) {
       return Promise.reject(toUpstreamError(error));
     }
-    const call = new BufferedCall();
-    const answer = call.start(this.#timeoutMs);
-    const observer = this.#pools.observer;
-    if (observer !== undefined) observe(observer, this.name, this.#prefix, req, answer, performance.now());
+    const signal = isRead(req.method) ? req.signal : undefined;
+    if (signal?.aborted) return Promise.reject(new UpstreamError('client_aborted'));
+    const { guard, priority } = this.#route(req);
+    let wait: Promise<void> | undefined;
     try {
-      this.#pools.get(this.#origin).dispatch(options, call);
+      wait = guard?.enter(signal);
     } catch (error) {
-      call.fail(toUpstreamError(error));
+      return Promise.reject(error as UpstreamError);
     }
+    const go = () => this.#guarded(guard, priority, options, req, signal);
+    return wait === undefined ? go() : wait.then(go);
+  }
+
+  /** Sends a call its guard let go, observes it, and gives the slot back when it ends. */
+  #guarded(
+    guard: EndpointGuard | undefined,
+    priority: boolean,
+    options: Dispatcher.DispatchOptions,
+    req: UpstreamRequest,
+    signal: AbortSignal | undefined,
+  ): Promise<UpstreamResponse> {
+    guard?.earn();
+    const start = performance.now();
+    const answer = this.#send(options, priority, this.#timeoutMs, signal, isRead(req.method) ? guard : undefined);
+    answer.then(
+      (res) => {
+        this.#note(undefined);
+        guard?.leave(outcomeOfStatus(res.status));
+      },
+      (error: UpstreamError) => {
+        this.#note(error);
+        guard?.leave(outcomeOfError(error));
+      },
+    );
+    const observer = this.#pools.observer;
+    if (observer !== undefined) observe(observer, this.name, this.#prefix, req, answer, start);
     return answer;
   }
 
   /**
+   * One dispatch with its time limit; for a read (`retryGuard` set) whose connection failed before any
+   * answer byte, one more dispatch within the time left, when the endpoint's retry budget allows.
+   */
+  #send(
+    options: Dispatcher.DispatchOptions,
+    priority: boolean,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    retryGuard: EndpointGuard | undefined,
+  ): Promise<UpstreamResponse> {
+    const call = new BufferedCall();
+    const started = performance.now();
+    const answer = call.start(timeoutMs, signal);
+    try {
+      this.#pools.get(this.#origin as string, priority).dispatch(options, call);
+    } catch (error) {
+      call.fail(toUpstreamError(error));
+    }
+    if (retryGuard === undefined) return answer;
+    return answer.catch((error: UpstreamError) => {
+      const left = timeoutMs - (performance.now() - started);
+      if (error.code !== 'upstream_unavailable' || call.answerStarted || left < RETRY_MIN_LEFT_MS || !retryGuard.tryRetry()) throw error;
+      return this.#send(options, priority, left, signal, undefined);
+    });
+  }
+
+  /**
    * Calls the service and returns the body as a stream (receipts, raw passthrough). The time limit
-   * covers the whole transfer: a body still streaming after `UPSTREAM_TIMEOUT_MS` is cut.
+   * covers the whole transfer: a body still streaming after `UPSTREAM_TIMEOUT_MS` is cut. The
+   * endpoint's slot is held until the body ends.
    *
    * @param proxyHeaders - as for {@link request}.
    * @throws {@link UpstreamError} as {@link request}, for failures before the headers arrive.
    */
-  stream(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamStream> {
+  async stream(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamStream> {
+    if (this.#origin === undefined) throw new UpstreamError('not_configured', { detail: `${this.name} is not set` });
+    const signal = isRead(req.method) ? req.signal : undefined;
+    if (signal?.aborted) throw new UpstreamError('client_aborted');
+    const { guard, priority } = this.#route(req);
+    const wait = guard?.enter(signal);
+    if (wait !== undefined) await wait;
+    guard?.earn();
     const observer = this.#pools.observer;
     const start = observer === undefined ? 0 : performance.now();
-    const answer = this.#stream(req, proxyHeaders);
-    if (observer !== undefined && this.#origin !== undefined) observe(observer, this.name, this.#prefix, req, answer, start);
-    return answer;
+    const answer = this.#stream(req, proxyHeaders, priority, signal);
+    if (observer !== undefined) observe(observer, this.name, this.#prefix, req, answer, start);
+    let res: UpstreamStream;
+    try {
+      res = await answer;
+    } catch (error) {
+      this.#note(error as UpstreamError);
+      guard?.leave(outcomeOfError(error as UpstreamError));
+      throw error;
+    }
+    this.#note(undefined);
+    if (guard !== undefined) {
+      const outcome = outcomeOfStatus(res.status);
+      res.body.once('close', () => guard.leave(outcome));
+    }
+    return res;
   }
 
-  async #stream(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined): Promise<UpstreamStream> {
+  async #stream(
+    req: UpstreamRequest,
+    proxyHeaders: Readonly<Record<string, string>> | undefined,
+    priority: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<UpstreamStream> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), this.#timeoutMs);
+    const onClientGone = () => controller.abort(new UpstreamError('client_aborted'));
+    signal?.addEventListener('abort', onClientGone, { once: true });
     try {
-      const res = await this.#dispatch(req, proxyHeaders, controller.signal);
-      res.body.once('close', () => clearTimeout(timer));
+      const options = this.#options(req, proxyHeaders);
+      const res = await this.#pools.get(this.#origin as string, priority).request({ ...options, signal: controller.signal });
+      res.body.once('close', () => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onClientGone);
+      });
       // undici's body emits 'error' when destroyed before its end (a route dropping an answer it will
       // not pass on, a cut); with no listener that would be an uncaught exception and end the process.
       // Consumers (pipe, `for await`, Fastify's send) still receive the error through their own listeners.
@@ -237,9 +441,26 @@ export class UpstreamService {
       return { status: res.statusCode, headers: res.headers, body: res.body };
     } catch (error) {
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onClientGone);
       throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
     }
   }
+}
+
+/** GET and HEAD: the calls a client's departure cancels and a connection failure may retry. */
+function isRead(method: HttpMethod): boolean {
+  return method === 'GET' || method === 'HEAD';
+}
+
+/** An answer's verdict for the circuit: 502, 503 and 504 are failures; any other status is an answer. */
+function outcomeOfStatus(status: number): CallOutcome {
+  return status === 502 || status === 503 || status === 504 ? 'failed' : 'answered';
+}
+
+/** A failure's verdict for the circuit: timeouts and connection failures count; a client that left does not. */
+function outcomeOfError(error: UpstreamError): CallOutcome {
+  if (CIRCUIT_FAILURES.has(error.code)) return 'failed';
+  return error.code === 'client_aborted' ? 'neutral' : 'answered';
 }
 
 /** Tells `observer` how the call of `req` settled, once it has (`start`: `performance.now()` at dispatch). */
@@ -260,7 +481,11 @@ function observe(
   };
   answer.then(
     (res) => tell(res.status, undefined, Buffer.isBuffer(res.body) ? res.body : undefined),
-    (error: unknown) => tell(0, toUpstreamError(error), undefined),
+    (error: unknown) => {
+      const failure = toUpstreamError(error);
+      // A client that left is not an upstream failure (upstream_errors_total).
+      if (failure.code !== 'client_aborted') tell(0, failure, undefined);
+    },
   );
 }
 
@@ -270,44 +495,65 @@ function onCallTimeout(call: BufferedCall): void {
 
 /**
  * One buffered upstream call: an undici dispatch handler that collects the answer's chunks and settles
- * one promise, with the call's total time limit as a plain timer.
+ * one promise, with the call's total time limit as a plain timer and the client's cancellation.
  */
 class BufferedCall implements Dispatcher.DispatchHandler {
   #resolve: ((response: UpstreamResponse) => void) | undefined;
   #reject: ((error: UpstreamError) => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #controller: Dispatcher.DispatchController | undefined;
+  #signal: AbortSignal | undefined;
   #settled = false;
   #status = 0;
   #headers: IncomingHttpHeaders = {};
   #chunks: Buffer[] = [];
+  /** True once the answer's status line arrived (a failure after it is never retried). */
+  answerStarted = false;
 
-  /** The promise of the answer; the call fails with `upstream_timeout` after `timeoutMs`. */
-  start(timeoutMs: number): Promise<UpstreamResponse> {
+  /**
+   * The promise of the answer; the call fails with `upstream_timeout` after `timeoutMs`, and with
+   * `client_aborted` when `signal` aborts.
+   */
+  start(timeoutMs: number, signal?: AbortSignal): Promise<UpstreamResponse> {
     const promise = new Promise<UpstreamResponse>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
     this.#timer = setTimeout(onCallTimeout, timeoutMs, this);
+    if (signal !== undefined) {
+      this.#signal = signal;
+      if (signal.aborted) this.fail(new UpstreamError('client_aborted'));
+      else signal.addEventListener('abort', this.#onAbort, { once: true });
+    }
     return promise;
+  }
+
+  readonly #onAbort = (): void => {
+    this.fail(new UpstreamError('client_aborted'));
+  };
+
+  #finish(): void {
+    this.#settled = true;
+    clearTimeout(this.#timer);
+    this.#signal?.removeEventListener('abort', this.#onAbort);
   }
 
   /** Settles the call with a failure and aborts the dispatch if it is still running. */
   fail(error: UpstreamError): void {
     if (this.#settled) return;
-    this.#settled = true;
-    clearTimeout(this.#timer);
+    this.#finish();
     this.#reject?.(error);
     if (this.#controller && !this.#controller.aborted) this.#controller.abort(error);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.#controller = controller;
-    // The limit passed while the call waited for a connection: it is not sent at all.
+    // The limit passed (or the client left) while the call waited for a connection: it is not sent at all.
     if (this.#settled) controller.abort(new UpstreamError('upstream_timeout'));
   }
 
   onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.answerStarted = true;
     this.#status = statusCode;
     this.#headers = headers;
   }
@@ -318,8 +564,7 @@ class BufferedCall implements Dispatcher.DispatchHandler {
 
   onResponseEnd(): void {
     if (this.#settled) return;
-    this.#settled = true;
-    clearTimeout(this.#timer);
+    this.#finish();
     const chunks = this.#chunks;
     const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
     this.#resolve?.({ status: this.#status, headers: this.#headers, body });

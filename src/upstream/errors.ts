@@ -19,6 +19,18 @@ export const UPSTREAM_FAILURES = {
   upstream_redirect: { status: 502, detail: 'The service answered with a redirect' },
   /** The upstream URL for this route is not configured (CONTRACT.md). */
   not_configured: { status: 503, detail: 'This service is not configured' },
+  /**
+   * The upstream endpoint is at its concurrency limit and its wait queue is full, or the wait ran out
+   * (CONTRACT.md "Resilience"); nothing was sent.
+   */
+  upstream_busy: { status: 503, detail: 'The service is busy; try again shortly' },
+  /** The upstream endpoint's circuit is open: it has been failing (CONTRACT.md "Resilience"); nothing was sent. */
+  upstream_circuit_open: { status: 503, detail: 'The service is failing; try again shortly' },
+  /**
+   * The client closed its connection before the answer: a read's queued or running call was cancelled
+   * (CONTRACT.md "Resilience", "Client gone"). Nobody reads this answer; it is never an upstream failure.
+   */
+  client_aborted: { status: 400, detail: 'The client closed the request' },
 } as const satisfies Record<string, { status: number; detail: string }>;
 
 export type UpstreamFailureCode = keyof typeof UPSTREAM_FAILURES;
@@ -31,15 +43,38 @@ export class UpstreamError extends Error {
   readonly code: UpstreamFailureCode;
   readonly status: number;
   readonly detail: string;
-  constructor(code: UpstreamFailureCode, options: { detail?: string; cause?: unknown } = {}) {
+  /** For `upstream_busy` and `upstream_circuit_open`: the seconds a client should wait (`Retry-After`). */
+  readonly retryAfterSeconds: number | undefined;
+  /** For `upstream_busy` and `upstream_circuit_open`: the EP code of the refusing upstream endpoint. */
+  readonly endpoint: string | undefined;
+  constructor(
+    code: UpstreamFailureCode,
+    options: { detail?: string; cause?: unknown; retryAfterSeconds?: number; endpoint?: string } = {},
+  ) {
     const info = UPSTREAM_FAILURES[code];
     super(options.detail ?? info.detail, { cause: options.cause });
     this.name = 'UpstreamError';
     this.code = code;
     this.status = info.status;
     this.detail = options.detail ?? info.detail;
+    this.retryAfterSeconds = options.retryAfterSeconds;
+    this.endpoint = options.endpoint;
   }
 }
+
+/**
+ * The failures a circuit breaker counts (CONTRACT.md "Resilience"): no answer in time, no connection,
+ * an unreadable answer. Refusals of the proxy itself, a client that left, a redirect or an answer too
+ * large never count.
+ */
+export const CIRCUIT_FAILURES: ReadonlySet<UpstreamFailureCode> = new Set<UpstreamFailureCode>([
+  'upstream_timeout',
+  'upstream_unavailable',
+  'upstream_bad_response',
+]);
+
+/** The failures that are the proxy's own refusals: the call was never sent upstream. */
+export const REFUSALS: ReadonlySet<UpstreamFailureCode> = new Set<UpstreamFailureCode>(['not_configured', 'upstream_busy', 'upstream_circuit_open']);
 
 /** undici / Node error codes, by the failure they mean. Unknown codes are `upstream_unavailable`. */
 const TRANSPORT_CODES: Readonly<Record<string, UpstreamFailureCode>> = {

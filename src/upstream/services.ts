@@ -6,6 +6,7 @@
  * @module
  */
 import type { Config, UpstreamUrlVariable } from '../config.js';
+import type { CircuitListener, ResilienceObserver } from './endpoint-guard.js';
 import {
   PoolRegistry,
   type UpstreamObserver,
@@ -41,24 +42,41 @@ export const SERVICE_VARIABLES: Readonly<Record<ServiceName, UpstreamUrlVariable
 /** Every upstream service of an app, with the pools they share. */
 export interface UpstreamServices {
   readonly services: Readonly<Record<ServiceName, UpstreamService>>;
+  /** The pools and endpoint guards the services share. */
+  readonly pools: PoolRegistry;
   /** Closes every pool (at app close). */
   close(): Promise<void>;
 }
 
+/** What {@link createUpstreamServices} tells of the calls. */
+export interface UpstreamWatchers {
+  /** Told of every upstream call (the metrics of CONTRACT.md "Operations"). */
+  readonly observer?: UpstreamObserver | undefined;
+  /** Told of the endpoint guards' events (in flight, refusals, circuit states, retries). */
+  readonly resilience?: ResilienceObserver | undefined;
+  /** Told of every circuit change (the warn log line of CONTRACT.md "Resilience"). */
+  readonly onCircuit?: CircuitListener | undefined;
+}
+
 /**
- * Builds one {@link UpstreamService} per configured variable over one pool registry (one undici `Pool`
- * per origin). A service whose variable is unset answers `not_configured` on each call.
+ * Builds one {@link UpstreamService} per configured variable over one pool registry (undici `Pool`s
+ * per origin, a guard per endpoint with `config.upstreamLimits`). A service whose variable is unset
+ * answers `not_configured` on each call.
  *
- * @param observer - told of every upstream call (the metrics of CONTRACT.md "Operations"); omit it
- *   when nothing observes.
+ * @param watchers - the metrics and the log; or (older form) the call observer alone; omit when
+ *   nothing observes.
  */
-export function createUpstreamServices(config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'>, observer?: UpstreamObserver): UpstreamServices {
-  const pools = new PoolRegistry(config.upstreamTimeoutMs, observer);
+export function createUpstreamServices(
+  config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'> & Partial<Pick<Config, 'upstreamLimits'>>,
+  watchers?: UpstreamWatchers | UpstreamObserver,
+): UpstreamServices {
+  const w: UpstreamWatchers = typeof watchers === 'function' ? { observer: watchers } : (watchers ?? {});
+  const pools = new PoolRegistry(config.upstreamTimeoutMs, { limits: config.upstreamLimits, ...w });
   const services = {} as Record<ServiceName, UpstreamService>;
   for (const [name, variable] of Object.entries(SERVICE_VARIABLES) as [ServiceName, UpstreamUrlVariable][]) {
     services[name] = new UpstreamService(variable, config.upstreams[variable], pools, config.upstreamTimeoutMs);
   }
-  return { services, close: () => pools.close() };
+  return { services, pools, close: () => pools.close() };
 }
 
 /**
@@ -73,9 +91,11 @@ export interface UpstreamCaller {
   readonly requestId: string;
   /**
    * One buffered upstream call. `bearer` replaces the session's JWT (`null`: no `Authorization`).
-   * @throws UpstreamError on transport failures.
+   * `shared`: the answer is shared with other requests (a single-flight cache load), so the client's
+   * departure does not cancel it; otherwise a read is cancelled when its client leaves.
+   * @throws UpstreamError on transport failures and refusals (`upstream_busy`, `upstream_circuit_open`).
    */
-  call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null }): Promise<UpstreamResponse>;
+  call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null; shared?: boolean }): Promise<UpstreamResponse>;
   /** As {@link call}, with the answer body streamed. */
   stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream>;
 }

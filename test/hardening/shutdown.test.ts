@@ -41,6 +41,8 @@ test(`row 11: SIGTERM with ${IN_FLIGHT} requests in flight: all complete, new co
       BFF_BASE_URL: upstream.url,
       STICKER_API_URL: `${upstream.url}/sticker`,
       UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS),
+      // All the in-flight requests must reach the upstream at once: above the endpoint's default share.
+      UPSTREAM_ENDPOINT_MAX_IN_FLIGHT: String(IN_FLIGHT),
       SHUTDOWN_DELAY_MS: '0',
       SHUTDOWN_TIMEOUT_MS: String(GRACE_MS),
     });

@@ -151,6 +151,9 @@ export async function startProxy(
       RATE_LIMIT_LOGIN_FAILURES: '0',
       RATE_LIMIT_BEACON_PER_MIN: '0',
       RATE_LIMIT_API_PER_MIN: '0',
+      // The proxy shares the test's process, whose event loop a loaded machine or a test's own work
+      // delays: load shedding is tested where a test sets its thresholds.
+      LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
       ...env,
     },
     { logStream: logs, ...options },

@@ -39,7 +39,9 @@ export async function startHarness(
   process.on('uncaughtException', onError);
   process.on('unhandledRejection', onError);
   const upstream = await startFaultUpstream(upstreamOptions);
-  const proxy = await startProxy(upstream.url, { UPSTREAM_TIMEOUT_MS: '2000', ...env }, serverOptions);
+  // The rows inject the same fault again and again on one endpoint and check each answer: the
+  // circuit breakers, which would answer them 503 `upstream_circuit_open` after a few, are row 16's.
+  const proxy = await startProxy(upstream.url, { UPSTREAM_TIMEOUT_MS: '2000', UPSTREAM_CIRCUIT_FAILURES: '0', ...env }, serverOptions);
   const base = proxy.url;
   const name = proxy.app.deps.config.sessionCookieName;
   return {

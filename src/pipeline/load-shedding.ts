@@ -1,0 +1,107 @@
+/**
+ * Pipeline step **load shedding** (CONTRACT.md "Resilience", "Load shedding"; the SRE book's
+ * "Handling Overload"): when the process is overloaded, a new `/api` request answers 503
+ * `{ ok: false, error: "overloaded", detail }` with `Retry-After` at once — before its body is read,
+ * its cookie checked or anything is called upstream — until the process recovers. Two thresholds,
+ * either turned off with `0`:
+ *
+ * | threshold | variable | measured |
+ * |---|---|---|
+ * | event-loop delay | `LOAD_SHED_EVENT_LOOP_DELAY_MS` | mean delay over the last {@link SAMPLE_INTERVAL_MS} (`@fastify/under-pressure`, `perf_hooks`' histogram), from two samples after the listener opened (the start-up's own work is no overload) |
+ * | requests in progress | `LOAD_SHED_MAX_IN_FLIGHT` | `/api` requests received and not yet answered or abandoned |
+ *
+ * `/healthz`, `/readyz` (outside `/api`) and the metrics port (another server) are never shed. A shed
+ * request writes no log line of its own: one warn line at most every {@link SHED_LOG_INTERVAL_MS} says
+ * how many were shed since the last one; `load_shed_total` counts each.
+ *
+ * @module
+ */
+import underPressure from '@fastify/under-pressure';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { Config } from '../config.js';
+import { envelope } from '../envelope.js';
+import { skipCompletionLine } from './logging.js';
+
+/** How often the event-loop delay is sampled, in milliseconds. */
+export const SAMPLE_INTERVAL_MS = 250;
+
+/** Least time between two log lines about shed requests, in milliseconds. */
+export const SHED_LOG_INTERVAL_MS = 10_000;
+
+/** `Retry-After` of a shed request, in seconds. */
+export const SHED_RETRY_AFTER_SECONDS = 1;
+
+/** The body of a shed request, serialised once. */
+const OVERLOADED_BODY = JSON.stringify(envelope('overloaded', 'The server is overloaded; try again shortly'));
+
+/** Options of {@link loadShedding}. */
+export interface LoadSheddingOptions {
+  config: Pick<Config, 'loadShedding'>;
+  /** Told of each shed request (`load_shed_total`). */
+  onShed?: (() => void) | undefined;
+}
+
+function isApi(request: FastifyRequest): boolean {
+  return request.url.startsWith('/api/');
+}
+
+/** The step (see the module documentation). */
+export const loadShedding = fp(
+  async (app: FastifyInstance, { config, onShed }: LoadSheddingOptions) => {
+    const { eventLoopDelayMs, maxInFlight } = config.loadShedding;
+    let shedSinceLog = 0;
+    let lastLog = Number.NEGATIVE_INFINITY;
+    /** Answers 503 `overloaded`; returns the body for `reply.send`. */
+    const shed = (request: FastifyRequest, reply: FastifyReply, why: string): string => {
+      skipCompletionLine(request);
+      onShed?.();
+      shedSinceLog++;
+      const now = performance.now();
+      if (now - lastLog >= SHED_LOG_INTERVAL_MS) {
+        app.log.warn({ shed: shedSinceLog, why }, 'load shedding: requests refused since the last line');
+        shedSinceLog = 0;
+        lastLog = now;
+      }
+      reply.code(503).header('retry-after', String(SHED_RETRY_AFTER_SECONDS)).type('application/json; charset=utf-8');
+      return OVERLOADED_BODY;
+    };
+
+    if (maxInFlight > 0) {
+      let inFlight = 0;
+      const done = (): void => {
+        inFlight--;
+      };
+      app.addHook('onRequest', (request, reply, next) => {
+        if (!isApi(request)) return next();
+        if (inFlight >= maxInFlight) {
+          reply.send(shed(request, reply, 'in_flight'));
+          return;
+        }
+        inFlight++;
+        reply.raw.once('close', done);
+        next();
+      });
+    }
+
+    if (eventLoopDelayMs > 0) {
+      // The samples taken while the process starts (modules, routes, the first compilations) read as a
+      // long delay: the delay counts from two samples after the listener opened, so that a fresh
+      // process never sheds its first requests.
+      let countsFrom = Number.POSITIVE_INFINITY;
+      app.addHook('onListen', (done) => {
+        countsFrom = performance.now() + 2 * SAMPLE_INTERVAL_MS;
+        done();
+      });
+      await app.register(underPressure, {
+        maxEventLoopDelay: eventLoopDelayMs,
+        sampleInterval: SAMPLE_INTERVAL_MS,
+        // Without a send the request goes on (`/healthz`, `/readyz`); a sent reply ends it.
+        pressureHandler: (request: FastifyRequest, reply: FastifyReply) => {
+          if (isApi(request) && performance.now() >= countsFrom) reply.send(shed(request, reply, 'event_loop_delay'));
+        },
+      });
+    }
+  },
+  { name: 'load-shedding' },
+);

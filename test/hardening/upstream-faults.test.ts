@@ -1,0 +1,553 @@
+/**
+ * Hardening row 16, upstream faults and overload (CONTRACT.md "Resilience", its table of targets):
+ * the proxy as `npm start` runs it (`dist/server.js` with its Node.js options, `NODE_ENV=production`)
+ * in front of a fake BFF in this process that turns slow, hangs, closes its connections and answers
+ * 503, while clients on loopback loop on it. One proxy process per fault, so that no breaker or cache
+ * carries over. The request limits are off (every client here is one loopback address; the limits
+ * have rows of their own); load shedding, the endpoint guards and the breakers run with their defaults.
+ *
+ * | fault | target (full run) |
+ * |---|---|
+ * | one endpoint answers after 8 s, 400 clients loop on it | another route's p99 < 100 ms, no errors |
+ * | one endpoint hangs (`UPSTREAM_TIMEOUT_MS=3000`) | from 10 s after the hang: its calls answer 503 in < 50 ms p99, ≤ 5 calls reach it per 10 s, other routes unaffected |
+ * | the whole BFF hangs | cached catalogue pages 200 (anonymous and with a session); `/readyz` 200; other routes 503 in < 50 ms p99 after 10 s; RSS grows < 50 MB |
+ * | 300 reads whose clients leave after 0.5 s while the endpoint hangs | ≤ 1% of their upstream calls held 1 s later; deposits sent next reach the BFF and are not cut when their clients leave |
+ * | the BFF closes each kept-alive connection after answering | 0 client-visible errors in 5,000 GETs |
+ * | the BFF answers 503 to every read | ≤ 1.1 upstream calls per client request |
+ * | 1,000 clients that give up after 1 s and ask again at once, for 20 s | alive, `/healthz` p99 < 500 ms, peak RSS < 400 MB, full capacity within 3 s after |
+ *
+ * The bounded run (`npm test`) scales clients and durations down and allows the latencies of a
+ * machine shared with another test file (`LATENCY_FACTOR`); `npm run test:hardening` runs the table.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, test } from 'node:test';
+import { Pool } from 'undici';
+import { fakeJwt } from '../helpers/recording-upstream.js';
+import { FULL, Figures } from './helpers/figures.js';
+import { GOOD_PROFILE } from './helpers/upstream.js';
+
+const figures = new Figures('upstream-faults', 16, 'Upstream faults and overload');
+/** Latency targets are multiplied by this in the bounded run (two test files share two cores). */
+const LATENCY_FACTOR = FULL ? 1 : 10;
+const COOKIE = '__Host-access_token';
+const SLOW = '/bff/games/user-last-casino-games-dl'; // GET /api/user/last-casino-games
+const OTHER = '/bff/users/login-history'; // GET /api/user/login-history
+const CATALOGUE = '/casino-games/list/'; // GET /api/games/list
+const DEPOSIT = '/wallet/add-credit'; // POST /api/payments/deposit
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ------------------------------------------------------------------------------------------------
+// The fake BFF
+// ------------------------------------------------------------------------------------------------
+
+type Mode = { kind: 'ok' } | { kind: 'delay'; ms: number } | { kind: 'hang' } | { kind: 'close' } | { kind: 'status'; status: number };
+
+/** A BFF on a loopback port whose answer per path can be made slow, hung, closing or failing. */
+class FakeBff {
+  readonly server: Server;
+  url = '';
+  readonly #modes = new Map<string, Mode>();
+  #fallback: Mode = { kind: 'ok' };
+  /** Arrival times (`performance.now()`) per path. */
+  readonly arrivals = new Map<string, number[]>();
+  /** Requests received and not yet answered (or closed), per path. */
+  readonly open = new Map<string, Set<ServerResponse>>();
+  /** Answers written in full, per path. */
+  readonly finished = new Map<string, number>();
+
+  constructor() {
+    this.server = createServer((req, res) => this.#handle(req, res));
+    this.server.keepAliveTimeout = 60_000;
+  }
+  async start(): Promise<void> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+  mode(path: string, mode: Mode): void {
+    this.#modes.set(path, mode);
+  }
+  fallback(mode: Mode): void {
+    this.#fallback = mode;
+  }
+  reset(): void {
+    this.#modes.clear();
+    this.#fallback = { kind: 'ok' };
+    this.arrivals.clear();
+    this.finished.clear();
+    this.release();
+  }
+  /** Answers every held request (so that nothing stays open). */
+  release(): void {
+    for (const set of this.open.values()) for (const res of set) if (!res.writableEnded && !res.destroyed) res.destroy();
+    this.open.clear();
+  }
+  calls(path: string, since = 0): number {
+    return (this.arrivals.get(path) ?? []).filter((t) => t >= since).length;
+  }
+  held(path: string): number {
+    return this.open.get(path)?.size ?? 0;
+  }
+  async close(): Promise<void> {
+    this.release();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+  #handle(req: IncomingMessage, res: ServerResponse): void {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    req.resume();
+    let list = this.arrivals.get(path);
+    if (!list) this.arrivals.set(path, (list = []));
+    list.push(performance.now());
+    let open = this.open.get(path);
+    if (!open) this.open.set(path, (open = new Set()));
+    open.add(res);
+    res.on('close', () => open.delete(res));
+    res.on('finish', () => this.finished.set(path, (this.finished.get(path) ?? 0) + 1));
+    const mode = this.#modes.get(path) ?? this.#fallback;
+    const body = path.endsWith('/auth/user-profile') ? GOOD_PROFILE : path === CATALOGUE ? { data: [{ id: 1, slug: 'a' }], total: 1 } : { ok: true };
+    const answer = (status = 200) => {
+      if (res.destroyed) return;
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(status === 200 ? body : { message: 'unavailable' }));
+    };
+    req.on('end', () => {
+      switch (mode.kind) {
+        case 'ok':
+          return answer();
+        case 'delay':
+          return void setTimeout(answer, mode.ms);
+        case 'hang':
+          return;
+        case 'status':
+          return answer(mode.status);
+        case 'close':
+          // No `Connection: close`: the socket is closed right after the answer, as a BFF behind a
+          // balancer that recycles connections does, and the proxy may have picked it for its next call.
+          res.on('finish', () => req.socket.end());
+          return answer();
+      }
+    });
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The proxy process, as `npm start` runs it
+// ------------------------------------------------------------------------------------------------
+
+interface Proc {
+  child: ChildProcess;
+  base: string;
+  pool: Pool;
+  /** The last 256 KiB of what it printed. */
+  output(): string;
+  /** Resident set size now, in MB (Linux `/proc`), or NaN. */
+  rssMb(): number;
+  stop(): Promise<void>;
+}
+
+const START_OPTIONS = ((): string[] => {
+  const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
+  return pkg.scripts.start.split(/\s+/).filter((part) => part.startsWith('--'));
+})();
+
+async function startProcess(bff: FakeBff, env: Record<string, string> = {}, connections = 64): Promise<Proc> {
+  const child = spawn(process.execPath, [...START_OPTIONS, 'dist/server.js'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+      BFF_BASE_URL: bff.url,
+      STICKER_API_URL: `${bff.url}/sticker`,
+      RATE_LIMIT_API_PER_MIN: '0',
+      RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0',
+      RATE_LIMIT_PREAUTH_PER_MIN: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  const keep = (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+    if (out.length > 262_144) out = out.slice(-131_072);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  const base = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no address: ${out.slice(-400)}`)), 30_000);
+    const look = () => {
+      const match = /front proxy listening on (http:\/\/[0-9.:]+)/.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    };
+    child.stdout?.on('data', look);
+    child.stderr?.on('data', look);
+    child.once('exit', (code) => reject(new Error(`exited ${code}: ${out.slice(-400)}`)));
+  });
+  const pool = new Pool(base, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
+  return {
+    child,
+    base,
+    pool,
+    output: () => out,
+    rssMb: () => {
+      try {
+        const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+        const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+        return kb / 1024;
+      } catch {
+        return Number.NaN;
+      }
+    },
+    async stop() {
+      await pool.destroy().catch(() => undefined);
+      if (child.exitCode === null && child.signalCode === null) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------------
+// Clients
+// ------------------------------------------------------------------------------------------------
+
+interface Answer {
+  status: number | 'aborted' | 'error';
+  ms: number;
+  error?: string;
+  at: number;
+}
+
+const tokens = Array.from({ length: 64 }, (_, i) => fakeJwt({ sub: '7', n: i }));
+let tokenTurn = 0;
+function cookie(): string {
+  tokenTurn = (tokenTurn + 1) % tokens.length;
+  return `${COOKIE}=${tokens[tokenTurn]}`;
+}
+
+/** One request through `pool`; `giveUpMs`: the client leaves then (the request is aborted). */
+async function call(pool: Pool, path: string, options: { method?: 'GET' | 'POST'; json?: unknown; giveUpMs?: number; session?: boolean } = {}): Promise<Answer> {
+  const start = performance.now();
+  const headers: Record<string, string> = {};
+  if (options.session !== false) headers.cookie = cookie();
+  let body: string | undefined;
+  if (options.json !== undefined) {
+    body = JSON.stringify(options.json);
+    headers['content-type'] = 'application/json';
+  }
+  try {
+    const res = await pool.request({
+      method: options.method ?? 'GET',
+      path,
+      headers,
+      body,
+      signal: options.giveUpMs === undefined ? undefined : AbortSignal.timeout(options.giveUpMs),
+    });
+    await res.body.dump();
+    return { status: res.statusCode, ms: performance.now() - start, at: start };
+  } catch (error) {
+    const name = (error as { name?: string }).name;
+    const aborted = name === 'AbortError' || name === 'TimeoutError' || (error as { code?: string }).code === 'UND_ERR_ABORTED';
+    return { status: aborted ? 'aborted' : 'error', ms: performance.now() - start, at: start, error: (error as Error).message };
+  }
+}
+
+/** `clients` loops sending `next()` until `untilMs` (a `performance.now()` time); every answer collected. */
+async function loop(clients: number, untilMs: number, next: () => Promise<Answer>): Promise<Answer[]> {
+  const answers: Answer[] = [];
+  await Promise.all(
+    Array.from({ length: clients }, async () => {
+      while (performance.now() < untilMs) answers.push(await next());
+    }),
+  );
+  return answers;
+}
+
+function p99(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)] as number;
+}
+
+function count(answers: readonly Answer[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of answers) out[String(a.status)] = (out[String(a.status)] ?? 0) + 1;
+  return out;
+}
+
+const ms = (v: number) => `${Math.round(v)} ms`;
+const results: string[] = [];
+function result(fault: string, figure: string): void {
+  results.push(`${fault}: ${figure}`);
+  figures.note(`${fault}: ${figure}`);
+}
+
+let bff: FakeBff;
+let proc: Proc | undefined;
+
+before(async () => {
+  if (!existsSync('dist/server.js')) throw new Error('dist/server.js is missing: npm run build first');
+  bff = new FakeBff();
+  await bff.start();
+});
+after(async () => {
+  await proc?.stop();
+  await bff.close();
+  for (const line of results) process.stdout.write(`# row 16 · ${line}\n`);
+  figures.write();
+});
+
+async function withProcess(env: Record<string, string>, connections: number, body: (p: Proc) => Promise<void>): Promise<void> {
+  bff.reset();
+  proc = await startProcess(bff, env, connections);
+  try {
+    await body(proc);
+  } finally {
+    await proc.stop();
+    proc = undefined;
+    bff.release();
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The faults
+// ------------------------------------------------------------------------------------------------
+
+test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; overload is shed cheaply', { timeout: 600_000 }, async () => {
+  // 1. One endpoint answers after 8 s, 400 clients loop on it.
+  await figures.run('slow endpoint', async () => {
+    const delay = FULL ? 8_000 : 2_000;
+    const clients = FULL ? 400 : 40;
+    const window = FULL ? 20_000 : 4_000;
+    await withProcess({}, clients + 16, async (p) => {
+      bff.mode(SLOW, { kind: 'delay', ms: delay });
+      const until = performance.now() + window;
+      const slow = loop(clients, until, () => call(p.pool, '/api/user/last-casino-games'));
+      await sleep(Math.min(1_000, window / 4));
+      const other = await loop(4, until, () => call(p.pool, '/api/user/login-history'));
+      const slowAnswers = await slow;
+      const errors = other.filter((a) => a.status !== 200).length;
+      const tail = p99(other.map((a) => a.ms));
+      for (const a of [...other, ...slowAnswers]) figures.status(a.status);
+      figures.inputs += other.length + slowAnswers.length;
+      figures.check(errors === 0, `slow endpoint: ${errors} errors on another route`);
+      figures.check(tail < 100 * LATENCY_FACTOR, `slow endpoint: another route's p99 ${ms(tail)}`);
+      result(
+        `one endpoint at ${delay / 1000} s, ${clients} clients`,
+        `another route p99 ${ms(tail)} over ${other.length} requests, ${errors} errors; the slow route ${JSON.stringify(count(slowAnswers))}`,
+      );
+    });
+  });
+
+  // 2. One endpoint hangs, UPSTREAM_TIMEOUT_MS=3000.
+  await figures.run('hung endpoint', async () => {
+    const clients = FULL ? 50 : 10;
+    const total = FULL ? 20_000 : 8_000;
+    const from = FULL ? 10_000 : 5_000;
+    await withProcess({ UPSTREAM_TIMEOUT_MS: '3000' }, clients + 8, async (p) => {
+      bff.mode(SLOW, { kind: 'hang' });
+      const start = performance.now();
+      const until = start + total;
+      const hung = loop(clients, until, () => call(p.pool, '/api/user/last-casino-games'));
+      const other = loop(2, until, () => call(p.pool, '/api/user/login-history'));
+      const [hungAnswers, otherAnswers] = await Promise.all([hung, other]);
+      const late = hungAnswers.filter((a) => a.at >= start + from);
+      const lateOther = otherAnswers.filter((a) => a.at >= start + from);
+      const tail = p99(late.map((a) => a.ms));
+      const reached = bff.calls(SLOW, start + from);
+      const perTenSeconds = (reached * 10_000) / (total - from);
+      const refused = late.filter((a) => a.status === 503).length;
+      for (const a of [...hungAnswers, ...otherAnswers]) figures.status(a.status);
+      figures.inputs += hungAnswers.length + otherAnswers.length;
+      figures.faults += 1;
+      figures.check(late.length > 0 && refused === late.length, `hung endpoint: ${refused} of ${late.length} late calls answered 503`);
+      figures.check(tail < 50 * LATENCY_FACTOR, `hung endpoint: late p99 ${ms(tail)}`);
+      figures.check(perTenSeconds <= 5, `hung endpoint: ${reached} calls reached it in ${(total - from) / 1000} s`);
+      const otherErrors = lateOther.filter((a) => a.status !== 200).length;
+      figures.check(otherErrors === 0, `hung endpoint: ${otherErrors} errors on another route`);
+      result(
+        'one endpoint hangs (UPSTREAM_TIMEOUT_MS=3000)',
+        `from ${from / 1000} s: ${refused}/${late.length} answered 503, p99 ${ms(tail)}, ${reached} calls reached it in ${(total - from) / 1000} s; another route ${lateOther.length - otherErrors}/${lateOther.length} 200 (p99 ${ms(p99(lateOther.map((a) => a.ms)))})`,
+      );
+    });
+  });
+
+  // 3. The whole BFF hangs.
+  await figures.run('whole BFF hangs', async () => {
+    const clients = FULL ? 40 : 8;
+    const total = FULL ? 20_000 : 8_000;
+    const from = FULL ? 10_000 : 5_000;
+    await withProcess({ UPSTREAM_TIMEOUT_MS: '3000', CATALOGUE_CACHE_TTL_MS: '2000' }, clients + 16, async (p) => {
+      const warm = [
+        await call(p.pool, '/api/games/list?page=1&per_page=24', { session: false }),
+        await call(p.pool, '/api/games/list?page=1&per_page=24'),
+        await call(p.pool, '/readyz', { session: false }),
+      ];
+      figures.check(warm.every((a) => a.status === 200), `whole BFF hangs: warm-up ${JSON.stringify(warm.map((a) => a.status))}`);
+      const rssBefore = p.rssMb();
+      let rssPeak = rssBefore;
+      bff.fallback({ kind: 'hang' });
+      const start = performance.now();
+      const until = start + total;
+      const sampler = (async () => {
+        while (performance.now() < until) {
+          rssPeak = Math.max(rssPeak, p.rssMb());
+          await sleep(200);
+        }
+      })();
+      const routes = ['/api/user/login-history', '/api/user/last-casino-games', '/api/wallet/refresh', '/api/auth/profile'];
+      let turn = 0;
+      const others = loop(clients, until, () => call(p.pool, routes[turn++ % routes.length] as string));
+      const catalogue = loop(2, until, async () => {
+        const anonymous = await call(p.pool, '/api/games/list?page=1&per_page=24', { session: false });
+        const session = await call(p.pool, '/api/games/list?page=1&per_page=24');
+        return anonymous.status !== 200 ? anonymous : session;
+      });
+      const ready = loop(1, until, async () => {
+        const a = await call(p.pool, '/readyz', { session: false });
+        await sleep(500);
+        return a;
+      });
+      const [otherAnswers, catalogueAnswers, readyAnswers] = await Promise.all([others, catalogue, ready]);
+      await sampler;
+      const late = otherAnswers.filter((a) => a.at >= start + from);
+      const tail = p99(late.map((a) => a.ms));
+      const lateRefused = late.filter((a) => a.status === 503).length;
+      const catalogueOk = catalogueAnswers.filter((a) => a.status === 200).length;
+      const readyOk = readyAnswers.filter((a) => a.status === 200).length;
+      for (const a of [...otherAnswers, ...catalogueAnswers, ...readyAnswers]) figures.status(a.status);
+      figures.inputs += otherAnswers.length + catalogueAnswers.length + readyAnswers.length;
+      figures.faults += 1;
+      figures.check(catalogueOk === catalogueAnswers.length, `whole BFF hangs: catalogue ${catalogueOk}/${catalogueAnswers.length} 200`);
+      figures.check(readyOk === readyAnswers.length, `whole BFF hangs: /readyz ${readyOk}/${readyAnswers.length} 200`);
+      figures.check(late.length > 0 && lateRefused === late.length, `whole BFF hangs: ${lateRefused}/${late.length} late calls 503`);
+      figures.check(tail < 50 * LATENCY_FACTOR, `whole BFF hangs: late p99 ${ms(tail)}`);
+      figures.check(rssPeak - rssBefore < 50, `whole BFF hangs: RSS ${Math.round(rssBefore)} → ${Math.round(rssPeak)} MB`);
+      figures.memory = `RSS ${Math.round(rssBefore)} → ${Math.round(rssPeak)} MB (whole BFF hangs)`;
+      result(
+        'the whole BFF hangs',
+        `catalogue ${catalogueOk}/${catalogueAnswers.length} 200 (anonymous and with a session, TTL 2 s), /readyz ${readyOk}/${readyAnswers.length} 200, other routes from ${from / 1000} s ${lateRefused}/${late.length} 503 p99 ${ms(tail)}, RSS ${Math.round(rssBefore)} → ${Math.round(rssPeak)} MB`,
+      );
+    });
+  });
+
+  // 4. 300 reads whose clients leave after 0.5 s while the endpoint hangs; then deposits.
+  await figures.run('clients gone', async () => {
+    const reads = FULL ? 300 : 100;
+    const deposits = 20;
+    await withProcess({}, reads + deposits + 8, async (p) => {
+      bff.mode(SLOW, { kind: 'hang' });
+      const abandoned = await Promise.all(Array.from({ length: reads }, () => call(p.pool, '/api/user/last-casino-games', { giveUpMs: 500 })));
+      const reached = bff.calls(SLOW);
+      await sleep(1_000);
+      const held = bff.held(SLOW);
+      bff.mode(DEPOSIT, { kind: 'delay', ms: 300 });
+      const deposit = { userId: 7, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' };
+      const sent = await Promise.all(
+        Array.from({ length: deposits }, () => call(p.pool, '/api/payments/deposit', { method: 'POST', json: deposit, giveUpMs: 100 })),
+      );
+      await sleep(1_000);
+      const depositCalls = bff.calls(DEPOSIT);
+      const depositFinished = bff.finished.get(DEPOSIT) ?? 0;
+      for (const a of [...abandoned, ...sent]) figures.status(a.status);
+      figures.inputs += reads + deposits;
+      figures.check(held <= Math.floor(reached * 0.01), `clients gone: ${held} of ${reached} upstream calls still held 1 s later`);
+      figures.check(depositCalls === deposits, `clients gone: ${depositCalls}/${deposits} deposits reached the BFF`);
+      figures.check(depositFinished === deposits, `clients gone: ${depositFinished}/${deposits} deposits answered in full upstream`);
+      result(
+        `${reads} reads abandoned after 0.5 s (endpoint hung)`,
+        `${reached} reached the BFF, ${held} still held 1 s later; ${depositCalls}/${deposits} deposits reached it and ${depositFinished} ran to their end (clients left after 0.1 s)`,
+      );
+    });
+  });
+
+  // 5. The BFF closes each kept-alive connection after answering; 6. it answers 503 to every read.
+  await figures.run('closing connections and 503s', async () => {
+    const gets = FULL ? 5_000 : 500;
+    await withProcess({}, 24, async (p) => {
+      bff.fallback({ kind: 'close' });
+      let turn = 0;
+      const real: Answer[] = [];
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (turn < gets) {
+            turn++;
+            real.push(await call(p.pool, '/api/user/login-history'));
+          }
+        }),
+      );
+      const errors = real.filter((a) => a.status !== 200);
+      figures.inputs += real.length;
+      for (const a of real) figures.status(a.status);
+      figures.check(errors.length === 0, `closing connections: ${errors.length} errors, first ${JSON.stringify(errors[0])}`);
+      result('the BFF closes each kept-alive connection', `${real.length - errors.length}/${real.length} GETs answered 200`);
+
+      bff.reset();
+      bff.fallback({ kind: 'status', status: 503 });
+      const n = FULL ? 1_000 : 100;
+      const before = bff.calls(OTHER);
+      const failing = [];
+      for (let i = 0; i < n; i++) failing.push(await call(p.pool, '/api/user/login-history'));
+      const perRequest = (bff.calls(OTHER) - before) / n;
+      figures.inputs += n;
+      for (const a of failing) figures.status(a.status);
+      figures.check(perRequest <= 1.1, `503 on every read: ${perRequest} upstream calls per request`);
+      figures.check(failing.every((a) => a.status === 503), '503 on every read: every answer 503');
+      result('the BFF answers 503 to every read', `${perRequest.toFixed(3)} upstream calls per client request over ${n}`);
+    });
+  });
+
+  // 7. 1,000 clients that give up after 1 s and ask again at once, for 20 s.
+  await figures.run('retry storm', async () => {
+    const clients = FULL ? 1_000 : 100;
+    const total = FULL ? 20_000 : 4_000;
+    await withProcess({}, clients + 8, async (p) => {
+      bff.mode(SLOW, { kind: 'delay', ms: 2_000 });
+      const health = new Pool(p.base, { connections: 1 });
+      const rssBefore = p.rssMb();
+      let rssPeak = rssBefore;
+      const until = performance.now() + total;
+      const storm = loop(clients, until, () => call(p.pool, '/api/user/last-casino-games', { giveUpMs: 1_000 }));
+      const probes = loop(1, until, async () => {
+        rssPeak = Math.max(rssPeak, p.rssMb());
+        const a = await call(health, '/healthz', { session: false });
+        await sleep(50);
+        return a;
+      });
+      const [stormAnswers, probeAnswers] = await Promise.all([storm, probes]);
+      const alive = p.child.exitCode === null && p.child.signalCode === null;
+      const healthTail = p99(probeAnswers.map((a) => a.ms));
+      const healthOk = probeAnswers.filter((a) => a.status === 200).length;
+      await sleep(3_000);
+      bff.mode(SLOW, { kind: 'ok' });
+      const after = [];
+      for (let i = 0; i < 50; i++) after.push(await call(p.pool, '/api/user/login-history'));
+      const afterOk = after.filter((a) => a.status === 200).length;
+      const afterTail = p99(after.map((a) => a.ms));
+      await health.destroy();
+      for (const a of stormAnswers) figures.status(a.status);
+      figures.inputs += stormAnswers.length + probeAnswers.length + after.length;
+      figures.check(alive, 'retry storm: the process died');
+      figures.check(healthOk === probeAnswers.length, `retry storm: /healthz ${healthOk}/${probeAnswers.length} 200`);
+      figures.check(healthTail < 500 * (FULL ? 1 : 4), `retry storm: /healthz p99 ${ms(healthTail)}`);
+      figures.check(rssPeak < 400, `retry storm: peak RSS ${Math.round(rssPeak)} MB`);
+      figures.check(afterOk === after.length && afterTail < 100 * LATENCY_FACTOR, `retry storm: 3 s after, ${afterOk}/50 200, p99 ${ms(afterTail)}`);
+      result(
+        `${clients} clients giving up after 1 s, ${total / 1000} s`,
+        `alive ${alive}, /healthz ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB, 3 s after: ${afterOk}/50 200 p99 ${ms(afterTail)}; the storm ${JSON.stringify(count(stormAnswers))}`,
+      );
+    });
+  });
+
+  assert.equal(figures.failureCount, 0, figures.summary());
+});
