@@ -2,7 +2,8 @@
  * The process entry point (`npm start`): reads the environment once (an invalid value stops the start
  * with one line per problem, all at once; `HOST` must be an address this machine can bind), builds the
  * app, listens, and drains on SIGTERM/SIGINT (CONTRACT.md "Operations": `/readyz` 503 at once, the
- * listener closed after `SHUTDOWN_DELAY_MS`, in-flight requests given `SHUTDOWN_TIMEOUT_MS`; exit 0
+ * listener closed after `SHUTDOWN_DELAY_MS`, requests on connections opened before it closed and in-flight
+ * requests served within `SHUTDOWN_TIMEOUT_MS`, each answer saying `Connection: close`; exit 0
  * when every request finished, 1 when some had to be cut). With `WORKERS` > 1 a node:cluster primary
  * starts that many workers, passes the stop signal on to them and exits when they have; a worker that
  * dies is replaced after a delay that doubles from 100 ms up to 10 s while workers keep dying young.

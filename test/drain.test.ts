@@ -3,21 +3,28 @@
  * runs it, over real loopback sockets, in front of a recording BFF.
  *
  * - `/readyz` answers 503 `shutting_down` at once while other requests are still served for
- *   `SHUTDOWN_DELAY_MS`; then the listener closes, idle kept-alive connections are closed, a request
- *   arriving on a kept-alive connection answers the 503 envelope with `Connection: close` (never
- *   Fastify's own body), the in-flight slow request finishes, and the exit code is 0.
+ *   `SHUTDOWN_DELAY_MS`; then the listener closes, a request arriving on a kept-alive connection
+ *   opened before is served with `Connection: close`, idle kept-alive connections are closed after
+ *   the idle grace, the in-flight slow request finishes, and the exit code is 0.
+ * - a kept-alive connection left idle across the listener's close carries one more request: served
+ *   (200, `Connection: close`), the BFF called once, and the process still exits long before
+ *   `SHUTDOWN_TIMEOUT_MS`.
+ * - a connection that reaches the process after its listener closed (handed over late) gets the 503
+ *   envelope with `Connection: close` (never Fastify's own body), nothing sent upstream.
  * - a request still open after `SHUTDOWN_TIMEOUT_MS` is cut and the exit code is 1.
  * - with `WORKERS` = 2 the primary replaces a dead worker after 100 ms, then 200 ms, passes SIGTERM on
  *   and exits 0 once the workers have.
- * - behind a real nginx (keep-alive upstream connections), a rolling restart of two instances under a
- *   stream of GET and POST requests: no client-visible error, and no request handled by a stopping
- *   instance and then sent again to the other.
+ * - behind a real nginx (keep-alive upstream connections, no `http_503` in `proxy_next_upstream`), a
+ *   rolling restart of two instances under a stream of GET and POST requests: no client-visible error,
+ *   and no request handled by a stopping instance and then sent again to the other.
  */
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { IDLE_GRACE_MS } from '../src/pipeline/drain.js';
 import { HAVE_NGINX, startNginx } from './helpers/fleet-processes.js';
-import { fakeJwt, type RecordingUpstream, startRecordingUpstream } from './helpers/recording-upstream.js';
+import { fakeJwt, type RecordingUpstream, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
 import {
   freePort,
   oneShot,
@@ -74,7 +81,7 @@ const isAnswer = (a: RawHttpAnswer | { error: string } | undefined): a is RawHtt
 const profileReads = (token: string) => upstream.requests.filter((r) => r.path === '/auth/user-profile' && r.headers.authorization === `Bearer ${token}`);
 
 describe('SIGTERM: drain', () => {
-  test('readiness 503 at once, requests served during SHUTDOWN_DELAY_MS, then the listener closes, a kept-alive request gets the envelope, the slow request finishes, exit 0', async (t) => {
+  test('readiness 503 at once, requests served during SHUTDOWN_DELAY_MS, then the listener closes, a kept-alive request is served with Connection: close, idle connections closed after the idle grace, the slow request finishes, exit 0', async (t) => {
     const DELAY_MS = 1_500;
     slowMs = 3_500;
     fastMs = 0;
@@ -131,22 +138,24 @@ describe('SIGTERM: drain', () => {
         refused = Date.now();
         break;
       }
-      // A connection the listener accepted just as it closed carries its request after the delay:
-      // it is answered like a kept-alive one (503 shutting_down, Connection: close), never refused.
-      const atClose = isAnswer(probe) && probe.status === 503 && probe.headers.connection === 'close' && Date.now() - signalled >= DELAY_MS - 50;
-      assert.ok(atClose || (isAnswer(probe) && probe.status === 200), `served normally until the listener closes: ${JSON.stringify(probe)}`);
-      if (atClose) assert.equal(JSON.parse(probe.body).error, 'shutting_down');
+      // Every connection the listener accepted is served, a connection accepted just as it closed
+      // (whose request is read after the delay) included: never a 503.
+      assert.ok(isAnswer(probe) && probe.status === 200, `served normally until the listener closes: ${JSON.stringify(probe)}`);
       assert.ok(Date.now() - signalled < DELAY_MS + 2_000, 'the listener closed');
       await new Promise((r) => setTimeout(r, 25));
     }
     const closedMs = refused - signalled;
     assert.ok(closedMs >= DELAY_MS - 50, `listener closed ${closedMs} ms after SIGTERM, not before SHUTDOWN_DELAY_MS (${DELAY_MS})`);
 
-    // The idle kept-alive connection was closed with the listener (KEEP_ALIVE_TIMEOUT_MS is 65 s).
-    await Promise.race([idle.closed, new Promise((r) => setTimeout(r, 1_000))]);
+    // The idle kept-alive connection is closed once the idle grace after the listener's close is over
+    // (KEEP_ALIVE_TIMEOUT_MS is 65 s).
+    await Promise.race([idle.closed, new Promise((r) => setTimeout(r, IDLE_GRACE_MS + 1_000))]);
     assert.ok(idle.closedAt !== undefined, 'the idle kept-alive connection was closed');
     const idleClosedMs = idle.closedAt - signalled;
-    assert.ok(idleClosedMs >= DELAY_MS - 50, `the idle connection stayed open during the delay (closed after ${idleClosedMs} ms)`);
+    assert.ok(
+      idleClosedMs >= DELAY_MS + IDLE_GRACE_MS - 50,
+      `the idle connection stayed open during the delay and the idle grace (closed after ${idleClosedMs} ms; ${DELAY_MS} + ${IDLE_GRACE_MS})`,
+    );
 
     // A request arriving on the kept-alive connection of the in-flight slow request.
     assert.equal(slow.closedAt, undefined, 'the connection with a request in flight stays open');
@@ -157,12 +166,11 @@ describe('SIGTERM: drain', () => {
     assert.deepEqual(JSON.parse(slowAnswer?.body ?? '{}').user, PROFILE.user);
     assert.notEqual(slowAnswer?.headers.connection, 'close', 'a request follows on this connection: the answer behind it closes it');
     assert.ok(late, 'the request arriving after the listener closed was answered');
-    assert.equal(late.status, 503);
+    assert.ok(late.at - signalled >= DELAY_MS + IDLE_GRACE_MS - 50, `it was sent after the listener closed (answered after ${late.at - signalled} ms)`);
+    assert.equal(late.status, 200, `a request on a connection opened before the listener closed is served: ${late.body}`);
     assert.equal(late.headers.connection, 'close');
-    assert.equal(late.headers['cache-control'], 'no-store');
     assert.ok(late.headers['x-request-id'], 'the request context ran');
-    assert.ok(!late.body.includes('statusCode'), `never Fastify's own body: ${late.body}`);
-    assert.deepEqual(JSON.parse(late.body), { ok: false, error: 'shutting_down', detail: 'The server is shutting down; send the request again' });
+    assert.equal(typeof JSON.parse(late.body).buildId, 'string');
     await slow.closed;
 
     const exit = await proc.exited;
@@ -171,6 +179,96 @@ describe('SIGTERM: drain', () => {
       `readyz 503 after ${readyMs} ms; listener closed after ${closedMs} ms (SHUTDOWN_DELAY_MS ${DELAY_MS}); idle connection closed after ${idleClosedMs} ms; ` +
         `slow request answered after ${(slowAnswer?.at ?? 0) - signalled} ms; exit ${exit.code} after ${exit.at - signalled} ms`,
     );
+  });
+
+  test('a kept-alive connection idle across the listener\'s close: its next request is served (200, Connection: close), the BFF called once; exit 0 long before SHUTDOWN_TIMEOUT_MS', async (t) => {
+    const TIMEOUT_MS = 8_000;
+    fastMs = 0;
+    const proc = proxy({ SHUTDOWN_DELAY_MS: '0', SHUTDOWN_TIMEOUT_MS: String(TIMEOUT_MS) });
+    const base = await proc.address;
+
+    // Two kept-alive connections, each with one answered request: one is reused after the listener
+    // closed, the other stays idle.
+    const reused = await RawConnection.open(base);
+    const first = fakeJwt({ sub: '7', idle: 'first' });
+    reused.send('/api/auth/profile', { Cookie: `${COOKIE}=${first}` });
+    const firstAnswer = await reused.next();
+    assert.equal(firstAnswer?.status, 200);
+    assert.notEqual(firstAnswer?.headers.connection, 'close', 'kept alive before the signal');
+    const idle = await RawConnection.open(base);
+    idle.send('/healthz');
+    assert.equal((await idle.next())?.status, 200);
+
+    const signalled = Date.now();
+    proc.child.kill('SIGTERM');
+    // SHUTDOWN_DELAY_MS is 0: the listener closes at once; every connection it accepted until then is served.
+    let refused = 0;
+    while (!refused) {
+      const probe = await oneShot(base, '/healthz');
+      if (!isAnswer(probe) && probe.error === 'ECONNREFUSED') refused = Date.now();
+      else assert.ok(isAnswer(probe) && probe.status === 200, `served until the listener closes: ${JSON.stringify(probe)}`);
+      assert.ok(Date.now() - signalled < 2_000, 'the listener closed');
+    }
+
+    // The kept-alive connection was idle when the listener closed; a balancer reuses it now.
+    assert.equal(reused.closedAt, undefined, 'the idle kept-alive connection is still open after the listener closed');
+    const second = fakeJwt({ sub: '7', idle: 'second' });
+    const sentAt = Date.now();
+    reused.send('/api/auth/profile', { Cookie: `${COOKIE}=${second}` });
+    const answer = await reused.next(5_000);
+    assert.ok(answer, `the request sent ${sentAt - refused} ms after the listener closed was answered`);
+    assert.equal(answer.status, 200, answer.body);
+    assert.deepEqual(JSON.parse(answer.body).user, PROFILE.user);
+    assert.equal(answer.headers.connection, 'close', 'the answer closes the connection');
+    assert.equal(profileReads(second).length, 1, 'the BFF was called once for it');
+    await Promise.race([reused.closed, new Promise((r) => setTimeout(r, 2_000))]);
+    assert.ok(reused.closedAt !== undefined, 'the connection closed after its answer');
+
+    // The connection nobody reused is closed once the idle grace is over.
+    await Promise.race([idle.closed, new Promise((r) => setTimeout(r, IDLE_GRACE_MS + 2_000))]);
+    assert.ok(idle.closedAt !== undefined, 'the idle connection was closed');
+    const idleClosedMs = idle.closedAt - signalled;
+    assert.ok(idleClosedMs >= IDLE_GRACE_MS - 50, `the idle connection was closed after the idle grace (${idleClosedMs} ms; grace ${IDLE_GRACE_MS})`);
+
+    const exit = await proc.exited;
+    assert.equal(exit.code, 0, proc.output().slice(-1_000));
+    const exitMs = exit.at - signalled;
+    assert.ok(exitMs < TIMEOUT_MS / 2, `exited ${exitMs} ms after SIGTERM, not held until SHUTDOWN_TIMEOUT_MS (${TIMEOUT_MS})`);
+    t.diagnostic(
+      `listener closed within ${refused - signalled} ms; request sent on the idle connection ${sentAt - signalled} ms after SIGTERM: ${answer.status}, ` +
+        `Connection: ${answer.headers.connection}, BFF calls ${profileReads(second).length}; other idle connection closed after ${idleClosedMs} ms; exit ${exit.code} after ${exitMs} ms`,
+    );
+  });
+
+  test('a connection that reaches the process after its listener closed answers 503 shutting_down with Connection: close, nothing sent upstream', async (t) => {
+    const own = await startProxy(upstream.url, { SHUTDOWN_DELAY_MS: '0', SHUTDOWN_TIMEOUT_MS: '3000' });
+    // Connections accepted elsewhere and handed to the proxy's server, as a cluster worker may get one
+    // from its primary, here after the listener closed.
+    const handOver = createNetServer((socket) => own.app.server.emit('connection', socket));
+    await new Promise<void>((resolve) => handOver.listen(0, '127.0.0.1', resolve));
+    const handOverBase = `http://127.0.0.1:${(handOver.address() as AddressInfo).port}`;
+    try {
+      // An idle kept-alive connection keeps the server open during the idle grace.
+      const idle = await RawConnection.open(own.url);
+      idle.send('/healthz');
+      assert.equal((await idle.next())?.status, 200);
+      const drained = own.app.drain();
+      assert.ok(await waitFor(() => !own.app.server.listening, 2_000), 'the listener closed');
+      const token = fakeJwt({ sub: '7', late: 'handed over' });
+      const late = await oneShot(handOverBase, '/api/auth/profile', { Cookie: `${COOKIE}=${token}` });
+      assert.ok(isAnswer(late), JSON.stringify(late));
+      assert.equal(late.status, 503);
+      assert.equal(late.headers.connection, 'close');
+      assert.equal(late.headers['cache-control'], 'no-store');
+      assert.ok(late.headers['x-request-id'], 'the request context ran');
+      assert.ok(!late.body.includes('statusCode'), `never Fastify's own body: ${late.body}`);
+      assert.deepEqual(JSON.parse(late.body), { ok: false, error: 'shutting_down', detail: 'The server is shutting down; send the request again' });
+      assert.equal(profileReads(token).length, 0, 'nothing was sent upstream');
+      assert.deepEqual(await drained, { cut: 0 });
+      t.diagnostic(`late connection: ${late.status} ${JSON.parse(late.body).error}, Connection: ${late.headers.connection}`);
+    } finally {
+      await new Promise((resolve) => handOver.close(resolve));
+    }
   });
 
   test('a request still open after SHUTDOWN_TIMEOUT_MS is cut and the exit code is 1', async (t) => {
@@ -237,13 +335,14 @@ describe('behind nginx', () => {
       const instances = ports.map((port) => proxy(env(port)));
       await Promise.all(instances.map((p) => p.address));
 
-      // A refused or reset connection, or the 503 shutting_down of a draining instance: the other one.
-      // nginx does not know an instance drains (no readiness probe): it learns when a connection is
-      // refused, reset as the listener closes (a connection still in its backlog, or an idle one the
-      // instance closes just as nginx sends on it) or answered shutting_down; the instance handled none
-      // of these requests, so POSTs are passed on too (non_idempotent). A request cut after
-      // SHUTDOWN_TIMEOUT_MS would be sent again as well: money moves carry their idempotency key.
-      const nginx = await startNginx(ports, { nextUpstream: 'error timeout http_503 non_idempotent', accessLog: true });
+      // A refused or reset connection: the other instance. nginx does not know an instance drains (no
+      // readiness probe): it learns when a connection is refused or reset as the listener closes (a
+      // connection still in its backlog, or an idle one the instance closes just as nginx sends on it);
+      // a request on a kept-alive connection opened before is served, so no 503 is to be passed on
+      // (no http_503). The instance handled none of the refused or reset requests, so POSTs are passed
+      // on too (non_idempotent). A request cut after SHUTDOWN_TIMEOUT_MS would be sent again as well:
+      // money moves carry their idempotency key.
+      const nginx = await startNginx(ports, { nextUpstream: 'error timeout non_idempotent', accessLog: true });
       t.after(() => nginx.stop());
       const front = nginx.url;
       let up = false;

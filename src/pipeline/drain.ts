@@ -9,13 +9,20 @@
  * 1. At once, `/readyz` answers 503 `shutting_down`; requests are still served normally, but the last
  *    answer on each connection says `Connection: close`, so clients and load balancers stop reusing
  *    connections to this process.
- * 2. After `SHUTDOWN_DELAY_MS` the listener closes (no new connection is accepted) and idle kept-alive
- *    connections are closed. A request that still arrives on a kept-alive connection answers 503, the
- *    envelope `shutting_down`, with `Connection: close` (never Fastify's own 503 body); in-flight
- *    requests finish, each closing its connection when it is answered.
+ * 2. After `SHUTDOWN_DELAY_MS` the listener closes (no new connection is accepted). A request that
+ *    still arrives on a connection accepted before (a load balancer reused a kept-alive connection at
+ *    that instant) is served as usual, its answer saying `Connection: close`; in-flight requests
+ *    finish, each closing its connection when it is answered. Idle kept-alive connections stay open
+ *    for {@link IDLE_GRACE_MS} (at most `SHUTDOWN_TIMEOUT_MS`), so that a balancer about to reuse one
+ *    gets an answer rather than a reset, then are closed, and so is every connection left idle later.
  * 3. After `SHUTDOWN_TIMEOUT_MS` the remaining connections are destroyed, cutting the requests still
  *    open. `app.drain()` resolves once the app is closed (upstream pools included), or, when requests
  *    were cut, at most {@link CLOSE_AFTER_CUT_MS} later, telling how many requests were cut.
+ *
+ * The 503 `shutting_down` envelope, with `Connection: close` (never Fastify's own 503 body), remains
+ * for what cannot be served: a request whose connection was accepted after the listener closed (a
+ * connection handed over late, as a cluster worker may get one), or one that arrives once
+ * `SHUTDOWN_TIMEOUT_MS` ran out.
  *
  * @module
  */
@@ -33,8 +40,12 @@ export interface DrainOptions {
   timeoutMs: number;
 }
 
-/** Where a drain is: `serving` before it starts, `draining` during the delay, `closed` once the listener is closed. */
-export type DrainPhase = 'serving' | 'draining' | 'closed';
+/**
+ * Where a drain is: `serving` before it starts, `draining` during `SHUTDOWN_DELAY_MS`, `closed` once the
+ * listener is closed (requests on connections accepted before are served), `over` once
+ * `SHUTDOWN_TIMEOUT_MS` ran out (connections destroyed, whatever still arrives answers 503).
+ */
+export type DrainPhase = 'serving' | 'draining' | 'closed' | 'over';
 
 /** How a drain ended. */
 export interface DrainOutcome {
@@ -49,6 +60,16 @@ export interface Drain {
   /** True from the moment the drain starts (`/readyz` then answers 503). */
   readonly draining: () => boolean;
 }
+
+/**
+ * Once the listener is closed, how long idle kept-alive connections stay open before they are closed,
+ * in milliseconds (at most `SHUTDOWN_TIMEOUT_MS`). A balancer that sends on one of them meanwhile gets
+ * its answer, with `Connection: close`; closing them at the very instant the listener closes would
+ * reset the request of a balancer reusing one at that instant (a GET nginx sends again, a POST it does
+ * not without `non_idempotent`). Long enough for a busy balancer to use up its cached connections, short
+ * enough not to hold a rolling restart back.
+ */
+export const IDLE_GRACE_MS = 1_000;
 
 /** Once requests were cut, how long the app's close hooks may still take before the drain ends anyway, in milliseconds. */
 const CLOSE_AFTER_CUT_MS = 1_000;
@@ -72,8 +93,20 @@ export function createDrain(options: DrainOptions): Drain {
       let inFlight = 0;
       /** The latest request received on each connection: its answer is the one that says `Connection: close`. */
       const latest = new WeakMap<Socket, IncomingMessage>();
+      /** Connections accepted once the listener was closed: their requests answer 503. */
+      const late = new WeakSet<Socket>();
+      /** True from the listener's close until {@link IDLE_GRACE_MS} later: idle connections are kept open. */
+      let holdIdle = false;
+      /** True once idle connections are closed: a connection an answer leaves idle is closed too. */
+      let sweeping = false;
       let sweepQueued = false;
-      /** Once the listener is closed, a connection left idle by an answer without `Connection: close` is closed. */
+
+      // Node's server.close() closes the idle connections at once; while holdIdle, it leaves them open
+      // (the drain closes them when the idle grace ends, or all connections at SHUTDOWN_TIMEOUT_MS).
+      const closeIdleNow = server.closeIdleConnections.bind(server);
+      server.closeIdleConnections = () => {
+        if (!holdIdle) closeIdleNow();
+      };
       const sweepIdle = () => {
         if (sweepQueued) return;
         sweepQueued = true;
@@ -82,18 +115,21 @@ export function createDrain(options: DrainOptions): Drain {
           server.closeIdleConnections();
         });
       };
+      server.on('connection', (socket: Socket) => {
+        if (phase !== 'serving' && !server.listening) late.add(socket);
+      });
       // Before Fastify's own listener, so that the count and the latest request are known to its hooks.
       server.prependListener('request', (req: IncomingMessage, res) => {
         inFlight++;
         latest.set(req.socket, req);
         res.once('close', () => {
           inFlight--;
-          if (phase === 'closed') sweepIdle();
+          if (sweeping) sweepIdle();
         });
       });
 
-      app.addHook('onRequest', (_request, reply, done) => {
-        if (phase !== 'closed') {
+      app.addHook('onRequest', (request, reply, done) => {
+        if (phase !== 'over' && !late.has(request.raw.socket)) {
           done();
           return;
         }
@@ -114,14 +150,28 @@ export function createDrain(options: DrainOptions): Drain {
         );
         if (options.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
         phase = 'closed';
-        app.log.info({ inFlight }, 'listener closing: idle connections closed, in-flight requests finishing');
+        holdIdle = true;
+        const idleGraceMs = Math.min(IDLE_GRACE_MS, options.timeoutMs);
+        app.log.info(
+          { inFlight, idleGraceMs },
+          'listener closing: requests on open connections served with Connection: close, idle connections closed after the idle grace',
+        );
         let cut = 0;
         const timers: NodeJS.Timeout[] = [];
+        timers.push(
+          setTimeout(() => {
+            holdIdle = false;
+            sweeping = true;
+            server.closeIdleConnections();
+          }, idleGraceMs),
+        );
         // Once requests are cut, the close hooks get a short while more: the upstream calls of the cut
         // requests may keep the pools busy until UPSTREAM_TIMEOUT_MS, for answers nobody waits for.
         const cutShort = new Promise<void>((resolve) => {
           timers.push(
             setTimeout(() => {
+              phase = 'over';
+              holdIdle = false;
               cut = inFlight;
               server.closeAllConnections();
               if (cut === 0) return;
