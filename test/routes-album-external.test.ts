@@ -245,7 +245,7 @@ describe('spec 4.10 external services', () => {
   });
 
   test('tracking/attribution: invalid events are a 400; a refusal by the provider is a 502, never a 401', async () => {
-    for (const json of [{}, { event: 'bad event' }, { event: 'ok', extra: 1 }, { event: 'ok', properties: { a: { deep: 1 } } }]) {
+    for (const json of [{}, { event: 'bad event' }, { event: 'ok', extra: { nested: 1 } }, { event: 'ok', properties: { a: { deep: 1 } } }]) {
       assert.equal((await send(proxy.url, 'POST', '/api/tracking/attribution', { json })).status, 400, JSON.stringify(json));
     }
     assert.equal(upstream.requests.length, 0);
@@ -310,7 +310,7 @@ describe('spec 4.10 infrastructure', () => {
     const body = res.json as Record<string, unknown>;
     assert.equal(body.error, 'purge_rejected');
     assert.equal(typeof body.cleared, 'object');
-    assert.equal((await send(proxy.url, 'POST', '/api/cache/purge', { headers: { authorization: `Bearer ${OPERATOR}` }, json: { bogus: 1 } })).status, 400);
+    assert.equal((await send(proxy.url, 'POST', '/api/cache/purge', { headers: { authorization: `Bearer ${OPERATOR}` }, json: { tags: 'bogus' } })).status, 400);
   });
 });
 

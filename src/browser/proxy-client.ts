@@ -30,11 +30,13 @@ import { ProxyError } from './proxy-error.js';
 import { type ClientRoute, matchRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
 import { defaultStorage, type KeyValueStorage, STORAGE_KEYS, safeGet, safeSet } from './storage.js';
 import type {
+  AttributionEventPayload,
   DepositPayload,
   JsonObject,
   LoginPayload,
   LoginResult,
   OkAnswer,
+  PostalCodeLookupPayload,
   ProfileResponse,
   RecoveryPayload,
   RegisterSimplifiedPayload,
@@ -71,7 +73,9 @@ export interface RouteBodies {
   'auth.social': SocialLoginPayload;
   'auth.validateDocument': ValidateDocumentPayload;
   'logs.authLogout': ForcedLogoutBeacon;
+  'address.lookupByPostalCode': PostalCodeLookupPayload;
   'payments.deposit': DepositPayload;
+  'tracking.attribution': AttributionEventPayload;
 }
 
 /** Success answers the SDK knows, by route key. Others are `unknown` JSON (or a `Blob`). */

@@ -87,14 +87,60 @@ export interface RegisterSimplifiedPayload {
   token?: string;
 }
 
-/** Body of `/api/auth/recovery` (spec 4.1): the step plus the fields it needs. */
-export interface RecoveryPayload {
-  step: 'options' | 'by-email' | 'by-sms' | 'validate-code' | 'confirm';
+/** spec 2.3 ForgotPasswordPayload: the body of the first recovery step (`POST /auth/passwords/reset/options`). */
+export interface ForgotPasswordPayload {
+  /** E-mail or national document number. */
   login: string;
   captcha_token?: string;
-  code?: string;
-  password?: string;
-  password_confirmation?: string;
+}
+
+/**
+ * Body of `/api/auth/recovery` (spec 4.1): one step, with only that step's fields (any other field
+ * is a 400). The first step is a ForgotPasswordPayload, with no `step` (or `step: 'options'`).
+ */
+export type RecoveryPayload =
+  | (ForgotPasswordPayload & { step?: 'options' })
+  | { step: 'by-email' | 'by-sms'; login: string; captcha_token?: string }
+  | { step: 'validate-code'; login: string; code: string; captcha_token?: string }
+  | { step: 'confirm'; login: string; code: string; password: string; password_confirmation?: string; captcha_token?: string };
+
+/** A field of an open body that the proxy forwards unchanged: a scalar (no nested object or array). */
+export type ScalarField = string | number | boolean | null;
+
+/**
+ * Body of `/api/address/lookup-by-postal-code` (spec 4.2): the Brazilian postal code `cep`
+ * (`01310-100` or `01310100`), plus any other scalar field, forwarded unchanged (at most 64 fields,
+ * strings of at most 2048 characters).
+ */
+export interface PostalCodeLookupPayload {
+  cep: string;
+  [field: string]: ScalarField | undefined;
+}
+
+/**
+ * Body of `/api/tracking/attribution` (spec 6.3): the known fields below, plus any other scalar field
+ * of the attribution provider's, forwarded unchanged (at most 64 fields, strings of at most 2048
+ * characters). The proxy adds the visitor's address and user agent.
+ */
+export interface AttributionEventPayload {
+  /** The event's name, e.g. `sign_up`, `first_deposit`. */
+  event: string;
+  eventId?: string;
+  /** Epoch milliseconds (default: when the proxy forwards it). */
+  timestamp?: number;
+  /** In the currency's units. */
+  value?: number;
+  /** ISO 4217 code, e.g. `BRL`. */
+  currency?: string;
+  clickId?: string;
+  utm_source?: string;
+  utm_medium?: string;
+  utm_campaign?: string;
+  utm_content?: string;
+  ga_client_id?: string;
+  /** At most 30 flat values. */
+  properties?: Record<string, string | number | boolean>;
+  [field: string]: ScalarField | Record<string, string | number | boolean> | undefined;
 }
 
 /** Body of `/api/auth/social/{provider}`. */

@@ -58,8 +58,19 @@ export const SmsChangeBody = flatBody({
 });
 export const LinkConfirmBody = flatBody({ token: Type.String({ minLength: 1, maxLength: 2048 }) });
 
-/** `/api/address/lookup-by-postal-code`: a Brazilian postal code (CEP), `01310-100` or `01310100`. */
-export const PostalCodeBody = Type.Object({ cep: Type.String({ pattern: '^[0-9]{5}-?[0-9]{3}$' }) }, { additionalProperties: false });
+/**
+ * `/api/address/lookup-by-postal-code` (spec 4.2; spec 4.12 gives no shape): the Brazilian postal
+ * code `cep` (`01310-100` or `01310100`, required), plus any other scalar field the front end sends
+ * (`postal_code`, `country`…), forwarded to `POST /apicep` unchanged: a flat body (at most 64 fields,
+ * strings of at most 2048 characters, no nested object or array).
+ */
+export const PostalCodeBody = flatBody({ cep: Type.String({ pattern: '^[0-9]{5}-?[0-9]{3}$' }) });
+
+/**
+ * Largest body of `/api/address/lookup-by-postal-code`, in bytes (16 KiB): a lookup that needs no
+ * session is cheap to send in bulk, and a front end's lookup body is well under 1 KiB.
+ */
+export const POSTAL_CODE_BODY_LIMIT = 16 * 1024;
 
 // spec 4.3 ---------------------------------------------------------------------------------------
 

@@ -307,14 +307,31 @@ export const PurgeAnswer = Type.Object(
   { additionalProperties: false },
 );
 
-/** Optional body of `POST /api/cache/purge`: site paths (starting with `/`) and cache tags, at most 100 each. */
+/**
+ * Optional body of `POST /api/cache/purge` (spec 4.10; spec 4.12 gives no shape): the operator's JSON
+ * object, forwarded to `CACHE_PURGE_URL` as given, since purge APIs take tags, keys, prefixes, hosts
+ * or everything, each in its own words. Two fields are known and keep their types: `paths`, site
+ * paths starting with `/`, and `tags`, cache tags, at most 100 each. Any other field, of any JSON
+ * type, goes through unchecked: the route needs the operator credential, and the body is bounded by
+ * {@link PURGE_BODY_LIMIT}.
+ */
 export const PurgeBody = Type.Object(
   {
     paths: Type.Optional(Type.Array(Type.String({ pattern: '^/[\\x21-\\x7e]{0,511}$' }), { maxItems: 100 })),
     tags: Type.Optional(Type.Array(Type.String({ pattern: '^[A-Za-z0-9_.:-]{1,128}$' }), { maxItems: 100 })),
   },
-  { additionalProperties: false },
+  {
+    additionalProperties: true,
+    description:
+      'Forwarded to `CACHE_PURGE_URL` as given (for example `keys`, `prefixes`, `hosts`, `purge_everything`); `paths` and `tags` are checked. The proxy\'s own caches are emptied whatever the body holds.',
+  },
 );
+
+/**
+ * Largest body of `POST /api/cache/purge`, in bytes (64 KiB): above the largest request body purge
+ * APIs take (Akamai's Fast Purge takes 50,000 bytes), far above a list of some hundred keys.
+ */
+export const PURGE_BODY_LIMIT = 64 * 1024;
 
 /** Body of the multipart upload, for its documentation: one file part. */
 const DocumentUpload = Type.Object(

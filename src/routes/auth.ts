@@ -7,13 +7,17 @@
  */
 import { Type } from '@sinclair/typebox';
 import {
+  FIRST_RECOVERY_STEP,
   ForcedLogoutBeacon,
+  type ForgotPasswordPayload,
   LOGIN_OUTCOME_TYPES,
   LoginPayload,
   type LoginResponse,
+  RECOVERY_BODY_LIMIT,
   RECOVERY_STEPS,
   REGISTER_FIELDS,
   RecoveryPayload,
+  type RecoveryStepRow,
   RegisterSimplifiedPayload,
   SocialLoginPayload,
   ValidateDocumentPayload,
@@ -23,7 +27,7 @@ import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/a
 import { clearSessionCookie, sessionMaxAge, setSessionCookie, tokenOf } from '../session/cookie.js';
 import { cachedProfile } from '../session/identity.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
-import { authService } from '../upstream/auth-service.js';
+import { authService, type BffCaller } from '../upstream/auth-service.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { bff, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
 
@@ -255,20 +259,26 @@ export const authRoutes: readonly RouteSpec[] = [
   route({
     method: 'POST',
     url: '/api/auth/recovery',
-    spec: '4.1',
+    spec: '4.1, 2.3',
     summary:
-      'multi-step password recovery; body `step` is one of options, by-email, by-sms, validate-code, confirm',
+      'multi-step password recovery: a ForgotPasswordPayload `{ login, captcha_token? }` without `step` starts it (reset/options); the later steps name theirs (`step`: by-email, by-sms, validate-code, confirm), each with only its own fields',
     auth: 'none',
     preAuth: true,
     body: RecoveryPayload,
-    upstream: Object.values(RECOVERY_STEPS).map((path) => bff('POST', path)),
+    bodyLimit: RECOVERY_BODY_LIMIT,
+    upstream: Object.values(RECOVERY_STEPS).map((row) => bff('POST', row.path)),
     handler: async (ctx) => {
-      const { step, ...fields } = ctx.body;
-      const res = await ctx.call(
-        'bff',
-        { method: 'POST', path: RECOVERY_STEPS[step as keyof typeof RECOVERY_STEPS], json: fields },
-        { bearer: null },
-      );
+      const step = ctx.body.step ?? FIRST_RECOVERY_STEP;
+      const row: RecoveryStepRow = RECOVERY_STEPS[step];
+      // The schema admits only the step's fields; the body is rebuilt from the list all the same.
+      const body = ctx.body as Readonly<Record<string, unknown>>;
+      const fields: Record<string, unknown> = {};
+      for (const field of [...row.required, ...row.optional]) if (body[field] !== undefined) fields[field] = body[field];
+      const call: BffCaller = (req) => ctx.call('bff', req, { bearer: null });
+      const res =
+        step === FIRST_RECOVERY_STEP
+          ? await authService(call).forgotPassword(fields as ForgotPasswordPayload)
+          : await call({ method: 'POST', path: row.path, json: fields });
       return upstreamAnswer(res, { preAuth: true });
     },
   }),

@@ -5,7 +5,9 @@
  * `POST /api/cache/purge` needs the operator credential (`Authorization: Bearer <CACHE_PURGE_TOKEN>`,
  * checked by the gate; 503 `not_configured` without the variable). It empties every cache of the
  * proxy registered in `deps.caches` (profile, catalogue, catalogue index, sticker handshakes…), then
- * calls `POST {cache_purge_url}` with the optional body `{ paths?, tags? }` (no session, no cookie).
+ * calls `POST {cache_purge_url}` with the operator's optional JSON object as given (`paths` and `tags`
+ * checked, any other field forwarded unchecked: {@link PurgeBody}; no session, no cookie). A body that
+ * is not a JSON object, or whose `paths` or `tags` is malformed, is a 400: nothing is purged.
  * It answers `{ ok: true, cleared: { <cache>: <entries before> }, upstream: "purged" }`; when the
  * purge endpoint fails or is not configured, the local caches are still emptied and the answer is
  * the envelope of that failure with `cleared` added (503 `not_configured`, 502 `purge_rejected`…).
@@ -13,7 +15,7 @@
  * @module
  */
 import { Value } from '@sinclair/typebox/value';
-import { PurgeBody } from '../contracts/answers.js';
+import { PURGE_BODY_LIMIT, PurgeBody } from '../contracts/answers.js';
 import { envelope } from '../envelope.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { external, fail, ok, type RouteSpec, route } from './route.js';
@@ -45,15 +47,20 @@ export const infraRoutes: readonly RouteSpec[] = [
     method: 'POST',
     url: '/api/cache/purge',
     spec: '4.10',
-    summary: "empty the proxy's caches on every instance (the purge generation moves; 503 `purge_unavailable` when the shared state cannot be reached) and the worker cache; operator credential (CACHE_PURGE_TOKEN) required",
+    summary: "empty the proxy's caches on every instance (the purge generation moves; 503 `purge_unavailable` when the shared state cannot be reached) and the worker cache, to which the operator's JSON body goes as given (`paths` and `tags` checked); operator credential (CACHE_PURGE_TOKEN) required",
     auth: 'operator',
     evictsProfile: false,
-    bodyLimit: 64 * 1024,
+    bodyLimit: PURGE_BODY_LIMIT,
     // The body is optional and checked by the handler (PurgeBody); the OpenAPI document shows it.
     upstream: [external('cachePurge', 'POST', '')],
     handler: async (ctx) => {
       const body = ctx.body ?? {};
-      if (!Value.Check(PurgeBody, body)) return fail(400, 'invalid_request', 'body may hold only `paths` and `tags` arrays');
+      if (!Value.Check(PurgeBody, body)) {
+        const first = [...Value.Errors(PurgeBody, body)][0];
+        const field = first?.path ? `body${first.path.replace(/\//g, '.')}` : 'body';
+        const problem = first?.path ? first.message.toLowerCase() : 'must be a JSON object';
+        return fail(400, 'invalid_request', `${field} ${problem}`);
+      }
       const { cleared, generation } = await ctx.deps.state.fleet.purge();
       if (generation === undefined) {
         ctx.request.log.warn({ cleared }, 'proxy caches purged here only: the shared state cannot be reached');

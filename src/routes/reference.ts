@@ -7,6 +7,7 @@
  * @module
  */
 import type { TSchema } from '@sinclair/typebox';
+import { ROUTE_ANSWERS } from '../contracts/answers.js';
 import { allRouteTables } from './index.js';
 import type { RouteSpec } from './route.js';
 
@@ -39,17 +40,51 @@ function constraints(schema: TSchema): string {
   return out.join('; ');
 }
 
+/** The largest string among a schema's alternatives (`Scalar` of a flat body), if any. */
+function longestString(schema: Record<string, unknown>): number | undefined {
+  const options = (Array.isArray(schema.anyOf) ? schema.anyOf : [schema]) as Record<string, unknown>[];
+  const lengths = options.map((o) => o.maxLength).filter((n): n is number => typeof n === 'number');
+  return lengths.length > 0 ? Math.max(...lengths) : undefined;
+}
+
+/**
+ * The row of an open object's other fields: `additionalProperties` as a schema (a flat body: scalars)
+ * or `true` (any JSON value); none for a closed object. What the route forwards of them, its summary
+ * says (most forward them unchanged; the user routes drop the user-id fields).
+ */
+function otherFields(where: string, s: Record<string, unknown>): string[] {
+  const extra = s.additionalProperties;
+  if (extra === undefined || extra === false) return [];
+  const notes = ['accepted'];
+  if (typeof s.maxProperties === 'number') notes.push(`at most ${s.maxProperties} fields in all`);
+  const names = (s.propertyNames as Record<string, unknown> | undefined)?.pattern;
+  if (typeof names === 'string') notes.push(`names \`${names}\``);
+  const longest = extra === true ? undefined : longestString(extra as Record<string, unknown>);
+  if (longest !== undefined) notes.push(`strings ≤ ${longest} chars`);
+  return [`| ${where} | (any other field) | ${extra === true ? 'any' : typeOf(extra as TSchema)} | ${notes.join('; ')} |`];
+}
+
 function parameters(where: string, schema: TSchema | undefined): string[] {
   if (!schema) return [];
   const s = schema as Record<string, unknown>;
   const props = (s.properties ?? {}) as Record<string, TSchema>;
   const required = new Set((s.required ?? []) as string[]);
   const names = Object.keys(props);
-  if (names.length === 0) return [`| ${where} | (${typeOf(schema)}) | | ${constraints(schema)} |`];
-  return names.map((name) => {
-    const prop = props[name] as TSchema;
-    return `| ${where} | \`${name}\`${required.has(name) ? '' : '?'} | ${typeOf(prop)} | ${constraints(prop)} |`;
-  });
+  if (names.length === 0 && s.additionalProperties === undefined) return [`| ${where} | (${typeOf(schema)}) | | ${constraints(schema)} |`];
+  return [
+    ...names.map((name) => {
+      const prop = props[name] as TSchema;
+      return `| ${where} | \`${name}\`${required.has(name) ? '' : '?'} | ${typeOf(prop)} | ${constraints(prop)} |`;
+    }),
+    ...otherFields(where, s),
+  ];
+}
+
+/** The request body a row documents: its schema, else the body its handler checks (`ROUTE_ANSWERS`). */
+function bodyOf(r: RouteSpec): TSchema | undefined {
+  if (r.body) return r.body;
+  const methods: readonly string[] = Array.isArray(r.method) ? r.method : [r.method];
+  return methods.map((m) => ROUTE_ANSWERS[`${m} ${r.url}`]?.requestBody?.schema).find(Boolean);
 }
 
 function methods(r: RouteSpec): string {
@@ -90,7 +125,7 @@ export function renderApiReference(tables: readonly (readonly RouteSpec[])[] = a
       const params = [
         ...parameters('path', r.params),
         ...parameters('query', r.querystring),
-        ...parameters(r.contentTypes?.includes('multipart/form-data') ? 'multipart' : 'body', r.body),
+        ...parameters(r.contentTypes?.includes('multipart/form-data') ? 'multipart' : 'body', bodyOf(r)),
       ];
       if (params.length) lines.push('', '| in | name | type | notes |', '|---|---|---|---|', ...params);
       lines.push('');

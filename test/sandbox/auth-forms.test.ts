@@ -218,6 +218,35 @@ test('password recovery: too many wrong codes', async () => {
   assert.equal(after.body.reason, 'no_recovery_code');
 });
 
+test('password recovery: each step reads only its own fields, no alias (the proxy\'s RECOVERY_STEPS), captcha on every step', async () => {
+  const refused: [string, Record<string, unknown>, string][] = [
+    ['/auth/passwords/reset/options', { email: 'demo@example.com' }, 'email'],
+    ['/auth/passwords/reset/options', { login: 'demo@example.com', step: 'options' }, 'step'],
+    ['/auth/passwords/reset/by-sms', { login: 'demo@example.com', phone: '11900000000' }, 'phone'],
+    ['/auth/passwords/reset/by-email', { login: 'demo@example.com', user_id: 1002 }, 'user_id'],
+    ['/auth/passwords/reset/validate-code', { login: 'demo@example.com', token: '123456' }, 'token'],
+    ['/auth/passwords/reset/validate-code', { login: 'demo@example.com', code: 123456 }, 'code'],
+    ['/auth/passwords/reset/confirm', { login: 'demo@example.com', code: '123456', new_password: 'Changed#2026' }, 'new_password'],
+  ];
+  for (const [path, body, field] of refused) {
+    const answer = await call('POST', path, body);
+    assert.equal(answer.status, 422, `${path} ${JSON.stringify(body)}`);
+    assert.equal(answer.body.reason, 'validation_error');
+    assert.ok(field in (answer.body.errors as Record<string, unknown>), `${path}: ${JSON.stringify(answer.body)}`);
+  }
+  const captcha = { captcha_token: 'invalid-captcha' };
+  for (const [path, body] of [
+    ['/auth/passwords/reset/options', { login: 'demo@example.com', ...captcha }],
+    ['/auth/passwords/reset/validate-code', { login: 'demo@example.com', code: '123456', ...captcha }],
+    ['/auth/passwords/reset/confirm', { login: 'demo@example.com', code: '123456', password: 'Changed#2026', ...captcha }],
+  ] as const) {
+    const answer = await call('POST', path, body);
+    assert.equal(answer.status, 422, path);
+    assert.equal(answer.body.reason, 'invalid_captcha', path);
+  }
+  assert.equal((await call('POST', '/auth/login', { login: 'demo@example.com', password: 'Demo#2026' })).status, 200, 'the password is unchanged');
+});
+
 test('social login', async () => {
   const demo = await call('POST', '/bff/social/google', { token: 'demo-google-token' });
   assert.equal(demo.status, 200);

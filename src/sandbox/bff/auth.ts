@@ -6,7 +6,11 @@
  * - Login accepts an e-mail or the CPF digits (punctuation ignored) as `login`.
  * - `two_factor_code` must be a JSON number; a string is a 422 `validation_error`.
  * - `captcha_token: "invalid-captcha"` fails the captcha (422 `invalid_captcha`) on login,
- *   registration and recovery; any other value passes.
+ *   registration and every recovery step; any other value passes.
+ * - Each recovery step takes only its own fields (the proxy's `RECOVERY_STEPS`): options, by-email
+ *   and by-sms `{ login, captcha_token? }`; validate-code `{ login, code, captcha_token? }`; confirm
+ *   `{ login, code, password, password_confirmation?, captcha_token? }`. Any other field is a 422
+ *   `validation_error`; no alias (`email`, `token`, `new_password`) is read.
  * - Refresh opens a new session; the old token keeps working for `refreshGraceSeconds`
  *   (default 60 s, so requests already in flight do not fail) and then answers `token_expired`.
  * - Logout revokes the session (`revoked`); a password reset revokes every session of the user.
@@ -18,6 +22,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { RECOVERY_STEPS, type RecoveryField, type RecoveryStep, type RecoveryStepRow } from '../../contracts/auth.js';
 import { isValidCpf, onlyDigits } from '../cpf.js';
 import type { SandboxArea, SandboxContext } from '../context.js';
 import { asRecord, checkFields, type FieldErrors, sendError, sendValidationError } from '../http.js';
@@ -108,33 +113,48 @@ function checkRecoveryCode(
   return { ok: true, record };
 }
 
-/** Login of a recovery step: `login`, or `email` as an alias. */
-function recoveryLogin(body: Record<string, unknown>): string | null {
-  const login = body.login ?? body.email;
-  return typeof login === 'string' && login.trim() !== '' ? login.trim() : null;
-}
-
-/** Code of a recovery step: `code` (string or number), or `token` as an alias. */
-function recoveryCode(body: Record<string, unknown>): string | null {
-  const code = body.code ?? body.token;
-  if (typeof code === 'number' && Number.isInteger(code)) return String(code).padStart(6, '0');
-  return typeof code === 'string' && code.trim() !== '' ? code.trim() : null;
+/**
+ * The body of a recovery step, held to that step's fields (`RECOVERY_STEPS` of the proxy's
+ * contracts, spec 4.1): a field of another step or an alias (`email`, `token`, `new_password`…) is a
+ * 422 `validation_error`, like a BFF that reads only the fields it documents, and so is a value that
+ * is not a string. The `step` selector is the proxy's and never reaches the BFF.
+ */
+function recoveryFields(
+  step: RecoveryStep,
+  raw: unknown,
+): { ok: true; fields: Partial<Record<RecoveryField, string>> } | { ok: false; errors: FieldErrors } {
+  const body = asRecord(raw);
+  const row: RecoveryStepRow = RECOVERY_STEPS[step];
+  const allowed = new Set<string>([...row.required, ...row.optional]);
+  const errors: FieldErrors = {};
+  for (const name of Object.keys(body)) if (!allowed.has(name)) errors[name] = [`The ${name} field is not accepted here.`];
+  const fields: Partial<Record<RecoveryField, string>> = {};
+  for (const name of allowed as Set<RecoveryField>) {
+    const value = body[name];
+    if (value === undefined || value === null) continue;
+    if (typeof value !== 'string') errors[name] = [`The ${name} field must be a string.`];
+    else if (value.trim() !== '') fields[name] = name === 'login' || name === 'code' ? value.trim() : value;
+  }
+  return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, fields };
 }
 
 /**
  * A handler of a recovery start (`/auth/passwords/reset/options`, `/by-email`, `/by-sms`, spec 4.1)
- * that runs once the body names an account: a missing login is a 422 `validation_error`, the refused
- * captcha a 422 `invalid_captcha`, an unknown login a 404 `user_not_found`.
+ * that runs once the body names an account: a field outside the step's list or a missing login is a
+ * 422 `validation_error`, the refused captcha a 422 `invalid_captcha`, an unknown login a 404
+ * `user_not_found`.
  */
 function withRecoveryUser(
   ctx: SandboxContext,
+  step: 'options' | 'by-email' | 'by-sms',
   handler: (request: FastifyRequest, reply: FastifyReply, user: SandboxUser, login: string) => unknown,
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<unknown> {
   return async (request, reply) => {
-    const body = asRecord(request.body);
-    const login = recoveryLogin(body);
-    if (login === null) return sendValidationError(reply, { login: ['The login field is required.'] });
-    if (captchaFailed(body)) return sendCaptchaError(reply);
+    const checked = recoveryFields(step, request.body);
+    if (!checked.ok) return sendValidationError(reply, checked.errors);
+    const { login, captcha_token } = checked.fields;
+    if (login === undefined) return sendValidationError(reply, { login: ['The login field is required.'] });
+    if (captcha_token === INVALID_CAPTCHA_TOKEN) return sendCaptchaError(reply);
     const user = ctx.store.findUserByLogin(login);
     if (!user) return sendError(reply, 404, 'user_not_found', 'No account matches this login.');
     return handler(request, reply, user, login);
@@ -331,8 +351,8 @@ export const authArea: SandboxArea = {
 
     // Password recovery (spec 4.1, /auth/passwords/reset/*)
     app.post(
-      '/auth/passwords/reset/options',
-      withRecoveryUser(ctx, (_request, _reply, user) => {
+      RECOVERY_STEPS.options.path,
+      withRecoveryUser(ctx, 'options', (_request, _reply, user) => {
         const phone = user.profile.phone ? maskPhone(user.profile.ddi, user.profile.phone) : null;
         return {
           email: maskEmail(user.profile.email),
@@ -344,8 +364,8 @@ export const authArea: SandboxArea = {
 
     for (const channel of ['email', 'sms'] as const) {
       app.post(
-        `/auth/passwords/reset/by-${channel}`,
-        withRecoveryUser(ctx, (request, reply, user, login) => {
+        RECOVERY_STEPS[`by-${channel}`].path,
+        withRecoveryUser(ctx, `by-${channel}`, (request, reply, user, login) => {
           if (channel === 'sms' && !user.profile.phone) {
             return sendError(reply, 422, 'no_phone', 'This account has no phone number.');
           }
@@ -361,14 +381,15 @@ export const authArea: SandboxArea = {
       );
     }
 
-    app.post('/auth/passwords/reset/validate-code', async (request, reply) => {
-      const body = asRecord(request.body);
-      const login = recoveryLogin(body);
-      const code = recoveryCode(body);
+    app.post(RECOVERY_STEPS['validate-code'].path, async (request, reply) => {
+      const checked = recoveryFields('validate-code', request.body);
+      if (!checked.ok) return sendValidationError(reply, checked.errors);
+      const { login, code, captcha_token } = checked.fields;
       const errors: FieldErrors = {};
-      if (login === null) errors.login = ['The login field is required.'];
-      if (code === null) errors.code = ['The code field is required.'];
-      if (login === null || code === null) return sendValidationError(reply, errors);
+      if (login === undefined) errors.login = ['The login field is required.'];
+      if (code === undefined) errors.code = ['The code field is required.'];
+      if (login === undefined || code === undefined) return sendValidationError(reply, errors);
+      if (captcha_token === INVALID_CAPTCHA_TOKEN) return sendCaptchaError(reply);
       const user = store.findUserByLogin(login);
       if (!user) return sendError(reply, 404, 'user_not_found', 'No account matches this login.');
       const check = checkRecoveryCode(ctx, user, code);
@@ -377,19 +398,16 @@ export const authArea: SandboxArea = {
       return { valid: true, message: 'Code validated.' };
     });
 
-    app.post('/auth/passwords/reset/confirm', async (request, reply) => {
-      const body = asRecord(request.body);
-      const login = recoveryLogin(body);
-      const code = recoveryCode(body);
-      const password = body.password ?? body.new_password;
-      const confirmation = body.password_confirmation;
+    app.post(RECOVERY_STEPS.confirm.path, async (request, reply) => {
+      const checked = recoveryFields('confirm', request.body);
+      if (!checked.ok) return sendValidationError(reply, checked.errors);
+      const { login, code, password, password_confirmation: confirmation, captcha_token } = checked.fields;
       const errors: FieldErrors = {};
-      if (login === null) errors.login = ['The login field is required.'];
-      if (code === null) errors.code = ['The code field is required.'];
-      if (typeof password !== 'string' || password === '') errors.password = ['The password field is required.'];
-      if (login === null || code === null || typeof password !== 'string' || password === '') {
-        return sendValidationError(reply, errors);
-      }
+      if (login === undefined) errors.login = ['The login field is required.'];
+      if (code === undefined) errors.code = ['The code field is required.'];
+      if (password === undefined) errors.password = ['The password field is required.'];
+      if (login === undefined || code === undefined || password === undefined) return sendValidationError(reply, errors);
+      if (captcha_token === INVALID_CAPTCHA_TOKEN) return sendCaptchaError(reply);
       if (confirmation !== undefined && confirmation !== password) {
         return sendError(reply, 422, 'password_mismatch', 'The password confirmation does not match.');
       }
