@@ -9,6 +9,14 @@
  * answer at once), or when the server closes (its connection is destroyed). Everything is bounded:
  * {@link FaultLimits}.
  *
+ * @example
+ * ```ts
+ * const faults = sandbox.store.faults.bff;            // or POST {bff}/__sandbox/faults
+ * faults.add([{ method: 'GET', path: '/users/wallet', hang: true }]);
+ * // … the proxy's wallet calls hang; faults.heldCount counts them …
+ * faults.remove({ path: '/users/wallet' });           // they get their real answer now
+ * ```
+ *
  * @module
  */
 import type { ServerResponse } from 'node:http';
