@@ -10,7 +10,10 @@
  *   do not turn into a forced logout, and no profile, wallet, deposit or games data stays; a
  *   forced-logout banner still showing is taken away by it;
  * - no request of the page answers 404 (the page has an inline icon; `/favicon.ico` is served
- *   outside production).
+ *   outside production);
+ * - the fault control: one BFF endpoint made to hang through the sandbox's fault rules holds the
+ *   wallet load while other routes still answer; clearing it releases the held call with its real
+ *   answer; a failing rule is listed and "Clear all" removes it.
  *
  * Skipped with a message when Chromium is not installed.
  */
@@ -192,6 +195,57 @@ describe('playground in Chromium', { skip: chromiumSkip, timeout: 90_000 }, () =
       for (const field of USER_FIELDS) assert.equal(await text(page, field), '–', `${field} is cleared`);
       assert.equal(calls.filter((c) => c.path === '/api/logs/auth-logout').length, 1, 'only the one real forced logout sent a beacon');
 
+      assert.deepEqual(notFound, []);
+      assert.deepEqual(pageErrors, []);
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('fault control: a hung endpoint holds its call, other routes answer, clearing releases it', async () => {
+    const { context, page, pageErrors, notFound, calls } = await openPlayground();
+    try {
+      await page.waitForSelector('body[data-faults="0"]');
+      assert.equal(await page.isDisabled('#fault-delay'), false, 'slow is the default and takes a delay');
+      await page.selectOption('#fault-kind', 'hang');
+      assert.equal(await page.isDisabled('#fault-delay'), true, 'a hang has no delay');
+
+      await logIn(page, 'demo@example.com');
+      await page.waitForSelector('#status[data-state="in"]');
+      await page.waitForFunction(() => document.getElementById('account-result')?.textContent === 'Up to date.');
+
+      // The wallet's BFF endpoint hangs: the load waits, the game list (another endpoint) still answers.
+      await page.fill('#fault-path', '/users/wallet');
+      await page.click('#fault-apply');
+      await page.waitForSelector('body[data-faults="1"]');
+      assert.match(await text(page, '#fault-list'), /\/users\/wallet: hangs/);
+      assert.match(await text(page, '#fault-result'), /now hangs/);
+      await page.click('#load-account');
+      await page.click('#games');
+      await page.waitForSelector('#games-list li');
+      await page.click('#fault-refresh');
+      await page.waitForFunction(() => /held now 1/.test(document.getElementById('fault-list')?.textContent ?? ''));
+      assert.equal(await text(page, '#account-result'), 'Loading…', 'the wallet call is held');
+
+      // Clearing the path releases the held call with its real answer.
+      await page.click('#fault-clear');
+      await page.waitForSelector('body[data-faults="0"]');
+      await page.waitForFunction(() => document.getElementById('account-result')?.textContent === 'Up to date.');
+      assert.match(await text(page, '#fault-result'), /cleared 1 fault\(s\) of \/users\/wallet; 1 held request\(s\) released/);
+
+      // A failing rule is listed; "Clear all" removes it.
+      await page.fill('#fault-path', '/wallet/charge/*');
+      await page.selectOption('#fault-kind', 'fail');
+      await page.click('#fault-apply');
+      await page.waitForSelector('body[data-faults="1"]');
+      assert.match(await text(page, '#fault-list'), /\/wallet\/charge\/\*: fails 503/);
+      await page.click('#fault-clear-all');
+      await page.waitForSelector('body[data-faults="0"]');
+      assert.equal(await page.locator('#fault-list li').count(), 0);
+
+      const faultCalls = calls.filter((c) => c.path === '/api/dev/proxy/__sandbox/faults');
+      assert.ok(faultCalls.length >= 6 && faultCalls.every((c) => c.status === 200 || c.status === 201), JSON.stringify(faultCalls));
+      assert.equal(await page.isHidden('#forced'), true, 'no forced logout');
       assert.deepEqual(notFound, []);
       assert.deepEqual(pageErrors, []);
     } finally {

@@ -2,7 +2,8 @@
  * The development playground's script (served as `/playground/app.js`): drives the SDK against the
  * proxy — demo login (with the second-factor step of spec 3.2 when the login answers
  * `type: "two_factor_code"`), profile and wallet, a PIX deposit polled until paid, the game list,
- * the token refresh driver, and the forced-logout path after the sandbox expires the session.
+ * the token refresh driver, the forced-logout path after the sandbox expires the session, and the
+ * sandbox's fault rules (one BFF endpoint slow, hung or failing until cleared).
  *
  * The calls made for the signed-in user share one `AbortSignal`: a logout (manual or forced) aborts
  * the ones still in flight, so none of them paints the old user's data or, failing after the
@@ -393,6 +394,114 @@ $('expire').addEventListener('click', async () => {
   }
 });
 
+/**
+ * The sandbox's fault rules (`POST`, `GET`, `DELETE /__sandbox/faults` on the sandbox BFF), reached
+ * through the dev-only forwarder. Not tied to the session: faults stay across logins until cleared.
+ */
+const FAULTS_PATH = '/api/dev/proxy/__sandbox/faults';
+
+interface FaultView {
+  id: number;
+  kind: 'slow' | 'hang' | 'fail';
+  method?: string;
+  path: string;
+  delayMs?: number;
+  status?: number;
+  hits: number;
+  held: number;
+}
+
+function describeFault(rule: FaultView): string {
+  const what =
+    rule.kind === 'hang'
+      ? 'hangs'
+      : rule.kind === 'slow'
+        ? `slow, ${rule.delayMs ?? 0} ms`
+        : `fails ${rule.status ?? '?'}${rule.delayMs ? ` after ${rule.delayMs} ms` : ''}`;
+  return `${rule.method ?? 'any method'} ${rule.path}: ${what} (hits ${rule.hits}, held now ${rule.held})`;
+}
+
+function showFaultResult(text: string, kind: 'ok' | 'error' | ''): void {
+  const out = $('fault-result');
+  out.textContent = text;
+  out.className = kind;
+}
+
+async function loadFaults(): Promise<void> {
+  try {
+    const answer = await client.request<{ rules?: FaultView[] }>('GET', FAULTS_PATH);
+    const rules = Array.isArray(answer?.rules) ? answer.rules : [];
+    $('fault-list').replaceChildren(
+      ...rules.map((rule) => {
+        const item = document.createElement('li');
+        item.textContent = describeFault(rule);
+        item.dataset.kind = rule.kind;
+        return item;
+      }),
+    );
+    document.body.dataset.faults = String(rules.length);
+  } catch (error) {
+    showFaultResult(`Cannot read the sandbox faults (is the proxy using the sandbox?): ${describeError(error)}`, 'error');
+  }
+}
+
+function syncFaultDelay(): void {
+  $<HTMLInputElement>('fault-delay').disabled = $<HTMLSelectElement>('fault-kind').value !== 'slow';
+}
+
+async function changeFaults(action: () => Promise<string>): Promise<void> {
+  const buttons = ['fault-apply', 'fault-clear', 'fault-clear-all'].map((id) => $<HTMLButtonElement>(id));
+  for (const button of buttons) button.disabled = true;
+  try {
+    const done = await action();
+    showFaultResult(done, 'ok');
+    log(done);
+  } catch (error) {
+    showFaultResult(describeError(error), 'error');
+  } finally {
+    for (const button of buttons) button.disabled = false;
+  }
+  await loadFaults();
+}
+
+$('fault-kind').addEventListener('change', syncFaultDelay);
+
+$('fault-form').addEventListener('submit', (event) => {
+  event.preventDefault();
+  const path = $<HTMLInputElement>('fault-path').value.trim();
+  const kind = $<HTMLSelectElement>('fault-kind').value;
+  const delayMs = Number($<HTMLInputElement>('fault-delay').value);
+  const body =
+    kind === 'hang'
+      ? { path, hang: true }
+      : kind === 'fail'
+        ? { path, status: 503, body: { message: 'Service Unavailable (sandbox fault)' } }
+        : { path, delayMs };
+  void changeFaults(async () => {
+    await client.request('POST', FAULTS_PATH, { body });
+    return kind === 'slow' ? `${path} now answers after ${delayMs} ms` : kind === 'hang' ? `${path} now hangs` : `${path} now fails with 503`;
+  });
+});
+
+$('fault-clear').addEventListener('click', () => {
+  const path = $<HTMLInputElement>('fault-path').value.trim();
+  void changeFaults(async () => {
+    const answer = await client.request<{ removed?: number; released?: number }>('DELETE', FAULTS_PATH, { query: { path } });
+    return `cleared ${answer?.removed ?? 0} fault(s) of ${path}; ${answer?.released ?? 0} held request(s) released`;
+  });
+});
+
+$('fault-clear-all').addEventListener('click', () => {
+  void changeFaults(async () => {
+    const answer = await client.request<{ removed?: number; released?: number }>('DELETE', FAULTS_PATH);
+    return `cleared ${answer?.removed ?? 0} fault(s); ${answer?.released ?? 0} held request(s) released`;
+  });
+});
+
+$('fault-refresh').addEventListener('click', () => {
+  void loadFaults();
+});
+
 $('refresh-now').addEventListener('click', async () => {
   try {
     await client.auth.refresh();
@@ -406,6 +515,8 @@ $('refresh-now').addEventListener('click', async () => {
 // Start: show what the client believes, and check the session when it believes it has one.
 showSession(client.hasSession);
 renderRefreshState();
+syncFaultDelay();
+void loadFaults();
 setInterval(renderRefreshState, 5000);
 document.body.dataset.ready = 'true';
 log(`playground ready; lock ${driver.lockKind}`);

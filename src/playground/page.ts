@@ -27,8 +27,8 @@ export const PLAYGROUND_HTML = `<!doctype html>
   section { background: #fff; border: 1px solid var(--line); border-radius: .5rem; padding: 1rem 1.25rem; }
   section.wide { grid-column: 1 / -1; }
   label { display: block; font-weight: 600; margin: .5rem 0 .25rem; }
-  input { width: 100%; font: inherit; padding: .45rem .6rem; border: 1px solid #9aa3b2; border-radius: .35rem; }
-  input:disabled { background: #eef1f5; color: var(--muted); }
+  input, select { width: 100%; font: inherit; padding: .45rem .6rem; border: 1px solid #9aa3b2; border-radius: .35rem; background: #fff; }
+  input:disabled, select:disabled { background: #eef1f5; color: var(--muted); }
   .step { margin-top: 1rem; padding: .75rem 1rem; border: 2px solid var(--accent); border-radius: .5rem; background: #f3f7ff; }
   .step h3 { font-size: 1rem; margin: 0 0 .25rem; }
   .step input { max-width: 12rem; font: 1.25rem/1.2 ui-monospace, SFMono-Regular, Menlo, monospace; letter-spacing: .2em; }
@@ -52,6 +52,9 @@ export const PLAYGROUND_HTML = `<!doctype html>
   ul.games { list-style: none; padding: 0; margin: .5rem 0 0; display: grid; grid-template-columns: repeat(auto-fill, minmax(12rem, 1fr)); gap: .5rem; }
   ul.games li { border: 1px solid var(--line); border-radius: .35rem; padding: .4rem .6rem; }
   ul.games small { display: block; color: var(--muted); }
+  ul.faults { list-style: none; padding: 0; margin: .5rem 0 0; }
+  ul.faults li { border: 1px solid var(--line); border-left: 4px solid var(--bad); border-radius: .35rem; padding: .3rem .6rem; margin-top: .35rem; overflow-wrap: anywhere; }
+  details pre { font: .8rem/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; background: #eef1f5; padding: .5rem; border-radius: .35rem; overflow: auto; }
   ol.log { margin: .5rem 0 0; padding-left: 3rem; max-height: 18rem; overflow: auto; font: .85rem/1.45 ui-monospace, SFMono-Regular, Menlo, monospace; }
   ol.log li { white-space: pre-wrap; overflow-wrap: anywhere; }
   [hidden] { display: none !important; }
@@ -137,6 +140,48 @@ export const PLAYGROUND_HTML = `<!doctype html>
     <p class="muted">Makes the sandbox BFF expire this session (through <code>/api/dev/proxy</code>). The next
       authenticated call then fails with 401 <code>token_expired</code> and the page logs out.</p>
     <button id="expire" type="button" class="danger">Expire session in the sandbox</button>
+  </section>
+
+  <section aria-labelledby="faults-title">
+    <h2 id="faults-title">Upstream faults (sandbox)</h2>
+    <p class="muted">Makes one endpoint of the sandbox BFF slow, hang or fail until it is cleared, to watch the proxy
+      keep the other routes answering. Through <code>/api/dev/proxy/__sandbox/faults</code>.</p>
+    <form id="fault-form">
+      <label for="fault-path">BFF path (exact, or a prefix ending in <code>*</code>)</label>
+      <input id="fault-path" name="path" type="text" value="/users/wallet" list="fault-paths" required pattern="/.*" maxlength="200">
+      <datalist id="fault-paths">
+        <option value="/users/wallet">wallet (Load profile and wallet)</option>
+        <option value="/auth/user-profile">profile (login, Load profile)</option>
+        <option value="/casino-games/*">game list (cached by the proxy)</option>
+        <option value="/wallet/add-credit">PIX deposit</option>
+        <option value="/wallet/charge/*">deposit status</option>
+        <option value="/users/refresh-token">token refresh</option>
+      </datalist>
+      <label for="fault-kind">Fault</label>
+      <select id="fault-kind" name="kind">
+        <option value="slow">slow: the real answer after the delay</option>
+        <option value="hang">hang: no answer until cleared</option>
+        <option value="fail">fail: 503 Service Unavailable</option>
+      </select>
+      <label for="fault-delay">Delay (ms, at most 120000)</label>
+      <input id="fault-delay" name="delayMs" type="number" min="0" max="120000" step="100" value="8000" required>
+      <button id="fault-apply" type="submit">Apply</button>
+      <button id="fault-clear" type="button" class="secondary">Clear this path</button>
+      <button id="fault-clear-all" type="button" class="danger">Clear all</button>
+      <button id="fault-refresh" type="button" class="secondary">Refresh list</button>
+    </form>
+    <p id="fault-result" aria-live="polite"></p>
+    <ul id="fault-list" class="faults" aria-label="Faults in force"></ul>
+    <details>
+      <summary>The same with curl, against the sandbox BFF</summary>
+      <pre>BFF=http://127.0.0.1:4000   # npm run sandbox; or through this proxy: http://localhost:3000/api/dev/proxy
+curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","delayMs":8000}'
+curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","hang":true}'
+curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","status":503}'
+curl $BFF/__sandbox/faults
+curl -X DELETE "$BFF/__sandbox/faults?path=/users/wallet"
+curl -X DELETE $BFF/__sandbox/faults</pre>
+    </details>
   </section>
 
   <section class="wide" aria-labelledby="games-title">

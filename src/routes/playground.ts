@@ -1,8 +1,10 @@
 /**
  * The development playground (spec 1.6: development builds only): a plain page that uses the
  * browser SDK against this proxy — demo login, profile and wallet, a PIX deposit polled until
- * paid, the game list, the refresh driver, and the forced-logout path (the sandbox expires the
- * session through the dev-only forwarder `/api/dev/proxy/__sandbox/sessions/expire`).
+ * paid, the game list, the refresh driver, the forced-logout path (the sandbox expires the
+ * session through the dev-only forwarder `/api/dev/proxy/__sandbox/sessions/expire`) and a control
+ * that makes one sandbox BFF endpoint slow, hang or fail until cleared (the same forwarder, to
+ * `/__sandbox/faults`).
  *
  * | route | answers |
  * |---|---|

@@ -22,6 +22,7 @@ import { bffAreas } from './bff/index.js';
 import { issueToken } from './bff/session.js';
 import type { SandboxArea, SandboxContext, SandboxServerUrls } from './context.js';
 import { EXTERNAL_PATHS, externalAreas } from './external/index.js';
+import type { FaultLimits } from './faults.js';
 import { DEMO_LOGINS, type SandboxSeedOptions } from './seed.js';
 import { createSandboxServer } from './server.js';
 import { stickerAreas } from './sticker/index.js';
@@ -56,6 +57,11 @@ export interface StartSandboxOptions {
   recoveryCodeTtlSeconds?: number;
   /** Extra areas registered after the built-in ones of each server (tests, experiments). */
   areas?: Partial<Record<SandboxServerName, readonly SandboxArea[]>>;
+  /**
+   * Bounds of the fault rules (`POST /__sandbox/faults`) of each server: rules, longest delay (ms),
+   * requests held at once, rule body size. Default `DEFAULT_FAULT_LIMITS` (50, 120 000 ms, 1000, 65 536).
+   */
+  faultLimits?: Partial<FaultLimits>;
 }
 
 /** The configuration variables of CONTRACT.md that point at the sandbox. */
@@ -98,7 +104,7 @@ export interface SandboxHandle {
   readonly servers: Readonly<Record<SandboxServerName, FastifyInstance>>;
   /** A fresh access token for a user (e-mail or document), skipping the login flow. */
   tokenFor(login: string): Promise<string>;
-  /** Stops the three servers (open connections are cut). Safe to call twice. */
+  /** Stops the three servers (open connections are cut, requests held by fault rules too). Safe to call twice. */
   close(): Promise<void>;
 }
 
@@ -136,6 +142,7 @@ export async function startSandbox(options: StartSandboxOptions = {}): Promise<S
     ...(options.tokenTtlSeconds !== undefined ? { tokenTtlSeconds: options.tokenTtlSeconds } : {}),
     ...(options.refreshGraceSeconds !== undefined ? { refreshGraceSeconds: options.refreshGraceSeconds } : {}),
     ...(options.recoveryCodeTtlSeconds !== undefined ? { recoveryCodeTtlSeconds: options.recoveryCodeTtlSeconds } : {}),
+    ...(options.faultLimits !== undefined ? { faultLimits: options.faultLimits } : {}),
   });
   const tokens = new SandboxTokens(now);
   const urls: SandboxServerUrls = { bff: '', sticker: '', external: '' };
@@ -257,4 +264,12 @@ export {
   type UserStateSlot,
 } from './store.js';
 export type { FailRuleInput, RecordedRequest, SandboxServerName } from './traffic.js';
+export {
+  DEFAULT_FAULT_LIMITS,
+  type FaultKind,
+  type FaultLimits,
+  type FaultRule,
+  type FaultRuleInput,
+  FaultRules,
+} from './faults.js';
 export type * from './types.js';

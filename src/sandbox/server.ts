@@ -1,10 +1,10 @@
 /**
  * The plumbing shared by the three sandbox servers: body parsers, the request recorder, the
- * fail-next interceptor, BFF-style 404/500 bodies, the common admin routes and the areas.
+ * fail-next and fault interceptor (a fail-next rule is tried first), BFF-style 404/500 bodies, the common admin routes and the areas.
  *
  * @module
  */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, LogController } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { commonAdminArea } from './admin.js';
 import { attachContext, type SandboxArea, type SandboxContext } from './context.js';
 import type { RecordedRequest } from './traffic.js';
@@ -42,6 +42,28 @@ function describeBody(body: unknown): unknown {
   return body;
 }
 
+/** An answer of a fail-next or fault rule instead of the real one. */
+interface InjectedAnswer {
+  status?: number;
+  body?: unknown;
+  rawBody?: string;
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+function sendInjected(reply: FastifyReply, rule: InjectedAnswer): FastifyReply {
+  reply.code(rule.status ?? 500);
+  for (const [name, value] of Object.entries(rule.headers ?? {})) reply.header(name, value);
+  if (rule.rawBody !== undefined) {
+    return reply.type(rule.contentType ?? 'text/plain; charset=utf-8').send(rule.rawBody);
+  }
+  if (rule.body !== undefined) {
+    return reply.type(rule.contentType ?? 'application/json; charset=utf-8').send(JSON.stringify(rule.body));
+  }
+  if (rule.contentType) reply.type(rule.contentType);
+  return reply.send();
+}
+
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
@@ -64,6 +86,7 @@ export async function createSandboxServer(
     bodyLimit: 10 * 1024 * 1024,
   });
   attachContext(app, ctx);
+  const faults = ctx.store.faults[ctx.server];
 
   // Bodies: lenient JSON (an empty body is no body), forms, and anything else kept as text or bytes.
   app.removeContentTypeParser(['application/json', 'text/plain']);
@@ -121,6 +144,7 @@ export async function createSandboxServer(
       body: null,
       status: null,
       injected: false,
+      fault: null,
     });
     entries.set(request, entry);
   });
@@ -130,25 +154,38 @@ export async function createSandboxServer(
     if (!entry) return;
     entry.body = describeBody(request.body);
     const rule = ctx.traffic.take(request.method, request.url, entry.path);
-    if (!rule) return;
-    entry.injected = true;
-    request.log.info({ path: entry.path, status: rule.status, action: rule.action ?? 'respond' }, 'sandbox fail-next rule applied');
-    if (rule.delayMs) await sleep(rule.delayMs);
-    if (rule.action === 'reset') {
+    if (rule) {
+      entry.injected = true;
+      request.log.info({ path: entry.path, status: rule.status, action: rule.action ?? 'respond' }, 'sandbox fail-next rule applied');
+      if (rule.delayMs) await sleep(rule.delayMs);
+      if (rule.action === 'reset') {
+        reply.hijack();
+        request.raw.socket.destroy();
+        return;
+      }
+      return sendInjected(reply, rule);
+    }
+
+    const fault = faults.match(request.method, request.url, entry.path, reply.raw);
+    if (!fault) return;
+    entry.fault = fault.rule.kind;
+    const outcome = await fault.outcome;
+    if (outcome === 'gone' || outcome === 'refused' || outcome === 'closed') {
+      // No answer: the client left, or the connection was destroyed (refused, or the server closes).
+      if (outcome === 'refused') request.log.warn({ path: entry.path, held: faults.heldCount }, 'sandbox fault: too many held requests, connection destroyed');
       reply.hijack();
-      request.raw.socket.destroy();
       return;
     }
-    reply.code(rule.status ?? 500);
-    for (const [name, value] of Object.entries(rule.headers ?? {})) reply.header(name, value);
-    if (rule.rawBody !== undefined) {
-      return reply.type(rule.contentType ?? 'text/plain; charset=utf-8').send(rule.rawBody);
+    if (outcome === 'elapsed' && fault.rule.kind === 'fail') {
+      entry.injected = true;
+      return sendInjected(reply, fault.rule);
     }
-    if (rule.body !== undefined) {
-      return reply.type(rule.contentType ?? 'application/json; charset=utf-8').send(JSON.stringify(rule.body));
-    }
-    if (rule.contentType) reply.type(rule.contentType);
-    return reply.send();
+    // A slow rule's delay is over, or the rule was removed: the real answer.
+  });
+
+  // Held requests must not keep the server open: their connections are destroyed first.
+  app.addHook('preClose', async () => {
+    faults.closeAll();
   });
 
   app.addHook('onResponse', async (request, reply) => {

@@ -19,6 +19,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import { onlyDigits } from './cpf.js';
 import { buildUser, demoSeedUsers, type SandboxSeedOptions, type SeedUserInput } from './seed.js';
+import { type FaultLimits, FaultRules } from './faults.js';
 import { type SandboxServerName, TrafficLog } from './traffic.js';
 import type { SandboxSession, SandboxUser, SessionEndReason } from './types.js';
 
@@ -107,6 +108,8 @@ export interface SandboxStoreOptions {
   refreshGraceSeconds?: number;
   /** Lifetime of a recovery code, in seconds. Default 900. */
   recoveryCodeTtlSeconds?: number;
+  /** Bounds of the fault rules of each server (`faults.ts`); each field defaults to `DEFAULT_FAULT_LIMITS`. */
+  faultLimits?: Partial<FaultLimits>;
 }
 
 /** Attribution keys recorded from a registration body. */
@@ -147,6 +150,8 @@ export class SandboxStore {
     sticker: new TrafficLog('sticker'),
     external: new TrafficLog('external'),
   });
+  /** Persistent slow / hang / fail rules and the requests they hold, per server. */
+  readonly faults: Readonly<Record<SandboxServerName, FaultRules>>;
 
   readonly #seed: SandboxSeedOptions;
   readonly #userState = new Map<UserStateSlot<unknown>, Map<number, unknown>>();
@@ -158,13 +163,19 @@ export class SandboxStore {
     this.tokenTtlSeconds = options.tokenTtlSeconds ?? 7 * 3600;
     this.refreshGraceSeconds = options.refreshGraceSeconds ?? 60;
     this.recoveryCodeTtlSeconds = options.recoveryCodeTtlSeconds ?? 900;
+    this.faults = Object.freeze({
+      bff: new FaultRules(options.faultLimits),
+      sticker: new FaultRules(options.faultLimits),
+      external: new FaultRules(options.faultLimits),
+    });
     this.#seed = options.seed ?? {};
     this.reset();
   }
 
   /**
    * Forgets everything and seeds again: users, sessions (every token issued before answers
-   * `invalid_token`), recovery codes, registrations, area state, recorded requests and fail rules.
+   * `invalid_token`), recovery codes, registrations, area state, recorded requests, fail-next rules
+   * and fault rules (the requests those held get their real answer at once, from the new seed).
    */
   reset(): void {
     this.users.clear();
@@ -174,6 +185,7 @@ export class SandboxStore {
     this.#userState.clear();
     this.#areaState.clear();
     for (const log of Object.values(this.traffic)) log.clear();
+    for (const rules of Object.values(this.faults)) rules.clear();
     this.#nextUserId = 1;
     const inputs = [
       ...(this.#seed.includeDemoUsers === false ? [] : demoSeedUsers(this.now())),

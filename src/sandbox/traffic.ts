@@ -37,8 +37,10 @@ export interface RecordedRequest {
   body: unknown;
   /** Response status, once answered. */
   status: number | null;
-  /** Whether a fail-next rule produced the answer. */
+  /** Whether a fail-next or fault rule produced the answer (instead of the real one). */
   injected: boolean;
+  /** The kind of the fault rule (`faults.ts`) that delayed, held or failed the request, else null. */
+  fault: 'slow' | 'hang' | 'fail' | null;
 }
 
 /** Filter of {@link TrafficLog.list}. */
@@ -113,7 +115,14 @@ export function parseFailRule(value: unknown): FailRuleInput | string {
   return v as unknown as FailRuleInput;
 }
 
-function pathMatches(pattern: string, url: string, path: string): boolean {
+/**
+ * Whether a request matches a rule or filter path: exact path (query ignored), a prefix when the
+ * pattern ends with `*`, or path plus exact query when the pattern contains `?`.
+ *
+ * @param url path and query string as received
+ * @param path the path without the query string
+ */
+export function pathMatches(pattern: string, url: string, path: string): boolean {
   if (pattern.endsWith('*')) return path.startsWith(pattern.slice(0, -1));
   if (pattern.includes('?')) return url === pattern;
   return path === pattern;

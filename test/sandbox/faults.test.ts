@@ -1,0 +1,280 @@
+// Sandbox fault rules over real sockets: slow, hung and failing endpoints until removed, their
+// release (rule removed, reset, client gone, server closed) and their bounds.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { type FaultRule, type SandboxHandle, startSandbox } from '../../src/sandbox/index.js';
+
+let sandbox: SandboxHandle;
+
+before(async () => {
+  sandbox = await startSandbox();
+});
+after(async () => {
+  await sandbox?.close();
+});
+
+interface Answer {
+  status: number;
+  body: Record<string, unknown>;
+}
+
+async function json(url: string, init: RequestInit = {}): Promise<Answer> {
+  const response = await fetch(url, init);
+  const text = await response.text();
+  return { status: response.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+function post(url: string, body: unknown): Promise<Answer> {
+  return json(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+}
+
+async function listFaults(base: string): Promise<{ rules: FaultRule[]; held: number; limits: Record<string, number> }> {
+  return (await json(`${base}/__sandbox/faults`)).body as never;
+}
+
+/** Polls until `check` holds (every 10 ms, at most `ms`). */
+async function waitFor(check: () => Promise<boolean> | boolean, ms = 5000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** Whether a promise is still pending after `ms`. */
+async function stillPending(promise: Promise<unknown>, ms: number): Promise<boolean> {
+  const pending = Symbol('pending');
+  const winner = await Promise.race([promise.then(() => 'settled', () => 'settled'), new Promise((r) => setTimeout(() => r(pending), ms))]);
+  return winner === pending;
+}
+
+test('slow: the real answer, about delayMs late, until the rule is removed; other paths unaffected', async () => {
+  const set = await post(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'post', path: '/auth/login', delayMs: 300 });
+  assert.equal(set.status, 201);
+  const [rule] = set.body.rules as FaultRule[];
+  assert.equal(rule?.kind, 'slow');
+  assert.equal(rule?.method, 'POST');
+
+  for (let i = 0; i < 2; i++) {
+    const started = Date.now();
+    const answer = await post(`${sandbox.bffUrl}/auth/login`, {});
+    assert.ok(Date.now() - started >= 280, `answered after ${Date.now() - started} ms`);
+    assert.equal(answer.status, 422, 'the real answer');
+  }
+  const seen = sandbox.store.traffic.bff.last({ path: '/auth/login' });
+  assert.equal(seen?.fault, 'slow');
+  assert.equal(seen?.injected, false);
+  assert.equal((await listFaults(sandbox.bffUrl)).rules[0]?.hits, 2, 'the rule stays and counts its hits');
+
+  // A longer delay (the same method and path replace the rule): other methods and paths answer
+  // while a login waits, and removing the rule answers the waiting login at once.
+  await post(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'POST', path: '/auth/login', delayMs: 60_000 });
+  const waiting = post(`${sandbox.bffUrl}/auth/login`, {});
+  await waitFor(async () => (await listFaults(sandbox.bffUrl)).held === 1);
+  assert.equal((await json(`${sandbox.bffUrl}/auth/user-profile`)).status, 401);
+  assert.equal((await json(`${sandbox.bffUrl}/auth/login`)).status, 404, 'GET is not delayed');
+  assert.equal(await stillPending(waiting, 0), true, 'the slow login is still waiting');
+  const removed = await json(`${sandbox.bffUrl}/__sandbox/faults?path=/auth/login`, { method: 'DELETE' });
+  assert.deepEqual(removed.body, { ok: true, removed: 1, released: 1 });
+  assert.equal((await waiting).status, 422, 'released with the real answer');
+  assert.equal(sandbox.store.faults.bff.list().length, 0);
+  assert.equal(sandbox.store.faults.bff.heldCount, 0);
+});
+
+test('hang: no answer until the client aborts; then nothing stays held', async () => {
+  await post(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'GET', path: '/users/*', hang: true });
+  const controller = new AbortController();
+  const hung = fetch(`${sandbox.bffUrl}/users/wallet`, { signal: controller.signal });
+  hung.catch(() => undefined);
+  await waitFor(async () => (await listFaults(sandbox.bffUrl)).held === 1);
+  assert.equal(await stillPending(hung, 300), true, 'no answer while the rule stands');
+  assert.equal(sandbox.store.traffic.bff.last({ path: '/users/wallet' })?.status, null);
+
+  controller.abort();
+  await assert.rejects(hung, { name: 'AbortError' });
+  await waitFor(() => sandbox.store.faults.bff.heldCount === 0);
+  const [rule] = (await listFaults(sandbox.bffUrl)).rules;
+  assert.deepEqual([rule?.kind, rule?.hits, rule?.held], ['hang', 1, 0]);
+  await json(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'DELETE' });
+});
+
+test('hang: removing the rule releases every hung request with its real answer', async () => {
+  await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/users/wallet', hang: true });
+  const hung = Array.from({ length: 5 }, () => json(`${sandbox.bffUrl}/users/wallet`));
+  await waitFor(async () => (await listFaults(sandbox.bffUrl)).held === 5);
+  // The admin API and other paths still answer while the endpoint hangs.
+  assert.equal((await json(`${sandbox.bffUrl}/auth/user-profile`)).status, 401);
+
+  const removed = await json(`${sandbox.bffUrl}/__sandbox/faults?path=/users/wallet`, { method: 'DELETE' });
+  assert.deepEqual(removed.body, { ok: true, removed: 1, released: 5 });
+  for (const answer of await Promise.all(hung)) {
+    assert.equal(answer.status, 401);
+    assert.equal(answer.body.reason, 'no_token', 'the real answer');
+  }
+  assert.equal(sandbox.store.faults.bff.heldCount, 0);
+});
+
+test('hang: close() destroys the hung connections and finishes promptly', async () => {
+  const other = await startSandbox();
+  let closed = false;
+  try {
+    await post(`${other.bffUrl}/__sandbox/faults`, { path: '/*', hang: true });
+    assert.deepEqual((await json(`${other.bffUrl}/__sandbox/health`)).body, { ok: true, server: 'bff' }, 'admin routes never hang');
+    const hung = Array.from({ length: 3 }, () => fetch(`${other.bffUrl}/casino-games/list/base`));
+    for (const request of hung) request.catch(() => undefined);
+    await waitFor(() => other.store.faults.bff.heldCount === 3);
+    const started = Date.now();
+    await other.close();
+    closed = true;
+    assert.ok(Date.now() - started < 5000, `close() took ${Date.now() - started} ms`);
+    for (const request of hung) await assert.rejects(request);
+    assert.equal(other.store.faults.bff.heldCount, 0);
+  } finally {
+    if (!closed) await other.close();
+  }
+});
+
+test('fail: a status until removed, with a body, headers and an optional delay', async () => {
+  const set = await post(`${sandbox.bffUrl}/__sandbox/faults`, [
+    { path: '/auth/user-profile', status: 503, body: { message: 'down' }, headers: { 'retry-after': '3' } },
+    { method: 'POST', path: '/auth/login', status: 504, rawBody: 'gateway', delayMs: 150 },
+  ]);
+  assert.equal(set.status, 201);
+  assert.deepEqual((set.body.rules as FaultRule[]).map((r) => r.kind), ['fail', 'fail']);
+  for (let i = 0; i < 3; i++) {
+    const response = await fetch(`${sandbox.bffUrl}/auth/user-profile`);
+    assert.equal(response.status, 503);
+    assert.equal(response.headers.get('retry-after'), '3');
+    assert.deepEqual(await response.json(), { message: 'down' });
+  }
+  const seen = sandbox.store.traffic.bff.last({ path: '/auth/user-profile' });
+  assert.deepEqual([seen?.fault, seen?.injected, seen?.status], ['fail', true, 503]);
+  const started = Date.now();
+  const late = await fetch(`${sandbox.bffUrl}/auth/login`, { method: 'POST' });
+  assert.ok(Date.now() - started >= 130);
+  assert.equal(late.status, 504);
+  assert.equal(await late.text(), 'gateway');
+  await json(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'DELETE' });
+  assert.equal((await json(`${sandbox.bffUrl}/auth/user-profile`)).status, 401, 'the real answer again');
+});
+
+test('a fail-next rule is served first; fault rules work on every server', async () => {
+  await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', status: 503 });
+  await post(`${sandbox.bffUrl}/__sandbox/fail-next`, { path: '/auth/user-profile', status: 401, body: { reason: 'ip_changed' } });
+  assert.equal((await json(`${sandbox.bffUrl}/auth/user-profile`)).body.reason, 'ip_changed');
+  assert.equal((await json(`${sandbox.bffUrl}/auth/user-profile`)).status, 503);
+  await json(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'DELETE' });
+
+  await post(`${sandbox.externalUrl}/__sandbox/faults`, { path: '/ftd-cashback/verify', status: 502 });
+  assert.equal((await post(sandbox.ftdCashbackVerifyUrl, { user_id: 1 })).status, 502);
+  assert.equal((await listFaults(sandbox.bffUrl)).rules.length, 0, 'rules belong to one server');
+  await json(`${sandbox.externalUrl}/__sandbox/faults`, { method: 'DELETE' });
+});
+
+test('list, replace and delete by path and method', async () => {
+  await post(`${sandbox.bffUrl}/__sandbox/faults`, [
+    { path: '/a', delayMs: 10 },
+    { method: 'GET', path: '/b', hang: true },
+    { method: 'POST', path: '/b', status: 500 },
+    { path: '/c/*', status: 503 },
+  ]);
+  const first = await listFaults(sandbox.bffUrl);
+  assert.deepEqual(first.rules.map((r) => [r.method ?? '*', r.path, r.kind]), [
+    ['*', '/a', 'slow'],
+    ['GET', '/b', 'hang'],
+    ['POST', '/b', 'fail'],
+    ['*', '/c/*', 'fail'],
+  ]);
+  assert.deepEqual(first.limits, { maxRules: 50, maxDelayMs: 120_000, maxHeldRequests: 1000, maxBodyChars: 65_536 });
+
+  // The same method and path replace the standing rule (a new id, at the end).
+  const replaced = await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/a', hang: true });
+  const { rules } = await listFaults(sandbox.bffUrl);
+  assert.equal(rules.length, 4);
+  assert.deepEqual([rules.at(-1)?.path, rules.at(-1)?.kind, rules.at(-1)?.id], ['/a', 'hang', (replaced.body.rules as FaultRule[])[0]?.id]);
+
+  assert.deepEqual((await json(`${sandbox.bffUrl}/__sandbox/faults?path=/b&method=post`, { method: 'DELETE' })).body, {
+    ok: true,
+    removed: 1,
+    released: 0,
+  });
+  assert.deepEqual((await json(`${sandbox.bffUrl}/__sandbox/faults?path=/c/*`, { method: 'DELETE' })).body.removed, 1);
+  assert.deepEqual((await listFaults(sandbox.bffUrl)).rules.map((r) => r.path), ['/b', '/a']);
+  assert.deepEqual((await json(`${sandbox.bffUrl}/__sandbox/faults?path=/nothing`, { method: 'DELETE' })).body.removed, 0);
+  assert.deepEqual((await json(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'DELETE' })).body, { ok: true, removed: 2, released: 0 });
+  assert.deepEqual((await listFaults(sandbox.bffUrl)).rules, []);
+});
+
+test('reset drops the rules and releases the held requests', async () => {
+  await post(`${sandbox.bffUrl}/__sandbox/faults`, [
+    { path: '/users/wallet', hang: true },
+    { path: '/auth/user-profile', status: 503 },
+  ]);
+  const hung = json(`${sandbox.bffUrl}/users/wallet`);
+  await waitFor(() => sandbox.store.faults.bff.heldCount === 1);
+  assert.equal((await post(`${sandbox.bffUrl}/__sandbox/reset`, {})).status, 200);
+  assert.equal((await hung).status, 401, 'released with its real answer');
+  assert.deepEqual((await listFaults(sandbox.bffUrl)).rules, []);
+  assert.equal((await json(`${sandbox.bffUrl}/auth/user-profile`)).status, 401);
+});
+
+test('invalid rules answer 400 invalid_rule and add nothing', async () => {
+  const cases: unknown[] = [
+    { path: '/x', delayMs: 120_001 },
+    { path: '/x', delayMs: -1 },
+    { path: '/x', delayMs: 1.5 },
+    { path: '/x' },
+    { path: '/x', hang: true, delayMs: 10 },
+    { path: '/x', hang: true, status: 503 },
+    { path: '/x', hang: 'yes' },
+    { path: '/x', delay: 100 },
+    { path: 'x', hang: true },
+    { path: '/x', status: 42 },
+    { path: '/x', delayMs: 10, body: { a: 1 } },
+    { path: '/x', status: 503, rawBody: 'x'.repeat(65_537) },
+    [{ path: '/ok', hang: true }, { path: '/x' }],
+    [],
+    'hang',
+  ];
+  for (const body of cases) {
+    const answer = await post(`${sandbox.bffUrl}/__sandbox/faults`, body);
+    assert.equal(answer.status, 400, JSON.stringify(body).slice(0, 80));
+    assert.equal(answer.body.reason, 'invalid_rule');
+  }
+  assert.equal((await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/x', delayMs: 120_000 })).status, 201, 'the longest delay');
+  assert.equal((await listFaults(sandbox.bffUrl)).rules.length, 1);
+  await json(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'DELETE' });
+});
+
+test('caps: rules per server (400 too_many_rules, all or none) and held requests (connection destroyed)', async () => {
+  const small = await startSandbox({ faultLimits: { maxRules: 3, maxHeldRequests: 2 } });
+  try {
+    const url = `${small.bffUrl}/__sandbox/faults`;
+    assert.equal((await post(url, [{ path: '/1', hang: true }, { path: '/2', hang: true }])).status, 201);
+    const over = await post(url, [{ path: '/3', hang: true }, { path: '/4', hang: true }]);
+    assert.equal(over.status, 400);
+    assert.equal(over.body.reason, 'too_many_rules');
+    assert.deepEqual((await listFaults(small.bffUrl)).rules.map((r) => r.path), ['/1', '/2'], 'none of them added');
+    assert.equal((await post(url, { path: '/1', delayMs: 5 })).status, 201, 'a replacement does not count twice');
+    assert.equal((await post(url, { path: '/3', hang: true })).status, 201);
+    assert.equal((await post(url, { path: '/4', hang: true })).status, 400);
+
+    const held = [fetch(`${small.bffUrl}/3`), fetch(`${small.bffUrl}/3`)];
+    for (const request of held) request.catch(() => undefined);
+    await waitFor(() => small.store.faults.bff.heldCount === 2);
+    await assert.rejects(fetch(`${small.bffUrl}/2`), 'the third held request is refused (connection destroyed)');
+    assert.equal(small.store.faults.bff.heldCount, 2);
+    const listed = await listFaults(small.bffUrl);
+    assert.deepEqual([listed.held, listed.limits.maxHeldRequests], [2, 2]);
+
+    // Releasing frees room: the next request is held again, then answered when its rule goes.
+    await json(`${url}?path=/3`, { method: 'DELETE' });
+    for (const request of held) assert.equal((await request).status, 404, 'released with the real answer');
+    const next = fetch(`${small.bffUrl}/2`);
+    await waitFor(() => small.store.faults.bff.heldCount === 1);
+    await json(url, { method: 'DELETE' });
+    assert.equal((await next).status, 404);
+  } finally {
+    await small.close();
+  }
+});
