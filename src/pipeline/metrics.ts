@@ -338,9 +338,10 @@ export class Metrics implements MetricsSource {
    * `upstream_retries_total` {`endpoint`}. Each method is bound (it may be passed alone); after the
    * first report of an EP code a report is a map lookup and an addition. `endpoint` must be an EP
    * code: anything else is counted as `EP0000`, so no path ever becomes a label. Once an EP code has
-   * been reported both gauges show it (`circuit_state` 0 until a state is reported). Across cluster
-   * workers `upstream_in_flight` and the counters are summed and `circuit_state` is the highest
-   * value: a circuit that is not closed in some worker reads 1 or 2, never 0.
+   * been reported both gauges show it (`circuit_state` 0 until a state is reported) and its counters
+   * start at 0. Across cluster workers `upstream_in_flight` and the counters are summed and
+   * `circuit_state` is the highest value: a circuit that is not closed in some worker reads 1 or 2,
+   * never 0.
    */
   readonly resilience: ResilienceObserver = Object.freeze({
     inFlight: (endpoint: string, delta: 1 | -1): void => {
@@ -409,6 +410,10 @@ export class Metrics implements MetricsSource {
           retries: this.#retries.labels({ endpoint: code }),
         };
         this.#guardCells.set(code, cells);
+        // The counters of a code start at 0, so that rate() and increase() see its first refusal or retry.
+        this.#rejected.inc({ endpoint: code, reason: 'busy' }, 0);
+        this.#rejected.inc({ endpoint: code, reason: 'circuit_open' }, 0);
+        this.#retries.inc({ endpoint: code }, 0);
       }
     }
     return cells;
