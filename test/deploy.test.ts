@@ -11,6 +11,7 @@
  *   package.json's `start` script.
  * - deploy/grafana-dashboard.json: every query parses as PromQL and names only the contract's metrics
  *   and labels; the panels of the issue are there.
+ * - The contract's metric list these checks use is the one the `Metrics` registry exports.
  *
  * Each check is a function that returns the problems it finds. The committed files must give none,
  * and broken copies must give the expected one, so no check passes whatever the files say.
@@ -31,6 +32,7 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import { type IService, Service } from 'kubernetes-models/v1/Service';
 import { parseAllDocuments } from 'yaml';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { Metrics } from '../src/pipeline/metrics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const readText = (path: string): string => readFileSync(join(root, path), 'utf8');
@@ -606,6 +608,11 @@ const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
   idempotency_decisions_total: ['decision'],
   redis_up: [],
   build_info: ['version', 'build_id'],
+  upstream_in_flight: ['endpoint'],
+  upstream_rejected_total: ['endpoint', 'reason'],
+  circuit_state: ['endpoint'],
+  upstream_retries_total: ['endpoint'],
+  load_shed_total: [],
 };
 const HISTOGRAMS = ['http_request_duration_seconds', 'upstream_request_duration_seconds'];
 /** Labels Prometheus adds to every series it scrapes. */
@@ -627,18 +634,34 @@ interface PromqlFacts {
   readonly grouping: string[];
   readonly functions: string[];
   divides: boolean;
+  /** Whether the whole expression is a comparison (`a > b`, `a == b`…), as an alert's must be. */
+  compares: boolean;
 }
+
+/** Binary operators that compare (the top of an alerting expression). */
+const COMPARISONS = new Set(['Gtr', 'Gte', 'Lss', 'Lte', 'Eql', 'Neq']);
+
+/**
+ * How ranges are written: `grafana` (the dashboard) as `[$__rate_interval]`, so Grafana picks one
+ * that holds enough scrapes; `fixed` (rule files, which Prometheus evaluates itself) as a duration
+ * such as `[5m]`, with no Grafana variable anywhere.
+ */
+type RangeStyle = 'grafana' | 'fixed';
 
 const unquote = (s: string): string => s.slice(1, -1);
 
-/** Parses `expr` (Grafana's $__rate_interval replaced by a duration) and collects what it uses. */
-function analysePromql(expr: string): PromqlFacts {
-  const facts: PromqlFacts = { problems: [], metrics: [], matchers: [], grouping: [], functions: [], divides: false };
-  // Ranges are written [$__rate_interval], so Grafana picks one that holds enough scrapes.
+/**
+ * Parses `expr` (Grafana's $__rate_interval replaced by a duration) and collects what it uses. Every
+ * selector must name a metric and be scoped by a `job` matcher.
+ */
+function analysePromql(expr: string, ranges: RangeStyle = 'grafana'): PromqlFacts {
+  const facts: PromqlFacts = { problems: [], metrics: [], matchers: [], grouping: [], functions: [], divides: false, compares: false };
   const outsideStrings = expr.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""');
   for (const [range] of outsideStrings.matchAll(/\[[^\]]*\]/g)) {
-    if (range !== '[$__rate_interval]') facts.problems.push(`range ${range} is not [$__rate_interval]`);
+    if (ranges === 'grafana' && range !== '[$__rate_interval]') facts.problems.push(`range ${range} is not [$__rate_interval]`);
+    if (ranges === 'fixed' && !/^\[(\d+(ms|s|m|h|d|w|y))+\]$/.test(range)) facts.problems.push(`range ${range} is not a fixed duration`);
   }
+  if (ranges === 'fixed' && outsideStrings.includes('$')) facts.problems.push('a Grafana variable ($…) in an expression Prometheus evaluates');
   const text = expr.replaceAll('$__rate_interval', '5m');
   const tree = promqlParser.parse(text);
   const created = new Set<string>();
@@ -659,11 +682,14 @@ function analysePromql(expr: string): PromqlFacts {
           facts.metrics.push(metric);
           const matchers = node.getChild('LabelMatchers');
           if (matchers?.getChild('QuotedLabelMatcher')) facts.problems.push(`a quoted label name in ${slice(node)}`);
+          let scoped = false;
           for (const m of matchers?.getChildren('UnquotedLabelMatcher') ?? []) {
             const label = m.getChild('LabelName');
             const value = m.getChild('StringLiteral');
             if (label && value) facts.matchers.push({ metric, label: slice(label), value: unquote(slice(value)) });
+            if (label && slice(label) === 'job') scoped = true;
           }
+          if (!scoped) facts.problems.push(`selector ${slice(node)} is not scoped by a job matcher`);
           break;
         }
         case 'GroupingLabels':
@@ -689,6 +715,11 @@ function analysePromql(expr: string): PromqlFacts {
     },
   });
   if (!parses) facts.problems.push('does not parse as PromQL');
+  const top = tree.topNode.firstChild;
+  // The operator of a binary expression is one of its direct children, between its two operands.
+  for (let child = top?.name === 'BinaryExpr' ? top.firstChild : null; child; child = child.nextSibling) {
+    if (COMPARISONS.has(child.name)) facts.compares = true;
+  }
   const known = new Set([...Object.values(CONTRACT_METRICS).flat(), ...TARGET_LABELS, 'le', ...created]);
   for (const label of facts.grouping) if (!known.has(label)) facts.problems.push(`label ${label} is on no metric of the contract`);
   for (const metric of facts.metrics) {
@@ -742,6 +773,13 @@ const REQUIRED_PANELS: readonly RequiredPanel[] = [
   { title: /cache hit ratio/i, metric: 'cache_requests_total', matcher: { label: 'result', value: 'hit' }, ratio: true },
   { title: /rate.limit/i, metric: 'rate_limited_total', grouping: ['limit'], functions: ['rate'] },
   { title: /idempotency/i, metric: 'idempotency_decisions_total', grouping: ['decision'], functions: ['rate'] },
+  { title: /in flight per EP/i, metric: 'upstream_in_flight', grouping: ['endpoint'] },
+  { title: /rejections by EP and reason/i, metric: 'upstream_rejected_total', grouping: ['endpoint', 'reason'], functions: ['rate'] },
+  { title: /circuit state per EP/i, metric: 'circuit_state', grouping: ['endpoint'] },
+  { title: /open circuits$/i, metric: 'circuit_state', grouping: ['endpoint'] },
+  { title: /retries rate/i, metric: 'upstream_retries_total', grouping: ['endpoint'], functions: ['rate'] },
+  { title: /retry ratio/i, metric: 'upstream_retries_total', grouping: ['endpoint'], functions: ['rate'], ratio: true },
+  { title: /load shed rate/i, metric: 'load_shed_total', functions: ['rate'] },
 ];
 
 /** The dashboard's facts; an empty list when they hold. */
@@ -824,6 +862,10 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
     ['the cache hit ratio panel missing', '"title": "Cache hit ratio"', '"title": "Cache"', /cache hit ratio/],
     ['the EM family grouping missing', '\\"error\\", \\"EM00([0-9])[0-9]\\"', '\\"endpoint\\", \\"EM00([0-9])[0-9]\\"', /error ratio by EM family/],
     ['an old schema', '"schemaVersion": 39', '"schemaVersion": 16', /schemaVersion 16/],
+    ['the in-flight panel missing', '"title": "Upstream in flight per EP"', '"title": "Upstream calls now"', /in flight per EP/],
+    ['rejections not by reason', 'sum by (endpoint, reason) (rate(upstream_rejected_total', 'sum by (endpoint) (rate(upstream_rejected_total', /rejections by EP and reason/],
+    ['a label the gauge does not have', 'max by (endpoint) (circuit_state{job=~\\"$job\\"})', 'max by (endpoint) (circuit_state{job=~\\"$job\\", reason=\\"busy\\"})', /circuit_state has no label reason/],
+    ['a selector without its job', 'rate(load_shed_total{job=~\\"$job\\"}[$__rate_interval])) or vector(0)', 'rate(load_shed_total[$__rate_interval])) or vector(0)', /load_shed_total\[?.*not scoped by a job matcher/],
   ];
   for (const [what, from, to, pattern] of cases) {
     test(`the check reports: ${what}`, () => {
@@ -835,5 +877,24 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
     const copy = structuredClone(dashboard);
     copy.panels = copy.panels?.filter((p) => !/redis/i.test(p.title ?? ''));
     assertReported(checkDashboard(copy), /no panel shows redis_up/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The contract's metrics as the code exports them
+
+describe('the metric list of these checks', () => {
+  test('is what the Metrics registry exports (names and label names), besides the process and Node.js metrics', async () => {
+    const metrics = new Metrics({ version: '0', buildId: '0' }, { defaultMetrics: false });
+    metrics.watchRedis({ kind: 'redis', up: true });
+    const exported = Object.fromEntries(
+      (await metrics.registry.getMetricsAsJSON()).map((m) => [m.name, [...new Set(m.values.flatMap((v) => Object.keys(v.labels)))].filter((l) => l !== 'le')]),
+    );
+    // Label names from the registry's own declarations: series without a sample yet have none in values.
+    const declared = Object.fromEntries(
+      metrics.registry.getMetricsAsArray().map((m) => [(m as { name: string }).name, [...((m as { labelNames?: readonly string[] }).labelNames ?? [])].sort()]),
+    );
+    assert.deepEqual(Object.keys(exported).sort(), Object.keys(CONTRACT_METRICS).sort());
+    assert.deepEqual(declared, Object.fromEntries(Object.entries(CONTRACT_METRICS).map(([name, labels]) => [name, [...labels].sort()])));
   });
 });
