@@ -11,6 +11,10 @@
  *   package.json's `start` script.
  * - deploy/grafana-dashboard.json: every query parses as PromQL and names only the contract's metrics
  *   and labels; the panels of the issue are there.
+ * - deploy/prometheus-rules.yaml: the rule file's shape, every expression as PromQL (the contract's
+ *   metrics and labels, a comparison, fixed ranges), `for` durations, severities, annotations, and
+ *   runbook links to headings of docs/operations.md; the alerts of the issue are there.
+ * - The contract's metric list these checks use is the one the `Metrics` registry exports.
  *
  * Each check is a function that returns the problems it finds. The committed files must give none,
  * and broken copies must give the expected one, so no check passes whatever the files say.
@@ -29,8 +33,9 @@ import { type IPodDisruptionBudget, PodDisruptionBudget } from 'kubernetes-model
 import { type IConfigMap, ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IContainer } from 'kubernetes-models/v1/Container';
 import { type IService, Service } from 'kubernetes-models/v1/Service';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, parseDocument } from 'yaml';
 import { ConfigError, loadConfig } from '../src/config.js';
+import { Metrics } from '../src/pipeline/metrics.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const readText = (path: string): string => readFileSync(join(root, path), 'utf8');
@@ -606,6 +611,11 @@ const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
   idempotency_decisions_total: ['decision'],
   redis_up: [],
   build_info: ['version', 'build_id'],
+  upstream_in_flight: ['endpoint'],
+  upstream_rejected_total: ['endpoint', 'reason'],
+  circuit_state: ['endpoint'],
+  upstream_retries_total: ['endpoint'],
+  load_shed_total: [],
 };
 const HISTOGRAMS = ['http_request_duration_seconds', 'upstream_request_duration_seconds'];
 /** Labels Prometheus adds to every series it scrapes. */
@@ -627,18 +637,34 @@ interface PromqlFacts {
   readonly grouping: string[];
   readonly functions: string[];
   divides: boolean;
+  /** Whether the whole expression is a comparison (`a > b`, `a == b`…), as an alert's must be. */
+  compares: boolean;
 }
+
+/** Binary operators that compare (the top of an alerting expression). */
+const COMPARISONS = new Set(['Gtr', 'Gte', 'Lss', 'Lte', 'Eql', 'Neq']);
+
+/**
+ * How ranges are written: `grafana` (the dashboard) as `[$__rate_interval]`, so Grafana picks one
+ * that holds enough scrapes; `fixed` (rule files, which Prometheus evaluates itself) as a duration
+ * such as `[5m]`, with no Grafana variable anywhere.
+ */
+type RangeStyle = 'grafana' | 'fixed';
 
 const unquote = (s: string): string => s.slice(1, -1);
 
-/** Parses `expr` (Grafana's $__rate_interval replaced by a duration) and collects what it uses. */
-function analysePromql(expr: string): PromqlFacts {
-  const facts: PromqlFacts = { problems: [], metrics: [], matchers: [], grouping: [], functions: [], divides: false };
-  // Ranges are written [$__rate_interval], so Grafana picks one that holds enough scrapes.
+/**
+ * Parses `expr` (Grafana's $__rate_interval replaced by a duration) and collects what it uses. Every
+ * selector must name a metric and be scoped by a `job` matcher.
+ */
+function analysePromql(expr: string, ranges: RangeStyle = 'grafana'): PromqlFacts {
+  const facts: PromqlFacts = { problems: [], metrics: [], matchers: [], grouping: [], functions: [], divides: false, compares: false };
   const outsideStrings = expr.replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""');
   for (const [range] of outsideStrings.matchAll(/\[[^\]]*\]/g)) {
-    if (range !== '[$__rate_interval]') facts.problems.push(`range ${range} is not [$__rate_interval]`);
+    if (ranges === 'grafana' && range !== '[$__rate_interval]') facts.problems.push(`range ${range} is not [$__rate_interval]`);
+    if (ranges === 'fixed' && !/^\[(\d+(ms|s|m|h|d|w|y))+\]$/.test(range)) facts.problems.push(`range ${range} is not a fixed duration`);
   }
+  if (ranges === 'fixed' && outsideStrings.includes('$')) facts.problems.push('a Grafana variable ($…) in an expression Prometheus evaluates');
   const text = expr.replaceAll('$__rate_interval', '5m');
   const tree = promqlParser.parse(text);
   const created = new Set<string>();
@@ -659,11 +685,14 @@ function analysePromql(expr: string): PromqlFacts {
           facts.metrics.push(metric);
           const matchers = node.getChild('LabelMatchers');
           if (matchers?.getChild('QuotedLabelMatcher')) facts.problems.push(`a quoted label name in ${slice(node)}`);
+          let scoped = false;
           for (const m of matchers?.getChildren('UnquotedLabelMatcher') ?? []) {
             const label = m.getChild('LabelName');
             const value = m.getChild('StringLiteral');
             if (label && value) facts.matchers.push({ metric, label: slice(label), value: unquote(slice(value)) });
+            if (label && slice(label) === 'job') scoped = true;
           }
+          if (!scoped) facts.problems.push(`selector ${slice(node)} is not scoped by a job matcher`);
           break;
         }
         case 'GroupingLabels':
@@ -689,6 +718,11 @@ function analysePromql(expr: string): PromqlFacts {
     },
   });
   if (!parses) facts.problems.push('does not parse as PromQL');
+  const top = tree.topNode.firstChild;
+  // The operator of a binary expression is one of its direct children, between its two operands.
+  for (let child = top?.name === 'BinaryExpr' ? top.firstChild : null; child; child = child.nextSibling) {
+    if (COMPARISONS.has(child.name)) facts.compares = true;
+  }
   const known = new Set([...Object.values(CONTRACT_METRICS).flat(), ...TARGET_LABELS, 'le', ...created]);
   for (const label of facts.grouping) if (!known.has(label)) facts.problems.push(`label ${label} is on no metric of the contract`);
   for (const metric of facts.metrics) {
@@ -742,6 +776,13 @@ const REQUIRED_PANELS: readonly RequiredPanel[] = [
   { title: /cache hit ratio/i, metric: 'cache_requests_total', matcher: { label: 'result', value: 'hit' }, ratio: true },
   { title: /rate.limit/i, metric: 'rate_limited_total', grouping: ['limit'], functions: ['rate'] },
   { title: /idempotency/i, metric: 'idempotency_decisions_total', grouping: ['decision'], functions: ['rate'] },
+  { title: /in flight per EP/i, metric: 'upstream_in_flight', grouping: ['endpoint'] },
+  { title: /rejections by EP and reason/i, metric: 'upstream_rejected_total', grouping: ['endpoint', 'reason'], functions: ['rate'] },
+  { title: /circuit state per EP/i, metric: 'circuit_state', grouping: ['endpoint'] },
+  { title: /open circuits$/i, metric: 'circuit_state', grouping: ['endpoint'] },
+  { title: /retries rate/i, metric: 'upstream_retries_total', grouping: ['endpoint'], functions: ['rate'] },
+  { title: /retry ratio/i, metric: 'upstream_retries_total', grouping: ['endpoint'], functions: ['rate'], ratio: true },
+  { title: /load shed rate/i, metric: 'load_shed_total', functions: ['rate'] },
 ];
 
 /** The dashboard's facts; an empty list when they hold. */
@@ -824,6 +865,10 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
     ['the cache hit ratio panel missing', '"title": "Cache hit ratio"', '"title": "Cache"', /cache hit ratio/],
     ['the EM family grouping missing', '\\"error\\", \\"EM00([0-9])[0-9]\\"', '\\"endpoint\\", \\"EM00([0-9])[0-9]\\"', /error ratio by EM family/],
     ['an old schema', '"schemaVersion": 39', '"schemaVersion": 16', /schemaVersion 16/],
+    ['the in-flight panel missing', '"title": "Upstream in flight per EP"', '"title": "Upstream calls now"', /in flight per EP/],
+    ['rejections not by reason', 'sum by (endpoint, reason) (rate(upstream_rejected_total', 'sum by (endpoint) (rate(upstream_rejected_total', /rejections by EP and reason/],
+    ['a label the gauge does not have', 'max by (endpoint) (circuit_state{job=~\\"$job\\"})', 'max by (endpoint) (circuit_state{job=~\\"$job\\", reason=\\"busy\\"})', /circuit_state has no label reason/],
+    ['a selector without its job', 'rate(load_shed_total{job=~\\"$job\\"}[$__rate_interval])) or vector(0)', 'rate(load_shed_total[$__rate_interval])) or vector(0)', /load_shed_total\[?.*not scoped by a job matcher/],
   ];
   for (const [what, from, to, pattern] of cases) {
     test(`the check reports: ${what}`, () => {
@@ -835,5 +880,178 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
     const copy = structuredClone(dashboard);
     copy.panels = copy.panels?.filter((p) => !/redis/i.test(p.title ?? ''));
     assertReported(checkDashboard(copy), /no panel shows redis_up/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// The contract's metrics as the code exports them
+
+describe('the metric list of these checks', () => {
+  test('is what the Metrics registry exports (names and label names), besides the process and Node.js metrics', async () => {
+    const metrics = new Metrics({ version: '0', buildId: '0' }, { defaultMetrics: false });
+    metrics.watchRedis({ kind: 'redis', up: true });
+    const exported = Object.fromEntries(
+      (await metrics.registry.getMetricsAsJSON()).map((m) => [m.name, [...new Set(m.values.flatMap((v) => Object.keys(v.labels)))].filter((l) => l !== 'le')]),
+    );
+    // Label names from the registry's own declarations: series without a sample yet have none in values.
+    const declared = Object.fromEntries(
+      metrics.registry.getMetricsAsArray().map((m) => [(m as { name: string }).name, [...((m as { labelNames?: readonly string[] }).labelNames ?? [])].sort()]),
+    );
+    assert.deepEqual(Object.keys(exported).sort(), Object.keys(CONTRACT_METRICS).sort());
+    assert.deepEqual(declared, Object.fromEntries(Object.entries(CONTRACT_METRICS).map(([name, labels]) => [name, [...labels].sort()])));
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Prometheus alerting rules
+
+const RULES_FILE = 'deploy/prometheus-rules.yaml';
+/** Severities Alertmanager routes on. */
+const SEVERITIES = ['critical', 'warning', 'info'];
+/** Keys a Prometheus alerting rule may have. */
+const RULE_KEYS = new Set(['alert', 'expr', 'for', 'keep_firing_for', 'labels', 'annotations']);
+/** A Prometheus duration: `5m`, `1h30m`, `90s`. */
+const DURATION = /^(\d+(ms|s|m|h|d|w|y))+$/;
+/** Where runbook links point: a heading of docs/operations.md. */
+const RUNBOOK = /\/docs\/operations\.md#([a-z0-9-]+)$/;
+
+/** The anchors GitHub gives the headings of a Markdown text. */
+function headingAnchors(markdown: string): Set<string> {
+  const anchors = new Set<string>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
+    const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!heading) continue;
+    const base = (heading[1] ?? '').toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    let anchor = base;
+    for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
+    anchors.add(anchor);
+  }
+  return anchors;
+}
+
+/** What one alert of the issue must be: its name and what its expression must use. */
+interface RequiredAlert {
+  readonly name: string;
+  readonly metric: string;
+  readonly grouping?: readonly string[];
+  readonly functions?: readonly string[];
+  readonly matcher?: { label: string; value: string };
+  readonly ratio?: boolean;
+}
+
+const REQUIRED_ALERTS: readonly RequiredAlert[] = [
+  { name: 'FrontProxyCircuitOpen', metric: 'circuit_state', grouping: ['endpoint'] },
+  { name: 'FrontProxyLoadShedding', metric: 'load_shed_total', functions: ['rate'] },
+  { name: 'FrontProxyHigh5xxRatio', metric: 'http_request_duration_seconds_count', matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
+  { name: 'FrontProxyUpstreamBusy', metric: 'upstream_rejected_total', grouping: ['endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
+];
+
+/** The rule file's facts (`text` as YAML, runbooks against `operations`, docs/operations.md); an empty list when they hold. */
+function checkRules(text: string, operations: string): string[] {
+  const problems: string[] = [];
+  const doc = parseDocument(text);
+  const issues = [...doc.errors, ...doc.warnings].map((e) => `YAML: ${e.message}`);
+  if (issues.length > 0) return issues;
+  const root = doc.toJS() as { groups?: unknown } | null;
+  const groups = root?.groups;
+  if (!Array.isArray(groups) || groups.length === 0) return ['no groups: the file must be { groups: [{ name, rules }] }'];
+  const anchors = headingAnchors(operations);
+  const groupNames = new Set<string>();
+  const alerts = new Map<string, PromqlFacts>();
+  for (const group of groups as { name?: unknown; rules?: unknown }[]) {
+    const name = typeof group.name === 'string' ? group.name : '';
+    if (!name) problems.push('a group without a name');
+    if (groupNames.has(name)) problems.push(`group ${name} is defined twice`);
+    groupNames.add(name);
+    if (!Array.isArray(group.rules) || group.rules.length === 0) {
+      problems.push(`group ${name}: no rules`);
+      continue;
+    }
+    for (const rule of group.rules as Record<string, unknown>[]) {
+      const alert = typeof rule.alert === 'string' ? rule.alert : '';
+      const id = alert || `a rule of group ${name}`;
+      if (!/^[A-Z][A-Za-z0-9]+$/.test(alert)) problems.push(`${id}: alert must be a CamelCase name (recording rules do not belong here)`);
+      if (alerts.has(alert)) problems.push(`${id}: defined twice`);
+      for (const key of Object.keys(rule)) if (!RULE_KEYS.has(key)) problems.push(`${id}: unknown key ${key}`);
+      for (const key of ['for', 'keep_firing_for']) {
+        const value = rule[key];
+        if (key === 'for' && value === undefined) problems.push(`${id}: no for (an alert must hold some minutes before it fires)`);
+        else if (value !== undefined && (typeof value !== 'string' || !DURATION.test(value))) problems.push(`${id}: ${key} ${String(value)} is not a Prometheus duration`);
+      }
+      const labels = (rule.labels ?? {}) as Record<string, unknown>;
+      if (!SEVERITIES.includes(String(labels.severity))) problems.push(`${id}: labels.severity ${String(labels.severity)} is not one of ${SEVERITIES.join(', ')}`);
+      const annotations = (rule.annotations ?? {}) as Record<string, unknown>;
+      for (const key of ['summary', 'description', 'runbook_url']) {
+        if (typeof annotations[key] !== 'string' || (annotations[key] as string).trim() === '') problems.push(`${id}: no ${key} annotation`);
+      }
+      if (typeof annotations.runbook_url === 'string') {
+        const anchor = RUNBOOK.exec(annotations.runbook_url)?.[1];
+        if (!anchor) problems.push(`${id}: runbook_url ${annotations.runbook_url} does not point at a section of docs/operations.md`);
+        else if (!anchors.has(anchor)) problems.push(`${id}: runbook_url anchor #${anchor} is no heading of docs/operations.md`);
+      }
+      if (typeof rule.expr !== 'string' || rule.expr.trim() === '') {
+        problems.push(`${id}: no expr`);
+        continue;
+      }
+      const facts = analysePromql(rule.expr, 'fixed');
+      problems.push(...facts.problems.map((p) => `${id}: ${p} in ${String(rule.expr)}`));
+      if (!facts.compares) problems.push(`${id}: expr is not a comparison (it would fire on every series it returns)`);
+      alerts.set(alert, facts);
+    }
+  }
+  for (const required of REQUIRED_ALERTS) {
+    const x = alerts.get(required.name);
+    const uses =
+      x !== undefined &&
+      x.metrics.includes(required.metric) &&
+      (required.grouping ?? []).every((l) => x.grouping.includes(l)) &&
+      (required.functions ?? []).every((fn) => x.functions.includes(fn)) &&
+      (!required.matcher || x.matchers.some((m) => m.metric === required.metric && m.label === required.matcher?.label && m.value === required.matcher.value)) &&
+      (!required.ratio || x.divides);
+    if (!uses) problems.push(`no alert ${required.name} on ${required.metric} as required`);
+  }
+  return problems;
+}
+
+describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
+  const text = readText(RULES_FILE);
+  const operations = readText('docs/operations.md');
+
+  test('the rules parse, use only the contract metrics and link to their runbooks; the alerts of the issue are there', () => {
+    assert.deepEqual(checkRules(text, operations), []);
+  });
+
+  test('GitHub anchors of headings, as the runbook links use them', () => {
+    const anchors = headingAnchors('# Operations\n## Metrics: `METRICS_PORT`\n```\n# not a heading\n```\n### Alert: FrontProxyCircuitOpen\n## Tests\n## Tests\n');
+    assert.deepEqual([...anchors], ['operations', 'metrics-metrics_port', 'alert-frontproxycircuitopen', 'tests', 'tests-1']);
+  });
+
+  const cases: [string, string | RegExp, string, RegExp][] = [
+    ['not YAML', 'groups:\n', 'groups:\n\t- oops: [\n', /YAML/],
+    ['a syntax error in an expression', 'max by (endpoint) (circuit_state{job=~"front-proxy.*"}) >= 1', 'max by (endpoint) (circuit_state{job=~"front-proxy.*"} >= 1', /FrontProxyCircuitOpen: does not parse/],
+    ['a metric outside the contract', 'rate(load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(requests_shed_total{job=~"front-proxy.*"}[5m])', /requests_shed_total is not one of the contract's/],
+    ['a label the metric does not have', 'reason="busy"', 'cause="busy"', /upstream_rejected_total has no label cause/],
+    ['a grouping label on no metric', 'sum by (instance) (rate(load_shed_total', 'sum by (pod) (rate(load_shed_total', /label pod is on no metric/],
+    ['a Grafana range', 'rate(load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(load_shed_total{job=~"front-proxy.*"}[$__rate_interval])', /range \[\$__rate_interval\] is not a fixed duration/],
+    ['a selector without its job', 'rate(load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(load_shed_total[5m])', /not scoped by a job matcher/],
+    ['no comparison', 'sum by (instance) (rate(load_shed_total{job=~"front-proxy.*"}[5m])) > 0', 'sum by (instance) (rate(load_shed_total{job=~"front-proxy.*"}[5m]))', /FrontProxyLoadShedding: expr is not a comparison/],
+    ['a malformed for', 'for: 5m', 'for: 5 minutes', /for 5 minutes is not a Prometheus duration/],
+    ['no for', /\n {8}for: 10m\n/, '\n', /no for/],
+    ['an unknown severity', 'severity: critical', 'severity: page', /severity page is not one of/],
+    ['no runbook_url', /\n {10}runbook_url: \S+#alert-frontproxyloadshedding\n/, '\n', /FrontProxyLoadShedding: no runbook_url/],
+    ['a runbook anchor the docs do not have', '#alert-frontproxycircuitopen', '#circuit-open', /anchor #circuit-open is no heading/],
+    ['an unknown key', 'for: 5m', 'for: 5m\n        severity: critical', /unknown key severity/],
+    ['an alert defined twice', 'alert: FrontProxyUpstreamRetriesHigh', 'alert: FrontProxyUpstreamBusy', /FrontProxyUpstreamBusy: defined twice/],
+    ['the circuit alert missing', 'alert: FrontProxyCircuitOpen', 'alert: FrontProxyCircuitBroken', /no alert FrontProxyCircuitOpen/],
+    ['the 5xx alert without its status matcher', 'status_code=~"5.."', 'status_code=~"4.."', /no alert FrontProxyHigh5xxRatio/],
+  ];
+  for (const [what, from, to, pattern] of cases) {
+    test(`the check reports: ${what}`, () => assertReported(checkRules(edit(text, from, to), operations), pattern));
+  }
+
+  test('the check reports a runbook section removed from docs/operations.md', () => {
+    assertReported(checkRules(text, edit(operations, '### Alert: FrontProxyHigh5xxRatio', '### High 5xx ratio')), /anchor #alert-frontproxyhigh5xxratio is no heading/);
   });
 });

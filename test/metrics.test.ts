@@ -7,11 +7,16 @@
  * public port; no label holds the token, the login or a raw path. With `WORKERS=2` the primary's
  * `/metrics` counts the requests of both workers. Without `METRICS_PORT` nothing is built. Every
  * process is stopped by its PID.
+ *
+ * The resilience series (the per-endpoint guard's observer and load shedding) are read through the
+ * real metrics server of one `Metrics`, and their cluster aggregation through prom-client's
+ * `AggregatorRegistry` over two registries, as the primary aggregates its workers.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { classifyError } from '../src/errors/index.js';
-import { DURATION_BUCKETS, NOT_FOUND_ROUTE } from '../src/pipeline/metrics.js';
+import { AggregatorRegistry } from 'prom-client';
+import { DURATION_BUCKETS, Metrics, NOT_FOUND_ROUTE, startMetricsServer } from '../src/pipeline/metrics.js';
 import { NO_METRICS } from '../src/routes/context.js';
 import { freePort, oneShot, type ProxyProcess, startProxyProcess, waitFor } from './helpers/proxy-process.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
@@ -305,6 +310,175 @@ describe('without METRICS_PORT', () => {
       assert.notEqual(withMetrics.app.deps.metrics, NO_METRICS);
     } finally {
       await withMetrics.close();
+    }
+  });
+});
+
+/**
+ * The shape the upstream layer declares for the per-endpoint guard's observer (it may not import
+ * `pipeline/`): `Metrics.resilience` must be assignable to it as written there.
+ */
+interface GuardObserverAsDeclaredUpstream {
+  inFlight(endpoint: string, delta: 1 | -1): void;
+  rejected(endpoint: string, reason: 'busy' | 'circuit_open'): void;
+  circuitState(endpoint: string, state: 0 | 1 | 2): void;
+  retried(endpoint: string): void;
+}
+
+/** The names of the resilience series (CONTRACT.md "Operations"). */
+const RESILIENCE_SERIES = ['upstream_in_flight', 'upstream_rejected_total', 'circuit_state', 'upstream_retries_total', 'load_shed_total'];
+
+describe('resilience series: the per-endpoint guard and load shedding', () => {
+  const build = { version: '0.1.0', buildId: 'build-resilience' };
+
+  test('each series appears on the metrics server with its labels and values after the reports', async () => {
+    const metrics = new Metrics(build, { defaultMetrics: false });
+    const server = await startMetricsServer(0, '127.0.0.1', metrics);
+    try {
+      const before = await scrape(`${server.url}/metrics`);
+      assert.equal(before.status, 200);
+      for (const name of RESILIENCE_SERIES.slice(0, 4)) assert.deepEqual(labelsOf(before.samples, name), [], `${name} before any report`);
+      assert.equal(valueOf(before.samples, 'load_shed_total'), 0);
+
+      // Taken apart, as the upstream layer may keep them.
+      const observer: GuardObserverAsDeclaredUpstream = metrics.resilience;
+      const { inFlight, rejected, circuitState, retried } = observer;
+      inFlight('EP0092', 1);
+      inFlight('EP0092', 1);
+      inFlight('EP0092', 1);
+      inFlight('EP0092', -1);
+      inFlight('EP0143', 1);
+      inFlight('EP0143', -1);
+      rejected('EP0092', 'busy');
+      rejected('EP0092', 'busy');
+      rejected('EP0092', 'circuit_open');
+      rejected('EP0143', 'circuit_open');
+      circuitState('EP0092', 1);
+      circuitState('EP0143', 1);
+      circuitState('EP0143', 2);
+      retried('EP0143');
+      retried('EP0143');
+      const shed = metrics.loadShed;
+      shed();
+      metrics.loadShed();
+      metrics.loadShed();
+
+      const { samples, text } = await scrape(`${server.url}/metrics`);
+      assert.match(text, /# TYPE upstream_in_flight gauge/);
+      assert.match(text, /# TYPE circuit_state gauge/);
+      assert.match(text, /# TYPE upstream_rejected_total counter/);
+      assert.match(text, /# TYPE upstream_retries_total counter/);
+      assert.match(text, /# TYPE load_shed_total counter/);
+      assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0092' }), 2);
+      assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0143' }), 0);
+      assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0092', reason: 'busy' }), 2);
+      assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0092', reason: 'circuit_open' }), 1);
+      assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0143', reason: 'circuit_open' }), 1);
+      assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0092' }), 1);
+      assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0143' }), 2);
+      assert.equal(valueOf(samples, 'upstream_retries_total', { endpoint: 'EP0143' }), 2);
+      assert.equal(valueOf(samples, 'load_shed_total'), 3);
+      assert.deepEqual(labelsOf(samples, 'load_shed_total'), [{}]);
+      // Exactly the label names of the contract.
+      const names = (name: string) => [...new Set(labelsOf(samples, name).flatMap((l) => Object.keys(l)))].sort();
+      assert.deepEqual(names('upstream_in_flight'), ['endpoint']);
+      assert.deepEqual(names('circuit_state'), ['endpoint']);
+      assert.deepEqual(names('upstream_rejected_total'), ['endpoint', 'reason']);
+      assert.deepEqual(names('upstream_retries_total'), ['endpoint']);
+
+      // A circuit that closes again reads 0; the gauge follows every report.
+      circuitState('EP0092', 0);
+      inFlight('EP0092', -1);
+      const later = (await scrape(`${server.url}/metrics`)).samples;
+      assert.equal(valueOf(later, 'circuit_state', { endpoint: 'EP0092' }), 0);
+      assert.equal(valueOf(later, 'upstream_in_flight', { endpoint: 'EP0092' }), 1);
+    } finally {
+      await server.close();
+    }
+  });
+
+  test('an EP code seen first through a rejection or a retry shows both gauges at 0 (closed, nothing running)', async () => {
+    const metrics = new Metrics(build, { defaultMetrics: false });
+    metrics.resilience.retried('EP0091');
+    const samples = parseMetrics(await metrics.metrics());
+    assert.equal(valueOf(samples, 'upstream_retries_total', { endpoint: 'EP0091' }), 1);
+    assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0091' }), 0);
+    assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0091' }), 0);
+    // The other reason starts at 0, so rate() sees its first refusal.
+    assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0091', reason: 'busy' }), 0);
+  });
+
+  test('an endpoint that is not an EP code never becomes a label: it is counted as EP0000', async () => {
+    const metrics = new Metrics(build, { defaultMetrics: false });
+    const rawPath = '/wallet/charge/tx-4242-raw';
+    const token = fakeJwt({ sub: '4242', n: 'resilience' });
+    for (const endpoint of [rawPath, token, 'ep0092', 'EP9999']) {
+      metrics.resilience.inFlight(endpoint, 1);
+      metrics.resilience.rejected(endpoint, 'busy');
+      metrics.resilience.circuitState(endpoint, 1);
+      metrics.resilience.retried(endpoint);
+    }
+    const samples = parseMetrics(await metrics.metrics());
+    for (const name of RESILIENCE_SERIES.slice(0, 4)) {
+      assert.deepEqual([...new Set(labelsOf(samples, name).map((l) => l.endpoint))], ['EP0000'], name);
+    }
+    assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0000' }), 4);
+    assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0000', reason: 'busy' }), 4);
+    const values = samples.flatMap((s) => Object.values(s.labels));
+    for (const secret of [rawPath, 'tx-4242', token, '4242']) {
+      assert.deepEqual(values.filter((v) => v.includes(secret)), [], `a label holds ${secret}`);
+    }
+  });
+
+  test('across cluster workers: in-flight and the counters are summed, circuit_state is the highest', async () => {
+    const workers = [new Metrics(build, { defaultMetrics: false }), new Metrics(build, { defaultMetrics: false })];
+    const [one, two] = workers as [Metrics, Metrics];
+    one.resilience.inFlight('EP0092', 1);
+    one.resilience.inFlight('EP0092', 1);
+    two.resilience.inFlight('EP0092', 1);
+    one.resilience.rejected('EP0092', 'busy');
+    two.resilience.rejected('EP0092', 'busy');
+    two.resilience.rejected('EP0092', 'circuit_open');
+    one.resilience.retried('EP0143');
+    two.resilience.retried('EP0143');
+    two.resilience.retried('EP0143');
+    one.resilience.circuitState('EP0092', 0);
+    two.resilience.circuitState('EP0092', 1);
+    one.resilience.circuitState('EP0143', 2);
+    two.resilience.circuitState('EP0143', 1);
+    one.resilience.circuitState('EP0091', 1);
+    two.resilience.circuitState('EP0091', 1);
+    one.loadShed();
+    two.loadShed();
+    two.loadShed();
+    // What the cluster primary does with its workers' answers (clusterMetricsSource).
+    const aggregate = AggregatorRegistry.aggregate(await Promise.all(workers.map((m) => m.registry.getMetricsAsJSON())));
+    const samples = parseMetrics(await aggregate.metrics());
+    assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0092' }), 3);
+    assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0092', reason: 'busy' }), 2);
+    assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0092', reason: 'circuit_open' }), 1);
+    assert.equal(valueOf(samples, 'upstream_retries_total', { endpoint: 'EP0143' }), 3);
+    assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0092' }), 1, 'open in one worker reads open');
+    assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0143' }), 2, 'half-open in one worker, open in the other');
+    assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0091' }), 1, 'open in both workers: the highest, not the sum');
+    assert.equal(valueOf(samples, 'load_shed_total'), 3);
+  });
+
+  test('the routes report load shedding through ProxyMetrics: counted with METRICS_PORT, a no-op without', async () => {
+    const upstream = await startRecordingUpstream();
+    try {
+      NO_METRICS.loadShed();
+      const proxy = await startProxy(upstream.url, { METRICS_PORT: String(await freePort()) });
+      try {
+        assert.ok(proxy.app.metrics);
+        proxy.app.deps.metrics.loadShed();
+        proxy.app.deps.metrics.loadShed();
+        assert.equal(valueOf(parseMetrics(await proxy.app.metrics.metrics()), 'load_shed_total'), 2);
+      } finally {
+        await proxy.close();
+      }
+    } finally {
+      await upstream.close();
     }
   });
 });

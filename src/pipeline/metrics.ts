@@ -2,14 +2,17 @@
  * Prometheus metrics (CONTRACT.md "Operations"; DESIGN.md habit 13): the contract's series in one
  * prom-client registry per app, the pipeline step that times every answer (an `onResponse` hook bound
  * to each route's pattern as the route is declared), the observers the lower layers are given (upstream
- * calls, cache reads, money-move decisions), and the small HTTP server that answers `GET /metrics` on
+ * calls, cache reads, money-move decisions, the per-endpoint guard's {@link ResilienceObserver}, load
+ * shedding), and the small HTTP server that answers `GET /metrics` on
  * `METRICS_PORT` — never a route of the public app.
  *
  * Labels come from closed sets only: route patterns (`not_found` when no route matched), EP and EM
- * codes, cache and limit names, decisions, status codes and classes. Raw paths and bodies reach this
+ * codes, cache and limit names, decisions, refusal reasons, status codes and classes. Raw paths and bodies reach this
  * module (to find the EP and EM codes) but never a label. On the hot path nothing is formatted per
  * request: the label children are made once per label set and kept in nested maps keyed by values the
- * request already has (route pattern, method, status number).
+ * request already has (route pattern, method, status number). The two per-endpoint gauges
+ * (`upstream_in_flight`, `circuit_state`) are plain numbers in one record per EP code, copied into
+ * prom-client when a scrape reads them.
  *
  * Without `METRICS_PORT` none of this is built: `app.ts` registers no step, gives the lower layers no
  * observers, and the routes get `NO_METRICS` (`routes/context.ts`).
@@ -24,7 +27,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
-import { classifyError, type EndpointCode, endpointCodeFor } from '../errors/index.js';
+import { classifyError, type EndpointCode, endpointCodeFor, isEndpointCode, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
 import type { CacheResult } from '../state/caches.js';
 import type { IdempotencyDecision } from '../state/idempotency.js';
 import type { SharedStore } from '../state/store.js';
@@ -50,6 +53,39 @@ const ERROR_BODY_BYTES = 64 * 1024;
 type HttpLabels = 'method' | 'route' | 'status_code';
 type Child = { observe(value: number): void };
 type Count = { inc(): void };
+
+/** Why the per-endpoint guard refused a call before sending it (`upstream_rejected_total` `reason`). */
+export type RejectReason = 'busy' | 'circuit_open';
+
+/** A circuit's state as `circuit_state` reports it: 0 closed, 1 open, 2 half-open. */
+export type CircuitStateValue = 0 | 1 | 2;
+
+/**
+ * What the per-endpoint guard of the upstream layer reports (CONTRACT.md "Resilience" and
+ * "Operations"). The upstream layer declares the same shape (it may not import this module), so
+ * {@link Metrics.resilience} is handed down as a value. `endpoint` is an EP code such as `EP0042`,
+ * never a path, a user or a token; any other string is counted as `EP0000`.
+ */
+export interface ResilienceObserver {
+  /** A call to `endpoint` started (+1) or ended (-1) upstream (`upstream_in_flight`). */
+  inFlight(endpoint: string, delta: 1 | -1): void;
+  /** A call refused before it was sent (`upstream_rejected_total`). */
+  rejected(endpoint: string, reason: RejectReason): void;
+  /** The endpoint's circuit changed state (`circuit_state`: 0 closed, 1 open, 2 half-open). */
+  circuitState(endpoint: string, state: CircuitStateValue): void;
+  /** A read was sent a second time (`upstream_retries_total`). */
+  retried(endpoint: string): void;
+}
+
+/** The resilience series of one EP code: the gauges as plain numbers (read at scrape), the counters' children. */
+interface GuardCells {
+  /** `upstream_in_flight`: calls running upstream now. */
+  inFlight: number;
+  /** `circuit_state`: 0 closed (the guard's start), 1 open, 2 half-open. */
+  state: CircuitStateValue;
+  readonly rejected: Readonly<Record<RejectReason, Count>>;
+  readonly retries: Count;
+}
 
 /** A map entry, made on first use. */
 function entry<K, V>(map: Map<K, V>, key: K, make: () => V): V {
@@ -122,6 +158,11 @@ export class Metrics implements MetricsSource {
   readonly #cacheCells = new Map<string, Record<CacheResult, Count>>();
   readonly #limitCells = new Map<string, Count>();
   readonly #decisionCells = new Map<IdempotencyDecision, Count>();
+  readonly #rejected: Counter<'endpoint' | 'reason'>;
+  readonly #retries: Counter<'endpoint'>;
+  readonly #loadShed: Counter;
+  /** The resilience series per EP code (at most one record per code of the registry). */
+  readonly #guardCells = new Map<string, GuardCells>();
 
   /**
    * @param build - the versions of `build_info`.
@@ -178,6 +219,44 @@ export class Metrics implements MetricsSource {
       aggregator: 'first',
     });
     info.set({ version: build.version, build_id: build.buildId }, 1);
+    const guardCells = this.#guardCells;
+    new Gauge({
+      name: 'upstream_in_flight',
+      help: 'Upstream calls running now, by EP code (across cluster workers: the sum).',
+      labelNames: ['endpoint'],
+      registers,
+      aggregator: 'sum',
+      collect() {
+        for (const [endpoint, cells] of guardCells) this.set({ endpoint }, cells.inFlight);
+      },
+    });
+    new Gauge({
+      name: 'circuit_state',
+      help: 'Circuit breaker state by EP code: 0 closed, 1 open, 2 half-open (across cluster workers: the highest).',
+      labelNames: ['endpoint'],
+      registers,
+      aggregator: 'max',
+      collect() {
+        for (const [endpoint, cells] of guardCells) this.set({ endpoint }, cells.state);
+      },
+    });
+    this.#rejected = new Counter({
+      name: 'upstream_rejected_total',
+      help: 'Upstream calls refused before they were sent, by EP code and reason (busy: the endpoint limit and its queue are full; circuit_open: its circuit is open).',
+      labelNames: ['endpoint', 'reason'],
+      registers,
+    });
+    this.#retries = new Counter({
+      name: 'upstream_retries_total',
+      help: 'Reads sent upstream a second time after their connection failed before any answer byte, by EP code.',
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.#loadShed = new Counter({
+      name: 'load_shed_total',
+      help: 'API requests answered 503 overloaded because the process was overloaded.',
+      registers,
+    });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
     this.#notFound = new RouteCells(this.#http, NOT_FOUND_ROUTE);
   }
@@ -253,6 +332,41 @@ export class Metrics implements MetricsSource {
   };
 
   /**
+   * The per-endpoint guard's observer (CONTRACT.md "Resilience", "Operations"), handed to the
+   * upstream layer: `upstream_in_flight` {`endpoint`} (gauge, calls), `upstream_rejected_total`
+   * {`endpoint`, `reason`}, `circuit_state` {`endpoint`} (gauge: 0 closed, 1 open, 2 half-open) and
+   * `upstream_retries_total` {`endpoint`}. Each method is bound (it may be passed alone); after the
+   * first report of an EP code a report is a map lookup and an addition. `endpoint` must be an EP
+   * code: anything else is counted as `EP0000`, so no path ever becomes a label. Once an EP code has
+   * been reported both gauges show it (`circuit_state` 0 until a state is reported) and its counters
+   * start at 0. Across cluster workers `upstream_in_flight` and the counters are summed and
+   * `circuit_state` is the highest value: a circuit that is not closed in some worker reads 1 or 2,
+   * never 0.
+   */
+  readonly resilience: ResilienceObserver = Object.freeze({
+    inFlight: (endpoint: string, delta: 1 | -1): void => {
+      this.#guard(endpoint).inFlight += delta;
+    },
+    rejected: (endpoint: string, reason: RejectReason): void => {
+      this.#guard(endpoint).rejected[reason]?.inc();
+    },
+    circuitState: (endpoint: string, state: CircuitStateValue): void => {
+      if (state === 0 || state === 1 || state === 2) this.#guard(endpoint).state = state;
+    },
+    retried: (endpoint: string): void => {
+      this.#guard(endpoint).retries.inc();
+    },
+  });
+
+  /**
+   * One `/api` request answered 503 `overloaded` by load shedding (`load_shed_total`, no labels;
+   * CONTRACT.md "Resilience"). Bound: it may be passed alone.
+   */
+  readonly loadShed = (): void => {
+    this.#loadShed.inc();
+  };
+
+  /**
    * Exports `redis_up` (1 while the store reaches Redis, else 0; read at each scrape) when the store
    * is Redis. The in-memory store (no `REDIS_URL`) has no Redis to watch: the series is then absent.
    * Across cluster workers the lowest value is kept.
@@ -277,6 +391,32 @@ export class Metrics implements MetricsSource {
 
   get contentType(): string {
     return this.registry.contentType;
+  }
+
+  /** The resilience cells of `endpoint`, made on its first report (an unknown code counts as EP0000). */
+  #guard(endpoint: string): GuardCells {
+    let cells = this.#guardCells.get(endpoint);
+    if (cells === undefined) {
+      const code = isEndpointCode(endpoint) ? endpoint : UNKNOWN_ENDPOINT_CODE;
+      cells = this.#guardCells.get(code);
+      if (cells === undefined) {
+        cells = {
+          inFlight: 0,
+          state: 0,
+          rejected: {
+            busy: this.#rejected.labels({ endpoint: code, reason: 'busy' }),
+            circuit_open: this.#rejected.labels({ endpoint: code, reason: 'circuit_open' }),
+          },
+          retries: this.#retries.labels({ endpoint: code }),
+        };
+        this.#guardCells.set(code, cells);
+        // The counters of a code start at 0, so that rate() and increase() see its first refusal or retry.
+        this.#rejected.inc({ endpoint: code, reason: 'busy' }, 0);
+        this.#rejected.inc({ endpoint: code, reason: 'circuit_open' }, 0);
+        this.#retries.inc({ endpoint: code }, 0);
+      }
+    }
+    return cells;
   }
 
   #endpointOf(call: UpstreamCallRecord): EndpointCode {
@@ -375,7 +515,7 @@ export function answerClusterPrimary(registries: Registry[]): void {
 
 /**
  * In the cluster primary: the metrics of every worker, summed (gauges by their own rule: `redis_up`
- * the lowest, `build_info` the first). A worker that does not answer within 5 s fails the scrape.
+ * the lowest, `build_info` the first, `circuit_state` the highest; `upstream_in_flight` is summed). A worker that does not answer within 5 s fails the scrape.
  */
 export function clusterMetricsSource(): MetricsSource {
   const aggregator = new AggregatorRegistry();

@@ -34,12 +34,18 @@ export interface AppDeps extends SessionCaches {
 export interface ProxyMetrics extends CacheReadObserver {
   /** One request refused by the rate limit named `limit` (a fixed name: never a user, login, address or path). */
   rateLimited(limit: string): void;
+  /**
+   * One `/api` request answered 503 `overloaded` by load shedding (`load_shed_total`, a counter
+   * without labels; CONTRACT.md "Resilience", "Operations").
+   */
+  loadShed(): void;
 }
 
 /** What the routes get when `METRICS_PORT` is unset: every report does nothing. */
 export const NO_METRICS: ProxyMetrics = Object.freeze({
   cacheRead: () => undefined,
   rateLimited: () => undefined,
+  loadShed: () => undefined,
 });
 
 /**
