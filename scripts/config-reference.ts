@@ -58,6 +58,11 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   { variables: ['CACHE_PURGE_TOKEN'], defaultText: 'none', meaning: 'operator credential for `/api/cache/purge` (`Authorization: Bearer …`)' },
   { variables: ['WORKERS'], meaning: 'processes on this host (node:cluster); more than 1 requires `REDIS_URL`' },
   { variables: ['CATALOGUE_CACHE_TTL_MS'], meaning: 'time to live of the game catalogue cache (milliseconds; `0` disables it)' },
+  {
+    variables: ['CATALOGUE_FOR_SESSIONS'],
+    meaning:
+      '`shared`: the catalogue reads (spec 4.6 "cacheable", "cache first", "from cache only") are answered from the one shared cache with or without a session, fetched without the user\'s cookie or token; `forward`: a read with a session is forwarded with it and not cached (for a BFF that personalises its catalogue)',
+  },
   { variables: ['PAYMENT_ICON_PREFIX'], defaultText: '`/icons`', meaning: 'prefix of payment icon URLs (`<prefix>/payments/<method>.svg`)' },
   {
     variables: ['REDIS_URL'],

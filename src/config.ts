@@ -13,6 +13,10 @@ import proxyAddr from 'proxy-addr';
 export const REGISTER_TYPES = ['bff-simplified', 'classic', 'simplified'] as const;
 export type RegisterType = (typeof REGISTER_TYPES)[number];
 
+/** The `CATALOGUE_FOR_SESSIONS` values of CONTRACT.md: how a catalogue read with a session is answered (spec 4.6). */
+export const CATALOGUE_FOR_SESSIONS_MODES = ['shared', 'forward'] as const;
+export type CatalogueForSessions = (typeof CATALOGUE_FOR_SESSIONS_MODES)[number];
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Longest time a millisecond setting accepts (10 minutes). */
@@ -58,6 +62,10 @@ export const EnvSchema = Type.Object({
   CACHE_PURGE_TOKEN: Type.Optional(Type.String({ minLength: 16, description: 'at least 16 characters', secret: true })),
   WORKERS: Type.Integer({ minimum: 1, maximum: 64, default: 1 }),
   CATALOGUE_CACHE_TTL_MS: Type.Integer({ minimum: 0, maximum: 86_400_000, default: 60_000 }),
+  CATALOGUE_FOR_SESSIONS: Type.Union(
+    CATALOGUE_FOR_SESSIONS_MODES.map((m) => Type.Literal(m)),
+    { default: 'shared' },
+  ),
   PAYMENT_ICON_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_URL: Type.Optional(Type.String({ secret: true })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
@@ -117,6 +125,12 @@ export interface Config {
   readonly workers: number;
   /** Time to live of catalogue cache entries, in milliseconds (0 disables the cache). */
   readonly catalogueCacheTtlMs: number;
+  /**
+   * `CATALOGUE_FOR_SESSIONS`: `shared` answers the catalogue reads from the one shared cache with or
+   * without a session (fetched without the user's cookie or token); `forward` forwards a read with a
+   * session, uncached (CONTRACT.md "Which routes need a session").
+   */
+  readonly catalogueForSessions: CatalogueForSessions;
   /** Prefix for payment icon URLs (spec 2.8); `undefined` = `/icons`. */
   readonly paymentIconPrefix: string | undefined;
   /**
@@ -407,6 +421,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     cachePurgeToken: e.CACHE_PURGE_TOKEN,
     workers: e.WORKERS,
     catalogueCacheTtlMs: e.CATALOGUE_CACHE_TTL_MS,
+    catalogueForSessions: e.CATALOGUE_FOR_SESSIONS as CatalogueForSessions,
     paymentIconPrefix: e.PAYMENT_ICON_PREFIX?.replace(/\/+$/, ''),
     redisUrl,
     ...(e.METRICS_PORT === undefined ? {} : { metricsPort: e.METRICS_PORT }),

@@ -1,7 +1,8 @@
 /**
  * The catalogue cache (src/catalogue): single flight under concurrency, parameter order, purge,
- * stats-batch from the cache only, failures never cached, anonymous-only, stale-while-revalidate
- * and stale-if-error, the switch-off (`CATALOGUE_CACHE_TTL_MS=0`), and the pure helpers.
+ * stats-batch from the cache only, failures never cached, sessions kept out (`shared`) or forwarded
+ * (`forward`), stale-while-revalidate and stale-if-error, the switch-off (`CATALOGUE_CACHE_TTL_MS=0`),
+ * and the pure helpers. The public catalogue and the outage: `catalogue-public.test.ts`.
  */
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
@@ -106,14 +107,19 @@ describe('catalogue cache through the proxy', () => {
     assert.equal(upstream.requests.filter((r) => r.path === '/bff/games/top-wins-dl').length, 2);
   });
 
-  test('reads with a session never read or fill the cache', async () => {
-    await send(proxy.url, 'GET', '/api/games/list?page=9');
-    const jwt = fakeJwt();
-    const personal = await send(proxy.url, 'GET', '/api/games/list?page=9', { token: jwt });
-    assert.deepEqual(personal.json, { data: [], version: 2 });
-    const anonymous = await send(proxy.url, 'GET', '/api/games/list?page=9');
-    assert.deepEqual(anonymous.json, { data: [], version: 1 }, 'the anonymous entry is untouched');
-    assert.equal(listCalls(), 2);
+  test('CATALOGUE_FOR_SESSIONS=forward: reads with a session never read or fill the cache', async () => {
+    const forward = await startProxy(upstream.url, { CATALOGUE_CACHE_TTL_MS: String(TTL_MS), CATALOGUE_FOR_SESSIONS: 'forward' });
+    try {
+      await send(forward.url, 'GET', '/api/games/list?page=9');
+      const jwt = fakeJwt();
+      const personal = await send(forward.url, 'GET', '/api/games/list?page=9', { token: jwt });
+      assert.deepEqual(personal.json, { data: [], version: 2 });
+      const anonymous = await send(forward.url, 'GET', '/api/games/list?page=9');
+      assert.deepEqual(anonymous.json, { data: [], version: 1 }, 'the anonymous entry is untouched');
+      assert.equal(listCalls(), 2);
+    } finally {
+      await forward.close();
+    }
   });
 
   test('stale-while-revalidate: an expired entry is answered at once while one refresh runs', async () => {

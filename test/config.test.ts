@@ -250,3 +250,19 @@ describe('checkHostBindable (HOST must be an address this machine can bind)', ()
     assert.ok(!(problem ?? '').includes('\n'));
   });
 });
+
+describe('CATALOGUE_FOR_SESSIONS (CONTRACT.md "Configuration", "Which routes need a session")', () => {
+  test('default shared; shared and forward accepted', () => {
+    assert.equal(loadConfig({}).catalogueForSessions, 'shared');
+    assert.equal(loadConfig({ CATALOGUE_FOR_SESSIONS: 'shared' }).catalogueForSessions, 'shared');
+    assert.equal(loadConfig({ CATALOGUE_FOR_SESSIONS: 'forward' }).catalogueForSessions, 'forward');
+    assert.equal(loadConfig({ CATALOGUE_FOR_SESSIONS: '' }).catalogueForSessions, 'shared', 'empty counts as unset');
+  });
+
+  for (const value of ['private', 'Shared', 'forward ', 'shared,forward']) {
+    test(`CATALOGUE_FOR_SESSIONS=${JSON.stringify(value)} stops the start with one line naming it and the allowed values`, () => {
+      const problems = problemsOf({ CATALOGUE_FOR_SESSIONS: value });
+      assert.deepEqual(problems, [`CATALOGUE_FOR_SESSIONS: expected one of shared | forward, got ${JSON.stringify(value)}`]);
+    });
+  }
+});

@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { beforeEach, describe, test } from 'node:test';
-import { ConcurrencyBarrier, fakeJwt, type Recorded, send, useProxyWithRecorder } from './helpers/recording-upstream.js';
+import { ConcurrencyBarrier, fakeJwt, type Recorded, send, startProxy, useProxyWithRecorder } from './helpers/recording-upstream.js';
 
 const { upstream, proxy } = useProxyWithRecorder({ UPSTREAM_TIMEOUT_MS: '2000' });
 
@@ -58,16 +58,36 @@ describe('spec 4.6 GET /api/games/list', () => {
     assert.equal(upstream.requests.length, 0);
   });
 
-  test('with a session the read is forwarded with it and never cached', async () => {
+  test('CATALOGUE_FOR_SESSIONS=forward: with a session the read is forwarded with it and never cached', async () => {
+    const forward = await startProxy(upstream.url, { CATALOGUE_FOR_SESSIONS: 'forward' });
+    try {
+      const jwt = fakeJwt();
+      for (let i = 0; i < 2; i++) {
+        const res = await send(forward.url, 'GET', '/api/games/list?category=slots', { token: jwt, headers: { cookie: '_ga=GA1.1.1.2' } });
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.get('cache-control'), 'no-store');
+      }
+      assert.equal(upstream.requests.length, 2);
+      assert.equal(upstream.requests[0]?.headers.authorization, `Bearer ${jwt}`);
+      assert.match(String(upstream.requests[0]?.headers.cookie), /access_token=/);
+    } finally {
+      await forward.close();
+    }
+  });
+
+  test('CATALOGUE_FOR_SESSIONS=shared (default): with a session the read is answered like one without, and sends no session upstream', async () => {
+    upstream.on('GET', '/casino-games/list/', { json: { data: [{ slug: 'a' }], total: 1 } });
     const jwt = fakeJwt();
     for (let i = 0; i < 2; i++) {
       const res = await send(proxy.url, 'GET', '/api/games/list?category=slots', { token: jwt, headers: { cookie: '_ga=GA1.1.1.2' } });
       assert.equal(res.status, 200);
-      assert.equal(res.headers.get('cache-control'), 'no-store');
+      assert.deepEqual(res.json, { data: [{ slug: 'a' }], total: 1 });
+      assert.equal(res.headers.get('cache-control'), 'public, max-age=30');
+      assert.equal(res.headers.get('vary'), null, 'the answer does not depend on the cookie');
     }
-    assert.equal(upstream.requests.length, 2);
-    assert.equal(upstream.requests[0]?.headers.authorization, `Bearer ${jwt}`);
-    assert.match(String(upstream.requests[0]?.headers.cookie), /access_token=/);
+    const rec = only();
+    assert.equal(rec.headers.authorization, undefined);
+    assert.equal(rec.headers.cookie, undefined);
   });
 
   test('an upstream failure goes through the envelope (spec 7.4)', async () => {

@@ -12,11 +12,25 @@
  * single flight, stale-while-revalidate, stale-if-error, failures never stored. At most
  * {@link CATALOGUE_MAX_ENTRIES} answers and {@link CATALOGUE_MAX_BYTES} bytes.
  *
- * Only anonymous reads are cached, so no personal data can enter: a request without a session is
- * answered from the cache, and a cache fill is made by the proxy itself with no `Authorization`, no
- * `Cookie` and no visitor headers, so one entry is right for every visitor. A request with a session
- * is forwarded with it (CONTRACT.md "a present session is still forwarded") and its answer is neither
- * read from nor written to the cache. This assumes the anonymous catalogue does not vary per visitor.
+ * The entries are anonymous, so no personal data can enter: a cache fill is made by the proxy itself
+ * with no `Authorization`, no `Cookie` and no visitor headers, so one entry is right for every visitor.
+ * What a request with a session gets depends on `CATALOGUE_FOR_SESSIONS` (CONTRACT.md "Which routes
+ * need a session"):
+ *
+ * | `CATALOGUE_FOR_SESSIONS` | request without a session | request with a session (any cookie value) |
+ * |---|---|---|
+ * | `shared` (default) | from the cache | from the same cache; the session is neither read nor forwarded |
+ * | `forward` | from the cache | forwarded with it; neither read from nor written to the cache |
+ *
+ * `shared` assumes the BFF's catalogue does not vary per visitor (spec 4.6 calls it "cacheable"):
+ * a logged-in lobby is then answered from the cache too, during an outage as well, and a made-up
+ * cookie cannot make the proxy call the BFF. `forward` is for a BFF that personalises its catalogue.
+ *
+ * Outage (CONTRACT.md "Resilience"): an entry whose refresh fails keeps being answered, however old
+ * (see `swr-cache.ts`); a read of an entry too old to answer at once waits for its refresh at most
+ * {@link CATALOGUE_REFRESH_WAIT_MS}. Any `UpstreamError` (time-out, unreachable, the upstream guard's
+ * `upstream_busy` / `upstream_circuit_open`) and any answer that is not cacheable count as a failed
+ * refresh, except a 404 or 410: the page or game is gone, and the entry with it.
  *
  * The caches are created for an app on first use and registered in `deps.caches` then, so the purge
  * routes empty them.
@@ -43,6 +57,11 @@ export const CATALOGUE_MAX_ENTRIES = 2_000;
 export const CATALOGUE_MAX_BYTES = 64 * 1024 * 1024;
 /** Names of the catalogue caches in `deps.caches`. */
 export const CATALOGUE_CACHE_NAMES = { answers: 'catalogue', index: 'catalogue-index' } as const;
+/**
+ * How long a read of an entry older than twice its time to live waits for its refresh (from the
+ * refresh's start) before the stale entry is answered, in milliseconds.
+ */
+export const CATALOGUE_REFRESH_WAIT_MS = 500;
 /** Upstream path of one game's statistics (spec 4.6 row `statistics-dl`). */
 export const STATISTICS_PATH = '/bff/games/statistics-dl';
 
@@ -58,14 +77,14 @@ export interface CatalogueRead {
   readonly outcome: SwrOutcome | 'session';
 }
 
-/** What the catalogue needs of its app: the cache time to live, the BFF, and the registry of caches. */
+/** What the catalogue needs of its app: the cache settings, the BFF, and the registry of caches. */
 export interface CatalogueDeps {
-  readonly config: Pick<Config, 'catalogueCacheTtlMs'>;
+  readonly config: Pick<Config, 'catalogueCacheTtlMs' | 'catalogueForSessions'>;
   readonly services: { readonly bff: UpstreamService };
   readonly caches: CacheRegistry;
   /** The shared state: with Redis, one entry per key for every instance (CONTRACT.md "Several instances"). */
   readonly state: { readonly store: SharedStore; readonly fleet: Fleet };
-  /** Told how each anonymous read of the `catalogue` and `catalogue-index` caches was answered (the metrics). */
+  /** Told how each read of the `catalogue` and `catalogue-index` caches was answered (the metrics). */
   readonly metrics?: CacheReadObserver | undefined;
 }
 
@@ -81,6 +100,14 @@ const CACHE_RESULTS: Readonly<Record<SwrOutcome, 'hit' | 'miss' | 'stale'>> = {
 /** A catalogue answer fit to keep: 2xx with a JSON body. */
 function cacheable(res: { status: number; body: Buffer }): boolean {
   return res.status >= 200 && res.status < 300 && parseJson(res.body) !== undefined;
+}
+
+/** Statuses of a refresh that end an entry instead of leaving it stale: the resource is gone. */
+const GONE_STATUSES: ReadonlySet<number> = new Set([404, 410]);
+
+/** Whether a failed refresh keeps the stale entry: every failure but a 404 or 410 answer. */
+function keepStale(error: unknown): boolean {
+  return !(error instanceof UpstreamAnswerError && GONE_STATUSES.has(error.response.status));
 }
 
 /** The catalogue caches of one app. */
@@ -99,8 +126,18 @@ export class Catalogue {
       max: CATALOGUE_MAX_ENTRIES,
       maxSize: CATALOGUE_MAX_BYTES,
       sizeOf: (entry) => entry.body.length + 64,
+      refreshWaitMs: CATALOGUE_REFRESH_WAIT_MS,
+      keepStale,
     });
-    this.index = new SwrCache<CatalogueIndex>({ ttlMs, max: 1 });
+    this.index = new SwrCache<CatalogueIndex>({ ttlMs, max: 1, refreshWaitMs: CATALOGUE_REFRESH_WAIT_MS });
+  }
+
+  /**
+   * Whether the reads of `ctx` are forwarded with its session: `CATALOGUE_FOR_SESSIONS=forward` and a
+   * session cookie present. Otherwise they are anonymous and their answers hold no session data.
+   */
+  forwardsSession(ctx: UpstreamCaller): boolean {
+    return ctx.token !== undefined && this.#deps.config.catalogueForSessions === 'forward';
   }
 
   /** One anonymous GET made by the proxy itself (no session, no cookie, no visitor headers). */
@@ -124,13 +161,13 @@ export class Catalogue {
   }
 
   /**
-   * A catalogue GET: from the cache for an anonymous request, forwarded with the session otherwise.
-   * Non-2xx answers are returned (never cached).
+   * A catalogue GET (spec 4.6): from the shared cache, or forwarded with the session when
+   * {@link forwardsSession} (outcome `session`). Non-2xx answers are returned (never cached).
    *
    * @throws UpstreamError on transport failures with nothing stale to answer.
    */
   async read(ctx: UpstreamCaller, path: string, query: Readonly<Record<string, QueryValue>> = {}): Promise<CatalogueRead> {
-    if (ctx.token) {
+    if (this.forwardsSession(ctx)) {
       return { response: await ctx.call('bff', { method: 'GET', path, query }), outcome: 'session' };
     }
     let outcome: SwrOutcome = 'miss';
@@ -150,6 +187,16 @@ export class Catalogue {
       // A failed load (nothing cached, the upstream's failure answered) is a miss too.
       this.#deps.metrics?.cacheRead(CATALOGUE_CACHE_NAMES.answers, CACHE_RESULTS[outcome]);
     }
+  }
+
+  /**
+   * An uncached GET the proxy makes itself, with neither the user's session nor cookie (the sportsbook
+   * half of `/api/search/unified`, whose answer holds no session data unless {@link forwardsSession}).
+   *
+   * @throws UpstreamError on transport failures.
+   */
+  anonymousGet(ctx: UpstreamCaller, path: string, query: Readonly<Record<string, QueryValue>>): Promise<UpstreamResponse> {
+    return this.#anonymous(path, query, ctx.requestId);
   }
 
   /** The statistics of `slug` held by the cache (fed by `statistics-dl` reads), parsed; never calls upstream. */

@@ -3,9 +3,12 @@
  *
  * Catalogue reads (`list`, `search`, `category/{slug}`, `provider/{slug}`, `top-wins`,
  * `statistics-dl`, the casino half of `/api/search/unified`, the detail fallback of `by-slugs`) go
- * through the catalogue cache (`src/catalogue`): without a session they are answered from it (and
- * carry `Cache-Control: public, max-age=30`); with a session they are forwarded with it and never
- * cached. `by-slugs` reads the assembled game index, `stats-batch` reads cached statistics only.
+ * through the catalogue cache (`src/catalogue`), fetched anonymously; `by-slugs` reads the assembled
+ * game index, `stats-batch` reads cached statistics only. With `CATALOGUE_FOR_SESSIONS=shared` (the
+ * default) a request with a session is answered like one without: from the cache, with `Cache-Control:
+ * public, max-age=30`, no session sent upstream (the sportsbook half of the unified search included)
+ * and no session data in the answer. With `forward` a request with a session is forwarded with it and
+ * never cached (`no-store`), and the cached answers say `Vary: Cookie`.
  *
  * Query and body parameters (spec 4.12 leaves them open; the list set is documented in
  * `src/catalogue/query.ts`; anything not listed is dropped):
@@ -55,7 +58,7 @@ export const DETAIL_PATH = '/casino-games';
 export const MAX_SLUGS = 100;
 /** Detail fallbacks of one `by-slugs` request run at most this many at a time. */
 const FALLBACK_CONCURRENCY = 8;
-/** `Cache-Control` of anonymous catalogue answers (the proxy's own cache keeps them `CATALOGUE_CACHE_TTL_MS`). */
+/** `Cache-Control` of catalogue answers not forwarded with a session (the proxy's own cache keeps them `CATALOGUE_CACHE_TTL_MS`). */
 export const CATALOGUE_CACHE_CONTROL = 'public, max-age=30';
 
 const SLUG = new RegExp(SLUG_PATTERN);
@@ -69,12 +72,16 @@ const PageQuery = Type.Object({
 });
 const SlugParams = Type.Object({ slug: Slug });
 
-/** The answer of a catalogue read; anonymous successes may be cached by the browser and the worker cache. */
+/**
+ * The answer of a catalogue read: a success not forwarded with a session may be cached by the browser
+ * and the worker cache (`Vary: Cookie` only when `CATALOGUE_FOR_SESSIONS=forward` makes the answer
+ * depend on the session).
+ */
 function catalogueAnswer(ctx: RouteContext, read: CatalogueRead): ProxyAnswer {
   const answer = upstreamAnswer(read.response);
   if (answer.status >= 200 && answer.status < 300 && read.outcome !== 'session') {
     ctx.reply.header('cache-control', CATALOGUE_CACHE_CONTROL);
-    ctx.reply.header('vary', 'Cookie');
+    if (ctx.deps.config.catalogueForSessions === 'forward') ctx.reply.header('vary', 'Cookie');
   }
   return answer;
 }
@@ -167,9 +174,13 @@ async function unifiedSearch(ctx: RouteContext, body: { search: string; page?: u
     page: body.page as string | number | undefined,
     per_page: body.per_page as string | number | undefined,
   });
+  const catalogue = catalogueOf(ctx.deps);
+  const sportsQuery = { search: term };
   const [casino, sports] = await Promise.allSettled([
-    catalogueOf(ctx.deps).read(ctx, LIST_PATH, casinoQuery),
-    ctx.call('bff', { method: 'GET', path: SPORTS_SEARCH_PATH, query: { search: term } }),
+    catalogue.read(ctx, LIST_PATH, casinoQuery),
+    catalogue.forwardsSession(ctx)
+      ? ctx.call('bff', { method: 'GET', path: SPORTS_SEARCH_PATH, query: sportsQuery })
+      : catalogue.anonymousGet(ctx, SPORTS_SEARCH_PATH, sportsQuery),
   ]);
   const casinoRes = casino.status === 'fulfilled' ? casino.value.response : undefined;
   const sportsRes = sports.status === 'fulfilled' ? sports.value : undefined;
@@ -199,7 +210,7 @@ export const gamesRoutes: readonly RouteSpec[] = [
     method: 'GET',
     url: '/api/games/list',
     spec: '4.6',
-    summary: 'paginated catalogue (category, provider, search); cached for anonymous reads',
+    summary: 'paginated catalogue (category, provider, search); cacheable: answered from the shared catalogue cache',
     auth: 'none',
     querystring: ListQuerystring,
     upstream: [bff('GET', LIST_PATH)],
@@ -286,7 +297,7 @@ export const gamesRoutes: readonly RouteSpec[] = [
     method: 'GET',
     url: '/api/games/top-wins',
     spec: '4.6',
-    summary: 'top wins of the day; cached for anonymous reads',
+    summary: 'top wins of the day; answered from the shared catalogue cache',
     auth: 'none',
     upstream: [bff('GET', '/bff/games/top-wins-dl')],
     handler: async (ctx) => catalogueAnswer(ctx, await catalogueOf(ctx.deps).read(ctx, '/bff/games/top-wins-dl')),
@@ -295,7 +306,7 @@ export const gamesRoutes: readonly RouteSpec[] = [
     method: 'GET',
     url: '/api/games/statistics-dl',
     spec: '4.6',
-    summary: 'statistics of one game, query `slug`; anonymous answers are cached and feed `stats-batch`',
+    summary: 'statistics of one game, query `slug`; answered from the shared catalogue cache, whose entries feed `stats-batch`',
     auth: 'none',
     querystring: Type.Object({ slug: Slug }),
     upstream: [bff('GET', STATISTICS_PATH)],
