@@ -96,6 +96,7 @@ export async function createServer(
       : new (await import('./pipeline/metrics.js')).Metrics({ version: PACKAGE_VERSION, buildId: cfg.buildId });
   const upstreams = createUpstreamServices(cfg, {
     observer: metrics?.observeUpstream,
+    resilience: metrics?.resilience,
     // Circuit changes are logged at warn with the EP code (CONTRACT.md "Resilience").
     onCircuit: (endpoint, service, from, to) =>
       app.log.warn({ endpoint, service, from: CIRCUIT_NAMES[from], to: CIRCUIT_NAMES[to] }, `circuit ${CIRCUIT_NAMES[to]}: ${endpoint}`),
@@ -130,7 +131,7 @@ export async function createServer(
   await app.register(clientErrors.plugin);
   await app.register(requestContext);
   await app.register(drain.plugin);
-  await app.register(loadShedding, { config: cfg });
+  await app.register(loadShedding, { config: cfg, onShed: metrics?.loadShed });
   await app.register(csrf, { config: cfg });
   await app.register(authGate, { config: cfg });
   await app.register(body);

@@ -27,8 +27,11 @@ export const MAX_UPSTREAM_RESPONSE_BYTES = 4 * 1024 * 1024;
 /** Connections of an origin's general pool (every endpoint but {@link PRIORITY_ENDPOINTS}). */
 export const POOL_CONNECTIONS = 128;
 
-/** Connections of an origin's pool for {@link PRIORITY_ENDPOINTS}. */
-export const PRIORITY_POOL_CONNECTIONS = 32;
+/**
+ * Connections of an origin's pool for {@link PRIORITY_ENDPOINTS} (opened as needed): as many as the
+ * general pool, so that a burst of logins or profile reads never waits in undici's queue.
+ */
+export const PRIORITY_POOL_CONNECTIONS = 128;
 
 /**
  * The endpoints that must always find a connection (CONTRACT.md "Resilience": money moves and the

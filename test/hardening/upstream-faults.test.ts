@@ -405,7 +405,7 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
           await sleep(200);
         }
       })();
-      const routes = ['/api/user/login-history', '/api/user/last-casino-games', '/api/wallet/refresh', '/api/auth/profile'];
+      const routes = ['/api/user/login-history', '/api/user/last-casino-games', '/api/auth/profile'];
       let turn = 0;
       const others = loop(clients, until, () => call(p.pool, routes[turn++ % routes.length] as string));
       const catalogue = loop(2, until, async () => {
