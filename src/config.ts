@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { createPublicKey } from 'node:crypto';
 import { isIP, createServer as createNetServer } from 'node:net';
 import { type Static, type TSchema, Kind, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -70,6 +71,9 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_LOGIN_FAILURES: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 5 }),
   RATE_LIMIT_BEACON_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10 }),
   RATE_LIMIT_API_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
+  RATE_LIMIT_API_PER_ADDRESS_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 6_000 }),
+  JWT_JWKS_URL: Type.Optional(Type.String({ description: "an absolute http(s) URL of the BFF's JSON Web Key Set" })),
+  JWT_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1, description: "the BFF's token-signing public key in PEM (literal \\n accepted as line breaks)" })),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -148,7 +152,15 @@ export interface Config {
     readonly beaconPerMin: number;
     /** Other `/api` requests per session (or client address without one) per minute. */
     readonly apiPerMin: number;
+    /** The same requests per client address over all its sessions per minute. */
+    readonly apiPerAddressPerMin: number;
   };
+  /**
+   * The BFF's token-signing keys (CONTRACT.md "Which routes need a session"): the JWKS URL
+   * (`JWT_JWKS_URL`) or the PEM public key (`JWT_PUBLIC_KEY`); `undefined`: session tokens are
+   * checked for their form only.
+   */
+  readonly tokenKeys: { readonly jwksUrl?: string; readonly publicKeyPem?: string } | undefined;
 }
 
 /** Thrown by {@link loadConfig} with every problem found, one per line, each naming its variable. */
@@ -183,6 +195,37 @@ function checkUrl(name: string, value: string, problems: string[]): string | und
     return undefined;
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** `JWT_JWKS_URL` and `JWT_PUBLIC_KEY`: at most one of them; the URL absolute http(s), the PEM a public key. */
+function checkTokenKeys(jwksUrl: string | undefined, pem: string | undefined, problems: string[]): Config['tokenKeys'] {
+  if (jwksUrl !== undefined && pem !== undefined) {
+    problems.push('JWT_JWKS_URL: expected JWT_JWKS_URL or JWT_PUBLIC_KEY, not both');
+    return undefined;
+  }
+  if (jwksUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(jwksUrl);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
+      problems.push(`JWT_JWKS_URL: expected an absolute http(s) URL without credentials, got ${quoted(jwksUrl)}`);
+      return undefined;
+    }
+    return Object.freeze({ jwksUrl: url.href });
+  }
+  if (pem !== undefined) {
+    const text = pem.includes('\\n') ? pem.replaceAll('\\n', '\n') : pem;
+    try {
+      if (createPublicKey(text).type === 'public') return Object.freeze({ publicKeyPem: text });
+    } catch {
+      // reported below
+    }
+    problems.push('JWT_PUBLIC_KEY: expected a public key in PEM (-----BEGIN PUBLIC KEY-----…), got text that is not one');
+  }
+  return undefined;
 }
 
 function checkTrustedProxies(value: string, problems: string[]): string[] | undefined {
@@ -362,6 +405,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     problems.push(`METRICS_PORT: expected a port other than PORT (${e.PORT}): metrics are never served on the public port, got ${quoted(String(e.METRICS_PORT))}`);
   }
   const sessionCookieName = e.SESSION_COOKIE_NAME ?? (production ? '__Host-access_token' : 'access_token');
+  const tokenKeys = checkTokenKeys(e.JWT_JWKS_URL, e.JWT_PUBLIC_KEY, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze({
@@ -393,7 +437,9 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
       loginFailures: e.RATE_LIMIT_LOGIN_FAILURES,
       beaconPerMin: e.RATE_LIMIT_BEACON_PER_MIN,
       apiPerMin: e.RATE_LIMIT_API_PER_MIN,
+      apiPerAddressPerMin: e.RATE_LIMIT_API_PER_ADDRESS_PER_MIN,
     }),
+    tokenKeys,
   });
 }
 

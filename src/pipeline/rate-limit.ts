@@ -67,7 +67,7 @@ export const rateLimits = fp(
       api: config.rateLimits.apiPerMin,
     };
     const bySession = (request: FastifyRequest): string => {
-      const token = readSessionToken(request, config);
+      const token = readSessionToken(request);
       return token ? `s:${tokenKey(token)}` : `a:${request.ip}`;
     };
     // Runs before the limiter's own onRoute hook (registered below): turns each route's declared

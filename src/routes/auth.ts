@@ -184,6 +184,7 @@ export const authRoutes: readonly RouteSpec[] = [
     auth: 'none',
     upstream: [bff('POST', '/auth/logout')],
     evictsProfile: false,
+    acceptsExpiredToken: true,
     handler: (ctx) => logout(ctx, '/auth/logout'),
   }),
   route({
@@ -194,6 +195,7 @@ export const authRoutes: readonly RouteSpec[] = [
     auth: 'none',
     upstream: [bff('POST', '/auth/logout-auto')],
     evictsProfile: false,
+    acceptsExpiredToken: true,
     handler: (ctx) => logout(ctx, '/auth/logout-auto'),
   }),
   route({
@@ -240,6 +242,7 @@ export const authRoutes: readonly RouteSpec[] = [
     auth: 'required',
     upstream: [bff('POST', '/users/refresh-token')],
     evictsProfile: false,
+    acceptsExpiredToken: true,
     handler: async (ctx) => {
       const token = ctx.token as string;
       try {

@@ -81,7 +81,7 @@ export class RequestContext implements RouteContext {
     this.body = request.body;
     this.query = request.query;
     this.params = request.params;
-    this.token = readSessionToken(request, deps.config);
+    this.token = readSessionToken(request);
     this.deps = deps;
     this.routeConfig = routeConfig;
   }
