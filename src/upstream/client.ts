@@ -185,7 +185,8 @@ export class UpstreamService {
    * @param proxyHeaders - headers the proxy sets (session, request id…); they override `req.headers`.
    * @returns the status, headers and body of any answer with a status, including 4xx and 5xx.
    * @throws {@link UpstreamError} `upstream_timeout`, `upstream_unavailable`, `upstream_bad_response`,
-   *   `upstream_response_too_large` or `not_configured`; never anything else.
+   *   `upstream_response_too_large` or `not_configured`; `client_aborted` when a stream `body` fails (the
+   *   client's upload broke: the call is aborted, and not observed as an upstream failure); never anything else.
    */
   request(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamResponse> {
     if (this.#origin === undefined) {
@@ -199,6 +200,14 @@ export class UpstreamService {
     }
     const call = new BufferedCall();
     const answer = call.start(this.#timeoutMs);
+    const body = req.body;
+    if (body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body)) {
+      // Registered before undici's own listener: a failing request body is the client's fault, not the upstream's.
+      body.once('error', (error) => call.fail(new UpstreamError('client_aborted', { cause: error })));
+      // At the time limit, a body still waiting for the client's bytes (nothing buffered, not ended) means the
+      // client stopped sending: its fault too. A body held back by an upstream that stopped reading has bytes buffered.
+      call.bodyStarved = () => !body.readableEnded && body.readableLength === 0;
+    }
     const observer = this.#pools.observer;
     if (observer !== undefined) observe(observer, this.name, this.#prefix, req, answer, performance.now());
     try {
@@ -260,12 +269,20 @@ function observe(
   };
   answer.then(
     (res) => tell(res.status, undefined, Buffer.isBuffer(res.body) ? res.body : undefined),
-    (error: unknown) => tell(0, toUpstreamError(error), undefined),
+    (error: unknown) => {
+      const failure = toUpstreamError(error);
+      // The client's body broke (client_aborted): not an outcome of the upstream.
+      if (failure.code !== 'client_aborted') tell(0, failure, undefined);
+    },
   );
 }
 
 function onCallTimeout(call: BufferedCall): void {
-  call.fail(new UpstreamError('upstream_timeout'));
+  call.fail(
+    call.bodyStarved?.() === true
+      ? new UpstreamError('client_aborted', { detail: 'The request body stopped arriving' })
+      : new UpstreamError('upstream_timeout'),
+  );
 }
 
 /**
@@ -281,6 +298,8 @@ class BufferedCall implements Dispatcher.DispatchHandler {
   #status = 0;
   #headers: IncomingHttpHeaders = {};
   #chunks: Buffer[] = [];
+  /** For a streamed request body: whether it is waiting for the client's bytes (read at the time limit). */
+  bodyStarved: (() => boolean) | undefined;
 
   /** The promise of the answer; the call fails with `upstream_timeout` after `timeoutMs`. */
   start(timeoutMs: number): Promise<UpstreamResponse> {

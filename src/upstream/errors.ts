@@ -17,6 +17,12 @@ export const UPSTREAM_FAILURES = {
   upstream_response_too_large: { status: 502, detail: 'The service sent an answer that is too large' },
   /** The upstream answered with a redirect, which the proxy never follows. */
   upstream_redirect: { status: 502, detail: 'The service answered with a redirect' },
+  /**
+   * The client's request body, streamed upstream as it arrived, failed: the client stopped sending or
+   * closed mid-body, or the body was cut (an unterminated multipart form). A client fault: the upstream
+   * call is aborted, and it is neither an upstream failure nor observed as one.
+   */
+  client_aborted: { status: 400, detail: 'The request body did not arrive whole' },
   /** The upstream URL for this route is not configured (CONTRACT.md). */
   not_configured: { status: 503, detail: 'This service is not configured' },
 } as const satisfies Record<string, { status: number; detail: string }>;
