@@ -151,6 +151,7 @@ export async function startProxy(
       RATE_LIMIT_LOGIN_FAILURES: '0',
       RATE_LIMIT_BEACON_PER_MIN: '0',
       RATE_LIMIT_API_PER_MIN: '0',
+      RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0',
       ...env,
     },
     { logStream: logs, ...options },
