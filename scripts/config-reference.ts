@@ -97,6 +97,18 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning: 'mean event-loop delay (milliseconds, sampled every 250 ms) above which new `/api` requests answer 503 `overloaded` until it falls (`0` turns it off); health and metrics are never shed',
   },
   { variables: ['LOAD_SHED_MAX_IN_FLIGHT'], meaning: '`/api` requests in progress above which new ones answer 503 `overloaded` (`0` turns it off)' },
+  {
+    variables: ['RATE_LIMIT_API_PER_ADDRESS_PER_MIN'],
+    meaning:
+      'the same requests per client address over all its sessions, per minute, counted per process (`0` turns it off): a made-up session token costs nothing to mint, so this ceiling holds whatever cookies an address rotates',
+  },
+  {
+    variables: ['JWT_JWKS_URL', 'JWT_PUBLIC_KEY'],
+    defaultText: 'none',
+    accepts: 'http(s) URL of a JWKS, or a PEM public key (one of them)',
+    meaning:
+      "the BFF's token-signing keys: a session token is then verified before any upstream call (signature: 401 `invalid_token`; expiry with 60 s leeway, except on refresh and logout: 401 `token_expired`); the JWKS is cached 10 minutes. Without them a token is checked for its form only",
+  },
   { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
   {
     variables: ['OTEL_EXPORTER_OTLP_ENDPOINT'],

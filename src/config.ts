@@ -4,6 +4,7 @@
  *
  * @module
  */
+import { createPublicKey } from 'node:crypto';
 import { isIP, createServer as createNetServer } from 'node:net';
 import { type Static, type TSchema, Kind, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
@@ -85,6 +86,9 @@ export const EnvSchema = Type.Object({
   UPSTREAM_CIRCUIT_PAUSE_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 5_000 }),
   LOAD_SHED_EVENT_LOOP_DELAY_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 200 }),
   LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 2_000 }),
+  RATE_LIMIT_API_PER_ADDRESS_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 6_000 }),
+  JWT_JWKS_URL: Type.Optional(Type.String({ description: "an absolute http(s) URL of the BFF's JSON Web Key Set" })),
+  JWT_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1, description: "the BFF's token-signing public key in PEM (literal \\n accepted as line breaks)" })),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -169,6 +173,8 @@ export interface Config {
     readonly beaconPerMin: number;
     /** Other `/api` requests per session (or client address without one) per minute. */
     readonly apiPerMin: number;
+    /** The same requests per client address over all its sessions per minute. */
+    readonly apiPerAddressPerMin: number;
   };
   /** The per-endpoint guard of upstream calls (CONTRACT.md "Resilience"). */
   readonly upstreamLimits: {
@@ -190,6 +196,12 @@ export interface Config {
     /** `/api` requests in progress above which new ones are shed. */
     readonly maxInFlight: number;
   };
+  /**
+   * The BFF's token-signing keys (CONTRACT.md "Which routes need a session"): the JWKS URL
+   * (`JWT_JWKS_URL`) or the PEM public key (`JWT_PUBLIC_KEY`); `undefined`: session tokens are
+   * checked for their form only.
+   */
+  readonly tokenKeys: { readonly jwksUrl?: string; readonly publicKeyPem?: string } | undefined;
 }
 
 /** Thrown by {@link loadConfig} with every problem found, one per line, each naming its variable. */
@@ -224,6 +236,37 @@ function checkUrl(name: string, value: string, problems: string[]): string | und
     return undefined;
   }
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
+}
+
+/** `JWT_JWKS_URL` and `JWT_PUBLIC_KEY`: at most one of them; the URL absolute http(s), the PEM a public key. */
+function checkTokenKeys(jwksUrl: string | undefined, pem: string | undefined, problems: string[]): Config['tokenKeys'] {
+  if (jwksUrl !== undefined && pem !== undefined) {
+    problems.push('JWT_JWKS_URL: expected JWT_JWKS_URL or JWT_PUBLIC_KEY, not both');
+    return undefined;
+  }
+  if (jwksUrl !== undefined) {
+    let url: URL | undefined;
+    try {
+      url = new URL(jwksUrl);
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.username || url.password) {
+      problems.push(`JWT_JWKS_URL: expected an absolute http(s) URL without credentials, got ${quoted(jwksUrl)}`);
+      return undefined;
+    }
+    return Object.freeze({ jwksUrl: url.href });
+  }
+  if (pem !== undefined) {
+    const text = pem.includes('\\n') ? pem.replaceAll('\\n', '\n') : pem;
+    try {
+      if (createPublicKey(text).type === 'public') return Object.freeze({ publicKeyPem: text });
+    } catch {
+      // reported below
+    }
+    problems.push('JWT_PUBLIC_KEY: expected a public key in PEM (-----BEGIN PUBLIC KEY-----…), got text that is not one');
+  }
+  return undefined;
 }
 
 function checkTrustedProxies(value: string, problems: string[]): string[] | undefined {
@@ -403,6 +446,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     problems.push(`METRICS_PORT: expected a port other than PORT (${e.PORT}): metrics are never served on the public port, got ${quoted(String(e.METRICS_PORT))}`);
   }
   const sessionCookieName = e.SESSION_COOKIE_NAME ?? (production ? '__Host-access_token' : 'access_token');
+  const tokenKeys = checkTokenKeys(e.JWT_JWKS_URL, e.JWT_PUBLIC_KEY, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze({
@@ -435,6 +479,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
       loginFailures: e.RATE_LIMIT_LOGIN_FAILURES,
       beaconPerMin: e.RATE_LIMIT_BEACON_PER_MIN,
       apiPerMin: e.RATE_LIMIT_API_PER_MIN,
+      apiPerAddressPerMin: e.RATE_LIMIT_API_PER_ADDRESS_PER_MIN,
     }),
     upstreamLimits: Object.freeze({
       maxInFlight: e.UPSTREAM_ENDPOINT_MAX_IN_FLIGHT,
@@ -447,6 +492,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
       eventLoopDelayMs: e.LOAD_SHED_EVENT_LOOP_DELAY_MS,
       maxInFlight: e.LOAD_SHED_MAX_IN_FLIGHT,
     }),
+    tokenKeys,
   });
 }
 

@@ -3,6 +3,7 @@
  * naming its variable, defaults as the table says, and the result frozen.
  */
 import assert from 'node:assert/strict';
+import { generateKeyPairSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { checkHostBindable, ConfigError, loadConfig, PACKAGE_VERSION } from '../src/config.js';
@@ -204,7 +205,29 @@ describe('CONTRACT.md configuration: every bad value stops the start with one li
       loginFailures: 5,
       beaconPerMin: 10,
       apiPerMin: 0,
+      apiPerAddressPerMin: 6_000,
     });
+    assert.equal(loadConfig({ RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0' }).rateLimits.apiPerAddressPerMin, 0);
+  });
+
+  test('JWT_JWKS_URL or JWT_PUBLIC_KEY: one of them, a URL or a PEM public key; a PEM on one line with literal \\n', () => {
+    const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    assert.equal(loadConfig({}).tokenKeys, undefined);
+    assert.deepEqual(loadConfig({ JWT_JWKS_URL: 'https://bff.example.com/.well-known/jwks.json' }).tokenKeys, { jwksUrl: 'https://bff.example.com/.well-known/jwks.json' });
+    assert.deepEqual(loadConfig({ JWT_PUBLIC_KEY: pem }).tokenKeys, { publicKeyPem: pem });
+    assert.deepEqual(loadConfig({ JWT_PUBLIC_KEY: pem.replaceAll('\n', '\\n') }).tokenKeys, { publicKeyPem: pem });
+    const cases: [Record<string, string>, RegExp][] = [
+      [{ JWT_JWKS_URL: 'ftp://bff.example.com/jwks' }, /^JWT_JWKS_URL: expected an absolute http\(s\) URL/],
+      [{ JWT_JWKS_URL: 'not a url' }, /^JWT_JWKS_URL: expected an absolute http\(s\) URL/],
+      [{ JWT_PUBLIC_KEY: 'hello' }, /^JWT_PUBLIC_KEY: expected a public key in PEM/],
+      [{ JWT_JWKS_URL: 'https://bff.example.com/jwks', JWT_PUBLIC_KEY: pem }, /^JWT_JWKS_URL: expected JWT_JWKS_URL or JWT_PUBLIC_KEY, not both/],
+    ];
+    for (const [env, expected] of cases) {
+      const problems = problemsOf(env);
+      assert.equal(problems.length, 1, JSON.stringify(problems));
+      assert.match(problems[0] ?? '', expected);
+    }
   });
 
   test('a secret is never echoed in its error line', () => {

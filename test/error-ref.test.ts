@@ -272,7 +272,7 @@ test('a body too slow to arrive: the 408 written on the raw socket names the rou
   const own = await startProxy(upstream.url, {}, { timeouts: { requestTimeoutMs: 800, headersTimeoutMs: 800, checkIntervalMs: 100 } });
   try {
     const request =
-      'POST /api/user/check-password HTTP/1.1\r\nHost: x\r\nCookie: access_token=abcdefghijklmnopqrstuvwxyz\r\n' +
+      `POST /api/user/check-password HTTP/1.1\r\nHost: x\r\nCookie: access_token=${fakeJwt()}\r\n` +
       'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"pa';
     const { hostname, port } = new URL(own.url);
     const text = await new Promise<string>((resolve, reject) => {

@@ -21,7 +21,7 @@ import { REQUEST_EXAMPLES, ROUTE_ANSWERS } from '../src/contracts/answers.js';
 import { documentPath, OPENAPI_TAGS, operationIdOf } from '../src/pipeline/openapi.js';
 import { allRouteTables } from '../src/routes/index.js';
 import { type AppDeps, activeRoutes, registerRoutes } from '../src/routes/route.js';
-import { useProxiesWithRecorder } from './helpers/recording-upstream.js';
+import { fakeJwt, useProxiesWithRecorder } from './helpers/recording-upstream.js';
 
 type Json = Record<string, unknown>;
 interface Operation {
@@ -220,7 +220,7 @@ describe('request bodies', () => {
     const checked: string[] = [];
     for (const { method, path, op } of operations(doc)) {
       if (!op.requestBody || !op.requestBody.content['application/json']) continue;
-      const headers: Record<string, string> = { cookie: `${dev().app.deps.config.sessionCookieName}=a.b.c` };
+      const headers: Record<string, string> = { cookie: `${dev().app.deps.config.sessionCookieName}=${fakeJwt()}` };
       if (op.security?.some((s) => 'operatorBearer' in s)) headers.authorization = `Bearer ${PURGE_TOKEN}`;
       const res = await fetch(`${dev().url}${concrete(path)}`, { method, headers });
       const text = await res.text();

@@ -117,6 +117,31 @@ describe('rate limits', () => {
     assert.equal(calls(upstream, '/bff/games/user-last-casino-games-dl'), 6);
   });
 
+  test('the address ceiling holds over rotating session cookies (RATE_LIMIT_API_PER_ADDRESS_PER_MIN), beside the per-session limit', async () => {
+    const proxy = await start({ RATE_LIMIT_API_PER_MIN: '3', RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '8' });
+    reset();
+    const statuses: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      const res = await send(proxy.url, 'GET', '/api/user/last-casino-games', { token: fakeJwt({ n: i, rotating: true }) });
+      statuses.push(res.status);
+      if (i >= 8) assertRefused(res);
+    }
+    assert.deepEqual(statuses, [...Array(8).fill(200), 429, 429, 429, 429]);
+    assert.equal(calls(upstream, '/bff/games/user-last-casino-games-dl'), 8, 'the BFF saw only what the ceiling let through');
+    // Requests without a session count in the same ceiling.
+    assertRefused(await send(proxy.url, 'GET', '/api/games/list'));
+
+    // Another address (behind a trusted proxy) has its own ceiling; one session still stops at its own limit.
+    const behind = await start({ RATE_LIMIT_API_PER_MIN: '3', RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '8', TRUSTED_PROXIES: '127.0.0.1' });
+    reset();
+    const session = fakeJwt({ n: 'one' });
+    const from = { 'x-forwarded-for': '203.0.113.50' };
+    for (let i = 0; i < 3; i++) assert.equal((await send(behind.url, 'GET', '/api/user/last-casino-games', { token: session, headers: from })).status, 200);
+    assertRefused(await send(behind.url, 'GET', '/api/user/last-casino-games', { token: session, headers: from }));
+    assert.equal((await send(behind.url, 'GET', '/api/user/last-casino-games', { token: fakeJwt(), headers: from })).status, 200);
+    assert.equal((await send(behind.url, 'GET', '/api/user/last-casino-games', { token: fakeJwt(), headers: { 'x-forwarded-for': '203.0.113.51' } })).status, 200);
+  });
+
   test('health and readiness are never limited', async () => {
     const proxy = await start({ RATE_LIMIT_API_PER_MIN: '1' });
     for (let i = 0; i < 5; i++) assert.equal((await send(proxy.url, 'GET', '/healthz')).status, 200);

@@ -105,6 +105,31 @@ describe('spec 4.7 GET /api/core-sportbook/* raw passthrough', () => {
     assert.equal(rec.query, 'live=1&x=%20a&arr[]=1&arr[]=2');
   });
 
+  test('a #fragment never reaches the upstream (it is not part of an HTTP/1.1 request target)', async () => {
+    await rawRequest(proxy.url, 'GET', '/api/core-sportbook/a?b=1#y');
+    assert.deepEqual([only().path, only().query], ['/core-sportbook/a', 'b=1']);
+    upstream.reset();
+    await rawRequest(proxy.url, 'GET', '/api/core-sportbook/a/b#frag?x=1');
+    assert.deepEqual([only().path, only().query], ['/core-sportbook/a/b', '']);
+  });
+
+  test('a JSON answer that writes the session JWT with \\u escapes is redacted too (a browser would decode it back)', async () => {
+    const jwt = fakeJwt({ n: 'escaped' });
+    const escaped = [...jwt].map((c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`).join('');
+    const body = `{"token":"${escaped}","half":"${jwt.slice(0, 10)}${escaped.slice(60)}","other":"\\u00e9t\\u00e9"}`;
+    assert.equal(JSON.parse(body).token, jwt, 'the upstream body does hold the JWT');
+    upstream.on('GET', '/core-sportbook/escaped', { text: body, headers: { 'content-type': 'application/json' } });
+    upstream.on('GET', '/bff/games/user-last-casino-games-dl', { text: body, headers: { 'content-type': 'application/json' } });
+    for (const path of ['/api/core-sportbook/escaped', '/api/user/last-casino-games']) {
+      const res = await send(proxy.url, 'GET', path, { token: jwt });
+      assert.equal(res.status, 200, path);
+      const decoded = JSON.parse(res.text) as Record<string, string>;
+      assert.equal(decoded.token, '[redacted]', path);
+      assert.equal(decoded.other, 'été', 'the rest of the answer is unchanged');
+      assert.ok(!JSON.stringify(decoded).includes(jwt), path);
+    }
+  });
+
   test('a trailing slash is kept; safe escapes are re-encoded once', async () => {
     await rawRequest(proxy.url, 'GET', '/api/core-sportbook/leagues/S%C3%A3o-Paulo/');
     assert.equal(only().path, '/core-sportbook/leagues/S%C3%A3o-Paulo/');

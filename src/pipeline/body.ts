@@ -4,7 +4,9 @@
  * its route does not accept (`config.contentTypes`, `application/json` by default) answers 415
  * `unsupported_media_type` before the body is read, so a plain HTML form cannot post to a JSON route.
  * JSON bodies are parsed with prototype poisoning refused (`__proto__` and `constructor` keys: 400);
- * an empty body is allowed (a POST without a payload); malformed JSON is 400 `invalid_request`
+ * an empty body is allowed (a POST without a payload); a body nested deeper than {@link MAX_JSON_DEPTH}
+ * levels is 400 `invalid_request` before it is parsed (no request body of the specification has more
+ * than a few levels, and deep nesting would otherwise overflow the stack of later steps); malformed JSON is 400 `invalid_request`
  * (answered by the error step). The size limit is {@link JSON_BODY_LIMIT} unless a route sets its own
  * (413 `payload_too_large`).
  *
@@ -25,6 +27,31 @@ import fp from 'fastify-plugin';
 import secureJson from 'secure-json-parse';
 import { envelope } from '../envelope.js';
 import { STATE_CHANGING } from './csrf.js';
+
+/** Deepest nesting of arrays and objects a JSON request body may have, in levels; deeper answers 400. */
+export const MAX_JSON_DEPTH = 32;
+
+/**
+ * Whether the JSON text nests arrays and objects deeper than `max` levels: one pass over the text,
+ * brackets inside strings (and escaped quotes) not counted. Says nothing of the text's validity.
+ *
+ * @example nestedDeeperThan('{"a":[[1]]}', 2) // true (3 levels)
+ */
+export function nestedDeeperThan(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
 
 /** Request body limit for JSON routes, in bytes (1 MiB); larger bodies answer 413. */
 export const JSON_BODY_LIMIT = 1024 * 1024;
@@ -116,6 +143,13 @@ export const body = fp(
     app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, text, done) => {
       if (text.length === 0) {
         done(null, undefined);
+        return;
+      }
+      if (nestedDeeperThan(text as string, MAX_JSON_DEPTH)) {
+        const error = new Error(`The body is nested deeper than ${MAX_JSON_DEPTH} levels`) as FastifyError;
+        error.statusCode = 400;
+        error.code = 'FP_JSON_TOO_DEEP';
+        done(error, undefined);
         return;
       }
       try {

@@ -2,7 +2,9 @@
  * Pipeline step **errors** (Fastify's error and not-found handlers, for whatever a hook, parser,
  * schema or handler throws; spec 7.4 and CONTRACT.md "Error envelope"): every failure answers the
  * envelope `{ ok: false, error, detail }` — an upstream failure its status and code (504
- * `upstream_timeout`, 502 `upstream_unavailable`…), an unsafe path segment or a schema failure 400
+ * `upstream_timeout`, 502 `upstream_unavailable`…), a request body that broke on the client's side
+ * (closed mid-body, cut upload) 400 `client_aborted` (logged at info, never as an upstream failure),
+ * an unsafe path segment or a schema failure 400
  * `invalid_request` naming the field (an amount out of range adds `minimumCents` or `maximumCents`), a body over the limit 413 `payload_too_large`, an unaccepted
  * media type 415, malformed JSON 400, anything else 500 `internal_error` (logged, never detailed to
  * the client). An unknown path answers 404 `not_found`. Error bodies never carry an upstream address,
@@ -10,11 +12,12 @@
  *
  * @module
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { requestAmountBound } from '../contracts/payments.js';
 import { envelope } from '../envelope.js';
-import { REFUSALS, transportFailureOf, type UpstreamError } from '../upstream/errors.js';
+import { REFUSALS, transportFailureOf, UpstreamError } from '../upstream/errors.js';
 import { UnsafePathError } from '../upstream/paths.js';
 
 /** The envelope for what Fastify's own codes mean, by code. */
@@ -23,6 +26,7 @@ const FASTIFY_CODES = new Map<string, { status: number; error: string; detail: s
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, error: 'unsupported_media_type', detail: 'Expected application/json' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },
   FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },
+  FP_JSON_TOO_DEEP: { status: 400, error: 'invalid_request', detail: 'The body is nested too deeply' },
 }));
 
 /**
@@ -44,10 +48,28 @@ function sendUpstreamFailure(failure: UpstreamError, request: FastifyRequest, re
   return reply.code(failure.status).send(envelope(failure.code, failure.detail, extra));
 }
 
+/**
+ * Whether `error` comes from the client's request body rather than from an upstream: the upstream
+ * client's `client_aborted`, or any error while the request's body had not fully arrived and its
+ * stream is gone (Node's `aborted` reset of a client that closed mid-body, which carries the code
+ * `ECONNRESET` like an upstream reset).
+ */
+function clientAborted(error: FastifyError, raw: IncomingMessage): boolean {
+  if (error instanceof UpstreamError) return error.code === 'client_aborted';
+  return !raw.complete && (raw.destroyed || raw.readableAborted);
+}
+
 /** The error and not-found handlers (see the module documentation). */
 export const errors = fp(
   async (app: FastifyInstance) => {
     app.setErrorHandler((error: FastifyError, request, reply) => {
+      // The client's own body broke (it closed mid-body, stopped sending, or its upload was cut): a client
+      // fault, answered 400 and logged as such, never as an upstream failure (CONTRACT.md "Resilience":
+      // one client cannot provoke what the circuit breakers count).
+      if (clientAborted(error, request.raw)) {
+        request.log.info({ code: 'client_aborted', cause: (error.cause as Error | undefined)?.message ?? error.message }, 'client aborted');
+        return reply.code(400).send(envelope('client_aborted', 'The request body did not arrive whole'));
+      }
       // A transport error reaching here (a streamed answer that broke before its first byte was sent:
       // undici's UND_ERR_*, or the socket's ECONNRESET when the upstream resets right after its headers)
       // is an upstream failure too: the envelope of CONTRACT.md, not a 500.

@@ -2,7 +2,9 @@
  * Pipeline step **logging** (all along the request; its line is written when the request completes):
  * pino as Fastify's logger, one line per request (method, path without query, status, time), the
  * credentials redacted (CONTRACT.md "Session cookie": `cookie`, `authorization`, `set-cookie` and any
- * `access_token` never reach a log line), a request's child logger built only when it logs more than
+ * `access_token` never reach a log line, and every line is scrubbed of JWT-shaped values,
+ * `access_token=` parameters and `Bearer` credentials, whatever field holds them: beacon fields, error
+ * messages and causes, URLs), a request's child logger built only when it logs more than
  * its line, and in production an asynchronous destination fed in batches and flushed at close and exit.
  * Outside production, when standard output is a terminal, lines are pretty-printed (`pino-pretty`,
  * in process); otherwise, and always in production, they are JSON, one object a line.
@@ -25,6 +27,7 @@ import {
 import fp from 'fastify-plugin';
 import pino from 'pino';
 import type { Config } from '../config.js';
+import { scrubSecrets } from '../session/redact.js';
 
 /** Redaction of logged credentials: `cookie`, `authorization`, `set-cookie` and any `access_token` field. */
 export const LOG_REDACT_PATHS = [
@@ -47,6 +50,20 @@ export const LOG_REDACT_PATHS = [
   '*.headers.authorization',
   '*.headers["set-cookie"]',
 ];
+
+/**
+ * A destination that writes each line with its token-like values replaced (`scrubSecrets`,
+ * `session/redact.ts`): the last step before any line leaves the process, so no field, message or
+ * error text can carry a token to the log (CONTRACT.md "Session cookie").
+ */
+function scrubbing(destination: { write(text: string): unknown }): { write(line: string): boolean } {
+  return {
+    write(line: string): boolean {
+      destination.write(scrubSecrets(line));
+      return true;
+    },
+  };
+}
 
 /** Production log lines are handed to the destination in batches of about this many characters. */
 const LOG_BATCH_CHARS = 16 * 1024;
@@ -261,7 +278,7 @@ export function createLogging(config: Pick<Config, 'logLevel' | 'production'>, l
       // not open yet or already closed: nothing to flush
     }
   };
-  const destination = logStream ?? batch ?? pretty;
+  const destination = scrubbing(logStream ?? batch ?? pretty ?? pino.destination({ dest: 1, sync: true }));
   const controller = new OneLinePerRequest();
   const plugin = async (app: FastifyInstance): Promise<void> => {
     controller.lines = app.log.child({}, { redact: [] });
@@ -282,7 +299,7 @@ export function createLogging(config: Pick<Config, 'logLevel' | 'production'>, l
           req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
           res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
         },
-        ...(destination ? { stream: destination } : {}),
+        stream: destination,
       },
       logController: controller,
       childLoggerFactory: (logger, bindings, options) => new LazyRequestLogger(logger, bindings, options),

@@ -166,9 +166,10 @@ function components(cookieName: string): Json {
       },
       NoToken: {
         type: 'object',
-        description: 'The answer of a session route without the session cookie (spec 5.2, 7.4.3); nothing is sent upstream. Classified EM0001.',
+        description:
+          'The answer of a session route without a usable session (spec 5.2, 7.4.3; CONTRACT.md "Which routes need a session"); nothing is sent upstream. `no_token`: no cookie (EM0001); `invalid_token`: not a well-formed JWT, or (with the BFF\'s keys) a failed signature (EM0002); `token_expired`: expired, with the BFF\'s keys (EM0003).',
         required: ['reason'],
-        properties: { reason: { const: 'no_token' } },
+        properties: { reason: { enum: ['no_token', 'invalid_token', 'token_expired'] } },
         additionalProperties: false,
       },
       UpstreamBody: {
@@ -291,7 +292,7 @@ function errorAnswers(
   if (auth === 'required') {
     out['401'] = share(upstream ? 'NoSessionOrUpstreamUnauthorized' : 'NoSession', errorAnswer(
       bullet([
-        '`{ "reason": "no_token" }`: the session cookie is absent; nothing is sent upstream',
+        '`{ "reason": "no_token" }`: the session cookie is absent; `invalid_token`: it is not a well-formed JWT or its signature fails; `token_expired`: it has expired (with the BFF\'s keys); nothing is sent upstream',
         ...(upstream ? ["the upstream's 401 body, byte for byte (the session ended: the browser SDK classifies it and logs out)"] : []),
       ]),
       upstream ? { anyOf: [NO_TOKEN, PASSTHROUGH] } : NO_TOKEN,

@@ -9,6 +9,11 @@
  * | `preauth` (login, register, recovery, social, validate-document, together) | client address | yes | `RATE_LIMIT_PREAUTH_PER_MIN` (20) |
  * | `beacon` (`/api/logs/auth-logout`) | client address | yes | `RATE_LIMIT_BEACON_PER_MIN` (10) |
  * | `api` (every other `/api` route) | session, else client address | no (per process, off the shared hot path) | `RATE_LIMIT_API_PER_MIN` (600) |
+ * | `api-address` (the same routes, beside `api`) | client address, over all its sessions | no (per process) | `RATE_LIMIT_API_PER_ADDRESS_PER_MIN` (6,000) |
+ *
+ * The address ceiling exists because a session token costs nothing to mint: without it, every
+ * made-up cookie value would be a new `api` bucket. It is checked first, so a request it refuses is
+ * not counted against a session.
  *
  * A refused request answers 429 `rate_limited` with `Retry-After` (seconds) and calls nothing
  * upstream. `0` turns a limit off. The client address is Fastify's `request.ip`, which believes
@@ -18,7 +23,7 @@
  * @module
  */
 import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
-import type { FastifyContextConfig, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { readSessionToken } from '../session/cookie.js';
@@ -26,8 +31,8 @@ import { tokenKey } from '../session/hash.js';
 import { rateLimitStore } from '../state/rate-limit-store.js';
 import type { SharedStore } from '../state/store.js';
 
-/** The limits a route can declare. */
-export type RateLimitName = 'preauth' | 'beacon' | 'api';
+/** The limits a request can be refused by (`api-address` applies beside `api`, never alone). */
+export type RateLimitName = 'preauth' | 'beacon' | 'api' | 'api-address';
 
 /** The window of every limit, in milliseconds (one minute). */
 export const RATE_WINDOW_MS = 60_000;
@@ -50,7 +55,7 @@ export class RateLimitedError extends Error {
 
 /** Options of the {@link rateLimits} plugin. */
 export interface RateLimitOptions {
-  config: Pick<Config, 'rateLimits' | 'sessionCookieName'>;
+  config: Pick<Config, 'rateLimits'>;
   store: SharedStore;
   /** Told the name of each limit that refused a request (metrics). */
   onRefused?: (limit: RateLimitName) => void;
@@ -61,19 +66,28 @@ const byAddress = (request: FastifyRequest): string => request.ip;
 /** The limits (see the module documentation). */
 export const rateLimits = fp(
   async (app: FastifyInstance, { config, store, onRefused }: RateLimitOptions) => {
-    const perMinute: Record<RateLimitName, number> = {
+    const perMinute: Record<Exclude<RateLimitName, 'api-address'>, number> = {
       preauth: config.rateLimits.preAuthPerMin,
       beacon: config.rateLimits.beaconPerMin,
       api: config.rateLimits.apiPerMin,
     };
+    const perAddress = config.rateLimits.apiPerAddressPerMin;
+    // The address ceiling is a hook of its own (the plugin runs one limiter per route), made from the
+    // plugin's `createRateLimit` once it is registered below, before any route is declared.
+    let addressCheck: Limiter | undefined;
+    const addressCeiling = perAddress === 0 ? undefined : addressCeilingHook(() => addressCheck, onRefused);
     const bySession = (request: FastifyRequest): string => {
-      const token = readSessionToken(request, config);
+      const token = readSessionToken(request);
       return token ? `s:${tokenKey(token)}` : `a:${request.ip}`;
     };
     // Runs before the limiter's own onRoute hook (registered below): turns each route's declared
     // `limit` into the limiter's per-route options.
     app.addHook('onRoute', (route) => {
       const name = route.config?.limit;
+      if (name === 'api' && addressCeiling) {
+        const own = route.onRequest;
+        route.onRequest = own === undefined ? [addressCeiling] : [addressCeiling, ...(Array.isArray(own) ? own : [own])];
+      }
       if (!name || perMinute[name] === 0) return;
       const shared = name !== 'api';
       route.config = {
@@ -98,6 +112,34 @@ export const rateLimits = fp(
       addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
       addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     });
+    if (perAddress > 0) {
+      addressCheck = app.createRateLimit({ max: perAddress, timeWindow: RATE_WINDOW_MS, keyGenerator: (request) => `addr:${request.ip}` });
+    }
   },
   { name: 'rate-limits' },
 );
+
+/** A limiter made by `@fastify/rate-limit`'s `createRateLimit`. */
+type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
+
+/**
+ * The `api-address` ceiling as a route `onRequest` hook over `check` (a `createRateLimit` of
+ * `@fastify/rate-limit`, counted per process in the same store): throws {@link RateLimitedError}
+ * `api-address`, with `Retry-After`, once an address is over its requests in the window.
+ */
+function addressCeilingHook(
+  check: () => Limiter | undefined,
+  onRefused: ((limit: RateLimitName) => void) | undefined,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  return async (request, reply) => {
+    const limiter = check();
+    if (limiter === undefined) return;
+    const result = await limiter(request);
+    if (!result.isAllowed && result.isExceeded) {
+      onRefused?.('api-address');
+      const retryAfter = Math.max(1, Math.ceil(result.ttl / 1000));
+      reply.header('retry-after', retryAfter);
+      throw new RateLimitedError('api-address', retryAfter);
+    }
+  };
+}

@@ -188,6 +188,7 @@ export const authRoutes: readonly RouteSpec[] = [
     auth: 'none',
     upstream: [bff('POST', '/auth/logout')],
     evictsProfile: false,
+    acceptsExpiredToken: true,
     handler: (ctx) => logout(ctx, '/auth/logout'),
   }),
   route({
@@ -198,6 +199,7 @@ export const authRoutes: readonly RouteSpec[] = [
     auth: 'none',
     upstream: [bff('POST', '/auth/logout-auto')],
     evictsProfile: false,
+    acceptsExpiredToken: true,
     handler: (ctx) => logout(ctx, '/auth/logout-auto'),
   }),
   route({
@@ -244,6 +246,7 @@ export const authRoutes: readonly RouteSpec[] = [
     auth: 'required',
     upstream: [bff('POST', '/users/refresh-token')],
     evictsProfile: false,
+    acceptsExpiredToken: true,
     handler: async (ctx) => {
       const token = ctx.token as string;
       try {

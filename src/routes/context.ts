@@ -10,7 +10,7 @@ import type { Config } from '../config.js';
 import type { ProxyAnswer } from '../envelope.js';
 import { readSessionToken } from '../session/cookie.js';
 import type { SessionCaches } from '../session/identity.js';
-import { MIN_REDACTED_TOKEN_LENGTH, redactText } from '../session/redact.js';
+import { MIN_REDACTED_TOKEN_LENGTH, redactEscapedJson, redactText } from '../session/redact.js';
 import type { CacheReadObserver, CacheRegistry } from '../state/caches.js';
 import type { AppState } from '../state/index.js';
 import type { UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
@@ -87,7 +87,7 @@ export class RequestContext implements RouteContext {
     this.body = request.body;
     this.query = request.query;
     this.params = request.params;
-    this.token = readSessionToken(request, deps.config);
+    this.token = readSessionToken(request);
     this.deps = deps;
     this.routeConfig = routeConfig;
   }
@@ -155,7 +155,8 @@ export function forwardedFor(request: FastifyRequest): string {
 /**
  * Sends a handler's answer: its status; the route's `Cache-Control` on success; a JSON body serialised
  * (a buffer or text as it is, with the upstream's content type). The session JWT is removed from the
- * body and from the content type, whatever the upstream sent (CONTRACT.md "Session cookie").
+ * body (also when a JSON body writes it with `\u` escapes) and from the content type, whatever the
+ * upstream sent (CONTRACT.md "Session cookie").
  */
 export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteContext): FastifyReply {
   reply.code(answer.status);
@@ -176,8 +177,13 @@ export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteC
   }
   // A cookie value too short to be a credential ("a", "1") is not redacted: it would mangle the body.
   const token = ctx.token;
-  if (token && token.length >= MIN_REDACTED_TOKEN_LENGTH && (Buffer.isBuffer(body) ? body.includes(token) : body.includes(token))) {
-    body = body.toString().replaceAll(token, '[redacted]');
+  if (token && token.length >= MIN_REDACTED_TOKEN_LENGTH) {
+    if (Buffer.isBuffer(body) ? body.includes(token) : body.includes(token)) {
+      body = body.toString().replaceAll(token, '[redacted]');
+    } else if (body.includes('\\u')) {
+      // A JSON answer may write the token with \u escapes, which the browser decodes back.
+      body = redactEscapedJson(body.toString(), token) ?? body;
+    }
   }
   return reply.send(body);
 }

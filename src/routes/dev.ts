@@ -159,7 +159,7 @@ export const devRoutes: readonly RouteSpec[] = [
         userAgent: request.headers['user-agent'] ?? null,
         acceptLanguage: request.headers['accept-language'] ?? null,
         geo,
-        hasSession: readSessionToken(request, ctx.deps.config) !== undefined,
+        hasSession: readSessionToken(request) !== undefined,
       });
     },
   }),

@@ -79,6 +79,11 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
    * state-changing request (CONTRACT.md "CSRF defence"). Default `false`.
    */
   sideEffects?: boolean;
+  /**
+   * The route takes an expired session token (refresh, logout, logout-auto; CONTRACT.md "Which routes
+   * need a session"): with `JWT_JWKS_URL` / `JWT_PUBLIC_KEY` only its signature is checked. Default `false`.
+   */
+  acceptsExpiredToken?: boolean;
   handler: (ctx: RouteContext<Static<B>, Static<Q>, Static<P>>) => Promise<ProxyAnswer | undefined>;
 }
 
@@ -158,6 +163,8 @@ declare module 'fastify' {
     devOnly?: boolean;
     /** The rate limit the route counts in (read by the rate-limit pipeline step). */
     limit?: 'preauth' | 'beacon' | 'api';
+    /** The route takes an expired session token ({@link RouteSpec.acceptsExpiredToken}; read by the auth gate). */
+    acceptsExpiredToken?: boolean;
   }
 }
 
@@ -192,6 +199,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
       sideEffects: r.sideEffects === true,
       devOnly: r.devOnly === true,
       limit: limitOf(r),
+      acceptsExpiredToken: r.acceptsExpiredToken === true,
     };
     app.route({
       method: methods,

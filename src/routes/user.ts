@@ -30,6 +30,7 @@ import {
 } from '../contracts/account.js';
 import { type ProxyAnswer, upstreamAnswer } from '../envelope.js';
 import { sessionUserId } from '../session/identity.js';
+import { UpstreamError } from '../upstream/errors.js';
 import { buildPath } from '../upstream/paths.js';
 import { bff, external, fail, forward, type RouteContext, type RouteSpec, route } from './route.js';
 
@@ -131,6 +132,12 @@ async function storeDocument(ctx: RouteContext<unknown, { endpoint?: DocumentEnd
   } catch (error) {
     if (tooLarge || file.file.truncated) {
       return fail(413, 'payload_too_large', `The file is larger than ${MAX_DOCUMENT_BYTES} bytes`);
+    }
+    if (error instanceof UpstreamError && error.code === 'client_aborted') {
+      // The upload broke while it was streamed (a cut or unterminated form, a client gone): its upstream
+      // call was aborted; a client fault, not an upstream failure.
+      ctx.request.log.info({ code: error.code, cause: (error.cause as Error | undefined)?.message }, 'multipart body refused');
+      return fail(400, 'invalid_request', 'The upload did not arrive whole');
     }
     throw error;
   } finally {

@@ -12,10 +12,21 @@ export const DEFAULT_SESSION_SECONDS = 6 * 60 * 60;
 /** Longest cookie lifetime accepted from upstream: 30 days, in seconds. */
 const MAX_SESSION_SECONDS = 30 * 24 * 60 * 60;
 
-/** The session JWT of a request, or `undefined` when the cookie is absent or empty. */
-export function readSessionToken(request: FastifyRequest, config: Pick<Config, 'sessionCookieName'>): string | undefined {
-  const value = request.cookies[config.sessionCookieName];
-  return value && value.length > 0 ? value : undefined;
+/**
+ * The session JWT of a request as the auth gate accepted it (`pipeline/auth-gate.ts`, CONTRACT.md
+ * "Which routes need a session"), or `undefined` when the cookie is absent, empty, not a well-formed
+ * JWT, or (with the BFF's keys) not verified: such a cookie counts as no session and is never
+ * forwarded as a Bearer.
+ */
+export function readSessionToken(request: FastifyRequest): string | undefined {
+  return request.sessionToken;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The accepted session token (see {@link readSessionToken}); set by the auth gate before any other step reads it. */
+    sessionToken: string | undefined;
+  }
 }
 
 /**

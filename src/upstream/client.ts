@@ -306,7 +306,8 @@ export class UpstreamService {
    * @returns the status, headers and body of any answer with a status, including 4xx and 5xx.
    * @throws {@link UpstreamError} `upstream_timeout`, `upstream_unavailable`, `upstream_bad_response`,
    *   `upstream_response_too_large`, `not_configured`, `upstream_busy`, `upstream_circuit_open` or
-   *   `client_aborted` (a read whose `signal` aborted); never anything else.
+   *   `client_aborted` (a read whose `signal` aborted, or a stream `body` that failed: the client's upload
+   *   broke, the call is aborted and not observed as an upstream failure); never anything else.
    */
   request(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamResponse> {
     if (this.#origin === undefined) {
@@ -371,6 +372,15 @@ export class UpstreamService {
     const call = new BufferedCall();
     const started = performance.now();
     const answer = call.start(timeoutMs, signal);
+    const body = options.body;
+    if (body !== null && body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body) && !(body instanceof Uint8Array)) {
+      const stream = body as Readable;
+      // Registered before undici's own listener: a failing request body is the client's fault, not the upstream's.
+      stream.once('error', (error) => call.fail(new UpstreamError('client_aborted', { cause: error })));
+      // At the time limit, a body still waiting for the client's bytes (nothing buffered, not ended) means the
+      // client stopped sending: its fault too. A body held back by an upstream that stopped reading has bytes buffered.
+      call.bodyStarved = () => !stream.readableEnded && stream.readableLength === 0;
+    }
     try {
       this.#pools.get(this.#origin as string, priority).dispatch(options, call);
     } catch (error) {
@@ -486,14 +496,18 @@ function observe(
     (res) => tell(res.status, undefined, Buffer.isBuffer(res.body) ? res.body : undefined),
     (error: unknown) => {
       const failure = toUpstreamError(error);
-      // A client that left is not an upstream failure (upstream_errors_total).
+      // A client that left, or whose body broke, is not an upstream failure (upstream_errors_total).
       if (failure.code !== 'client_aborted') tell(0, failure, undefined);
     },
   );
 }
 
 function onCallTimeout(call: BufferedCall): void {
-  call.fail(new UpstreamError('upstream_timeout'));
+  call.fail(
+    call.bodyStarved?.() === true
+      ? new UpstreamError('client_aborted', { detail: 'The request body stopped arriving' })
+      : new UpstreamError('upstream_timeout'),
+  );
 }
 
 /**
@@ -512,6 +526,8 @@ class BufferedCall implements Dispatcher.DispatchHandler {
   #chunks: Buffer[] = [];
   /** True once the answer's status line arrived (a failure after it is never retried). */
   answerStarted = false;
+  /** For a streamed request body: whether it is waiting for the client's bytes (read at the time limit). */
+  bodyStarved: (() => boolean) | undefined;
 
   /**
    * The promise of the answer; the call fails with `upstream_timeout` after `timeoutMs`, and with

@@ -17,6 +17,14 @@ export const UPSTREAM_FAILURES = {
   upstream_response_too_large: { status: 502, detail: 'The service sent an answer that is too large' },
   /** The upstream answered with a redirect, which the proxy never follows. */
   upstream_redirect: { status: 502, detail: 'The service answered with a redirect' },
+  /**
+   * The client's request body, streamed upstream as it arrived, failed: the client stopped sending or
+   * closed mid-body, or the body was cut (an unterminated multipart form). A client fault: the upstream
+   * call is aborted, and it is neither an upstream failure nor observed as one. Also a read whose client
+   * closed its connection before the answer (CONTRACT.md "Resilience", "Client gone"): its queued or
+   * running call is cancelled, and nobody reads the answer.
+   */
+  client_aborted: { status: 400, detail: 'The request body did not arrive whole' },
   /** The upstream URL for this route is not configured (CONTRACT.md). */
   not_configured: { status: 503, detail: 'This service is not configured' },
   /**
@@ -26,11 +34,6 @@ export const UPSTREAM_FAILURES = {
   upstream_busy: { status: 503, detail: 'The service is busy; try again shortly' },
   /** The upstream endpoint's circuit is open: it has been failing (CONTRACT.md "Resilience"); nothing was sent. */
   upstream_circuit_open: { status: 503, detail: 'The service is failing; try again shortly' },
-  /**
-   * The client closed its connection before the answer: a read's queued or running call was cancelled
-   * (CONTRACT.md "Resilience", "Client gone"). Nobody reads this answer; it is never an upstream failure.
-   */
-  client_aborted: { status: 400, detail: 'The client closed the request' },
 } as const satisfies Record<string, { status: number; detail: string }>;
 
 export type UpstreamFailureCode = keyof typeof UPSTREAM_FAILURES;

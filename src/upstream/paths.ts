@@ -128,7 +128,8 @@ const ENCODED_FORBIDDEN = /%(?:25|2e|2f|5c|3b|3f|23|00|[01][0-9a-f]|7f)/i;
  * encoding), `.`, `/`, `\`, `;`, `?`, `#` and control characters; a segment that is `.` or `..` or
  * that decodes to something {@link safeSegment} refuses (`..`, look-alikes of `.`, `/` and `\` such
  * as full-width and small dots and slashes, see {@link isTraversalLookAlike}); a raw
- * query longer than {@link MAX_RAW_QUERY} or with bytes outside printable ASCII. One trailing `/` is kept.
+ * query longer than {@link MAX_RAW_QUERY} or with bytes outside printable ASCII. One trailing `/` is kept;
+ * a `#fragment` is dropped (never sent upstream).
  *
  * @example rawSubPath('/api/core-sportbook/events/12?live=1', '/api/core-sportbook/', '/core-sportbook/')
  * // { path: '/core-sportbook/events/12', rawQuery: '?live=1' }
@@ -138,6 +139,9 @@ export function rawSubPath(rawUrl: string, routePrefix: string, upstreamPrefix: 
   // An absolute-form target (`http://host/api/...`, RFC 9112 3.2.2) is routed like its path: judge that path.
   const origin = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#]*/.exec(rawUrl);
   if (origin) rawUrl = rawUrl.slice(origin[0].length);
+  // A fragment is the client's own (RFC 9110 4.2.4); it has no place in a request target sent upstream.
+  const hash = rawUrl.indexOf('#');
+  if (hash !== -1) rawUrl = rawUrl.slice(0, hash);
   const q = rawUrl.indexOf('?');
   const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
   const rawQuery = q < 0 ? '' : rawUrl.slice(q);

@@ -154,6 +154,7 @@ export async function startProxy(
       // The proxy shares the test's process, whose event loop a loaded machine or a test's own work
       // delays: load shedding is tested where a test sets its thresholds.
       LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
+      RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0',
       ...env,
     },
     { logStream: logs, ...options },
