@@ -194,7 +194,8 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
     for (let round = 0; round < FAULT_ROUNDS; round++) {
       const before = seen.length;
       for (const [path, body] of [
-        ['/api/auth/recovery', `{"step":"options","login":"a@example.com","x":${deep}}`],
+        // 1,000 levels on recovery: its 16 KiB body limit would refuse 10,000 by size first
+        ['/api/auth/recovery', `{"step":"options","login":"a@example.com","x":${'['.repeat(1_000)}${']'.repeat(1_000)}}`],
         ['/api/auth/register', `{"email":"a@example.com","password":"Secret#2026","user_prudential_limit_active":${deep}}`],
       ] as const) {
         const res = await send(proxy.url, 'POST', path, { body, headers: { 'content-type': 'application/json' } });

@@ -421,8 +421,12 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       const [otherAnswers, catalogueAnswers, readyAnswers] = await Promise.all([others, catalogue, ready]);
       await sampler;
       const late = otherAnswers.filter((a) => a.at >= start + from);
-      const tail = p99(late.map((a) => a.ms));
       const lateRefused = late.filter((a) => a.status === 503).length;
+      // The trial calls of the breakers (one per endpoint per pause, 5 s) wait for the hung BFF by design;
+      // the p99 is that of the refusals, and the trials are counted apart.
+      const tail = p99(late.filter((a) => a.status === 503).map((a) => a.ms));
+      const trials = late.length - lateRefused;
+      const trialAllowance = routes.length * (Math.ceil((total - from) / 5_000) + 2);
       const catalogueOk = catalogueAnswers.filter((a) => a.status === 200).length;
       const readyOk = readyAnswers.filter((a) => a.status === 200).length;
       for (const a of [...otherAnswers, ...catalogueAnswers, ...readyAnswers]) figures.status(a.status);
@@ -430,13 +434,13 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       figures.faults += 1;
       figures.check(catalogueOk === catalogueAnswers.length, `whole BFF hangs: catalogue ${catalogueOk}/${catalogueAnswers.length} 200`);
       figures.check(readyOk === readyAnswers.length, `whole BFF hangs: /readyz ${readyOk}/${readyAnswers.length} 200`);
-      figures.check(late.length > 0 && lateRefused === late.length, `whole BFF hangs: ${lateRefused}/${late.length} late calls 503`);
+      figures.check(late.length > 0 && trials <= trialAllowance, `whole BFF hangs: ${lateRefused}/${late.length} late calls 503, ${trials} trial calls`);
       figures.check(tail < 50 * LATENCY_FACTOR, `whole BFF hangs: late p99 ${ms(tail)}`);
       figures.check(rssPeak - rssBefore < 50, `whole BFF hangs: RSS ${Math.round(rssBefore)} → ${Math.round(rssPeak)} MB`);
       figures.memory = `RSS ${Math.round(rssBefore)} → ${Math.round(rssPeak)} MB (whole BFF hangs)`;
       result(
         'the whole BFF hangs',
-        `catalogue ${catalogueOk}/${catalogueAnswers.length} 200 (anonymous and with a session, TTL 2 s), /readyz ${readyOk}/${readyAnswers.length} 200, other routes from ${from / 1000} s ${lateRefused}/${late.length} 503 p99 ${ms(tail)}, RSS ${Math.round(rssBefore)} → ${Math.round(rssPeak)} MB`,
+        `catalogue ${catalogueOk}/${catalogueAnswers.length} 200 (anonymous and with a session, TTL 2 s), /readyz ${readyOk}/${readyAnswers.length} 200, other routes from ${from / 1000} s ${lateRefused}/${late.length} 503 (p99 ${ms(tail)}; ${trials} breaker trial calls), RSS ${Math.round(rssBefore)} → ${Math.round(rssPeak)} MB`,
       );
     });
   });
