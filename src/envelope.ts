@@ -28,6 +28,34 @@ export function envelope(error: string, detail: string, extra?: Record<string, u
   return { ok: false, error, detail, ...extra };
 }
 
+/** The `Content-Type` of every JSON answer the proxy makes. */
+export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
+/** Most envelope texts {@link envelopeText} remembers; past it, they are forgotten all at once. */
+const ENVELOPE_TEXTS_MAX = 512;
+const envelopeTexts = new Map<string, string>();
+
+/**
+ * The JSON text of an envelope (spec 7.4.1), serialised once per distinct envelope: a refusal (a 503
+ * of an endpoint's guard, a 401) is sent thousands of times a second under overload, and its text
+ * never changes. `extra` holds string values only (e.g. `{ endpoint: 'EP0032' }`). Send it with
+ * {@link JSON_CONTENT_TYPE}.
+ *
+ * @example envelopeText('upstream_busy', 'The service is busy; try again shortly', { endpoint: 'EP0032' })
+ * // '{"ok":false,"error":"upstream_busy","detail":"The service is busy; try again shortly","endpoint":"EP0032"}'
+ */
+export function envelopeText(error: string, detail: string, extra?: Readonly<Record<string, string>>): string {
+  let key = `${error}\n${detail}`;
+  if (extra !== undefined) for (const name in extra) key += `\n${name}=${extra[name]}`;
+  let text = envelopeTexts.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(envelope(error, detail, extra));
+    if (envelopeTexts.size >= ENVELOPE_TEXTS_MAX) envelopeTexts.clear();
+    envelopeTexts.set(key, text);
+  }
+  return text;
+}
+
 /** Envelope names for upstream statuses that carry no usable reason (spec 7.4.1 `<short_failure_name>`). */
 const STATUS_NAMES: Readonly<Record<number, string>> = {
   400: 'bad_request',

@@ -182,6 +182,43 @@ describe('bulkhead', () => {
   });
 });
 
+describe('refuseEarly: the refusal a new call would get, with nothing taken or changed', () => {
+  // [situation, set-up, expected refusal or undefined, state after]
+  const cases: [string, (g: ReturnType<typeof guardWithClock>) => void, string | undefined][] = [
+    ['closed, free slots', () => undefined, undefined],
+    ['closed, slots taken, queue free', ({ guard }) => void [guard.enter(), guard.enter()], undefined],
+    ['closed, slots and queue taken', ({ guard }) => void [guard.enter(), guard.enter(), (guard.enter() as Promise<void>).catch(() => undefined)], 'upstream_busy'],
+    ['open, within its pause', ({ guard }) => void [0, 1, 2].forEach(() => call(guard, 'failed')), 'upstream_circuit_open'],
+    ['open, pause over (the next call is the trial)', ({ guard, clock }) => {
+      for (let i = 0; i < 3; i++) call(guard, 'failed');
+      clock.now += LIMITS.circuitPauseMs;
+    }, undefined],
+    ['half-open, trial running', ({ guard, clock }) => {
+      for (let i = 0; i < 3; i++) call(guard, 'failed');
+      clock.now += LIMITS.circuitPauseMs;
+      guard.enter();
+    }, 'upstream_circuit_open'],
+  ];
+  for (const [situation, setUp, expected] of cases) {
+    test(`${situation} → ${expected ?? 'no refusal'}`, () => {
+      const g = guardWithClock();
+      setUp(g);
+      const before = { inFlight: g.guard.inFlight, queued: g.guard.queued, state: g.guard.state };
+      let refused: string | undefined;
+      try {
+        g.guard.refuseEarly();
+      } catch (error) {
+        assert.ok(error instanceof UpstreamError);
+        assert.equal(error.endpoint, 'EP0032');
+        assert.ok((error.retryAfterSeconds ?? 0) >= 1);
+        refused = error.code;
+      }
+      assert.equal(refused, expected);
+      assert.deepEqual({ inFlight: g.guard.inFlight, queued: g.guard.queued, state: g.guard.state }, before);
+    });
+  }
+});
+
 describe('retry budget', () => {
   test('one retry at the start, then one per ten first calls', () => {
     const { guard, observer } = guardWithClock();

@@ -23,7 +23,7 @@ import cookie from '@fastify/cookie';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { envelope } from '../envelope.js';
+import { envelope, JSON_CONTENT_TYPE } from '../envelope.js';
 import { isWellFormedJwt, type TokenCheck, TokenVerifier } from '../session/token.js';
 
 function sameSecret(given: string, expected: string): boolean {
@@ -40,9 +40,16 @@ export interface AuthGateOptions {
 /** Shortest time between two warnings that the JWKS could not be fetched, in milliseconds. */
 const KEYS_WARNING_INTERVAL_MS = 60_000;
 
+/** The 401 bodies of the gate (spec 7.3), serialised once: a refusal must stay cheap. */
+const REFUSALS = {
+  no_token: JSON.stringify({ reason: 'no_token' }),
+  invalid_token: JSON.stringify({ reason: 'invalid_token' }),
+  token_expired: JSON.stringify({ reason: 'token_expired' }),
+} as const;
+
 /** The 401 body of a session cookie the gate refuses on a route that needs a session. */
-function refusal(check: Exclude<TokenCheck, 'valid' | 'unverified'>): { reason: 'invalid_token' | 'token_expired' } {
-  return { reason: check === 'token_expired' ? 'token_expired' : 'invalid_token' };
+function refusal(check: Exclude<TokenCheck, 'valid' | 'unverified'>): string {
+  return check === 'token_expired' ? REFUSALS.token_expired : REFUSALS.invalid_token;
 }
 
 /** Refuses requests without the credential their route needs (see the module documentation). */
@@ -82,12 +89,12 @@ export const authGate = fp(
       }
       const value = request.cookies[config.sessionCookieName];
       if (!value) {
-        if (auth === 'required') reply.code(401).send({ reason: 'no_token' });
+        if (auth === 'required') reply.code(401).type(JSON_CONTENT_TYPE).send(REFUSALS.no_token);
         else done();
         return;
       }
       if (!isWellFormedJwt(value)) {
-        if (auth === 'required') reply.code(401).send(refusal('malformed'));
+        if (auth === 'required') reply.code(401).type(JSON_CONTENT_TYPE).send(refusal('malformed'));
         else done();
         return;
       }
@@ -101,7 +108,7 @@ export const authGate = fp(
           request.sessionToken = value;
           done();
         } else if (auth === 'required') {
-          reply.code(401).send(refusal(check));
+          reply.code(401).type(JSON_CONTENT_TYPE).send(refusal(check));
         } else {
           done();
         }

@@ -18,6 +18,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import { LRUCache } from 'lru-cache';
 import { classifyError, type ErrorRef } from '../errors/index.js';
 
 /** The header that carries the reference of an error answer (CONTRACT.md "Error envelope"). */
@@ -72,14 +73,30 @@ function parsedAsTheSdkDoes(text: string, contentType: string | undefined): unkn
 export function errorRefOf(answer: ErrorAnswer): ErrorRef {
   const body = answer.body;
   const text = body === undefined ? '' : typeof body === 'string' ? body : utf8.decode(body);
-  return classifyError({
+  const url = answer.url === undefined ? undefined : pathOf(answer.url);
+  // The classifier runs once per distinct error answer: the same refusal (401 no_token, 429, a 503 of a
+  // guard or of load shedding) on the same path gets its reference from memory.
+  const key = text.length <= REMEMBERED_BODY_CHARS ? `${answer.status} ${answer.method} ${url}\n${answer.contentType}\n${text}` : undefined;
+  const known = key === undefined ? undefined : remembered.get(key);
+  if (known !== undefined) return known;
+  const ref = classifyError({
     status: answer.status,
     data: parsedAsTheSdkDoes(text, answer.contentType),
     rawBody: text,
-    url: answer.url === undefined ? undefined : pathOf(answer.url),
+    url,
     method: answer.method,
   }).ref;
+  if (key !== undefined) remembered.set(key, ref);
+  return ref;
 }
+
+/** Longest body whose reference is remembered, in characters (refusals and envelopes are far shorter). */
+const REMEMBERED_BODY_CHARS = 1_024;
+/**
+ * References already computed, by status, method, path, content type and body: at most 2,048 (the
+ * least recently used go first). A reference is a pure function of these inputs.
+ */
+const remembered = new LRUCache<string, ErrorRef>({ max: 2_048 });
 
 /** The body of an `onSend` payload the client will read: a stream is not read; a HEAD answer has none. */
 function bodyOf(request: FastifyRequest, payload: unknown): string | Uint8Array | undefined {

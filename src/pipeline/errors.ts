@@ -16,7 +16,7 @@ import type { IncomingMessage } from 'node:http';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { requestAmountBound } from '../contracts/payments.js';
-import { envelope } from '../envelope.js';
+import { envelope, envelopeText, JSON_CONTENT_TYPE } from '../envelope.js';
 import { REFUSALS, transportFailureOf, UpstreamError } from '../upstream/errors.js';
 import { UnsafePathError } from '../upstream/paths.js';
 
@@ -45,7 +45,7 @@ function sendUpstreamFailure(failure: UpstreamError, request: FastifyRequest, re
   }
   if (failure.retryAfterSeconds !== undefined) reply.header('retry-after', String(failure.retryAfterSeconds));
   const extra = failure.endpoint === undefined ? undefined : { endpoint: failure.endpoint };
-  return reply.code(failure.status).send(envelope(failure.code, failure.detail, extra));
+  return reply.code(failure.status).type(JSON_CONTENT_TYPE).send(envelopeText(failure.code, failure.detail, extra));
 }
 
 /**

@@ -95,20 +95,21 @@ export class RequestContext implements RouteContext {
     return this.request.id;
   }
   call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null; shared?: boolean }): Promise<UpstreamResponse> {
-    const signal = options?.shared === true ? undefined : this.#clientGone();
-    return this.deps.services[service].request(signal === undefined ? req : { ...req, signal }, this.#proxyHeaders(service, options?.bearer));
+    const read = options?.shared !== true && (req.method === 'GET' || req.method === 'HEAD');
+    return this.deps.services[service].request(read ? { ...req, signal: this.#clientGone } : req, this.#proxyHeaders(service, options?.bearer));
   }
   stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream> {
-    const signal = this.#clientGone();
-    return this.deps.services[service].stream(signal === undefined ? req : { ...req, signal }, this.#proxyHeaders(service, undefined));
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    return this.deps.services[service].stream(read ? { ...req, signal: this.#clientGone } : req, this.#proxyHeaders(service, undefined));
   }
   #gone: AbortSignal | undefined;
   /**
    * For a read (GET, HEAD), a signal that aborts when the client leaves before its answer is complete
    * (CONTRACT.md "Resilience", "Client gone"); `undefined` for any other method: a mutation is never cut.
-   * Made on the first upstream call of the request.
+   * Made when the first upstream call of the request needs it (not for a call its endpoint's guard
+   * refuses at once); the upstream client calls this function.
    */
-  #clientGone(): AbortSignal | undefined {
+  readonly #clientGone = (): AbortSignal | undefined => {
     if (this.#gone !== undefined) return this.#gone;
     const method = this.request.method;
     if (method !== 'GET' && method !== 'HEAD') return undefined;
@@ -120,7 +121,7 @@ export class RequestContext implements RouteContext {
     });
     this.#gone = controller.signal;
     return this.#gone;
-  }
+  };
   /** The headers the proxy sets on an upstream call; they override the route's own. */
   #proxyHeaders(service: ServiceName, bearer: string | null | undefined): Record<string, string> {
     const request = this.request;

@@ -74,9 +74,11 @@ export interface UpstreamRequest {
   body?: string | Buffer | Readable | undefined;
   /**
    * The client's cancellation, for reads only (CONTRACT.md "Resilience", "Client gone"): when it
-   * aborts, the call leaves its queue or is aborted, and fails with `client_aborted`.
+   * aborts, the call leaves its queue or is aborted, and fails with `client_aborted`. A function is
+   * called for the signal only once the endpoint's guard has not refused the call at once (a signal
+   * costs an `AbortController` and a listener, which a refusal never needs).
    */
-  signal?: AbortSignal | undefined;
+  signal?: AbortSignal | (() => AbortSignal | undefined) | undefined;
   /** Skip the endpoint's guard (the readiness probe, which must see the BFF as it is). */
   unguarded?: boolean | undefined;
 }
@@ -313,17 +315,23 @@ export class UpstreamService {
     if (this.#origin === undefined) {
       return Promise.reject(new UpstreamError('not_configured', { detail: `${this.name} is not set` }));
     }
+    const { guard, priority } = this.#route(req);
     let options: Dispatcher.DispatchOptions;
+    let wait: Promise<void> | undefined;
+    let signal: AbortSignal | undefined;
+    try {
+      guard?.refuseEarly();
+    } catch (error) {
+      return Promise.reject(error as UpstreamError);
+    }
     try {
       options = this.#options(req, proxyHeaders);
     } catch (error) {
       return Promise.reject(toUpstreamError(error));
     }
-    const signal = isRead(req.method) ? req.signal : undefined;
-    if (signal?.aborted) return Promise.reject(new UpstreamError('client_aborted'));
-    const { guard, priority } = this.#route(req);
-    let wait: Promise<void> | undefined;
     try {
+      signal = signalOf(req);
+      if (signal?.aborted) return Promise.reject(new UpstreamError('client_aborted'));
       wait = guard?.enter(signal);
     } catch (error) {
       return Promise.reject(error as UpstreamError);
@@ -404,9 +412,10 @@ export class UpstreamService {
    */
   async stream(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamStream> {
     if (this.#origin === undefined) throw new UpstreamError('not_configured', { detail: `${this.name} is not set` });
-    const signal = isRead(req.method) ? req.signal : undefined;
-    if (signal?.aborted) throw new UpstreamError('client_aborted');
     const { guard, priority } = this.#route(req);
+    guard?.refuseEarly();
+    const signal = signalOf(req);
+    if (signal?.aborted) throw new UpstreamError('client_aborted');
     const wait = guard?.enter(signal);
     if (wait !== undefined) await wait;
     guard?.earn();
@@ -500,6 +509,13 @@ function observe(
       if (failure.code !== 'client_aborted') tell(0, failure, undefined);
     },
   );
+}
+
+/** The cancellation signal of a read (made now when the request holds a function for it); none for other methods. */
+function signalOf(req: UpstreamRequest): AbortSignal | undefined {
+  if (!isRead(req.method)) return undefined;
+  const signal = req.signal;
+  return typeof signal === 'function' ? signal() : signal;
 }
 
 function onCallTimeout(call: BufferedCall): void {

@@ -25,7 +25,7 @@
  *
  * @module
  */
-import { UpstreamError } from './errors.js';
+import { refusal, UpstreamError } from './errors.js';
 
 /** The limits of every endpoint's guard (CONTRACT.md "Resilience"; README's configuration table). */
 export interface GuardLimits {
@@ -155,6 +155,23 @@ export class EndpointGuard {
    *   `upstream_busy` (queue full); the returned promise rejects with `upstream_busy` when the wait
    *   runs out and `client_aborted` when `signal` aborts. Each refusal is reported to the observer.
    */
+  /**
+   * Throws the refusal a new call would get now, without taking a slot or changing the circuit: an
+   * open circuit within its pause, a trial running, or every slot and the queue taken. Lets a caller
+   * refuse before it spends anything on the call (its cancellation signal, its dispatch options).
+   *
+   * @throws {@link UpstreamError} `upstream_circuit_open` or `upstream_busy`, as {@link enter} would.
+   */
+  refuseEarly(): void {
+    if (this.#state === CIRCUIT.halfOpen) throw this.#refuse('circuit_open', 1);
+    if (this.#state === CIRCUIT.open) {
+      const left = this.#openedAt + this.#limits.circuitPauseMs - this.#now();
+      if (left > 0) throw this.#refuse('circuit_open', Math.ceil(left / 1000));
+      return;
+    }
+    if (this.#inFlight >= this.#limits.maxInFlight && this.#queue.length >= this.#limits.maxQueue) throw this.#refuse('busy');
+  }
+
   enter(signal?: AbortSignal): Promise<void> | undefined {
     if (this.#state !== CIRCUIT.closed) this.#admitThroughCircuit();
     if (this.#inFlight < this.#limits.maxInFlight) {
@@ -260,9 +277,6 @@ export class EndpointGuard {
 
   #refuse(reason: 'busy' | 'circuit_open', retryAfterSeconds = 1): UpstreamError {
     this.#observer?.rejected(this.endpoint, reason);
-    return new UpstreamError(reason === 'busy' ? 'upstream_busy' : 'upstream_circuit_open', {
-      retryAfterSeconds: Math.max(1, retryAfterSeconds),
-      endpoint: this.endpoint,
-    });
+    return refusal(reason === 'busy' ? 'upstream_busy' : 'upstream_circuit_open', Math.max(1, retryAfterSeconds), this.endpoint);
   }
 }

@@ -66,6 +66,24 @@ export class UpstreamError extends Error {
 }
 
 /**
+ * A refusal of an endpoint's guard (503 `upstream_busy` or `upstream_circuit_open`), made without a
+ * stack trace: a refusal is an expected answer, made thousands of times a second under overload, and
+ * capturing the stack is most of the cost of an `Error`.
+ *
+ * @param retryAfterSeconds - the `Retry-After` the client gets, in seconds.
+ * @param endpoint - the EP code of the refusing endpoint.
+ */
+export function refusal(code: 'upstream_busy' | 'upstream_circuit_open', retryAfterSeconds: number, endpoint: string): UpstreamError {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return new UpstreamError(code, { retryAfterSeconds, endpoint });
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
  * The failures a circuit breaker counts (CONTRACT.md "Resilience"): no answer in time, no connection,
  * an unreadable answer. Refusals of the proxy itself, a client that left, a redirect or an answer too
  * large never count.

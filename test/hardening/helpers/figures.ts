@@ -68,9 +68,9 @@ export class Figures {
   }
 
   /** Counts one answer status (a number, or a word such as `aborted`). */
-  status(status: number | string): void {
+  status(status: number | string, times = 1): void {
     const key = String(status);
-    this.statuses.set(key, (this.statuses.get(key) ?? 0) + 1);
+    this.statuses.set(key, (this.statuses.get(key) ?? 0) + times);
   }
 
   /** Records a failure when `ok` is false (at most 50 messages are kept; all are counted). */

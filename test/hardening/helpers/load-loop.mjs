@@ -1,0 +1,33 @@
+/**
+ * A load loop on a thread of its own (row 16): `clients` loops send `GET path` to `base`, each with
+ * the next of `cookies`, until `durationMs` has passed, and post back the count of answers per status
+ * (`error` for a failed request). On its own thread, the loops' work does not delay the requests the
+ * test's thread times.
+ *
+ * workerData: `{ base: string, path: string, clients: number, durationMs: number, cookies: string[] }`.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { Pool } from 'undici';
+
+const { base, path, clients, durationMs, cookies } = workerData;
+const pool = new Pool(base, { connections: clients, pipelining: 1, keepAliveTimeout: 30_000 });
+const counts = {};
+const until = performance.now() + durationMs;
+let turn = 0;
+await Promise.all(
+  Array.from({ length: clients }, async () => {
+    while (performance.now() < until) {
+      let key = 'error';
+      try {
+        const res = await pool.request({ method: 'GET', path, headers: { cookie: cookies[turn++ % cookies.length] } });
+        await res.body.dump();
+        key = String(res.statusCode);
+      } catch {
+        // counted as `error`
+      }
+      counts[key] = (counts[key] ?? 0) + 1;
+    }
+  }),
+);
+await pool.close();
+parentPort.postMessage(counts);
