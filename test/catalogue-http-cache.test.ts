@@ -20,7 +20,8 @@ import {
   negotiateEncoding,
   REPRESENTATION_OVERHEAD_BYTES,
 } from '../src/catalogue/representation.js';
-import { fakeJwt, useProxiesWithRecorder } from './helpers/recording-upstream.js';
+import { HAVE_REDIS, startRedisFleet } from './helpers/redis-server.js';
+import { fakeJwt, type TestProxy, useProxiesWithRecorder } from './helpers/recording-upstream.js';
 
 describe('If-None-Match (RFC 9110 §13.1.2)', () => {
   const tags = new Set(['"abc"', '"abc-gzip"', '"abc-br"', '"a,b"']);
@@ -425,7 +426,7 @@ describe('cached catalogue answers over real sockets', () => {
     assert.equal(callsToList(), 1);
   });
 
-  test('stats-batch and by-slugs still read the entries', async () => {
+  test('stats-batch and by-slugs still read the cached entries (now with their variants)', async () => {
     const stats = Buffer.from('{"slug":"g1","rtp":96.5}');
     upstream.on('GET', '/bff/games/statistics-dl', (_rec, res) => {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -437,5 +438,45 @@ describe('cached catalogue answers over real sockets', () => {
     assert.equal(batch.status, 200);
     assert.deepEqual(JSON.parse(batch.body.toString()), { data: { g1: { slug: 'g1', rtp: 96.5 } }, missing: ['g2'] });
     assert.equal(batch.headers.etag, undefined, 'not a cached answer');
+
+    // by-slugs: the index finds nothing here, so each slug is read through the cached detail.
+    const detail = Buffer.from(JSON.stringify({ data: { slug: 'g9', name: 'Nine', notes: 'x'.repeat(2_000) } }));
+    upstream.on('GET', '/casino-games', (_rec, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(detail);
+    });
+    for (let i = 0; i < 2; i++) {
+      const bySlugs = await get(shared.url, '/api/games/by-slugs?slugs=g9,zz', { 'accept-encoding': 'br' });
+      assert.equal(bySlugs.status, 200);
+      assert.equal(bySlugs.headers['content-encoding'], undefined);
+      assert.deepEqual(JSON.parse(bySlugs.body.toString()), { data: [{ slug: 'g9', name: 'Nine', notes: 'x'.repeat(2_000) }], missing: ['zz'] });
+    }
+    assert.equal(upstream.requests.filter((r) => r.path === '/casino-games' && r.query === 'slug=g9').length, 1, 'the detail from its cached entry the second time');
+  });
+});
+
+describe('two instances sharing Redis', { skip: HAVE_REDIS ? false : 'redis-server is not installed' }, () => {
+  test('the second instance answers the shared entry with the same tags and its own variants; the BFF is called once', async () => {
+    const body = page(200, 'r');
+    const fleet = await startRedisFleet(2, { CATALOGUE_CACHE_TTL_MS: '600000' }, (up) =>
+      up.on('GET', '/casino-games/list/', (_rec, res) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(body);
+      }),
+    );
+    try {
+      const [a, b] = fleet.proxies as readonly [TestProxy, TestProxy];
+      const first = await get(a.url, LIST, { 'accept-encoding': 'br' });
+      const second = await get(b.url, LIST, { 'accept-encoding': 'br' });
+      for (const res of [first, second]) {
+        assert.equal(res.status, 200);
+        assert.equal(res.headers.etag, tagOf(body, '-br'));
+        assert.deepEqual(decoded(res), body);
+      }
+      assert.equal((await get(b.url, LIST, { 'if-none-match': first.headers.etag as string, 'accept-encoding': 'gzip' })).status, 304);
+      assert.equal(fleet.upstream.requests.filter((r) => r.path === '/casino-games/list/').length, 1);
+    } finally {
+      await fleet.close();
+    }
   });
 });
