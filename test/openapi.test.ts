@@ -130,7 +130,7 @@ describe('the document', () => {
       assert.equal(success.length, 1, `${method} ${path} has one success answer`);
       const answer = op.responses[success[0] as string] as Json;
       if (success[0] !== '204') assert.ok(answer.content, `${method} ${path} success has a body schema`);
-      for (const status of statuses.filter((s) => !/^2/.test(s))) {
+      for (const status of statuses.filter((s) => !/^[23]/.test(s))) {
         const error = resolve(doc, op.responses[status] as Json);
         assert.ok((error.headers as Json | undefined)?.['X-Error-Ref'], `${method} ${path} ${status} has X-Error-Ref`);
       }
@@ -169,6 +169,38 @@ describe('the document', () => {
     for (const key of Object.keys(ROUTE_ANSWERS)) {
       const [method = '', url = ''] = key.split(' ');
       assert.ok(doc.paths[documentPath(url)]?.[method.toLowerCase()], `${key} of contracts/answers.ts is an operation`);
+    }
+  });
+
+  test('the catalogue reads answered from the shared cache document their HTTP caching: ETag, Vary, Content-Encoding, Cache-Control; If-None-Match and 304 on a GET', async () => {
+    const doc = await documentOf();
+    const cached = [
+      ['get', '/api/games/list'],
+      ['post', '/api/games/search'],
+      ['get', '/api/games/category/{slug}'],
+      ['get', '/api/games/provider/{slug}'],
+      ['get', '/api/games/top-wins'],
+      ['get', '/api/games/statistics-dl'],
+    ] as const;
+    for (const [method, path] of cached) {
+      const op = doc.paths[path]?.[method];
+      assert.ok(op, `${method} ${path}`);
+      const success = op.responses['200'] as { headers?: Json };
+      assert.deepEqual(Object.keys(success.headers ?? {}).sort(), ['Cache-Control', 'Content-Encoding', 'ETag', 'Vary'], `${method} ${path}`);
+      assert.match(JSON.stringify(success.headers?.['Cache-Control']), /public, max-age=30/);
+      const conditional = method === 'get';
+      assert.equal(op.parameters?.some((p) => p.in === 'header' && p.name === 'If-None-Match') === true, conditional, `${method} ${path} If-None-Match`);
+      assert.equal('304' in op.responses, conditional, `${method} ${path} 304`);
+      if (conditional) {
+        const notModified = resolve(doc, op.responses['304'] as Json);
+        assert.deepEqual(Object.keys(notModified.headers as Json).sort(), ['Cache-Control', 'ETag', 'Vary']);
+        assert.equal(notModified.content, undefined, '304 has no body');
+      }
+    }
+    for (const [method, path] of [['get', '/api/games/by-slugs'], ['post', '/api/games/stats-batch'], ['get', '/api/auth/profile']] as const) {
+      const op = doc.paths[path]?.[method];
+      assert.equal(op && '304' in op.responses, false, `${method} ${path}: no 304`);
+      assert.equal(JSON.stringify(op?.responses['200']).includes('ETag'), false, `${method} ${path}: no ETag`);
     }
   });
 

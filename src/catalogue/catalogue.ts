@@ -32,6 +32,13 @@
  * `upstream_busy` / `upstream_circuit_open`) and any answer that is not cacheable count as a failed
  * refresh, except a 404 or 410: the page or game is gone, and the entry with it.
  *
+ * HTTP caching (issue "performance round 3"): an answers entry with status 200 also carries its
+ * {@link Representation} (`representation.ts`): the strong `ETag`s and the `gzip` and `br` variants,
+ * made once by the fill that loaded it, counted in {@link CATALOGUE_MAX_BYTES} and local to this
+ * instance (the entries shared through Redis hold the status and the identity body only). A read from
+ * the cache hands it on ({@link CatalogueRead.representation}) for the routes to answer from; a read
+ * forwarded with a session, or made with the cache off, has none.
+ *
  * The caches are created for an app on first use and registered in `deps.caches` then, so the purge
  * routes empty them.
  *
@@ -49,6 +56,7 @@ import type { QueryValue } from '../upstream/paths.js';
 import type { UpstreamCaller } from '../upstream/services.js';
 import { assembleIndex, type CatalogueIndex } from './assemble.js';
 import { cacheKey } from './query.js';
+import { makeRepresentation, type Representation } from './representation.js';
 import { SwrCache, type SwrEntry, type SwrOutcome } from './swr-cache.js';
 
 /** Most cached catalogue answers. */
@@ -65,16 +73,29 @@ export const CATALOGUE_REFRESH_WAIT_MS = 500;
 /** Upstream path of one game's statistics (spec 4.6 row `statistics-dl`). */
 export const STATISTICS_PATH = '/bff/games/statistics-dl';
 
-/** A cached upstream answer: a 2xx status and its body. */
+/** A cached upstream answer: a 2xx status and its body (the identity bytes, as the upstream sent them). */
 export interface CachedAnswer extends SwrEntry {
   readonly status: number;
   readonly body: Buffer;
+  /** The HTTP representations of `body`, made by the fill; present when `status` is 200. */
+  readonly representation?: Representation | undefined;
 }
 
 /** The answer of a catalogue read: the upstream's (from the cache or not) and how it was obtained. */
 export interface CatalogueRead {
   readonly response: UpstreamResponse;
   readonly outcome: SwrOutcome | 'session';
+  /**
+   * The cached entry's representations (entity tags, `gzip` and `br` variants) when the read was
+   * answered from the cache with a 200; `undefined` for a read forwarded with a session, a failure, or
+   * a read with the cache off.
+   */
+  readonly representation?: Representation | undefined;
+}
+
+/** Bytes an answers entry counts against {@link CATALOGUE_MAX_BYTES}: its bodies (identity and variants) and some overhead. */
+export function cachedAnswerSize(entry: CachedAnswer): number {
+  return entry.representation?.size ?? entry.body.length + 64;
 }
 
 /** What the catalogue needs of its app: the cache settings, the BFF, and the registry of caches. */
@@ -125,7 +146,7 @@ export class Catalogue {
       ttlMs,
       max: CATALOGUE_MAX_ENTRIES,
       maxSize: CATALOGUE_MAX_BYTES,
-      sizeOf: (entry) => entry.body.length + 64,
+      sizeOf: cachedAnswerSize,
       refreshWaitMs: CATALOGUE_REFRESH_WAIT_MS,
       keepStale,
     });
@@ -161,8 +182,19 @@ export class Catalogue {
   }
 
   /**
+   * The fill of an answers entry: the shared read, plus the representations of a 200 (made here, once
+   * per fill, so that the cache's size bound counts them).
+   */
+  async #fill(path: string, query: Readonly<Record<string, QueryValue>>, requestId: string): Promise<CachedAnswer> {
+    const { status, body, fetchedAt } = await this.#sharedRead(path, query, requestId);
+    if (status !== 200) return { status, body, fetchedAt };
+    return { status, body, fetchedAt, representation: await makeRepresentation(body) };
+  }
+
+  /**
    * A catalogue GET (spec 4.6): from the shared cache, or forwarded with the session when
-   * {@link forwardsSession} (outcome `session`). Non-2xx answers are returned (never cached).
+   * {@link forwardsSession} (outcome `session`). Non-2xx answers are returned (never cached). A 200
+   * from the cache comes with its entry's {@link CatalogueRead.representation}.
    *
    * @throws UpstreamError on transport failures with nothing stale to answer.
    */
@@ -172,14 +204,15 @@ export class Catalogue {
     }
     let outcome: SwrOutcome = 'miss';
     try {
+      // With the cache off every read loads: no representation is made for a single answer.
       const entry = await this.answers.get(
         cacheKey(path, query),
-        () => this.#sharedRead(path, query, ctx.requestId),
+        () => (this.answers.enabled ? this.#fill(path, query, ctx.requestId) : this.#sharedRead(path, query, ctx.requestId)),
         (how) => {
           outcome = how;
         },
       );
-      return { response: { status: entry.status, headers: {}, body: entry.body }, outcome };
+      return { response: { status: entry.status, headers: {}, body: entry.body }, outcome, representation: entry.representation };
     } catch (error) {
       if (error instanceof UpstreamAnswerError) return { response: error.response, outcome: 'miss' };
       throw error;

@@ -357,6 +357,12 @@ export interface SuccessDoc {
   readonly requestBody?: { readonly mediaType: string; readonly schema: TSchema; readonly optional?: boolean };
   /** The operation answers 200 whatever its upstream does (logout): no upstream failure reaches the client. */
   readonly alwaysSucceeds?: boolean;
+  /**
+   * Answered from the shared catalogue cache when not forwarded with a session (spec 4.6 "cacheable"):
+   * `Cache-Control: public, max-age=30`, a strong `ETag`, `Content-Encoding` (`br`, `gzip`) chosen by
+   * `Accept-Encoding`, `Vary: Accept-Encoding`; a `GET` answers 304 to a matching `If-None-Match`.
+   */
+  readonly catalogueCache?: boolean;
 }
 
 const binary = (description: string): TSchema => Type.String({ contentMediaType: 'application/octet-stream', description });
@@ -395,11 +401,13 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   },
   'POST /api/payments/withdraw': { schema: WithdrawAnswer },
   'POST /api/payments/pix-key': { requestBody: { mediaType: 'application/json', schema: PixKeyUpdate } },
-  'GET /api/games/list': { schema: CataloguePage },
-  'POST /api/games/search': { schema: CataloguePage },
-  'GET /api/games/category/:slug': { schema: CataloguePage },
-  'GET /api/games/provider/:slug': { schema: CataloguePage },
+  'GET /api/games/list': { schema: CataloguePage, catalogueCache: true },
+  'POST /api/games/search': { schema: CataloguePage, catalogueCache: true },
+  'GET /api/games/category/:slug': { schema: CataloguePage, catalogueCache: true },
+  'GET /api/games/provider/:slug': { schema: CataloguePage, catalogueCache: true },
   'GET /api/games/by-slugs': { schema: SlugLookupAnswer },
+  'GET /api/games/top-wins': { catalogueCache: true },
+  'GET /api/games/statistics-dl': { catalogueCache: true },
   'POST /api/games/stats-batch': { schema: SlugLookupAnswer },
   'POST /api/search/unified': { schema: UnifiedSearchAnswer },
   'GET /api/album/bootstrap': { schema: AlbumBootstrapAnswer },

@@ -10,7 +10,9 @@
  * (`postPaymentsDeposit`), its area tag, a description citing its specification section, its
  * session need, whether its body is required, the `Idempotency-Key` header of the money moves, its
  * success answer (`contracts/answers.ts`) and the error answers it can give, each with the
- * `X-Error-Ref` header. Response schemas live only in the document: they are never route response
+ * `X-Error-Ref` header; the catalogue reads answered from the shared cache (`catalogueCache` in
+ * `contracts/answers.ts`) also get their HTTP caching: `ETag`, `Vary`, `Content-Encoding`,
+ * `Cache-Control` on the success, `If-None-Match` and a `304` on a `GET`. Response schemas live only in the document: they are never route response
  * schemas, which Fastify would use to serialise answers (passthrough bodies must stay byte for byte).
  *
  * @module
@@ -19,6 +21,7 @@ import swagger from '@fastify/swagger';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import type { TSchema } from '@sinclair/typebox';
+import { CATALOGUE_CACHE_CONTROL } from '../catalogue/representation.js';
 import type { Config } from '../config.js';
 import { ANSWER_COMPONENTS, MONEY_MOVES, REQUEST_EXAMPLES, ROUTE_ANSWERS, type SuccessDoc } from '../contracts/answers.js';
 import { MAX_AMOUNT_CENTS } from '../contracts/payments.js';
@@ -234,6 +237,47 @@ function bytes(n: number): string {
   return n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MiB` : `${Math.round(n / 1024)} KiB`;
 }
 
+/** Headers of the catalogue answers served from the shared cache (spec 4.6 "cacheable"; `catalogue/representation.ts`). */
+const CATALOGUE_CACHE_HEADERS: Json = {
+  'Cache-Control': {
+    description: `\`${CATALOGUE_CACHE_CONTROL}\` when answered from the shared catalogue cache; \`no-store\` when forwarded with a session (\`CATALOGUE_FOR_SESSIONS=forward\`).`,
+    schema: { type: 'string' },
+  },
+  ETag: {
+    description:
+      'A strong entity tag of the answer\'s bytes (`"<digest>"`; the `gzip` and `br` variants have `"<digest>-gzip"` and `"<digest>-br"`); absent when forwarded with a session. It changes when the cached catalogue changes.',
+    schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]+"$' },
+  },
+  Vary: {
+    description: '`Accept-Encoding`; `Cookie, Accept-Encoding` with `CATALOGUE_FOR_SESSIONS=forward`. Absent when forwarded with a session.',
+    schema: { type: 'string' },
+  },
+  'Content-Encoding': {
+    description: '`br` or `gzip`, as `Accept-Encoding` prefers (q-values; `br` first at equal q), for bodies of 1 KiB and more; absent for the identity body. Never for an answer forwarded with a session.',
+    schema: { enum: ['br', 'gzip'] },
+  },
+};
+
+/** The `If-None-Match` request header of a catalogue `GET` (RFC 9110 §13.1.2). */
+const IF_NONE_MATCH = {
+  name: 'If-None-Match',
+  in: 'header',
+  required: false,
+  description:
+    'Entity tags of a stored answer (`W/` prefixes and lists accepted, or `*`): when one is the tag of any variant of the cached answer, the answer is 304 without a body.',
+  schema: { type: 'string' },
+};
+
+/** The 304 of a catalogue `GET` answered from the shared cache. */
+const NOT_MODIFIED: Json = {
+  description: 'Not modified: `If-None-Match` names the cached answer. No body; the `ETag` of the variant `Accept-Encoding` would have chosen.',
+  headers: {
+    ETag: CATALOGUE_CACHE_HEADERS.ETag,
+    'Cache-Control': { description: `\`${CATALOGUE_CACHE_CONTROL}\``, schema: { type: 'string' } },
+    Vary: CATALOGUE_CACHE_HEADERS.Vary,
+  },
+};
+
 /** The success answer of an operation. */
 function successAnswer(facts: RouteFacts | undefined, doc: SuccessDoc | undefined, moneyMove: boolean): [string, Json] {
   const status = String(doc?.status ?? 200);
@@ -246,6 +290,7 @@ function successAnswer(facts: RouteFacts | undefined, doc: SuccessDoc | undefine
     headers['Idempotent-Replayed'] = { description: '`true` when this is the stored answer of an earlier submission with the same key, replayed.', schema: { const: 'true' } };
   }
   if (facts?.cacheControl) headers['Cache-Control'] = { description: `\`${facts.cacheControl}\``, schema: { type: 'string' } };
+  if (doc?.catalogueCache) Object.assign(headers, CATALOGUE_CACHE_HEADERS);
   const answer: Json = { description: doc?.description ?? (status === '204' ? 'No content.' : 'Success.') };
   if (Object.keys(headers).length > 0) answer.headers = headers;
   if (doc?.content) {
@@ -472,6 +517,8 @@ export function completeDocument(document: Json, facts: ReadonlyMap<string, Rout
       else if (f?.auth === 'operator') op.security = [{ operatorBearer: [] }];
       else delete op.security;
       if (moneyMove) op.parameters = [...((op.parameters as unknown[] | undefined) ?? []), IDEMPOTENCY_KEY];
+      const conditional = doc?.catalogueCache === true && upper === 'GET';
+      if (conditional) op.parameters = [...((op.parameters as unknown[] | undefined) ?? []), IF_NONE_MATCH];
       const body = op.requestBody as { content?: Record<string, { schema?: unknown }> } | undefined;
       if (body?.content) {
         let optional = false;
@@ -492,7 +539,11 @@ export function completeDocument(document: Json, facts: ReadonlyMap<string, Rout
         };
       }
       const [status, success] = successAnswer(f, doc, moneyMove);
-      op.responses = { [status]: success, ...errorAnswers(method, path, f, doc, moneyMove, share) };
+      op.responses = {
+        [status]: success,
+        ...(conditional ? { '304': share('NotModified', NOT_MODIFIED) } : {}),
+        ...errorAnswers(method, path, f, doc, moneyMove, share),
+      };
       item[method] = op;
     }
   }

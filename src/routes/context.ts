@@ -6,6 +6,7 @@
  * @module
  */
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
+import { ifNoneMatchMatches, type Representation } from '../catalogue/representation.js';
 import type { Config } from '../config.js';
 import type { ProxyAnswer } from '../envelope.js';
 import { readSessionToken } from '../session/cookie.js';
@@ -187,4 +188,40 @@ export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteC
     }
   }
   return reply.send(body);
+}
+
+/**
+ * Sends a cached answer from its prepared representations (spec 4.6 "cacheable"; `representation.ts`),
+ * the fast path of a catalogue hit: the variant `Accept-Encoding` chooses, its bytes as they are, its
+ * headers and `headers` (the route's `Cache-Control` and `Vary`) set together; no JSON work and no
+ * compression per request. A `GET` whose `If-None-Match` matches any variant's tag answers `304` with
+ * no body, the chosen variant's `ETag` and `headers` only (RFC 9110 §13.1.2, §15.4.5); other methods
+ * ignore `If-None-Match` (a `HEAD` gets the 200's headers).
+ *
+ * Only for answers that hold no session data (filled without any session). The safety net of
+ * {@link sendAnswer} stays: when the request carries a session token (at least
+ * `MIN_REDACTED_TOKEN_LENGTH` characters) that the identity bytes contain, nothing is sent and
+ * `false` tells the caller to answer through {@link sendAnswer}, which redacts it.
+ *
+ * @param status - the answer's status (the cached 200).
+ * @param headers - lower-case names and values added to every answer, 200 and 304 alike.
+ * @returns `true` when the answer was sent.
+ */
+export function sendRepresentation(
+  reply: FastifyReply,
+  status: number,
+  representation: Representation,
+  headers: Readonly<Record<string, string>>,
+  ctx: RouteContext,
+): boolean {
+  const token = ctx.token;
+  if (token && token.length >= MIN_REDACTED_TOKEN_LENGTH && representation.identity.body.includes(token)) return false;
+  const request = ctx.request;
+  const variant = representation.select(request.headers['accept-encoding']);
+  if (request.method === 'GET' && ifNoneMatchMatches(request.headers['if-none-match'], representation.etags)) {
+    reply.code(304).headers(headers).header('etag', variant.etag).send();
+    return true;
+  }
+  reply.code(status).headers(variant.headers).headers(headers).send(variant.body);
+  return true;
 }

@@ -8,7 +8,14 @@
  * default) a request with a session is answered like one without: from the cache, with `Cache-Control:
  * public, max-age=30`, no session sent upstream (the sportsbook half of the unified search included)
  * and no session data in the answer. With `forward` a request with a session is forwarded with it and
- * never cached (`no-store`), and the cached answers say `Vary: Cookie`.
+ * never cached (`no-store`), and the cached answers say `Vary: Cookie` too.
+ *
+ * HTTP caching of the cached answers (`list`, `search`, `category/{slug}`, `provider/{slug}`,
+ * `top-wins`, `statistics-dl`; `src/catalogue/representation.ts`): a 200 from the cache is sent from
+ * the bytes its fill prepared, with a strong `ETag`, `Content-Encoding: br` or `gzip` as
+ * `Accept-Encoding` asks (bodies of 1 KiB and more) and `Vary: Accept-Encoding`; a `GET` whose
+ * `If-None-Match` names any of its variants' tags answers `304` without a body. Answers forwarded with
+ * a session are never compressed nor tagged.
  *
  * Query and body parameters (spec 4.12 leaves them open; the list set is documented in
  * `src/catalogue/query.ts`; anything not listed is dropped):
@@ -33,6 +40,7 @@
 import { Type } from '@sinclair/typebox';
 import type { Game } from '../catalogue/assemble.js';
 import { catalogueOf, type CatalogueRead, STATISTICS_PATH } from '../catalogue/catalogue.js';
+import { CATALOGUE_CACHE_CONTROL } from '../catalogue/representation.js';
 import {
   ListBody,
   ListQuerystring,
@@ -48,7 +56,10 @@ import {
 import { cleanAnswer, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { type QueryValue, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
+import { sendRepresentation } from './context.js';
 import { bff, fail, forward, ok, type RouteContext, type RouteSpec, route } from './route.js';
+
+export { CATALOGUE_CACHE_CONTROL };
 
 /** Upstream of the catalogue list (spec 4.6; the trailing slash is the specification's). */
 export const LIST_PATH = '/casino-games/list/';
@@ -58,8 +69,16 @@ export const DETAIL_PATH = '/casino-games';
 export const MAX_SLUGS = 100;
 /** Detail fallbacks of one `by-slugs` request run at most this many at a time. */
 const FALLBACK_CONCURRENCY = 8;
-/** `Cache-Control` of catalogue answers not forwarded with a session (the proxy's own cache keeps them `CATALOGUE_CACHE_TTL_MS`). */
-export const CATALOGUE_CACHE_CONTROL = 'public, max-age=30';
+/**
+ * Headers of the cacheable catalogue answers (not forwarded with a session), by `CATALOGUE_FOR_SESSIONS`:
+ * `Cache-Control` (the proxy's own cache keeps them `CATALOGUE_CACHE_TTL_MS`) and `Vary`: always
+ * `Accept-Encoding` (the coding is negotiated), plus `Cookie` with `forward`, where a session changes
+ * the answer.
+ */
+const CACHEABLE_HEADERS = {
+  shared: Object.freeze({ 'cache-control': CATALOGUE_CACHE_CONTROL, vary: 'Accept-Encoding' }),
+  forward: Object.freeze({ 'cache-control': CATALOGUE_CACHE_CONTROL, vary: 'Cookie, Accept-Encoding' }),
+} as const;
 
 const SLUG = new RegExp(SLUG_PATTERN);
 const Id = Type.String({ pattern: '^[0-9]{1,18}$' });
@@ -73,20 +92,22 @@ const PageQuery = Type.Object({
 const SlugParams = Type.Object({ slug: Slug });
 
 /**
- * The answer of a catalogue read: a success not forwarded with a session may be cached by the browser
- * and the worker cache (`Vary: Cookie` only when `CATALOGUE_FOR_SESSIONS=forward` makes the answer
- * depend on the session).
+ * The answer of a catalogue read. A 200 from the shared cache is sent at once from its prepared
+ * representations ({@link sendRepresentation}: `ETag`, `304`, `br` / `gzip`), and `undefined` is
+ * returned; any other success not forwarded with a session is answered through the envelope with the
+ * same `Cache-Control` and `Vary`; a read forwarded with a session, or a failure, as before (`no-store`).
  */
-function catalogueAnswer(ctx: RouteContext, read: CatalogueRead): ProxyAnswer {
+function catalogueAnswer(ctx: RouteContext, read: CatalogueRead): ProxyAnswer | undefined {
+  const status = read.response.status;
+  if (status < 200 || status >= 300 || read.outcome === 'session') return upstreamAnswer(read.response);
+  const headers = CACHEABLE_HEADERS[ctx.deps.config.catalogueForSessions];
+  if (read.representation && sendRepresentation(ctx.reply, status, read.representation, headers, ctx)) return undefined;
   const answer = upstreamAnswer(read.response);
-  if (answer.status >= 200 && answer.status < 300 && read.outcome !== 'session') {
-    ctx.reply.header('cache-control', CATALOGUE_CACHE_CONTROL);
-    if (ctx.deps.config.catalogueForSessions === 'forward') ctx.reply.header('vary', 'Cookie');
-  }
+  if (answer.status >= 200 && answer.status < 300) ctx.reply.headers(headers);
   return answer;
 }
 
-async function readList(ctx: RouteContext, query: Record<string, QueryValue>): Promise<ProxyAnswer> {
+async function readList(ctx: RouteContext, query: Record<string, QueryValue>): Promise<ProxyAnswer | undefined> {
   return catalogueAnswer(ctx, await catalogueOf(ctx.deps).read(ctx, LIST_PATH, query));
 }
 

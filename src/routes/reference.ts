@@ -7,6 +7,7 @@
  * @module
  */
 import type { TSchema } from '@sinclair/typebox';
+import { CATALOGUE_CACHE_CONTROL } from '../catalogue/representation.js';
 import { ROUTE_ANSWERS } from '../contracts/answers.js';
 import { allRouteTables } from './index.js';
 import type { RouteSpec } from './route.js';
@@ -87,6 +88,20 @@ function bodyOf(r: RouteSpec): TSchema | undefined {
   return methods.map((m) => ROUTE_ANSWERS[`${m} ${r.url}`]?.requestBody?.schema).find(Boolean);
 }
 
+/**
+ * The HTTP caching line of a catalogue read answered from the shared cache (`catalogueCache` in
+ * `ROUTE_ANSWERS`; spec 4.6 "cacheable"), or none.
+ */
+function httpCaching(r: RouteSpec): string[] {
+  const list: readonly string[] = Array.isArray(r.method) ? r.method : [r.method];
+  const cached = list.filter((m) => ROUTE_ANSWERS[`${m} ${r.url}`]?.catalogueCache === true);
+  if (cached.length === 0) return [];
+  const conditional = cached.includes('GET') ? '; `If-None-Match` naming it answers 304 without a body' : '';
+  return [
+    `- HTTP caching (from the shared cache, not with a forwarded session): \`Cache-Control: ${CATALOGUE_CACHE_CONTROL}\`, a strong \`ETag\`${conditional}; \`Content-Encoding: br\` or \`gzip\` by \`Accept-Encoding\` (bodies of 1 KiB and more); \`Vary: Accept-Encoding\``,
+  ];
+}
+
 function methods(r: RouteSpec): string {
   return (Array.isArray(r.method) ? r.method : [r.method]).join(', ');
 }
@@ -123,6 +138,7 @@ export function renderApiReference(tables: readonly (readonly RouteSpec[])[] = a
       lines.push(`- ${flags.join(' · ')}`);
       const upstream = r.upstream.map((u) => `\`${u.method} ${u.service === 'bff' ? '' : `{${u.service}}`}${u.path}\``);
       lines.push(`- upstream: ${upstream.length ? upstream.join(', ') : '— (answered by the proxy)'}`);
+      lines.push(...httpCaching(r));
       const params = [
         ...parameters('path', r.params),
         ...parameters('query', r.querystring),
