@@ -41,14 +41,13 @@ import negotiate from '@fastify/accept-negotiator';
 import { hash } from 'node:crypto';
 import { promisify } from 'node:util';
 import { brotliCompress, constants as zlibConstants, gzip } from 'node:zlib';
+import { JSON_CONTENT_TYPE } from '../envelope.js';
 
 /** A content coding the catalogue answers in (RFC 9110 §8.4.1); `identity` is no coding. */
 export type ContentCoding = 'br' | 'gzip' | 'identity';
 
 /** `Cache-Control` of catalogue answers not forwarded with a session (spec 4.6 "cacheable"). */
 export const CATALOGUE_CACHE_CONTROL = 'public, max-age=30';
-/** Media type of every representation (the catalogue answers are JSON). */
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 /** Smallest identity body that is compressed, in bytes (1 KiB): below it the headers cost more than the saving. */
 export const MIN_COMPRESSED_BYTES = 1024;
 /** Brotli quality of the `br` variant (0-11): a moderate level, made once per fill. */
