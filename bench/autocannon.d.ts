@@ -41,6 +41,9 @@ declare module 'autocannon' {
       timeouts: number;
       non2xx: number;
       '2xx': number;
+      '3xx': number;
+      '4xx': number;
+      '5xx': number;
     }
   }
   function autocannon(options: autocannon.Options): Promise<autocannon.Result>;

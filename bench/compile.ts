@@ -3,18 +3,29 @@
  * into plain JavaScript before a run, so that they run on bare `node` like the proxy
  * (`dist/server.js`) does: no TypeScript loader thread in their memory or CPU figures. The bench
  * modules they import (`serve.ts`) are compiled with them. The output goes to
- * `node_modules/.cache/front-proxy-bench/`, from where their packages resolve as usual.
+ * `node_modules/.cache/front-proxy-bench/<checkout>/`, from where their packages resolve as usual.
  *
  * @module
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 
 const BENCH = dirname(fileURLToPath(import.meta.url));
-/** Where the compiled scripts are written. */
-export const COMPILED_DIR = resolve(BENCH, '..', 'node_modules', '.cache', 'front-proxy-bench');
+/**
+ * Where the compiled scripts are written: a folder per checkout (named by a hash of this folder's
+ * path), so that checkouts sharing one `node_modules` never run each other's scripts.
+ */
+export const COMPILED_DIR = resolve(
+  BENCH,
+  '..',
+  'node_modules',
+  '.cache',
+  'front-proxy-bench',
+  createHash('sha256').update(BENCH).digest('hex').slice(0, 12),
+);
 
 /** A relative import of another bench module, as written in TypeScript sources (`./serve.js`). */
 const LOCAL_IMPORT = /(from\s+|import\s*\(\s*)(['"])\.\/([\w-]+)\.js\2/g;

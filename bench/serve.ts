@@ -5,6 +5,7 @@
  *
  * @module
  */
+import { realpathSync } from 'node:fs';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
@@ -39,7 +40,9 @@ export async function listenOnLoopback(server: Server, port: number): Promise<Li
  * of standard output, and closes and exits on SIGTERM or SIGINT. Does nothing when imported.
  */
 export async function runAsScript(moduleUrl: string, start: (port: number) => Promise<Listening>): Promise<void> {
-  if (!process.argv[1] || moduleUrl !== pathToFileURL(process.argv[1]).href) return;
+  // Node.js gives a module the real path of its file: the entry point's argument may reach it through a
+  // symbolic link (a `node_modules` linked from another checkout).
+  if (!process.argv[1] || moduleUrl !== pathToFileURL(realpathSync(process.argv[1])).href) return;
   const { port, close } = await start(Number(process.argv[2] ?? 0));
   process.stdout.write(`${JSON.stringify({ port })}\n`);
   const stop = () => void close().then(() => process.exit(0));

@@ -1,19 +1,28 @@
 /**
  * The benchmark harness (`npm run bench`) in miniature: one 1-second run of the passthrough scenario
  * against the proxy (production configuration: metrics on, default rate limits), the reference and the
- * peer, driven by autocannon, unpinned, spread over many sessions and client addresses. It checks the
- * shape of the report (table and JSON), that every answer was a 2xx (no 429: the sessions rotate) and
- * that the proxy's metrics counted them; it asserts no timing (shared machines). Also the clients'
- * session tokens and addresses, and the wrk script's rotation.
+ * peer, driven by autocannon, unpinned, spread over many sessions and client addresses, all on the
+ * Node.js running the test (`node: 'current'`: nothing is downloaded). It checks the shape of the report
+ * (table and JSON), that every answer was a 2xx (no 429: the sessions rotate) and that the proxy's
+ * metrics counted them; it asserts no timing (shared machines). Also the clients' session tokens and
+ * addresses, the wrk script's rotation, `BENCH_NODE=current`, the proxy's answers by status read from
+ * its metrics text, the bench upstream's catalogue page, and the bytes per page by coding against a
+ * small local server that compresses (or does not).
  */
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import zlib from 'node:zlib';
 import { clientAddress, clientHeaders, COOKIE_NAME, sessionToken } from '../bench/clients.js';
 import { wrkScript } from '../bench/load.js';
-import { type BenchReport, runBench, startNodeOptions } from '../bench/run.js';
+import { BROWSER_ACCEPT_ENCODING, formatPageBytes, pageBytes, pageBytesProblems } from '../bench/page-bytes.js';
+import { type BenchReport, resolveNode, runBench, startNodeOptions, statusesOfRoute } from '../bench/run.js';
+import { CATALOGUE_GAMES, CATALOGUE_PAGE } from '../bench/upstream.js';
 
 test('bench harness: a 1 s passthrough run reports every target with 2xx answers only', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
@@ -31,6 +40,8 @@ test('bench harness: a 1 s passthrough run reports every target with 2xx answers
       logPath: '/dev/null',
       resultsPath,
       print: false,
+      // The Node.js running the test: nothing is downloaded, and no second proxy runs beside it.
+      node: 'current',
     });
 
     assert.deepEqual(
@@ -54,6 +65,12 @@ test('bench harness: a 1 s passthrough run reports every target with 2xx answers
       }
     }
     assert.equal(report.rows.find((r) => r.target === 'reference')?.ratio, 1);
+    // The proxy's own count of the route's answers during the run, by status: 200 only.
+    for (const run of report.rows.find((r) => r.id === 'passthrough/proxy')?.runs ?? []) {
+      assert.deepEqual(Object.keys(run.statuses ?? {}), ['200']);
+      assert.ok((run.statuses?.['200'] ?? 0) >= run.requests);
+    }
+    assert.equal(report.rows.find((r) => r.id === 'passthrough/peer')?.runs[0]?.statuses, undefined);
     assert.ok(report.checks.filter((c) => c.kind === 'correctness').every((c) => c.ok), JSON.stringify(report.checks));
     // Metrics on: the proxy was scraped once, and counted at least the answers measured.
     assert.equal(report.metrics.length, 1);
@@ -63,9 +80,15 @@ test('bench harness: a 1 s passthrough run reports every target with 2xx answers
     assert.ok((scrape?.requestCount ?? 0) >= (scrape?.measuredAnswers ?? Infinity), JSON.stringify(scrape));
     assert.ok(report.checks.some((c) => c.name.startsWith('proxy: GET /metrics') && c.ok));
     assert.equal(report.meta.sessions, 256);
+    assert.deepEqual(report.meta.targetNode, { spec: 'current', version: process.version });
+    for (const row of report.rows) assert.equal(row.node, process.version, row.id);
+    assert.equal(report.catalogueBytes, null);
+    // Targets print only for the scenarios run: here the passthrough against the peer, and the RSS.
+    assert.ok(report.checks.some((c) => c.kind === 'target' && c.name.startsWith('passthrough vs the Fastify + reply-from peer')));
+    assert.ok(!report.checks.some((c) => c.name.includes('catalogue')));
 
     const header = report.table.split('\n')[0] ?? '';
-    for (const column of ['scenario', 'target', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'non-2xx']) {
+    for (const column of ['scenario', 'target', 'node', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'non-2xx']) {
       assert.ok(header.includes(column), `table column ${column}`);
     }
     assert.equal(report.table.split('\n').length, 2 + report.rows.length);
@@ -117,4 +140,81 @@ test('the bench starts the proxy with the Node.js options of npm start', () => {
   const options = startNodeOptions();
   assert.equal(pkg.scripts.start, ['node', ...options, 'dist/server.js'].join(' '));
   for (const option of options) assert.match(option, /^--[a-z0-9-]+(=\S+)?$/);
+});
+
+test('BENCH_NODE=current is the Node.js running the bench', () => {
+  assert.deepEqual(resolveNode('current'), { spec: 'current', version: process.version, execPath: process.execPath });
+  assert.equal(resolveNode(process.execPath).version, process.version);
+  assert.throws(() => resolveNode('latest-please'), /BENCH_NODE=latest-please/);
+});
+
+test("the proxy's answers of one route by status, from its metrics text", () => {
+  const text = [
+    '# TYPE http_request_duration_seconds histogram',
+    'http_request_duration_seconds_bucket{le="0.005",method="GET",route="/api/games/list",status_code="304"} 7',
+    'http_request_duration_seconds_count{method="GET",route="/api/games/list",status_code="304"} 12',
+    'http_request_duration_seconds_count{method="GET",route="/api/games/list",status_code="200"} 3',
+    'http_request_duration_seconds_count{method="HEAD",route="/api/games/list",status_code="200"} 1',
+    'http_request_duration_seconds_count{method="GET",route="/api/games/search",status_code="200"} 40',
+  ].join('\n');
+  assert.deepEqual(statusesOfRoute(text, '/api/games/list'), { '304': 12, '200': 4 });
+  assert.deepEqual(statusesOfRoute(text, '/api/user/login-history'), {});
+});
+
+test('the bench catalogue page: deterministic, a few tens of KB of games', () => {
+  const page = JSON.parse(CATALOGUE_PAGE.toString('utf8')) as { data: { slug: string; name: string; provider: { name: string }; images: object }[] };
+  assert.equal(page.data.length, CATALOGUE_GAMES);
+  assert.equal(new Set(page.data.map((g) => g.slug)).size, CATALOGUE_GAMES);
+  assert.ok(CATALOGUE_PAGE.length > 20_000 && CATALOGUE_PAGE.length < 64_000, String(CATALOGUE_PAGE.length));
+  for (const game of page.data) assert.ok(game.name && game.provider.name && Object.keys(game.images).length > 0);
+});
+
+test('bytes per page: each coding measured and decoded against identity; none sent stays empty', async () => {
+  const body = Buffer.from(JSON.stringify({ data: Array.from({ length: 200 }, (_, i) => ({ slug: `game-${i}`, name: `Game ${i}` })) }));
+  let compress = true;
+  let vary = true;
+  let corrupt = false;
+  const server = createServer((req, res) => {
+    const accepted = String(req.headers['accept-encoding'] ?? '');
+    const coding = !compress ? undefined : /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : undefined;
+    const page = corrupt && coding ? body.subarray(1) : body;
+    const out = coding === 'br' ? zlib.brotliCompressSync(page) : coding === 'gzip' ? zlib.gzipSync(page) : page;
+    const headers: Record<string, string> = { 'content-type': 'application/json', etag: `"${createHash('sha256').update(out).digest('base64url')}"` };
+    if (compress && vary) headers.vary = 'Accept-Encoding';
+    if (coding) headers['content-encoding'] = coding;
+    res.writeHead(200, headers).end(out);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/games/list`;
+    const encoded = await pageBytes(url);
+    assert.deepEqual(pageBytesProblems(encoded), []);
+    const byCoding = Object.fromEntries(encoded.answers.map((a) => [a.acceptEncoding, a]));
+    assert.equal(byCoding.identity?.bytes, body.length);
+    assert.equal(byCoding.br?.contentEncoding, 'br');
+    assert.equal(byCoding.br?.decodesToIdentity, true);
+    assert.equal(byCoding[BROWSER_ACCEPT_ENCODING]?.contentEncoding, 'br');
+    assert.ok(encoded.brShare !== null && encoded.brShare > 0 && encoded.brShare < 0.5);
+    assert.ok(encoded.gzipShare !== null && encoded.gzipShare < 0.5);
+    assert.match(formatPageBytes(encoded), /\| br +\| br +\| \d/);
+
+    // Encoded without Vary, or a body that is not the page: problems, not figures.
+    vary = false;
+    corrupt = true;
+    const wrong = pageBytesProblems(await pageBytes(url)).join('; ');
+    assert.match(wrong, /no Vary: Accept-Encoding/);
+    assert.match(wrong, /the br body does not decode to the identity body/);
+    vary = true;
+    corrupt = false;
+
+    compress = false;
+    const plain = await pageBytes(url);
+    assert.deepEqual(pageBytesProblems(plain), []);
+    assert.equal(plain.brShare, null);
+    assert.equal(plain.gzipShare, null);
+    // Asked for br, sent identity: "—", not the identity bytes under br's name.
+    assert.match(formatPageBytes(plain), /\| br +\| none \(identity sent\) +\| — /);
+  } finally {
+    server.close();
+  }
 });
