@@ -43,4 +43,4 @@ HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The server runs as `node` itself (PID 1, or under `docker run --init`) with the Node.js options
 # of `npm start`: npm would not pass SIGTERM on to it, and the graceful shutdown needs the signal.
-ENTRYPOINT ["node", "--single-threaded-gc", "--max-semi-space-size=8", "dist/server.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/server.js"]

@@ -413,7 +413,7 @@ async function startBenchServer(
 
 /**
  * The Node.js options `npm start` gives the proxy (the words between `node` and `dist/server.js` in
- * package.json's `start` script, e.g. `--single-threaded-gc`): the bench runs the proxy as `npm start` does.
+ * package.json's `start` script, e.g. `--max-semi-space-size=8`): the bench runs the proxy as `npm start` does.
  */
 export function startNodeOptions(): string[] {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts?: Record<string, string> };
@@ -1217,7 +1217,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
 
     if (wanted.has('passthrough')) {
       // `reference-tuned` is the reference with the Node.js options `npm start` gives the proxy (e.g.
-      // `--single-threaded-gc`): how much of the proxy's ratio is runtime tuning rather than code.
+      // `--max-semi-space-size=8`): how much of the proxy's ratio is runtime tuning rather than code.
       const tuned = startNodeOptions().length > 0 ? (['reference-tuned'] as const) : [];
       rows.push(...withHost(passthroughRow('passthrough/proxy', 'passthrough', 'proxy')));
       for (const target of ['reference', ...tuned, 'peer'] as const) rows.push(passthroughRow(`passthrough/${target}`, 'passthrough', target));
