@@ -9,6 +9,7 @@
  * @module
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
 import { compactVerify, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from 'jose';
 
 /** Longest session cookie value read as a token, in characters (a larger value is no session). */
@@ -41,14 +42,26 @@ const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  */
 export function isWellFormedJwt(value: string): boolean {
   if (value.length > MAX_TOKEN_LENGTH || !COMPACT_JWT.test(value)) return false;
+  const known = wellFormed.get(value);
+  if (known !== undefined) return known;
+  let verdict: boolean;
   try {
     decodeProtectedHeader(value);
     decodeJwt(value);
-    return true;
+    verdict = true;
   } catch {
-    return false;
+    verdict = false;
   }
+  wellFormed.set(value, verdict);
+  return verdict;
 }
+
+/**
+ * The verdicts of {@link isWellFormedJwt} on recent tokens (a session sends its token with every
+ * request; decoding it again each time was 2-3% of a request's CPU): at most 4,096 tokens, the least
+ * recently used forgotten first. A verdict depends on the value alone.
+ */
+const wellFormed = new LRUCache<string, boolean>({ max: 4_096 });
 
 /**
  * The outcome of checking a session cookie value:

@@ -290,6 +290,21 @@ export class UpstreamService {
     };
   }
 
+  /**
+   * The refusal the guard of `req`'s endpoint gives a new call now (`upstream_circuit_open`,
+   * `upstream_busy`; reported to the metrics as such), or `undefined` when the call may be tried: lets
+   * a caller refuse before it builds the call's headers. Nothing is taken or changed.
+   */
+  refusalFor(req: UpstreamRequest): UpstreamError | undefined {
+    if (this.#origin === undefined || req.unguarded === true) return undefined;
+    try {
+      this.#route(req).guard?.refuseEarly();
+      return undefined;
+    } catch (error) {
+      return error as UpstreamError;
+    }
+  }
+
   /** Records how a call ended, for readiness (`lastAnsweredAt`, `lastFailedAt`). */
   #note(error: UpstreamError | undefined): void {
     if (error === undefined) this.lastAnsweredAt = performance.now();
