@@ -77,7 +77,7 @@ export const errors = fp(
       if (upstreamFailure) return sendUpstreamFailure(upstreamFailure, request, reply);
       if (error.code === 'FP_RATE_LIMITED') {
         const retryAfter = (error as FastifyError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60;
-        return reply.code(429).send(envelope('rate_limited', `Too many requests; retry in ${retryAfter} s`));
+        return reply.code(429).type(JSON_CONTENT_TYPE).send(envelopeText('rate_limited', `Too many requests; retry in ${retryAfter} s`));
       }
       if (error instanceof UnsafePathError) {
         return reply.code(400).send(envelope('invalid_request', error.message));

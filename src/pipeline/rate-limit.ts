@@ -29,6 +29,7 @@ import type { Config } from '../config.js';
 import { readSessionToken } from '../session/cookie.js';
 import { tokenKey } from '../session/hash.js';
 import { rateLimitStore } from '../state/rate-limit-store.js';
+import { withoutStack } from '../upstream/errors.js';
 import type { SharedStore } from '../state/store.js';
 
 /** The limits a request can be refused by (`api-address` applies beside `api`, never alone). */
@@ -100,7 +101,7 @@ export const rateLimits = fp(
           keyGenerator: shared ? byAddress : bySession,
           errorResponseBuilder: (_request: FastifyRequest, context: { ttl: number }) => {
             onRefused?.(name);
-            return new RateLimitedError(name, Math.max(1, Math.ceil(context.ttl / 1000)));
+            return withoutStack(() => new RateLimitedError(name, Math.max(1, Math.ceil(context.ttl / 1000))));
           },
           // `shared` is read by the store (state/rate-limit-store.ts), which gets these options.
         } as unknown as NonNullable<FastifyContextConfig['rateLimit']>,
@@ -139,7 +140,7 @@ function addressCeilingHook(
       onRefused?.('api-address');
       const retryAfter = Math.max(1, Math.ceil(result.ttl / 1000));
       reply.header('retry-after', retryAfter);
-      throw new RateLimitedError('api-address', retryAfter);
+      throw withoutStack(() => new RateLimitedError('api-address', retryAfter));
     }
   };
 }

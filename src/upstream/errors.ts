@@ -74,10 +74,21 @@ export class UpstreamError extends Error {
  * @param endpoint - the EP code of the refusing endpoint.
  */
 export function refusal(code: 'upstream_busy' | 'upstream_circuit_open', retryAfterSeconds: number, endpoint: string): UpstreamError {
+  return withoutStack(() => new UpstreamError(code, { retryAfterSeconds, endpoint }));
+}
+
+/**
+ * The error `make` returns, made without capturing a stack trace: for the errors that are expected
+ * answers (refusals of a guard, of a rate limit), made thousands of times a second under overload,
+ * whose stack nobody reads.
+ *
+ * @example withoutStack(() => new RateLimitedError('api', 60))
+ */
+export function withoutStack<E extends Error>(make: () => E): E {
   const limit = Error.stackTraceLimit;
   Error.stackTraceLimit = 0;
   try {
-    return new UpstreamError(code, { retryAfterSeconds, endpoint });
+    return make();
   } finally {
     Error.stackTraceLimit = limit;
   }
