@@ -6,9 +6,9 @@
  *   `SHUTDOWN_DELAY_MS`; then the listener closes, a request arriving on a kept-alive connection
  *   opened before is served with `Connection: close`, idle kept-alive connections are closed after
  *   the idle grace, the in-flight slow request finishes, and the exit code is 0.
- * - a kept-alive connection left idle across the listener's close carries one more request: served
- *   (200, `Connection: close`), the BFF called once, and the process still exits long before
- *   `SHUTDOWN_TIMEOUT_MS`.
+ * - a kept-alive connection left idle across the listener's close carries one more request within the
+ *   idle grace: served (200, `Connection: close`), the BFF called once, while a connection opened after
+ *   the close is refused; the process still exits long before `SHUTDOWN_TIMEOUT_MS`.
  * - a connection that reaches the process after its listener closed (handed over late) gets the 503
  *   envelope with `Connection: close` (never Fastify's own body), nothing sent upstream.
  * - a request still open after `SHUTDOWN_TIMEOUT_MS` is cut and the exit code is 1.
@@ -78,6 +78,28 @@ function proxy(env: Record<string, string>): ProxyProcess {
 }
 
 const isAnswer = (a: RawHttpAnswer | { error: string } | undefined): a is RawHttpAnswer => a !== undefined && 'status' in a;
+
+/**
+ * Probes `base` with one `/healthz` request at a time (`pauseMs` apart) until a connect is refused, and
+ * resolves with the time of the refusal (`Date.now()`) and the error of a probe reset by the close, if any. Every probe the process accepted must be served:
+ * 200, never a 503, a connection accepted just as the listener closed included. A probe the kernel had
+ * queued when the listener closed never reaches the process: the close resets it without an answer. That
+ * is allowed for the last probe before the refusal only (the listener is closed once it was reset), so a
+ * connection reset while the listener still accepts fails, as does a listener still open `limitMs` after `since`.
+ */
+async function probeUntilRefused(base: string, since: number, limitMs: number, pauseMs: number): Promise<{ at: number; reset: string | undefined }> {
+  let reset: string | undefined;
+  for (;;) {
+    const probe = await oneShot(base, '/healthz');
+    if (!isAnswer(probe) && probe.error === 'ECONNREFUSED') return { at: Date.now(), reset };
+    assert.equal(reset, undefined, `a probe was reset by the listener's close (${reset}), yet the next connect was not refused: ${JSON.stringify(probe)}`);
+    if (isAnswer(probe)) assert.equal(probe.status, 200, `served normally until the listener closes: ${JSON.stringify(probe)}`);
+    else if (probe.error === 'ECONNRESET' || probe.error === 'closed without an answer') reset = probe.error;
+    else assert.fail(`probe failed: ${probe.error}`);
+    assert.ok(Date.now() - since < limitMs, 'the listener closed');
+    if (reset === undefined && pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
+  }
+}
 const profileReads = (token: string) => upstream.requests.filter((r) => r.path === '/auth/user-profile' && r.headers.authorization === `Bearer ${token}`);
 
 describe('SIGTERM: drain', () => {
@@ -130,20 +152,9 @@ describe('SIGTERM: drain', () => {
     assert.equal(reusedAnswer?.headers.connection, 'close', 'while draining, the last answer of a connection closes it');
     await reused.closed;
 
-    // The listener closes after the delay.
-    let refused = 0;
-    for (;;) {
-      const probe = await oneShot(base, '/healthz');
-      if (!isAnswer(probe) && probe.error === 'ECONNREFUSED') {
-        refused = Date.now();
-        break;
-      }
-      // Every connection the listener accepted is served, a connection accepted just as it closed
-      // (whose request is read after the delay) included: never a 503.
-      assert.ok(isAnswer(probe) && probe.status === 200, `served normally until the listener closes: ${JSON.stringify(probe)}`);
-      assert.ok(Date.now() - signalled < DELAY_MS + 2_000, 'the listener closed');
-      await new Promise((r) => setTimeout(r, 25));
-    }
+    // The listener closes after the delay. Every connection the listener accepted is served, a connection
+    // accepted just as it closed (whose request is read after the delay) included: never a 503.
+    const { at: refused } = await probeUntilRefused(base, signalled, DELAY_MS + 2_000, 25);
     const closedMs = refused - signalled;
     assert.ok(closedMs >= DELAY_MS - 50, `listener closed ${closedMs} ms after SIGTERM, not before SHUTDOWN_DELAY_MS (${DELAY_MS})`);
 
@@ -202,14 +213,16 @@ describe('SIGTERM: drain', () => {
     const signalled = Date.now();
     proc.child.kill('SIGTERM');
     // SHUTDOWN_DELAY_MS is 0: the listener closes at once; every connection it accepted until then is served.
-    let refused = 0;
-    while (!refused) {
-      const probe = await oneShot(base, '/healthz');
-      // A probe still in the kernel's accept queue as the listener closes is reset without an answer
-      // (it was never accepted): for a client that is the listener closing, like a refused connect.
-      if (!isAnswer(probe) && (probe.error === 'ECONNREFUSED' || probe.error === 'ECONNRESET' || probe.error === 'closed without an answer')) refused = Date.now();
-      else assert.ok(isAnswer(probe) && probe.status === 200, `served until the listener closes: ${JSON.stringify(probe)}`);
-      assert.ok(Date.now() - signalled < 2_000, 'the listener closed');
+    const { at: refused, reset } = await probeUntilRefused(base, signalled, 2_000, 0);
+    // A connection opened after the close is refused, or answered 503 shutting_down with Connection: close:
+    // never served, never reset.
+    const afterClose = await oneShot(base, '/healthz');
+    if (isAnswer(afterClose)) {
+      assert.equal(afterClose.status, 503, `a connection after the close: ${JSON.stringify(afterClose)}`);
+      assert.equal(afterClose.headers.connection, 'close');
+      assert.equal(JSON.parse(afterClose.body).error, 'shutting_down');
+    } else {
+      assert.equal(afterClose.error, 'ECONNREFUSED', 'a connection after the close is refused');
     }
 
     // The kept-alive connection was idle when the listener closed; a balancer reuses it now.
@@ -217,6 +230,7 @@ describe('SIGTERM: drain', () => {
     const second = fakeJwt({ sub: '7', idle: 'second' });
     const sentAt = Date.now();
     reused.send('/api/auth/profile', { Cookie: `${COOKIE}=${second}` });
+    assert.ok(sentAt - signalled < IDLE_GRACE_MS, `sent within the idle grace after the close (${sentAt - signalled} ms after SIGTERM)`);
     const answer = await reused.next(5_000);
     assert.ok(answer, `the request sent ${sentAt - refused} ms after the listener closed was answered`);
     assert.equal(answer.status, 200, answer.body);
@@ -237,8 +251,9 @@ describe('SIGTERM: drain', () => {
     const exitMs = exit.at - signalled;
     assert.ok(exitMs < TIMEOUT_MS / 2, `exited ${exitMs} ms after SIGTERM, not held until SHUTDOWN_TIMEOUT_MS (${TIMEOUT_MS})`);
     t.diagnostic(
-      `listener closed within ${refused - signalled} ms; request sent on the idle connection ${sentAt - signalled} ms after SIGTERM: ${answer.status}, ` +
-        `Connection: ${answer.headers.connection}, BFF calls ${profileReads(second).length}; other idle connection closed after ${idleClosedMs} ms; exit ${exit.code} after ${exitMs} ms`,
+      `listener closed within ${refused - signalled} ms${reset === undefined ? '' : ` (a probe queued as it closed: ${reset})`}; request sent on the idle connection ${sentAt - signalled} ms after SIGTERM: ${answer.status}, ` +
+        `Connection: ${answer.headers.connection}, BFF calls ${profileReads(second).length}; a connection after the close: ` +
+        `${isAnswer(afterClose) ? afterClose.status : afterClose.error}; other idle connection closed after ${idleClosedMs} ms; exit ${exit.code} after ${exitMs} ms`,
     );
   });
 

@@ -30,6 +30,7 @@ import {
 } from '../contracts/account.js';
 import { type ProxyAnswer, upstreamAnswer } from '../envelope.js';
 import { sessionUserId } from '../session/identity.js';
+import type { BodySource } from '../upstream/client.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { buildPath } from '../upstream/paths.js';
 import { bff, external, fail, forward, type RouteContext, type RouteSpec, route } from './route.js';
@@ -68,19 +69,30 @@ class UploadTooLarge extends Error {}
  * The upload as a multipart body for the BFF, streamed as it arrives (never held whole): one part
  * named `file` with the client's (cleaned) filename and media type. When the client's file passes
  * {@link MAX_DOCUMENT_BYTES} the stream fails with {@link UploadTooLarge}, which aborts the upstream call.
+ * `source` is kept up to date with the wait for the client's bytes (see {@link BodySource}): set when the
+ * stream asks the client's file for its next chunk, cleared when it arrives.
  */
-function multipartStream(file: MultipartFile, boundary: string): Readable {
+function multipartStream(file: MultipartFile, boundary: string, source: BodySource): Readable {
   const head =
     `--${boundary}\r\n` +
     `Content-Disposition: form-data; name="${UPLOAD_FIELD}"; filename="${safeFilename(file.filename)}"\r\n` +
     `Content-Type: ${file.mimetype}\r\n\r\n`;
   async function* parts() {
     yield Buffer.from(head);
-    for await (const chunk of file.file) yield chunk as Buffer;
+    // The head was taken: the next bytes are the client's. Each `yield` returns once its chunk was taken
+    // and the next one is asked for (the stream, of `highWaterMark` 1, asks only when its buffer is empty).
+    source.waitingSince = performance.now();
+    for await (const chunk of file.file) {
+      source.waitingSince = 0;
+      yield chunk as Buffer;
+      source.waitingSince = performance.now();
+    }
+    source.waitingSince = 0;
     if (file.file.truncated) throw new UploadTooLarge('file too large');
     yield Buffer.from(`\r\n--${boundary}--\r\n`);
   }
-  return Readable.from(parts(), { objectMode: false });
+  // One chunk at most waits in the stream: while the upstream does not take it, the client's file is not asked.
+  return Readable.from(parts(), { objectMode: false, highWaterMark: 1 });
 }
 
 function fieldValue(file: MultipartFile, name: string): string | undefined {
@@ -115,7 +127,8 @@ async function storeDocument(ctx: RouteContext<unknown, { endpoint?: DocumentEnd
     return fail(415, 'unsupported_media_type', `The file must be one of ${DOCUMENT_MEDIA_TYPES.join(', ')}`);
   }
   const boundary = `----document${randomBytes(12).toString('hex')}`;
-  const body = multipartStream(file, boundary);
+  const bodySource: BodySource = { waitingSince: 0 };
+  const body = multipartStream(file, boundary, bodySource);
   let tooLarge = false;
   body.once('error', (error) => {
     tooLarge = error instanceof UploadTooLarge;
@@ -126,6 +139,7 @@ async function storeDocument(ctx: RouteContext<unknown, { endpoint?: DocumentEnd
       path: buildPath('/documents/{endpoint}', { endpoint }),
       headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
       body,
+      bodySource,
     });
     if (tooLarge) return fail(413, 'payload_too_large', `The file is larger than ${MAX_DOCUMENT_BYTES} bytes`);
     return upstreamAnswer(res);

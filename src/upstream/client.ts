@@ -73,6 +73,12 @@ export interface UpstreamRequest {
    */
   body?: string | Buffer | Readable | undefined;
   /**
+   * For a stream `body`: where it stands with its own source (the client's upload), read when the call
+   * meets its time limit to tell a client that stopped sending (`client_aborted`) from an upstream that
+   * stopped reading (`upstream_timeout`). Without it, such a call is an upstream timeout.
+   */
+  bodySource?: BodySource | undefined;
+  /**
    * The client's cancellation, for reads only (CONTRACT.md "Resilience", "Client gone"): when it
    * aborts, the call leaves its queue or is aborted, and fails with `client_aborted`. A function is
    * called for the signal only once the endpoint's guard has not refused the call at once (a signal
@@ -81,6 +87,24 @@ export interface UpstreamRequest {
   signal?: AbortSignal | (() => AbortSignal | undefined) | undefined;
   /** Skip the endpoint's guard (the readiness probe, which must see the BFF as it is). */
   unguarded?: boolean | undefined;
+}
+
+/**
+ * Where a streamed request body stands with its source, kept up to date by the code that produces the
+ * body (one timestamp write per chunk, nothing allocated): `waitingSince` is set to `performance.now()`
+ * each time the body asks its source for the next chunk (the call having taken every chunk the source
+ * gave so far), and back to `0` as soon as that chunk arrives and when the source is done.
+ *
+ * At the call's time limit, a body waiting on its source means the proxy is held up by the client: every
+ * byte it sent has been taken by the call, and the next has not come (a stalled or too slow upload). A
+ * body not waiting on its source is held up by the upstream: it has not started reading it (the call
+ * still queued or connecting), or it stopped reading with a chunk of the client's in hand, or it read
+ * everything and has not answered. Unlike the length of the stream's buffer, this does not depend on how
+ * much the streams on the way buffer (their `highWaterMark`, 16 KiB up to Node.js 20, 64 KiB from 22).
+ */
+export interface BodySource {
+  /** `performance.now()` when the body began waiting for its source's next chunk; `0` while it is not waiting. */
+  waitingSince: number;
 }
 
 /** A buffered upstream answer. */
@@ -365,7 +389,7 @@ export class UpstreamService {
   ): Promise<UpstreamResponse> {
     guard?.earn();
     const start = performance.now();
-    const answer = this.#send(options, priority, this.#timeoutMs, signal, isRead(req.method) ? guard : undefined);
+    const answer = this.#send(options, priority, this.#timeoutMs, signal, isRead(req.method) ? guard : undefined, req.bodySource);
     answer.then(
       (res) => {
         this.#note(undefined);
@@ -384,6 +408,7 @@ export class UpstreamService {
   /**
    * One dispatch with its time limit; for a read (`retryGuard` set) whose connection failed before any
    * answer byte, one more dispatch within the time left, when the endpoint's retry budget allows.
+   * `bodySource`: where a stream body stands with its source (see {@link BodySource}).
    */
   #send(
     options: Dispatcher.DispatchOptions,
@@ -391,6 +416,7 @@ export class UpstreamService {
     timeoutMs: number,
     signal: AbortSignal | undefined,
     retryGuard: EndpointGuard | undefined,
+    bodySource?: BodySource,
   ): Promise<UpstreamResponse> {
     const call = new BufferedCall();
     const started = performance.now();
@@ -400,9 +426,9 @@ export class UpstreamService {
       const stream = body as Readable;
       // Registered before undici's own listener: a failing request body is the client's fault, not the upstream's.
       stream.once('error', (error) => call.fail(new UpstreamError('client_aborted', { cause: error })));
-      // At the time limit, a body still waiting for the client's bytes (nothing buffered, not ended) means the
-      // client stopped sending: its fault too. A body held back by an upstream that stopped reading has bytes buffered.
-      call.bodyStarved = () => !stream.readableEnded && stream.readableLength === 0;
+      // At the time limit, a body waiting on its source (everything the client sent taken, the next bytes not
+      // come) means the client stopped sending: its fault too. Any other body is held up by the upstream.
+      if (bodySource !== undefined) call.bodyStarved = () => bodySource.waitingSince !== 0;
     }
     try {
       this.#pools.get(this.#origin as string, priority).dispatch(options, call);
@@ -533,6 +559,10 @@ function signalOf(req: UpstreamRequest): AbortSignal | undefined {
   return typeof signal === 'function' ? signal() : signal;
 }
 
+/**
+ * A call's time limit: `client_aborted` when its stream body is waiting on the client's bytes (see
+ * {@link BodySource}), else `upstream_timeout`.
+ */
 function onCallTimeout(call: BufferedCall): void {
   call.fail(
     call.bodyStarved?.() === true
@@ -557,7 +587,7 @@ class BufferedCall implements Dispatcher.DispatchHandler {
   #chunks: Buffer[] = [];
   /** True once the answer's status line arrived (a failure after it is never retried). */
   answerStarted = false;
-  /** For a streamed request body: whether it is waiting for the client's bytes (read at the time limit). */
+  /** For a streamed request body with a {@link BodySource}: whether it is waiting on its source (read at the time limit). */
   bodyStarved: (() => boolean) | undefined;
 
   /**
