@@ -495,14 +495,19 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       figures.faults += 1;
       figures.check(catalogueOk === catalogueAnswers.length, `whole BFF hangs: catalogue ${catalogueOk}/${catalogueAnswers.length} 200`);
       figures.check(readyOk === readyAnswers.length, `whole BFF hangs: /readyz ${readyOk}/${readyAnswers.length} 200`);
-      figures.check(late.length > 0 && lateRefused + trials === late.length, `whole BFF hangs: ${lateRefused}/${late.length} late calls 503, ${trials} 504 of trial calls`);
+      // A profile still fresh in the profile cache (10 s) is answered 200 from it, without the BFF.
+      const fromCache = late.filter((a) => a.status === 200).length;
+      figures.check(
+        late.length > 0 && lateRefused + trials + fromCache === late.length,
+        `whole BFF hangs: ${lateRefused}/${late.length} late calls 503, ${trials} 504 of trial calls, ${fromCache} 200 from a cache`,
+      );
       figures.check(busiest <= trialAllowance, `whole BFF hangs: ${busiest} calls reached one endpoint in ${(total - from) / 1000} s (BFF calls ${JSON.stringify(reachedBff)})`);
       figures.check(tail < 50 * LATENCY_FACTOR, `whole BFF hangs: late p99 ${ms(tail)}`);
       figures.check(rssPeak - rssBefore < (FULL ? 50 : 128), `whole BFF hangs: RSS ${Math.round(rssBefore)} → ${Math.round(rssPeak)} MB`);
       figures.memory = `RSS ${Math.round(rssBefore)} → ${Math.round(rssPeak)} MB (whole BFF hangs, from the same load before it)`;
       result(
         'the whole BFF hangs',
-        `catalogue ${catalogueOk}/${catalogueAnswers.length} 200 (anonymous and with a session, TTL 2 s), /readyz ${readyOk}/${readyAnswers.length} 200, other routes from ${from / 1000} s ${lateRefused}/${late.length} 503 (p99 ${ms(tail)}); the other ${trials} answered 504 with a breaker's trial call (${JSON.stringify(notRefused)}); BFF calls from ${from / 1000} s ${JSON.stringify(reachedBff)}; RSS ${Math.round(rssBefore)} MB under the same load before the hang → peak ${Math.round(rssPeak)} MB`,
+        `catalogue ${catalogueOk}/${catalogueAnswers.length} 200 (anonymous and with a session, TTL 2 s), /readyz ${readyOk}/${readyAnswers.length} 200, other routes from ${from / 1000} s ${lateRefused}/${late.length} 503 (p99 ${ms(tail)}); of the others ${fromCache} answered 200 from the profile cache and ${trials} 504 with a breaker's trial call (${JSON.stringify(notRefused)}); BFF calls from ${from / 1000} s ${JSON.stringify(reachedBff)}; RSS ${Math.round(rssBefore)} MB under the same load before the hang → peak ${Math.round(rssPeak)} MB`,
       );
     });
   });
