@@ -4,10 +4,10 @@
  */
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
-import { createLogging } from '../src/pipeline/logging.js';
+import { AggregatedLine, createLogging } from '../src/pipeline/logging.js';
 
 function parentLogger(level: string) {
   const lines: Record<string, unknown>[] = [];
@@ -51,3 +51,21 @@ for (const { level, childLevel, call, written } of cases) {
     if (written) assert.equal(parent.lines[0]?.reqId, 'req-1');
   });
 }
+
+describe('AggregatedLine: one warn line for events that come in bulk', () => {
+  test('the first event is written at once; later ones are counted by key and written together', () => {
+    const lines: { fields: Record<string, unknown>; msg: string }[] = [];
+    const log = { warn: (fields: Record<string, unknown>, msg: string) => lines.push({ fields, msg }) } as unknown as FastifyBaseLogger;
+    const line = new AggregatedLine(log, 'upstream calls refused since the last line', 'refused');
+    line.count('EP0032 upstream_busy');
+    assert.deepEqual(lines, [{ fields: { refused: { 'EP0032 upstream_busy': 1 } }, msg: 'upstream calls refused since the last line' }]);
+    line.count('EP0032 upstream_busy');
+    line.count('EP0032 upstream_busy');
+    line.count('EP0033 upstream_circuit_open');
+    assert.equal(lines.length, 1, 'within the interval nothing more is written');
+    line.flush();
+    assert.deepEqual(lines[1]?.fields, { refused: { 'EP0032 upstream_busy': 2, 'EP0033 upstream_circuit_open': 1 } });
+    line.flush();
+    assert.equal(lines.length, 2, 'nothing counted, nothing written');
+  });
+});

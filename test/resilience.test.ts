@@ -134,6 +134,14 @@ describe('circuit breaker', () => {
     assert.equal(calls(HISTORY), 3, 'nothing sent while open');
     const warn = proxy.logs.entries.find((e) => e.level === 40 && e.endpoint === 'EP0032' && e.to === 'open');
     assert.ok(warn, 'the opening is logged at warn with the EP code');
+    // Refusals come in bulk: no line each; they are counted into one warn line by EP code and reason
+    // (the first of the app's refusals is written at once, the others within 10 s: see AggregatedLine).
+    const linesBefore = proxy.logs.entries.length;
+    for (let i = 0; i < 5; i++) assert.equal((await get('/api/user/login-history')).status, 503);
+    const written = proxy.logs.entries.slice(linesBefore);
+    assert.ok(!written.some((e) => e.msg === 'request completed'), 'no completion line per refusal');
+    assert.ok(written.filter((e) => e.msg === 'upstream calls refused since the last line').length <= 1);
+    assert.ok(proxy.logs.entries.some((e) => e.msg === 'upstream calls refused since the last line' && typeof e.refused === 'object'));
 
     await sleep(650);
     upstream.on('GET', HISTORY, { json: { ok: true } });

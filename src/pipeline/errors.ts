@@ -19,6 +19,7 @@ import { requestAmountBound } from '../contracts/payments.js';
 import { envelope, envelopeText, JSON_CONTENT_TYPE } from '../envelope.js';
 import { REFUSALS, transportFailureOf, UpstreamError } from '../upstream/errors.js';
 import { UnsafePathError } from '../upstream/paths.js';
+import { AggregatedLine, skipCompletionLine } from './logging.js';
 
 /** The envelope for what Fastify's own codes mean, by code. */
 const FASTIFY_CODES = new Map<string, { status: number; error: string; detail: string }>(Object.entries({
@@ -32,14 +33,20 @@ const FASTIFY_CODES = new Map<string, { status: number; error: string; detail: s
 /**
  * The answer to a failed upstream call: its status and envelope. A refusal of the endpoint's guard
  * (503 `upstream_busy`, `upstream_circuit_open`) says `Retry-After` and names the upstream endpoint
- * (`endpoint: "EPdddd"`, which its `X-Error-Ref` names too) and is logged at debug only: the guard's
- * metrics count them, and a refusal must stay cheap. A client that left is no upstream failure.
+ * (`endpoint: "EPdddd"`, which its `X-Error-Ref` names too) and writes no line of its own: one warn
+ * line at most every 10 s counts them by EP code and reason (`AggregatedLine`), as the guard's metrics
+ * do, since they come in bulk and a refusal must stay cheap. A client that left is no upstream failure.
  */
-function sendUpstreamFailure(failure: UpstreamError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+function sendUpstreamFailure(failure: UpstreamError, request: FastifyRequest, reply: FastifyReply, refusals: AggregatedLine): FastifyReply {
   if (failure.code === 'client_aborted') {
     request.log.info({ code: failure.code }, 'client closed the request before its answer');
+  } else if (failure.endpoint !== undefined && REFUSALS.has(failure.code)) {
+    // A refusal of an endpoint's guard comes in bulk when an endpoint fails or is slow: counted into one
+    // line (by EP code and reason) instead of a line each, which would cost more than the refusal.
+    skipCompletionLine(request);
+    refusals.count(`${failure.endpoint} ${failure.code}`);
   } else if (REFUSALS.has(failure.code)) {
-    request.log.debug({ code: failure.code, endpoint: failure.endpoint }, 'upstream call refused');
+    request.log.debug({ code: failure.code }, 'upstream call refused');
   } else {
     request.log.warn({ code: failure.code, cause: (failure.cause as Error | undefined)?.message }, 'upstream failure');
   }
@@ -62,6 +69,8 @@ function clientAborted(error: FastifyError, raw: IncomingMessage): boolean {
 /** The error and not-found handlers (see the module documentation). */
 export const errors = fp(
   async (app: FastifyInstance) => {
+    const refusals = new AggregatedLine(app.log, 'upstream calls refused since the last line', 'refused');
+    app.addHook('onClose', async () => refusals.flush());
     app.setErrorHandler((error: FastifyError, request, reply) => {
       // The client's own body broke (it closed mid-body, stopped sending, or its upload was cut): a client
       // fault, answered 400 and logged as such, never as an upstream failure (CONTRACT.md "Resilience":
@@ -74,7 +83,7 @@ export const errors = fp(
       // undici's UND_ERR_*, or the socket's ECONNRESET when the upstream resets right after its headers)
       // is an upstream failure too: the envelope of CONTRACT.md, not a 500.
       const upstreamFailure = transportFailureOf(error);
-      if (upstreamFailure) return sendUpstreamFailure(upstreamFailure, request, reply);
+      if (upstreamFailure) return sendUpstreamFailure(upstreamFailure, request, reply, refusals);
       if (error.code === 'FP_RATE_LIMITED') {
         const retryAfter = (error as FastifyError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60;
         return reply.code(429).type(JSON_CONTENT_TYPE).send(envelopeText('rate_limited', `Too many requests; retry in ${retryAfter} s`));

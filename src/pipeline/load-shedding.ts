@@ -11,8 +11,9 @@
  * | requests in progress | `LOAD_SHED_MAX_IN_FLIGHT` | `/api` requests received and not yet answered or abandoned |
  *
  * `/healthz`, `/readyz` (outside `/api`) and the metrics port (another server) are never shed. A shed
- * request writes no log line of its own: one warn line at most every {@link SHED_LOG_INTERVAL_MS} says
- * how many were shed since the last one; `load_shed_total` counts each.
+ * request writes no log line of its own: one warn line at most every 10 s (an `AggregatedLine`) says
+ * how many were shed since the last one, by reason (`in_flight`, `event_loop_delay`);
+ * `load_shed_total` counts each.
  *
  * @module
  */
@@ -21,13 +22,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope } from '../envelope.js';
-import { skipCompletionLine } from './logging.js';
+import { AggregatedLine, skipCompletionLine } from './logging.js';
 
 /** How often the event-loop delay is sampled, in milliseconds. */
 export const SAMPLE_INTERVAL_MS = 250;
 
-/** Least time between two log lines about shed requests, in milliseconds. */
-export const SHED_LOG_INTERVAL_MS = 10_000;
 
 /** `Retry-After` of a shed request, in seconds. */
 export const SHED_RETRY_AFTER_SECONDS = 1;
@@ -50,19 +49,13 @@ function isApi(request: FastifyRequest): boolean {
 export const loadShedding = fp(
   async (app: FastifyInstance, { config, onShed }: LoadSheddingOptions) => {
     const { eventLoopDelayMs, maxInFlight } = config.loadShedding;
-    let shedSinceLog = 0;
-    let lastLog = Number.NEGATIVE_INFINITY;
+    const shedLine = new AggregatedLine(app.log, 'load shedding: requests refused since the last line', 'shed');
+    app.addHook('onClose', async () => shedLine.flush());
     /** Answers 503 `overloaded`; returns the body for `reply.send`. */
     const shed = (request: FastifyRequest, reply: FastifyReply, why: string): string => {
       skipCompletionLine(request);
       onShed?.();
-      shedSinceLog++;
-      const now = performance.now();
-      if (now - lastLog >= SHED_LOG_INTERVAL_MS) {
-        app.log.warn({ shed: shedSinceLog, why }, 'load shedding: requests refused since the last line');
-        shedSinceLog = 0;
-        lastLog = now;
-      }
+      shedLine.count(why);
       reply.code(503).header('retry-after', String(SHED_RETRY_AFTER_SECONDS)).type('application/json; charset=utf-8');
       return OVERLOADED_BODY;
     };

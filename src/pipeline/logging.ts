@@ -65,6 +65,34 @@ function scrubbing(destination: { write(text: string): unknown }): { write(line:
   };
 }
 
+/**
+ * Most bytes of log lines waiting to be written (16 MiB): when standard output does not keep up (a slow
+ * pipe or collector), later lines are dropped rather than held in memory without bound.
+ */
+export const LOG_BUFFER_MAX_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Counts the lines the destination drops (its buffer at {@link LOG_BUFFER_MAX_BYTES}) and writes one
+ * warn line with the count once there is room again, at most every 10 s.
+ */
+function watchDroppedLines(destination: ReturnType<typeof pino.destination>): void {
+  let dropped = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const report = (): void => {
+    timer = undefined;
+    if (dropped === 0) return;
+    const line = `${JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, dropped, msg: 'log lines dropped: the log output did not keep up' })}\n`;
+    dropped = 0;
+    destination.write(line);
+  };
+  destination.on('drop', (data: string) => {
+    let lines = 0;
+    for (let i = data.indexOf('\n'); i !== -1; i = data.indexOf('\n', i + 1)) lines++;
+    dropped += lines;
+    if (timer === undefined) timer = setTimeout(report, AGGREGATED_LINE_INTERVAL_MS).unref();
+  });
+}
+
 /** Production log lines are handed to the destination in batches of about this many characters. */
 const LOG_BATCH_CHARS = 16 * 1024;
 /** Longest time a production log line waits in its batch, in milliseconds. */
@@ -129,6 +157,53 @@ const NO_COMPLETION_LINE = Symbol('no completion line');
  */
 export function skipCompletionLine(request: FastifyRequest): void {
   (request as unknown as Record<symbol, boolean>)[NO_COMPLETION_LINE] = true;
+}
+
+/** Shortest time between two lines of one {@link AggregatedLine}, in milliseconds. */
+export const AGGREGATED_LINE_INTERVAL_MS = 10_000;
+
+/**
+ * One warn line for many events of a kind that come in bulk under overload (shed requests, refusals
+ * of the upstream guards), instead of a line each: the events are counted by key (a closed set: a
+ * reason, an EP code), the first is written at once, and the counts since are written at most every
+ * {@link AGGREGATED_LINE_INTERVAL_MS} (a timer writes what is left when the events stop).
+ *
+ * @example
+ * const refusals = new AggregatedLine(app.log, 'upstream calls refused since the last line', 'refused');
+ * refusals.count('EP0032 upstream_busy'); // {"level":40,"refused":{"EP0032 upstream_busy":1},"msg":"upstream calls refused since the last line"}
+ */
+export class AggregatedLine {
+  readonly #log: FastifyBaseLogger;
+  readonly #message: string;
+  readonly #field: string;
+  readonly #counts = new Map<string, number>();
+  #last = Number.NEGATIVE_INFINITY;
+  #timer: NodeJS.Timeout | undefined;
+  /**
+   * @param field - the line's field that holds the counts by key.
+   */
+  constructor(log: FastifyBaseLogger, message: string, field: string) {
+    this.#log = log;
+    this.#message = message;
+    this.#field = field;
+  }
+  /** Counts one event of `key`; writes the line when the interval since the last one has passed. */
+  count(key: string): void {
+    this.#counts.set(key, (this.#counts.get(key) ?? 0) + 1);
+    if (this.#timer !== undefined) return;
+    const wait = this.#last + AGGREGATED_LINE_INTERVAL_MS - performance.now();
+    if (wait <= 0) this.flush();
+    else this.#timer = setTimeout(() => this.flush(), wait).unref();
+  }
+  /** Writes the counts gathered so far, if any. */
+  flush(): void {
+    if (this.#timer !== undefined) clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#counts.size === 0) return;
+    this.#last = performance.now();
+    this.#log.warn({ [this.#field]: Object.fromEntries(this.#counts) }, this.#message);
+    this.#counts.clear();
+  }
 }
 
 /** One log line per request, written when it completes (method, path without query, status, time; `ref` for an error answer). */
@@ -266,7 +341,8 @@ export interface Logging {
  * await app.register(logging.plugin);
  */
 export function createLogging(config: Pick<Config, 'logLevel' | 'production'>, logStream?: Writable, options: LoggingOptions = {}): Logging {
-  const asyncLog = logStream || !config.production ? undefined : pino.destination({ dest: 1, sync: false });
+  const asyncLog = logStream || !config.production ? undefined : pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES });
+  if (asyncLog) watchDroppedLines(asyncLog);
   const batch = asyncLog ? new LogBatcher(asyncLog) : undefined;
   const terminal = options.terminal ?? process.stdout.isTTY === true;
   const pretty = !logStream && !config.production && terminal ? prettyStream() : undefined;

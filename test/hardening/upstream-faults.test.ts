@@ -20,10 +20,11 @@
  * machine shared with another test file (`LATENCY_FACTOR`); `npm run test:hardening` runs the table.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { cpus } from 'node:os';
 import { after, before, test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { Pool } from 'undici';
@@ -159,6 +160,17 @@ interface Proc {
   stop(): Promise<void>;
 }
 
+/**
+ * In the full run, where `taskset` works and there are two CPUs or more, the proxy runs alone on CPU 0
+ * and this process (the fake BFF, the timed clients and the load thread, which lowers its own
+ * priority) on CPU 1, as the benchmark pins its processes: the latencies are the proxy's, not those of
+ * a proxy taking turns on its core with the load that tests it.
+ */
+const PIN = FULL && cpus().length >= 2 && spawnSync('taskset', ['-p', String(process.pid)], { stdio: 'ignore' }).status === 0;
+function pin(pid: number | undefined, cpu: number): void {
+  if (PIN && pid !== undefined) spawnSync('taskset', ['-a', '-p', '-c', String(cpu), String(pid)], { stdio: 'ignore' });
+}
+
 const START_OPTIONS = ((): string[] => {
   const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: { start: string } };
   return pkg.scripts.start.split(/\s+/).filter((part) => part.startsWith('--'));
@@ -181,6 +193,7 @@ async function startProcess(bff: FakeBff, env: Record<string, string> = {}, conn
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  pin(child.pid, 0);
   let out = '';
   const keep = (chunk: Buffer) => {
     out += chunk.toString('utf8');
@@ -325,6 +338,7 @@ let proc: Proc | undefined;
 
 before(async () => {
   if (!existsSync('dist/server.js')) throw new Error('dist/server.js is missing: npm run build first');
+  pin(process.pid, 1);
   bff = new FakeBff();
   await bff.start();
 });

@@ -1,15 +1,22 @@
 /**
  * A load loop on a thread of its own (row 16): `clients` loops send `GET path` to `base`, each with
  * the next of `cookies`, until `durationMs` has passed, and post back the count of answers per status
- * (`error` for a failed request). On its own thread, the loops' work does not delay the requests the
- * test's thread times.
+ * (`error` for a failed request). On its own thread, at a lower priority (Linux: `setPriority` of the
+ * calling thread), the loops' work does not delay the requests the test's thread times.
  *
  * workerData: `{ base: string, path: string, clients: number, durationMs: number, cookies: string[] }`.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
 
 const { base, path, clients, durationMs, cookies } = workerData;
+// This thread only makes load: the threads that answer (the fake BFF) and time answers go first.
+try {
+  setPriority(10);
+} catch {
+  // not allowed here: the load runs at the usual priority
+}
 const pool = new Pool(base, { connections: clients, pipelining: 1, keepAliveTimeout: 30_000 });
 const counts = {};
 const until = performance.now() + durationMs;
