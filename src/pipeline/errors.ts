@@ -19,6 +19,7 @@ import { requestAmountBound } from '../contracts/payments.js';
 import { envelope, envelopeText, JSON_CONTENT_TYPE } from '../envelope.js';
 import { REFUSALS, transportFailureOf, UpstreamError } from '../upstream/errors.js';
 import { UnsafePathError } from '../upstream/paths.js';
+import { errorRefOf } from './error-ref.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
 
 /** The envelope for what Fastify's own codes mean, by code. */
@@ -34,17 +35,25 @@ const FASTIFY_CODES = new Map<string, { status: number; error: string; detail: s
  * The answer to a failed upstream call: its status and envelope. A refusal of the endpoint's guard
  * (503 `upstream_busy`, `upstream_circuit_open`) says `Retry-After` and names the upstream endpoint
  * (`endpoint: "EPdddd"`, which its `X-Error-Ref` names too) and writes no line of its own: one warn
- * line at most every 10 s counts them by EP code and reason (`AggregatedLine`), as the guard's metrics
- * do, since they come in bulk and a refusal must stay cheap. A client that left is no upstream failure.
+ * line at most every 10 s counts them by reference and reason (`AggregatedLine`), as the guard's
+ * metrics count them by EP code, since they come in bulk and a refusal must stay cheap. A client that left is no upstream failure.
  */
 function sendUpstreamFailure(failure: UpstreamError, request: FastifyRequest, reply: FastifyReply, refusals: AggregatedLine): FastifyReply {
   if (failure.code === 'client_aborted') {
     request.log.info({ code: failure.code }, 'client closed the request before its answer');
   } else if (failure.endpoint !== undefined && REFUSALS.has(failure.code)) {
     // A refusal of an endpoint's guard comes in bulk when an endpoint fails or is slow: counted into one
-    // line (by EP code and reason) instead of a line each, which would cost more than the refusal.
+    // line, by its reference (the one `X-Error-Ref` carries, so that a reference a user reads out is
+    // found in the logs) and reason, instead of a line each, which would cost more than the refusal.
     skipCompletionLine(request);
-    refusals.count(`${failure.endpoint} ${failure.code}`);
+    const ref = errorRefOf({
+      status: failure.status,
+      method: request.method,
+      url: request.url,
+      contentType: JSON_CONTENT_TYPE,
+      body: envelopeText(failure.code, failure.detail, { endpoint: failure.endpoint }),
+    });
+    refusals.count(`${ref} ${failure.code}`);
   } else if (REFUSALS.has(failure.code)) {
     request.log.debug({ code: failure.code }, 'upstream call refused');
   } else {

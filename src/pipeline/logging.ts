@@ -165,12 +165,12 @@ export const AGGREGATED_LINE_INTERVAL_MS = 10_000;
 /**
  * One warn line for many events of a kind that come in bulk under overload (shed requests, refusals
  * of the upstream guards), instead of a line each: the events are counted by key (a closed set: a
- * reason, an EP code), the first is written at once, and the counts since are written at most every
+ * reason, a reference), the first is written at once, and the counts since are written at most every
  * {@link AGGREGATED_LINE_INTERVAL_MS} (a timer writes what is left when the events stop).
  *
  * @example
  * const refusals = new AggregatedLine(app.log, 'upstream calls refused since the last line', 'refused');
- * refusals.count('EP0032 upstream_busy'); // {"level":40,"refused":{"EP0032 upstream_busy":1},"msg":"upstream calls refused since the last line"}
+ * refusals.count('EP0032-EM0032 upstream_busy'); // {"level":40,"refused":{"EP0032-EM0032 upstream_busy":1},"msg":"upstream calls refused since the last line"}
  */
 export class AggregatedLine {
   readonly #log: FastifyBaseLogger;

@@ -17,7 +17,12 @@
  * | 1,000 clients that give up after 1 s and ask again at once, for 20 s | alive, `/healthz` p99 < 500 ms, peak RSS < 400 MB, full capacity within 3 s after |
  *
  * The bounded run (`npm test`) scales clients and durations down and allows the latencies of a
- * machine shared with another test file (`LATENCY_FACTOR`); `npm run test:hardening` runs the table.
+ * machine shared with another test file (`LATENCY_FACTOR`); `npm run test:hardening` runs the table,
+ * with the proxy pinned to CPU 0 and this process to CPU 1 (`PIN`), as the benchmark pins them. The
+ * 400 clients of the slow endpoint loop on a thread of their own, at a lower priority, so that the
+ * answers timed are the proxy's; the RSS growth of the whole-BFF hang is measured from the same load
+ * before the hang; the breakers' trial calls (and profile reads sharing one) are counted apart from
+ * the refusals.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
