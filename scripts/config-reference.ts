@@ -42,6 +42,11 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   { variables: ['CACHE_PURGE_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'full URL of the worker-cache purge endpoint' },
   { variables: ['UPSTREAM_TIMEOUT_MS'], meaning: 'limit for one upstream call, headers and body (milliseconds)' },
   {
+    variables: ['UPSTREAM_MAX_RESPONSE_BYTES'],
+    meaning:
+      'largest upstream answer the proxy buffers (bytes), counted on the received and on the decoded bytes of a coded answer; over it: 502 `upstream_response_too_large`. The raw passthrough refuses a declared length over it before sending anything and cuts a stream that runs over it',
+  },
+  {
     variables: ['REGISTER_TYPE'],
     meaning:
       '`bff-simplified` → `POST /bff/register-simplified`, `classic` → `POST /auth/register`, `simplified` → `POST /auth/register/simplified`; a body with a social `provider` always goes to `POST /bff/social/{provider}/registerSimplified`',

@@ -23,6 +23,7 @@ import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
 import type { Metrics } from './pipeline/metrics.js';
 import { rateLimits } from './pipeline/rate-limit.js';
 import { requestContext, requestIdOptions } from './pipeline/request-context.js';
+import { sessionCookie } from './pipeline/session-cookie.js';
 import { createTracing } from './pipeline/tracing.js';
 import { allRouteTables } from './routes/index.js';
 import { NO_METRICS } from './routes/context.js';
@@ -133,6 +134,9 @@ export async function createServer(
   await app.register(drain.plugin);
   await app.register(loadShedding, { config: cfg, onShed: metrics?.loadShed });
   await app.register(csrf, { config: cfg });
+  // Before the auth gate's cookie plugin: the session cookie must be asked for before that plugin's
+  // own onSend hook writes the Set-Cookie header.
+  await app.register(sessionCookie);
   await app.register(authGate, { config: cfg });
   await app.register(body);
   await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });

@@ -44,6 +44,7 @@ export const EnvSchema = Type.Object({
   ATTRIBUTION_S2S_URL: Type.Optional(Type.String()),
   CACHE_PURGE_URL: Type.Optional(Type.String()),
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 15_000 }),
+  UPSTREAM_MAX_RESPONSE_BYTES: Type.Integer({ minimum: 1_024, maximum: 1_073_741_824, default: 4_194_304 }),
   REGISTER_TYPE: Type.Union(
     REGISTER_TYPES.map((t) => Type.Literal(t)),
     { default: 'bff-simplified' },
@@ -118,6 +119,12 @@ export interface Config {
   readonly useSandbox: boolean;
   /** Limit of one upstream call, headers and body, in milliseconds. */
   readonly upstreamTimeoutMs: number;
+  /**
+   * Largest upstream answer buffered, in bytes, counted on the received and on the decoded bytes
+   * (`UPSTREAM_MAX_RESPONSE_BYTES`; CONTRACT.md "Upstream answers"); the raw passthrough refuses a
+   * declared length over it and cuts a stream that runs over it.
+   */
+  readonly upstreamMaxResponseBytes: number;
   readonly registerType: RegisterType;
   readonly sessionCookieName: string;
   /** Origins allowed to send state-changing requests; `undefined` = the request's own origin only. */
@@ -457,6 +464,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     upstreams: Object.freeze(upstreams),
     useSandbox: upstreams.BFF_BASE_URL === undefined,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
+    upstreamMaxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
     registerType: e.REGISTER_TYPE as RegisterType,
     sessionCookieName,
     allowedOrigins: allowedOrigins === undefined ? undefined : Object.freeze(allowedOrigins),

@@ -21,6 +21,12 @@ export interface ProxyAnswer {
   status: number;
   body: Buffer | string | object | null;
   contentType?: string;
+  /**
+   * Upstream headers the browser gets with this answer (lower-case names): `Retry-After` of an upstream
+   * 429 or 503, `WWW-Authenticate` of a 401 passed through (CONTRACT.md "Upstream answers", "Headers").
+   * A header the proxy set itself wins.
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 /** Builds an envelope (spec 7.4.1). */
@@ -124,9 +130,21 @@ export function safeDetail(text: string): string {
   return cleaned.length > MAX_DETAIL ? `${cleaned.slice(0, MAX_DETAIL - 1)}…` : cleaned;
 }
 
-/** Parses a JSON body, or returns `undefined` when it is not JSON. */
-export function parseJson(body: Buffer | string): unknown {
+/** The UTF-8 byte-order mark, which a JSON recipient ignores (RFC 8259 §8.1). */
+const BOM = '\uFEFF';
+
+/** `body` as text, without a leading UTF-8 byte-order mark (RFC 8259 §8.1). */
+function jsonText(body: Buffer | string): string {
   const text = typeof body === 'string' ? body : body.toString('utf8');
+  return text.startsWith(BOM) ? text.slice(1) : text;
+}
+
+/**
+ * Parses a JSON body, or returns `undefined` when it is not JSON (empty, malformed, or nested too
+ * deep for the runtime). A leading UTF-8 byte-order mark is ignored (RFC 8259 §8.1).
+ */
+export function parseJson(body: Buffer | string): unknown {
+  const text = jsonText(body);
   if (text.length === 0) return undefined;
   try {
     return JSON.parse(text);
@@ -180,42 +198,79 @@ export function upstreamFailureAnswer(res: UpstreamResponse, options: { preAuth?
   if (status >= 300 && status < 400) {
     return { status: 502, body: envelope('upstream_redirect', 'The service answered with a redirect') };
   }
+  const headers = keptHeaders(res);
   if ((status === 401 || status === 403) && !options.preAuth) {
     const type = String(res.headers['content-type'] ?? '');
     return {
       status,
       body: res.body,
       contentType: type.includes('json') ? type : 'application/json; charset=utf-8',
+      ...(headers && { headers }),
     };
   }
   const { reason, message } = upstreamReason(parseJson(res.body));
   const table = options.preAuth ? FORM_STATUS_NAMES : STATUS_NAMES;
   const error = reason && SNAKE.test(reason) ? reason : statusName(status, table);
   const detail = message ? safeDetail(message) : `The service answered ${status}`;
-  return { status, body: envelope(error, detail || `The service answered ${status}`) };
+  return { status, body: envelope(error, detail || `The service answered ${status}`), ...(headers && { headers }) };
 }
 
-const JSON_START = new Set([0x7b, 0x5b]); // { [
+/** A `Retry-After` value (RFC 9110 §10.2.3): delay seconds, or an HTTP date. */
+const RETRY_AFTER = /^(?:\d{1,10}|[A-Za-z]{3}, \d{2} [A-Za-z]{3} \d{4} \d{2}:\d{2}:\d{2} GMT)$/;
+/** Longest `WWW-Authenticate` passed on (its challenges name schemes and realms, never much more). */
+const MAX_CHALLENGE = 1_024;
+
+/** The one value of an upstream header, `undefined` when absent or repeated. */
+function single(value: string | string[] | undefined): string | undefined {
+  return typeof value === 'string' ? value.trim() : undefined;
+}
 
 /**
- * The answer for an upstream 2xx on a JSON route: the bytes as they came when they are JSON,
- * `{ "ok": true }` for an empty body, 502 `upstream_bad_response` for a body that is not JSON.
+ * The upstream headers an error answer keeps (CONTRACT.md "Upstream answers", "Headers"): the
+ * `Retry-After` of a 429 or 503, when it is one; the `WWW-Authenticate` of a 401, within
+ * {@link MAX_CHALLENGE} characters and free of JWT-like text. Every other upstream header is dropped.
  */
-export function upstreamSuccessAnswer(res: UpstreamResponse): ProxyAnswer {
-  const { body, status } = res;
-  if (status === 204) return { status, body: null };
-  if (body.length === 0) return { status, body: { ok: true } };
-  let i = 0;
-  while (i < body.length && (body[i] === 0x20 || body[i] === 0x0a || body[i] === 0x0d || body[i] === 0x09)) i++;
-  if (JSON_START.has(body[i] ?? 0) || parseJson(body) !== undefined) {
-    return { status, body, contentType: 'application/json; charset=utf-8' };
+function keptHeaders(res: UpstreamResponse): Record<string, string> | undefined {
+  let kept: Record<string, string> | undefined;
+  if (res.status === 429 || res.status === 503) {
+    const retryAfter = single(res.headers['retry-after']);
+    if (retryAfter !== undefined && RETRY_AFTER.test(retryAfter)) kept = { 'retry-after': retryAfter };
+  } else if (res.status === 401) {
+    const challenge = single(res.headers['www-authenticate']);
+    if (challenge !== undefined && challenge.length > 0 && challenge.length <= MAX_CHALLENGE) {
+      kept = { 'www-authenticate': challenge.replace(JWT_LIKE, '[token]') };
+    }
   }
-  return { status: 502, body: envelope('upstream_bad_response', 'The service sent an invalid answer') };
+  return kept;
 }
 
-/** The answer for any upstream response on a JSON route (success or failure). */
-export function upstreamAnswer(res: UpstreamResponse, options: { preAuth?: boolean } = {}): ProxyAnswer {
-  return res.status >= 200 && res.status < 300 ? upstreamSuccessAnswer(res) : upstreamFailureAnswer(res, options);
+/** The answer for a 2xx whose body is not the JSON it must be (CONTRACT.md "Upstream answers", "JSON"). */
+export function badResponse(detail = 'The service sent an invalid answer'): ProxyAnswer {
+  return { status: 502, body: envelope('upstream_bad_response', detail) };
+}
+
+/**
+ * The answer for an upstream 2xx on a JSON route (CONTRACT.md "Upstream answers", "JSON" and "Empty
+ * answers"): a 204 stays a bodiless 204; an empty body is `{ "ok": true }` with the upstream status,
+ * or 502 `upstream_bad_response` when the route needs the body (`bodyRequired`: login, registration,
+ * refresh, profile); any other body is parsed (a UTF-8 byte-order mark ignored) and sent as the bytes
+ * that parsed; a body that does not parse is 502 `upstream_bad_response` (and so never cached).
+ */
+export function upstreamSuccessAnswer(res: UpstreamResponse, options: { bodyRequired?: boolean } = {}): ProxyAnswer {
+  const { body, status } = res;
+  if (status === 204) return options.bodyRequired ? badResponse('The service sent an empty answer') : { status, body: null };
+  if (body.length === 0) return options.bodyRequired ? badResponse('The service sent an empty answer') : { status, body: { ok: true } };
+  const text = jsonText(body);
+  if (parseJson(text) === undefined) return badResponse();
+  return { status, body: text.length === body.length ? body : text, contentType: JSON_CONTENT_TYPE };
+}
+
+/**
+ * The answer for any upstream response on a JSON route (success or failure). `bodyRequired`: see
+ * {@link upstreamSuccessAnswer}; `preAuth`: see {@link upstreamFailureAnswer}.
+ */
+export function upstreamAnswer(res: UpstreamResponse, options: { preAuth?: boolean; bodyRequired?: boolean } = {}): ProxyAnswer {
+  return res.status >= 200 && res.status < 300 ? upstreamSuccessAnswer(res, options) : upstreamFailureAnswer(res, options);
 }
 
 /** Keys of upstream answers that are internal (debug, traces, stacks, credentials): never sent to the browser. */
@@ -248,8 +303,6 @@ export function cleanAnswer(res: UpstreamResponse): ProxyAnswer {
   if (res.status === 204) return { status: 204, body: null };
   if (res.body.length === 0) return { status: res.status, body: { ok: true } };
   const data = parseJson(res.body);
-  if (data === undefined || data === null || typeof data !== 'object') {
-    return { status: 502, body: envelope('upstream_bad_response', 'The service sent an invalid answer') };
-  }
+  if (data === undefined || data === null || typeof data !== 'object') return badResponse();
   return { status: res.status, body: stripDebug(data) as object };
 }

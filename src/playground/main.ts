@@ -402,11 +402,13 @@ const FAULTS_PATH = '/api/dev/proxy/__sandbox/faults';
 
 interface FaultView {
   id: number;
-  kind: 'slow' | 'hang' | 'fail';
+  kind: 'slow' | 'hang' | 'fail' | 'answer';
   method?: string;
   path: string;
   delayMs?: number;
   status?: number;
+  answer?: 'compressed' | 'truncated' | 'empty';
+  coding?: string;
   hits: number;
   held: number;
 }
@@ -417,7 +419,9 @@ function describeFault(rule: FaultView): string {
       ? 'hangs'
       : rule.kind === 'slow'
         ? `slow, ${rule.delayMs ?? 0} ms`
-        : `fails ${rule.status ?? '?'}${rule.delayMs ? ` after ${rule.delayMs} ms` : ''}`;
+        : rule.kind === 'answer'
+          ? `answers ${rule.answer === 'compressed' ? `compressed (${rule.coding ?? 'gzip'}, not asked for)` : rule.answer}`
+          : `fails ${rule.status ?? '?'}${rule.delayMs ? ` after ${rule.delayMs} ms` : ''}`;
   return `${rule.method ?? 'any method'} ${rule.path}: ${what} (hits ${rule.hits}, held now ${rule.held})`;
 }
 
@@ -445,6 +449,14 @@ async function loadFaults(): Promise<void> {
   }
 }
 
+/** The fault kinds of the form that spoil the real answer, and the rule each posts (sandbox `answer` rules). */
+const ANSWER_KINDS: Readonly<Record<string, { answer: 'compressed' | 'truncated' | 'empty'; coding?: 'gzip' | 'br' }>> = {
+  'compressed-gzip': { answer: 'compressed', coding: 'gzip' },
+  'compressed-br': { answer: 'compressed', coding: 'br' },
+  truncated: { answer: 'truncated' },
+  empty: { answer: 'empty' },
+};
+
 function syncFaultDelay(): void {
   $<HTMLInputElement>('fault-delay').disabled = $<HTMLSelectElement>('fault-kind').value !== 'slow';
 }
@@ -471,14 +483,18 @@ $('fault-form').addEventListener('submit', (event) => {
   const path = $<HTMLInputElement>('fault-path').value.trim();
   const kind = $<HTMLSelectElement>('fault-kind').value;
   const delayMs = Number($<HTMLInputElement>('fault-delay').value);
+  const answer = ANSWER_KINDS[kind];
   const body =
     kind === 'hang'
       ? { path, hang: true }
       : kind === 'fail'
         ? { path, status: 503, body: { message: 'Service Unavailable (sandbox fault)' } }
-        : { path, delayMs };
+        : answer !== undefined
+          ? { path, ...answer }
+          : { path, delayMs };
   void changeFaults(async () => {
     await client.request('POST', FAULTS_PATH, { body });
+    if (answer !== undefined) return `${path} now answers ${answer.answer === 'compressed' ? `${answer.coding}-compressed without being asked` : answer.answer}`;
     return kind === 'slow' ? `${path} now answers after ${delayMs} ms` : kind === 'hang' ? `${path} now hangs` : `${path} now fails with 503`;
   });
 });

@@ -144,8 +144,9 @@ export const PLAYGROUND_HTML = `<!doctype html>
 
   <section aria-labelledby="faults-title">
     <h2 id="faults-title">Upstream faults (sandbox)</h2>
-    <p class="muted">Makes one endpoint of the sandbox BFF slow, hang or fail until it is cleared, to watch the proxy
-      keep the other routes answering. Through <code>/api/dev/proxy/__sandbox/faults</code>.</p>
+    <p class="muted">Makes one endpoint of the sandbox BFF slow, hang, fail, or spoil its answers (compressed without
+      being asked, truncated, empty) until it is cleared, to watch the proxy keep the other routes answering and turn a
+      spoilt answer into a clear error. Through <code>/api/dev/proxy/__sandbox/faults</code>.</p>
     <form id="fault-form">
       <label for="fault-path">BFF path (exact, or a prefix ending in <code>*</code>)</label>
       <input id="fault-path" name="path" type="text" value="/users/wallet" list="fault-paths" required pattern="/.*" maxlength="200">
@@ -162,6 +163,10 @@ export const PLAYGROUND_HTML = `<!doctype html>
         <option value="slow">slow: the real answer after the delay</option>
         <option value="hang">hang: no answer until cleared</option>
         <option value="fail">fail: 503 Service Unavailable</option>
+        <option value="compressed-gzip">compressed: the real answer gzip-coded without being asked</option>
+        <option value="compressed-br">compressed: the real answer br-coded without being asked</option>
+        <option value="truncated">truncated: the first half of the real answer</option>
+        <option value="empty">empty: the real status, no body</option>
       </select>
       <label for="fault-delay">Delay (ms, at most 120000)</label>
       <input id="fault-delay" name="delayMs" type="number" min="0" max="120000" step="100" value="8000" required>
@@ -178,6 +183,8 @@ export const PLAYGROUND_HTML = `<!doctype html>
 curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","delayMs":8000}'
 curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","hang":true}'
 curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","status":503}'
+curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","answer":"compressed","coding":"br"}'
+curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","answer":"truncated"}'
 curl $BFF/__sandbox/faults
 curl -X DELETE "$BFF/__sandbox/faults?path=/users/wallet"
 curl -X DELETE $BFF/__sandbox/faults</pre>

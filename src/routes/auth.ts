@@ -22,7 +22,7 @@ import {
   SocialLoginPayload,
   ValidateDocumentPayload,
 } from '../contracts/auth.js';
-import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
+import { badResponse, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
 import { clearSessionCookie, sessionMaxAge, setSessionCookie, tokenOf } from '../session/cookie.js';
 import { cachedProfile } from '../session/identity.js';
@@ -52,30 +52,42 @@ function withoutToken(data: Record<string, unknown>): Record<string, unknown> {
 /**
  * The answer with every occurrence of the new JWT replaced: some BFFs also put it in `user.token`
  * (AuthUser, spec 2.5), and the JWT never appears in a response body (CONTRACT.md "Session cookie").
+ * `undefined` when the answer cannot be written back (nested too deep for the runtime).
  */
-function redactToken(answer: Record<string, unknown>, token: string | undefined): Record<string, unknown> {
-  if (!token) return answer;
-  const text = JSON.stringify(answer);
-  return text.includes(token) ? (JSON.parse(text.replaceAll(token, '[redacted]')) as Record<string, unknown>) : answer;
+function redactToken(answer: Record<string, unknown>, token: string | undefined): Record<string, unknown> | undefined {
+  try {
+    const text = JSON.stringify(answer);
+    return token && text.includes(token) ? (JSON.parse(text.replaceAll(token, '[redacted]')) as Record<string, unknown>) : answer;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The 200 answer of a login-like call, or 502 when its body cannot be written back (CONTRACT.md "Upstream answers"). */
+function loginAnswer(answer: Record<string, unknown>, token: string | undefined): ProxyAnswer {
+  const body = redactToken(answer, token);
+  return body === undefined ? badResponse('The service sent an answer the proxy cannot pass on') : { status: 200, body };
 }
 
 /**
  * Turns a login-like upstream answer (login, registration, social login) into the proxy's answer
  * (spec 4.1, 3.2): a failure is a form-level error; a `type` of `two_factor_code` or
  * `cancelled_account` reaches the client and sets no cookie; otherwise the profile is loaded with the
- * new token (and primes the profile cache), the session cookie is set, and the LoginResponse is
- * answered without `access_token`.
+ * new token (and primes the profile cache), the session cookie is asked for, and the LoginResponse is
+ * answered without `access_token`. The cookie is written only if that answer is sent as a success
+ * (`pipeline/session-cookie.ts`).
+ *
+ * Answers 502 `upstream_bad_response` (no cookie) for a 2xx whose body is not a JSON object, or whose
+ * `access_token` is not a well-formed JWT (CONTRACT.md "Upstream answers").
  */
 async function establishSession(ctx: RouteContext, res: UpstreamResponse): Promise<ProxyAnswer> {
   if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res, { preAuth: true });
   const data = parseJson(res.body);
-  if (!data || typeof data !== 'object' || Array.isArray(data)) {
-    return { status: 502, body: envelope('upstream_bad_response', 'The service sent an invalid answer') };
-  }
+  if (!data || typeof data !== 'object' || Array.isArray(data)) return badResponse();
   const login = data as Partial<LoginResponse> & Record<string, unknown>;
   const token = tokenOf(login);
   const outcome = (LOGIN_OUTCOME_TYPES as readonly unknown[]).includes(login.type);
-  if (outcome || !token) return { status: 200, body: redactToken(withoutToken(login), token) };
+  if (outcome || !token) return loginAnswer(withoutToken(login), token);
 
   const answer = withoutToken(login);
   try {
@@ -91,8 +103,9 @@ async function establishSession(ctx: RouteContext, res: UpstreamResponse): Promi
     // The session exists even when the profile could not be loaded; the login's own user is answered.
     ctx.request.log.warn({ err: error }, 'profile after login failed');
   }
-  setSessionCookie(ctx.reply, ctx.deps.config, token, sessionMaxAge(token, login.expires_in));
-  return { status: 200, body: redactToken(answer, token) };
+  const reply = loginAnswer(answer, token);
+  if (reply.status === 200) setSessionCookie(ctx.reply, ctx.deps.config, token, sessionMaxAge(token, login.expires_in));
+  return reply;
 }
 
 function answerFromRejection(error: unknown): ProxyAnswer {
@@ -214,11 +227,12 @@ export const authRoutes: readonly RouteSpec[] = [
       const token = ctx.token as string;
       if (ctx.query.check_spa_again === '1') {
         const res = await authService((req) => ctx.call('bff', req)).getUserProfile(true);
-        if (res.status === 200) ctx.deps.profileCache.set(token, res);
-        return upstreamAnswer(res);
+        const answer = upstreamAnswer(res, { bodyRequired: true });
+        if (res.status === 200 && answer.status === 200) ctx.deps.profileCache.set(token, res);
+        return answer;
       }
       try {
-        return upstreamAnswer(await cachedProfile(ctx, token));
+        return upstreamAnswer(await cachedProfile(ctx, token), { bodyRequired: true });
       } catch (error) {
         return answerFromRejection(error);
       }
@@ -234,8 +248,9 @@ export const authRoutes: readonly RouteSpec[] = [
     evictsProfile: false,
     handler: async (ctx) => {
       const res = await authService((req) => ctx.call('bff', req)).getUserProfile(true);
-      if (res.status === 200) ctx.deps.profileCache.set(ctx.token as string, res);
-      return upstreamAnswer(res);
+      const answer = upstreamAnswer(res, { bodyRequired: true });
+      if (res.status === 200 && answer.status === 200) ctx.deps.profileCache.set(ctx.token as string, res);
+      return answer;
     },
   }),
   route({

@@ -8,7 +8,7 @@
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import { ifNoneMatchMatches, type Representation } from '../catalogue/representation.js';
 import type { Config } from '../config.js';
-import type { ProxyAnswer } from '../envelope.js';
+import { badResponse, JSON_CONTENT_TYPE, type ProxyAnswer } from '../envelope.js';
 import { readSessionToken } from '../session/cookie.js';
 import type { SessionCaches } from '../session/identity.js';
 import { MIN_REDACTED_TOKEN_LENGTH, redactEscapedJson, redactText } from '../session/redact.js';
@@ -100,12 +100,20 @@ export class RequestContext implements RouteContext {
     // A call its endpoint's guard refuses costs no headers and no request copy.
     const refused = upstream.refusalFor(req);
     if (refused !== undefined) return Promise.reject(refused);
-    const read = options?.shared !== true && (req.method === 'GET' || req.method === 'HEAD');
-    return upstream.request(read ? { ...req, signal: this.#clientGone } : req, this.#proxyHeaders(service, options?.bearer));
+    return upstream.request(this.#forClient(req, options?.shared === true), this.#proxyHeaders(service, options?.bearer));
   }
   stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream> {
-    const read = req.method === 'GET' || req.method === 'HEAD';
-    return this.deps.services[service].stream(read ? { ...req, signal: this.#clientGone } : req, this.#proxyHeaders(service, undefined));
+    return this.deps.services[service].stream(this.#forClient(req, false), this.#proxyHeaders(service, undefined));
+  }
+  /**
+   * `req` as this request's client decides it: a read of a route with side effects (game start, KYC
+   * start…) is marked so, never retried nor cut; any other read is cancelled when the client leaves,
+   * unless its answer is `shared` with other requests (CONTRACT.md "Resilience", "Upstream answers").
+   */
+  #forClient(req: UpstreamRequest, shared: boolean): UpstreamRequest {
+    if (req.method !== 'GET' && req.method !== 'HEAD') return req;
+    if (this.routeConfig?.sideEffects === true) return { ...req, sideEffects: true };
+    return shared ? req : { ...req, signal: this.#clientGone };
   }
   #gone: AbortSignal | undefined;
   /**
@@ -165,22 +173,30 @@ export function forwardedFor(request: FastifyRequest): string {
  * upstream sent (CONTRACT.md "Session cookie").
  */
 export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteContext): FastifyReply {
-  reply.code(answer.status);
-  if (answer.status < 400) {
-    const cacheControl = (ctx.routeConfig ?? reply.request.routeOptions.config).cacheControl;
-    if (cacheControl) reply.header('cache-control', cacheControl);
-  }
   let body = answer.body;
-  if (body === null) return reply.send();
-  if (!Buffer.isBuffer(body) && typeof body !== 'string') {
-    body = JSON.stringify(body);
-    reply.type('application/json; charset=utf-8');
+  if (body !== null && !Buffer.isBuffer(body) && typeof body !== 'string') {
+    const text = serialise(body);
+    // An upstream value the proxy cannot write back (nested too deep, too large) is the upstream's
+    // fault, answered 502, never a 500 (CONTRACT.md "Upstream answers", "JSON").
+    if (text === undefined) return sendAnswer(reply, badResponse('The service sent an answer the proxy cannot pass on'), ctx);
+    body = text;
+    reply.type(JSON_CONTENT_TYPE);
   } else if (answer.contentType) {
     // The only header a buffered answer takes from the upstream: the JWT never appears in a response
     // header other than the session cookie. Streamed answers go through `sendRedactedStream`, which
     // checks every header.
     reply.type(redactText(answer.contentType, ctx.token));
   }
+  reply.code(answer.status);
+  if (answer.status < 400) {
+    const cacheControl = (ctx.routeConfig ?? reply.request.routeOptions.config).cacheControl;
+    if (cacheControl) reply.header('cache-control', cacheControl);
+  }
+  const headers = answer.headers;
+  if (headers !== undefined) {
+    for (const name in headers) if (!reply.hasHeader(name)) reply.header(name, redactText(headers[name] as string, ctx.token));
+  }
+  if (body === null) return reply.send();
   // A cookie value too short to be a credential ("a", "1") is not redacted: it would mangle the body.
   const token = ctx.token;
   if (token && token.length >= MIN_REDACTED_TOKEN_LENGTH) {
@@ -192,6 +208,15 @@ export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteC
     }
   }
   return reply.send(body);
+}
+
+/** The JSON text of an answer's value, or `undefined` when it cannot be written (too deep, too large). */
+function serialise(value: object): string | undefined {
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

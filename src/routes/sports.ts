@@ -11,10 +11,14 @@
  * | `/api/sports/launch`, `/api/sports/anonymous-launch` | `lang`, `device` (`desktop` or `mobile`) |
  * | `/api/core-sportbook/*` | the raw query string, passed through as it came |
  *
- * The raw passthrough streams the answer body as it comes (with its content type) when the request has
- * no session; with a session (which it forwards) it buffers the answer, at most 4 MiB, so that the
- * JWT is removed from the body should the upstream echo it. A 2xx body passes through; failures use
- * the envelope (401 and 403 byte for byte, spec 7.4).
+ * The raw passthrough streams the answer body as it comes (decoded, with the headers of
+ * {@link PASSTHROUGH_HEADERS}) when the request has no session; with a session (which it forwards) it
+ * buffers the answer, at most `UPSTREAM_MAX_RESPONSE_BYTES`, so that the JWT is removed from the body
+ * should the upstream echo it. A 2xx body passes through (it is the one route whose 2xx need not be
+ * JSON); failures use the envelope (401 and 403 byte for byte, spec 7.4). A declared length over the
+ * limit answers 502 `upstream_response_too_large` before anything is sent; a stream that breaks or runs
+ * over the limit once its headers are sent ends the client's connection without the final chunk
+ * (CONTRACT.md "Upstream answers").
  *
  * @module
  */
@@ -35,6 +39,24 @@ export const SportsSearchQuery = Type.Object({
   lang: Type.Optional(Lang),
 });
 const LaunchQuery = Type.Object({ lang: Type.Optional(Lang), device: Type.Optional(Device) });
+
+/**
+ * The upstream headers the raw passthrough forwards with a 2xx besides `Content-Type` (CONTRACT.md
+ * "Upstream answers", "Headers"): the body's language and its date. Every other upstream header is
+ * dropped: hop-by-hop fields, `Set-Cookie`, `Server`, `X-Powered-By`, `Content-Encoding` (the body is
+ * decoded), caching headers (the route's own `Cache-Control` applies) and anything internal.
+ */
+export const PASSTHROUGH_HEADERS = ['content-language', 'last-modified'] as const;
+
+/** The {@link PASSTHROUGH_HEADERS} an upstream answer has, each with a single value. */
+function passthroughHeaders(headers: Readonly<Record<string, string | string[] | undefined>>): Record<string, string> | undefined {
+  let kept: Record<string, string> | undefined;
+  for (const name of PASSTHROUGH_HEADERS) {
+    const value = headers[name];
+    if (typeof value === 'string' && value.length <= 256) (kept ??= {})[name] = value;
+  }
+  return kept;
+}
 
 /** Reads a stream into a buffer of at most `limit` bytes (the rest is dropped). */
 async function drain(stream: NodeJS.ReadableStream, limit = 64 * 1024): Promise<Buffer> {
@@ -127,13 +149,21 @@ export const sportsRoutes: readonly RouteSpec[] = [
         if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res);
         if (res.status === 204) return { status: 204, body: null };
         const type = res.headers['content-type'];
-        return { status: res.status, body: res.body, contentType: typeof type === 'string' ? type : 'application/octet-stream' };
+        const headers = passthroughHeaders(res.headers);
+        return {
+          status: res.status,
+          body: res.body,
+          contentType: typeof type === 'string' ? type : 'application/octet-stream',
+          ...(headers && { headers }),
+        };
       }
       const up = await ctx.stream('bff', req);
       if (up.status >= 200 && up.status < 300 && up.status !== 204) {
         const type = up.headers['content-type'];
         ctx.reply.code(up.status);
         if (typeof type === 'string') ctx.reply.type(type);
+        const headers = passthroughHeaders(up.headers);
+        if (headers) ctx.reply.headers(headers);
         ctx.reply.send(up.body);
         return undefined;
       }

@@ -1,6 +1,7 @@
 /**
  * Persistent faults of one sandbox server: "this endpoint is slow", "this endpoint hangs", "this
- * endpoint fails". Unlike a fail-next rule, which answers a counted number of requests, a fault
+ * endpoint fails", "this endpoint's real answer comes compressed without being asked, truncated, or
+ * empty" (what a CDN or a broken BFF sends; CONTRACT.md "Upstream answers"). Unlike a fail-next rule, which answers a counted number of requests, a fault
  * rule stays until it is removed (`DELETE /__sandbox/faults`, `POST /__sandbox/reset`), so that the
  * proxy's per-endpoint isolation and circuit breakers can be watched against it.
  *
@@ -22,8 +23,19 @@
 import type { ServerResponse } from 'node:http';
 import { pathMatches } from './traffic.js';
 
-/** What a rule does: answer late, never answer, or answer a failure status. */
-export type FaultKind = 'slow' | 'hang' | 'fail';
+/** What a rule does: answer late, never answer, answer a failure status, or spoil the real answer. */
+export type FaultKind = 'slow' | 'hang' | 'fail' | 'answer';
+
+/**
+ * How an `answer` rule spoils the real answer: `compressed` (coded with `coding` although the caller
+ * asked for `identity`), `truncated` (its first half, declared as such), `empty` (same status, no body).
+ */
+export const ANSWER_FAULTS = ['compressed', 'truncated', 'empty'] as const;
+export type AnswerFault = (typeof ANSWER_FAULTS)[number];
+
+/** The codings a `compressed` answer rule may use. */
+export const ANSWER_CODINGS = ['gzip', 'deflate', 'br'] as const;
+export type AnswerCoding = (typeof ANSWER_CODINGS)[number];
 
 /** Bounds of the fault rules of one server. */
 export interface FaultLimits {
@@ -54,11 +66,14 @@ export const DEFAULT_FAULT_LIMITS: Readonly<FaultLimits> = Object.freeze({
  * - slow: `{ path, delayMs }`, the real answer after `delayMs` milliseconds;
  * - hang: `{ path, hang: true }`, no answer until the client gives up or the rule goes;
  * - fail: `{ path, status, body?, rawBody?, contentType?, headers?, delayMs? }`, that answer
- *   (after `delayMs` when given) instead of the real one.
+ *   (after `delayMs` when given) instead of the real one;
+ * - answer: `{ path, answer: 'compressed' | 'truncated' | 'empty', coding?, delayMs? }`, the real answer
+ *   spoilt ({@link AnswerFault}; `coding` `gzip` by default, `deflate` or `br`).
  *
  * @example { path: '/users/wallet', delayMs: 8000 }
  * @example { method: 'GET', path: '/casino-games/list/*', hang: true }
  * @example { path: '/auth/user-profile', status: 503, body: { message: 'down' } }
+ * @example { path: '/auth/user-profile', answer: 'compressed', coding: 'br' }
  */
 export interface FaultRuleInput {
   /** Any method when absent; stored upper-case. */
@@ -78,6 +93,10 @@ export interface FaultRuleInput {
   contentType?: string;
   /** Extra response headers of the failure answer. */
   headers?: Record<string, string>;
+  /** Spoil the real answer (not with `hang` or `status`). */
+  answer?: AnswerFault;
+  /** The coding of a `compressed` answer; default `gzip`. */
+  coding?: AnswerCoding;
 }
 
 /** A stored rule, as listed by `GET /__sandbox/faults`. */
@@ -118,7 +137,7 @@ interface StoredRule {
   held: Set<Held>;
 }
 
-const FIELDS = new Set(['method', 'path', 'delayMs', 'hang', 'status', 'body', 'rawBody', 'contentType', 'headers']);
+const FIELDS = new Set(['method', 'path', 'delayMs', 'hang', 'status', 'body', 'rawBody', 'contentType', 'headers', 'answer', 'coding']);
 const FAILURE_FIELDS = ['body', 'rawBody', 'contentType', 'headers'] as const;
 
 /**
@@ -149,7 +168,17 @@ export function parseFaultRule(value: unknown, limits: Readonly<FaultLimits> = D
     return 'status must be an integer between 100 and 599';
   }
   if (v.hang === true && (v.delayMs !== undefined || v.status !== undefined)) return 'hang cannot be combined with delayMs or status';
-  if (v.hang !== true && v.delayMs === undefined && v.status === undefined) return 'a fault needs delayMs, hang: true or status';
+  if (v.answer !== undefined) {
+    if (!(ANSWER_FAULTS as readonly unknown[]).includes(v.answer)) return `answer must be one of ${ANSWER_FAULTS.join(', ')}`;
+    if (v.hang === true || v.status !== undefined) return 'answer cannot be combined with hang or status';
+  }
+  if (v.coding !== undefined) {
+    if (v.answer !== 'compressed') return 'coding needs answer: "compressed"';
+    if (!(ANSWER_CODINGS as readonly unknown[]).includes(v.coding)) return `coding must be one of ${ANSWER_CODINGS.join(', ')}`;
+  }
+  if (v.hang !== true && v.delayMs === undefined && v.status === undefined && v.answer === undefined) {
+    return 'a fault needs delayMs, hang: true, status or answer';
+  }
   if (v.status === undefined) {
     const extra = FAILURE_FIELDS.find((key) => v[key] !== undefined);
     if (extra !== undefined) return `${extra} needs a status`;
@@ -174,11 +203,14 @@ export function parseFaultRule(value: unknown, limits: Readonly<FaultLimits> = D
   if (typeof v.rawBody === 'string') input.rawBody = v.rawBody;
   if (typeof v.contentType === 'string') input.contentType = v.contentType;
   if (v.headers !== undefined) input.headers = { ...(v.headers as Record<string, string>) };
+  if (v.answer !== undefined) input.answer = v.answer as AnswerFault;
+  if (v.coding !== undefined) input.coding = v.coding as AnswerCoding;
   return input;
 }
 
 function kindOf(input: FaultRuleInput): FaultKind {
   if (input.hang === true) return 'hang';
+  if (input.answer !== undefined) return 'answer';
   return input.status !== undefined ? 'fail' : 'slow';
 }
 
@@ -283,7 +315,7 @@ export class FaultRules {
     if (!stored) return undefined;
     stored.rule.hits += 1;
     const rule = this.#snapshot(stored);
-    if (rule.kind === 'fail' && !rule.delayMs) return { rule, outcome: Promise.resolve('elapsed') };
+    if ((rule.kind === 'fail' || rule.kind === 'answer') && !rule.delayMs) return { rule, outcome: Promise.resolve('elapsed') };
     if (this.#heldCount >= this.limits.maxHeldRequests) {
       res.socket?.destroy();
       return { rule, outcome: Promise.resolve('refused') };

@@ -4,9 +4,11 @@
  *
  * @module
  */
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { commonAdminArea } from './admin.js';
 import { attachContext, type SandboxArea, type SandboxContext } from './context.js';
+import type { AnswerCoding, FaultRule } from './faults.js';
 import type { RecordedRequest } from './traffic.js';
 
 /** Options of {@link createSandboxServer}. */
@@ -21,6 +23,8 @@ export interface SandboxServerOptions {
 export const ADMIN_PREFIX = '/__sandbox/';
 
 const entries = new WeakMap<FastifyRequest, RecordedRequest>();
+/** Requests whose real answer an `answer` fault rule spoils as it leaves. */
+const spoilt = new WeakMap<FastifyRequest, FaultRule>();
 
 function splitUrl(url: string): { path: string } {
   const q = url.indexOf('?');
@@ -62,6 +66,36 @@ function sendInjected(reply: FastifyReply, rule: InjectedAnswer): FastifyReply {
   }
   if (rule.contentType) reply.type(rule.contentType);
   return reply.send();
+}
+
+/** The encoder of each coding a `compressed` answer rule may use. */
+const ENCODERS: Readonly<Record<AnswerCoding, (data: Buffer) => Buffer>> = {
+  gzip: (data) => gzipSync(data),
+  deflate: (data) => deflateSync(data),
+  br: (data) => brotliCompressSync(data),
+};
+
+/**
+ * The real answer's payload as an `answer` fault rule spoils it (`faults.ts`, `AnswerFault`):
+ * `compressed` with the rule's coding (and `Content-Encoding`, whatever the caller asked for),
+ * `truncated` to its first half, `empty` without a body. A streamed payload is left as it is.
+ */
+function spoilAnswer(reply: FastifyReply, payload: unknown, rule: FaultRule): unknown {
+  if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
+  const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
+  switch (rule.answer) {
+    case 'compressed': {
+      const coding = rule.coding ?? 'gzip';
+      reply.header('content-encoding', coding);
+      return ENCODERS[coding](bytes);
+    }
+    case 'truncated':
+      return bytes.subarray(0, Math.floor(bytes.length / 2));
+    case 'empty':
+      return '';
+    default:
+      return payload;
+  }
 }
 
 function sleep(ms: number): Promise<void> {
@@ -180,7 +214,19 @@ export async function createSandboxServer(
       entry.injected = true;
       return sendInjected(reply, fault.rule);
     }
-    // A slow rule's delay is over, or the rule was removed: the real answer.
+    if (outcome === 'elapsed' && fault.rule.answer !== undefined) {
+      entry.injected = true;
+      spoilt.set(request, fault.rule);
+    }
+    // A slow rule's delay is over, or the rule was removed: the real answer (spoilt by an answer rule, below).
+  });
+
+  // An answer rule spoils the real answer as it leaves (faults.ts, AnswerFault).
+  app.addHook('onSend', async (request, reply, payload) => {
+    const rule = spoilt.get(request);
+    if (rule === undefined) return payload;
+    spoilt.delete(request);
+    return spoilAnswer(reply, payload, rule);
   });
 
   // Held requests must not keep the server open: their connections are destroyed first.

@@ -40,7 +40,7 @@ export interface RecordedRequest {
   /** Whether a fail-next or fault rule produced the answer (instead of the real one). */
   injected: boolean;
   /** The kind of the fault rule (`faults.ts`) that delayed, held or failed the request, else null. */
-  fault: 'slow' | 'hang' | 'fail' | null;
+  fault: 'slow' | 'hang' | 'fail' | 'answer' | null;
 }
 
 /** Filter of {@link TrafficLog.list}. */

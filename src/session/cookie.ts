@@ -6,6 +6,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
+import { UpstreamError } from '../upstream/errors.js';
+import { isWellFormedJwt } from './token.js';
 
 /** Lifetime used when neither `expires_in` nor the JWT's `exp` tells one: 6 hours, in seconds (spec 3.1). */
 export const DEFAULT_SESSION_SECONDS = 6 * 60 * 60;
@@ -51,14 +53,47 @@ export function sessionMaxAge(jwt: string, expiresIn?: unknown, nowMs = Date.now
   return DEFAULT_SESSION_SECONDS;
 }
 
-/** Sets the session cookie for a new JWT (login, registration, social login, refresh). */
+/** A session cookie waiting for its answer: written only if the answer turns out a success. */
+interface PendingSession {
+  readonly name: string;
+  readonly jwt: string;
+  readonly maxAgeSeconds: number;
+  readonly secure: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The session cookie {@link setSessionCookie} asked for, written by {@link commitSessionCookie}. */
+    pendingSession: PendingSession | undefined;
+  }
+}
+
+/**
+ * Asks for the session cookie of a new JWT (login, registration, social login, refresh). It is
+ * written by {@link commitSessionCookie} when the answer is sent, and only if that answer is a
+ * success: an answer that fails after this call (an error, a body that cannot be written) never
+ * carries the session (CONTRACT.md "Upstream answers", "A session comes only from a whole, valid
+ * answer").
+ */
 export function setSessionCookie(reply: FastifyReply, config: Config, jwt: string, maxAgeSeconds: number): void {
-  reply.setCookie(config.sessionCookieName, jwt, {
+  reply.pendingSession = { name: config.sessionCookieName, jwt, maxAgeSeconds, secure: config.production };
+}
+
+/**
+ * The one place that writes a new session cookie (an `onSend` hook, `pipeline/auth-gate.ts`): the
+ * cookie {@link setSessionCookie} asked for, when the answer's status is below 400; nothing otherwise.
+ */
+export function commitSessionCookie(reply: FastifyReply): void {
+  const pending = reply.pendingSession;
+  if (pending === undefined) return;
+  reply.pendingSession = undefined;
+  if (reply.statusCode >= 400) return;
+  reply.setCookie(pending.name, pending.jwt, {
     path: '/',
     httpOnly: true,
     sameSite: 'lax',
-    secure: config.production,
-    maxAge: maxAgeSeconds,
+    secure: pending.secure,
+    maxAge: pending.maxAgeSeconds,
   });
 }
 
@@ -73,11 +108,25 @@ export function clearSessionCookie(reply: FastifyReply, config: Config): void {
   });
 }
 
-/** Reads the JWT of a LoginResponse / RefreshTokenResponse body, if it has a non-empty one. */
+/**
+ * Whether `value` can be the session cookie's value: a well-formed JWT (three base64url parts, a JSON
+ * header and payload; `session/token.ts`), so without `;`, `,`, spaces, quotes or control characters.
+ */
+export function isSessionTokenValue(value: string): boolean {
+  return isWellFormedJwt(value);
+}
+
+/**
+ * Reads the JWT of a LoginResponse / RefreshTokenResponse body (spec 2.5): `undefined` when the body
+ * has no `access_token` (absent, `null` or empty: a login outcome without a session, such as a second
+ * factor), the token when it is one that {@link isSessionTokenValue} accepts.
+ * @throws UpstreamError `upstream_bad_response` when `access_token` is there but is not a well-formed
+ *   JWT or cannot be a cookie value (CONTRACT.md "Upstream answers": 502, no cookie).
+ */
 export function tokenOf(body: unknown): string | undefined {
-  if (body && typeof body === 'object' && !Array.isArray(body)) {
-    const token = (body as Record<string, unknown>).access_token;
-    if (typeof token === 'string' && token.length > 0 && token.length < 8192) return token;
-  }
-  return undefined;
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;
+  const token = (body as Record<string, unknown>).access_token;
+  if (token === undefined || token === null || token === '') return undefined;
+  if (typeof token === 'string' && isSessionTokenValue(token)) return token;
+  throw new UpstreamError('upstream_bad_response', { detail: 'The service sent a session token that is not a well-formed JWT' });
 }

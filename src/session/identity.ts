@@ -61,9 +61,19 @@ export async function cachedProfile(ctx: SessionContext, token: string): Promise
   return ctx.deps.profileCache.get(token, ctx);
 }
 
-/** The upstream profile fetch behind the profile cache: only a 200 resolves; anything else rejects. */
+/**
+ * The upstream profile fetch behind the profile cache: only a 200 whose body is a JSON object
+ * resolves (and is cached); anything else rejects and leaves nothing behind.
+ * @throws UpstreamAnswerError with a non-200 answer; UpstreamError `upstream_bad_response` for a 2xx
+ *   (204 included) that is empty or not a JSON object (CONTRACT.md "Upstream answers": never cached), or on transport failures.
+ */
 export async function fetchProfile(token: string, caller: UpstreamCaller): Promise<UpstreamResponse> {
   const res = await authService((req) => caller.call('bff', req, { bearer: token, shared: true })).getUserProfile(false);
+  if (res.status < 200 || res.status >= 300) throw new UpstreamAnswerError(res);
+  const data = parseJson(res.body);
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw new UpstreamError('upstream_bad_response', { detail: 'The service sent a profile that is not a JSON object' });
+  }
   if (res.status !== 200) throw new UpstreamAnswerError(res);
   return res;
 }

@@ -15,14 +15,33 @@
  */
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
-import { type Dispatcher, Pool } from 'undici';
+import { type Dispatcher, interceptors, Pool } from 'undici';
 import { endpointCodeFor } from '../errors/index.js';
 import { type CallOutcome, type CircuitListener, EndpointGuard, type GuardLimits, type ResilienceObserver } from './endpoint-guard.js';
 import { CIRCUIT_FAILURES, toUpstreamError, UpstreamError } from './errors.js';
 import { buildQuery, type QueryValue } from './paths.js';
 
-/** Largest upstream answer the proxy reads, in bytes (4 MiB); larger answers are `upstream_response_too_large`. */
+/**
+ * Largest upstream answer the proxy buffers by default, in bytes (4 MiB, `UPSTREAM_MAX_RESPONSE_BYTES`;
+ * CONTRACT.md "Upstream answers"): counted on the bytes received and again on the decoded bytes of a
+ * coded answer; larger answers are `upstream_response_too_large`.
+ */
 export const MAX_UPSTREAM_RESPONSE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The codings a recipient may see after decoding: none, or `identity`. Anything else left in
+ * `Content-Encoding` once undici's decompression ran is a coding the proxy cannot decode.
+ */
+function isDecodedCoding(value: string | string[] | undefined): boolean {
+  if (value === undefined) return true;
+  const text = (Array.isArray(value) ? value.join(',') : value).trim().toLowerCase();
+  return text === '' || text === 'identity';
+}
+
+/** The failure of an answer whose `Content-Encoding` names a coding the proxy cannot decode (CONTRACT.md "Upstream answers"). */
+function unknownCoding(): UpstreamError {
+  return new UpstreamError('upstream_bad_response', { detail: 'The service sent an answer in a coding the proxy cannot read' });
+}
 
 /** Connections of an origin's general pool (every endpoint but {@link PRIORITY_ENDPOINTS}). */
 export const POOL_CONNECTIONS = 128;
@@ -87,6 +106,12 @@ export interface UpstreamRequest {
   signal?: AbortSignal | (() => AbortSignal | undefined) | undefined;
   /** Skip the endpoint's guard (the readiness probe, which must see the BFF as it is). */
   unguarded?: boolean | undefined;
+  /**
+   * A `GET` whose upstream call creates or hands out something (game start, sports launch, partner
+   * and support-desk tokens, KYC start; the route's `sideEffects`): like a mutation, it is never sent
+   * again and never cut when its client leaves (CONTRACT.md "Upstream answers", "Retries and side effects").
+   */
+  sideEffects?: boolean | undefined;
 }
 
 /**
@@ -160,6 +185,11 @@ export interface PoolOptions {
   readonly resilience?: ResilienceObserver | undefined;
   /** Told of every circuit change (the warn log line). */
   readonly onCircuit?: CircuitListener | undefined;
+  /**
+   * Largest answer buffered or streamed, in bytes, counted on the received and on the decoded bytes
+   * (`UPSTREAM_MAX_RESPONSE_BYTES`); default {@link MAX_UPSTREAM_RESPONSE_BYTES}.
+   */
+  readonly maxResponseBytes?: number | undefined;
 }
 
 /**
@@ -167,7 +197,7 @@ export interface PoolOptions {
  * by every service on that origin, and the guard of every endpoint.
  */
 export class PoolRegistry {
-  readonly #pools = new Map<string, Pool>();
+  readonly #pools = new Map<string, Dispatcher>();
   readonly #timeoutMs: number;
   /** Told of every call of the services over these pools; `undefined`: nothing observed (no cost). */
   readonly observer: UpstreamObserver | undefined;
@@ -181,7 +211,10 @@ export class PoolRegistry {
     this.#timeoutMs = timeoutMs;
     this.#options = typeof options === 'function' ? { observer: options } : (options ?? {});
     this.observer = this.#options.observer;
+    this.maxResponseBytes = this.#options.maxResponseBytes ?? MAX_UPSTREAM_RESPONSE_BYTES;
   }
+  /** Largest answer accepted, in bytes (received and decoded; `UPSTREAM_MAX_RESPONSE_BYTES`). */
+  readonly maxResponseBytes: number;
   /** The guard of one endpoint of one service, created on first use; `undefined` without limits. */
   guard(service: string, endpoint: string): EndpointGuard | undefined {
     const limits = this.#options.limits;
@@ -200,12 +233,18 @@ export class PoolRegistry {
   }
   /**
    * The pool for an origin such as `https://bff.example.com`, created on first use; `priority`: the
-   * pool of {@link PRIORITY_ENDPOINTS}.
+   * pool of {@link PRIORITY_ENDPOINTS}. Its answers are decoded before anyone reads them (CONTRACT.md
+   * "Upstream answers", DESIGN.md habit 16): undici's decompression interceptor decodes `gzip`,
+   * `deflate`, `br` (and `zstd` where the runtime has it), whatever the status, and stops a decoded
+   * body at {@link maxResponseBytes} (`upstream_response_too_large`, decoded no further); the pool
+   * itself stops the received bytes at the same size. A coding it does not know stays in
+   * `Content-Encoding`, and the calls refuse such an answer.
    */
-  get(origin: string, priority = false): Pool {
+  get(origin: string, priority = false): Dispatcher {
     const key = priority ? `${origin} priority` : origin;
     let pool = this.#pools.get(key);
     if (!pool) {
+      const limit = this.maxResponseBytes;
       pool = new Pool(origin, {
         connections: priority ? PRIORITY_POOL_CONNECTIONS : POOL_CONNECTIONS,
         pipelining: 1,
@@ -214,8 +253,8 @@ export class PoolRegistry {
         headersTimeout: this.#timeoutMs,
         bodyTimeout: this.#timeoutMs,
         connectTimeout: Math.min(this.#timeoutMs, 10_000),
-        maxResponseSize: MAX_UPSTREAM_RESPONSE_BYTES,
-      });
+        maxResponseSize: limit,
+      }).compose(decompression(limit));
       this.#pools.set(key, pool);
     }
     return pool;
@@ -295,7 +334,8 @@ export class UpstreamService {
    * @throws UnsafePathError or a serialisation error (callers map them to an {@link UpstreamError}).
    */
   #options(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined): Dispatcher.DispatchOptions {
-    const headers: Record<string, string> = { accept: 'application/json', ...req.headers, ...proxyHeaders };
+    // `identity` last: neither a route nor a browser header may invite a coding (CONTRACT.md "Upstream answers").
+    const headers: Record<string, string> = { accept: 'application/json', ...req.headers, ...proxyHeaders, 'accept-encoding': 'identity' };
     let body: string | Buffer | Readable | undefined = req.body;
     if (req.json !== undefined) {
       body = JSON.stringify(req.json);
@@ -389,7 +429,8 @@ export class UpstreamService {
   ): Promise<UpstreamResponse> {
     guard?.earn();
     const start = performance.now();
-    const answer = this.#send(options, priority, this.#timeoutMs, signal, isRead(req.method) ? guard : undefined, req.bodySource);
+    const retryable = isRead(req.method) && req.sideEffects !== true;
+    const answer = this.#send(options, priority, this.#timeoutMs, signal, retryable ? guard : undefined, req.bodySource);
     answer.then(
       (res) => {
         this.#note(undefined);
@@ -501,12 +542,45 @@ export class UpstreamService {
       // not pass on, a cut); with no listener that would be an uncaught exception and end the process.
       // Consumers (pipe, `for await`, Fastify's send) still receive the error through their own listeners.
       res.body.on('error', () => undefined);
+      // Refused before a byte goes to the client (CONTRACT.md "Upstream answers"): a coding the proxy
+      // cannot decode, or a declared length over the limit (a decoded body has no declared length; its
+      // decoder stops it at the limit, and the stream breaks).
+      if (!isDecodedCoding(res.headers['content-encoding'])) {
+        res.body.destroy();
+        throw unknownCoding();
+      }
+      const declared = Number(res.headers['content-length']);
+      if (Number.isFinite(declared) && declared > this.#pools.maxResponseBytes) {
+        res.body.destroy();
+        throw new UpstreamError('upstream_response_too_large');
+      }
       return { status: res.statusCode, headers: res.headers, body: res.body };
     } catch (error) {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onClientGone);
       throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
     }
+  }
+}
+
+/**
+ * undici's decompression interceptor for a pool (CONTRACT.md "Upstream answers"): every status is
+ * decoded (an error page may be coded too), the decoded bytes stop at `limit`.
+ */
+function decompression(limit: number): Dispatcher.DispatcherComposeInterceptor {
+  // undici flags the interceptor experimental with a process warning at its creation. What the proxy
+  // relies on (every coding decoded, the size bound, an unknown coding left in place) is tested over
+  // real sockets by hardening row 18 on each supported Node.js line; the warning alone is kept out of
+  // the operators' logs.
+  const emitWarning = process.emitWarning;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if (String(typeof warning === 'string' ? warning : warning.message).startsWith('DecompressInterceptor')) return;
+    (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+  }) as typeof process.emitWarning;
+  try {
+    return interceptors.decompress({ skipErrorResponses: false, skipStatusCodes: [204, 304], maxSize: limit });
+  } finally {
+    process.emitWarning = emitWarning;
   }
 }
 
@@ -552,9 +626,12 @@ function observe(
   );
 }
 
-/** The cancellation signal of a read (made now when the request holds a function for it); none for other methods. */
+/**
+ * The cancellation signal of a read (made now when the request holds a function for it); none for
+ * other methods and for a read with side effects, which is never cut.
+ */
 function signalOf(req: UpstreamRequest): AbortSignal | undefined {
-  if (!isRead(req.method)) return undefined;
+  if (!isRead(req.method) || req.sideEffects === true) return undefined;
   const signal = req.signal;
   return typeof signal === 'function' ? signal() : signal;
 }
@@ -636,6 +713,8 @@ class BufferedCall implements Dispatcher.DispatchHandler {
     this.answerStarted = true;
     this.#status = statusCode;
     this.#headers = headers;
+    // Decoded by the pool's interceptor when it could be; a coding left here is one nobody can read.
+    if (!isDecodedCoding(headers['content-encoding'])) this.fail(unknownCoding());
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {

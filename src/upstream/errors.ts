@@ -130,7 +130,17 @@ const TRANSPORT_CODES: Readonly<Record<string, UpstreamFailureCode>> = {
   UND_ERR_REQ_CONTENT_LENGTH_MISMATCH: 'upstream_bad_response',
   UND_ERR_INFO: 'upstream_bad_response',
   UND_ERR_RES_EXCEEDED_MAX_SIZE: 'upstream_response_too_large',
+  // Answer headers too large to read: an answer arrived, malformed (never sent again).
+  UND_ERR_HEADERS_OVERFLOW: 'upstream_bad_response',
+  // A coded answer that does not decode (node:zlib's gzip/deflate and brotli errors).
+  Z_DATA_ERROR: 'upstream_bad_response',
+  Z_BUF_ERROR: 'upstream_bad_response',
+  Z_NEED_DICT: 'upstream_bad_response',
+  Z_STREAM_ERROR: 'upstream_bad_response',
 };
+
+/** Error codes of node:zlib's brotli and zstd decoders (`ERR__ERROR_FORMAT_…`, `ZSTD_error_…`): a body that does not decode. */
+const DECODER_CODE = /^(?:ERR__ERROR_|ERR_BROTLI|ERR_ZSTD|ZSTD_)/;
 
 /**
  * The {@link UpstreamError} of an error whose code is one of the transport failures above (undici's
@@ -158,7 +168,11 @@ export function toUpstreamError(error: unknown): UpstreamError {
   if (typeof code === 'string') {
     const known = TRANSPORT_CODES[code];
     if (known) return new UpstreamError(known, { cause: error });
-    if (code.startsWith('HPE_')) return new UpstreamError('upstream_bad_response', { cause: error });
+    if (code.startsWith('HPE_') || DECODER_CODE.test(code)) return new UpstreamError('upstream_bad_response', { cause: error });
+  }
+  // undici's decompression refuses a chain of too many codings with a plain error naming the header.
+  if (typeof code !== 'string' && /content-encoding/i.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
+    return new UpstreamError('upstream_bad_response', { cause: error });
   }
   if (name === 'AbortError' || name === 'TimeoutError') return new UpstreamError('upstream_timeout', { cause: error });
   return new UpstreamError('upstream_unavailable', { cause: error });

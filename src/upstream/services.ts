@@ -67,11 +67,15 @@ export interface UpstreamWatchers {
  *   nothing observes.
  */
 export function createUpstreamServices(
-  config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'> & Partial<Pick<Config, 'upstreamLimits'>>,
+  config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'> & Partial<Pick<Config, 'upstreamLimits' | 'upstreamMaxResponseBytes'>>,
   watchers?: UpstreamWatchers | UpstreamObserver,
 ): UpstreamServices {
   const w: UpstreamWatchers = typeof watchers === 'function' ? { observer: watchers } : (watchers ?? {});
-  const pools = new PoolRegistry(config.upstreamTimeoutMs, { limits: config.upstreamLimits, ...w });
+  const pools = new PoolRegistry(config.upstreamTimeoutMs, {
+    limits: config.upstreamLimits,
+    maxResponseBytes: config.upstreamMaxResponseBytes,
+    ...w,
+  });
   const services = {} as Record<ServiceName, UpstreamService>;
   for (const [name, variable] of Object.entries(SERVICE_VARIABLES) as [ServiceName, UpstreamUrlVariable][]) {
     services[name] = new UpstreamService(variable, config.upstreams[variable], pools, config.upstreamTimeoutMs);

@@ -278,3 +278,64 @@ test('caps: rules per server (400 too_many_rules, all or none) and held requests
     await small.close();
   }
 });
+
+test('answer: the real answer compressed without being asked, truncated or empty, until removed; the proxy decodes or refuses it', async () => {
+  const { brotliDecompressSync, gunzipSync } = await import('node:zlib');
+  const { startProxy } = await import('../helpers/recording-upstream.js');
+  const bad = await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer: 'zipped' });
+  assert.equal(bad.status, 400);
+  const noCoding = await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer: 'empty', coding: 'br' });
+  assert.equal(noCoding.status, 400);
+
+  const login = await fetch(`${sandbox.bffUrl}/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ login: 'demo@example.com', password: 'Demo#2026' }),
+  });
+  const { access_token: token } = (await login.json()) as { access_token: string };
+  const profile = (headers: Record<string, string> = {}) =>
+    fetch(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'identity', ...headers } });
+  const real = Buffer.from(await (await profile()).arrayBuffer());
+
+  for (const [coding, decode] of [['br', brotliDecompressSync], ['gzip', gunzipSync]] as const) {
+    const set = await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer: 'compressed', coding });
+    assert.deepEqual((set.body.rules as FaultRule[]).map((r) => r.kind), ['answer']);
+    // undici's fetch would decode it; a raw read shows the bytes as sent.
+    const { request } = await import('undici');
+    const raw = await request(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'identity' } });
+    assert.equal(raw.headers['content-encoding'], coding);
+    assert.deepEqual(decode(Buffer.from(await raw.body.arrayBuffer())), real);
+  }
+  await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer: 'truncated' });
+  const truncated = Buffer.from(await (await profile()).arrayBuffer());
+  assert.deepEqual(truncated, real.subarray(0, Math.floor(real.length / 2)));
+  await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer: 'empty' });
+  const empty = await profile();
+  assert.equal(empty.status, 200);
+  assert.equal((await empty.arrayBuffer()).byteLength, 0);
+  const seen = sandbox.store.traffic.bff.last({ path: '/auth/user-profile' });
+  assert.deepEqual([seen?.fault, seen?.injected], ['answer', true]);
+
+  // Through the proxy (CONTRACT.md "Upstream answers"): compressed is decoded; truncated and empty are 502.
+  const proxy = await startProxy(sandbox.bffUrl);
+  try {
+    const ask = async () => {
+      const answer = await fetch(`${proxy.url}/api/auth/profile?check_spa_again=1`, { headers: { cookie: `access_token=${token}` } });
+      return { status: answer.status, body: (await answer.json()) as Record<string, unknown> };
+    };
+    await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer: 'compressed', coding: 'br' });
+    const decoded = await ask();
+    assert.equal(decoded.status, 200);
+    assert.deepEqual(decoded.body, JSON.parse(real.toString()));
+    for (const answer of ['truncated', 'empty'] as const) {
+      await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer });
+      const refused = await ask();
+      assert.equal(refused.status, 502, answer);
+      assert.equal(refused.body.error, 'upstream_bad_response', answer);
+    }
+  } finally {
+    await proxy.close();
+  }
+  await json(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'DELETE' });
+  assert.deepEqual(Buffer.from(await (await profile()).arrayBuffer()), real, 'the real answer again');
+});
