@@ -44,6 +44,8 @@ export interface ServerOptions {
    * slow clients cut off within seconds; production keeps the defaults.
    */
   timeouts?: Partial<ServerTimeouts>;
+  /** Clock of the token keys' JWKS (its age, the time between fetches), in epoch milliseconds; default `Date.now`. */
+  now?: () => number;
 }
 
 /** Starts the embedded sandbox when the configuration asks for it, and points every upstream at it. */
@@ -133,7 +135,7 @@ export async function createServer(
   await app.register(drain.plugin);
   await app.register(loadShedding, { config: cfg, onShed: metrics?.loadShed });
   await app.register(csrf, { config: cfg });
-  await app.register(authGate, { config: cfg });
+  await app.register(authGate, { config: cfg, now: options.now });
   await app.register(body);
   await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
   await app.register(errors);

@@ -37,6 +37,8 @@ function sameSecret(given: string, expected: string): boolean {
 /** Options of the {@link authGate} plugin. */
 export interface AuthGateOptions {
   config: Pick<Config, 'sessionCookieName' | 'cachePurgeToken' | 'tokenKeys'>;
+  /** Clock of the JWKS's age and of the time between its fetches, in epoch milliseconds (default `Date.now`). */
+  now?: (() => number) | undefined;
 }
 
 /** Shortest time between two warnings of one kind about the token keys, in milliseconds (one a minute). */
@@ -56,7 +58,7 @@ function refusal(check: Exclude<TokenCheck, 'valid' | 'unverified'>): string {
 
 /** Refuses requests without the credential their route needs (see the module documentation). */
 export const authGate = fp(
-  async (app: FastifyInstance, { config }: AuthGateOptions) => {
+  async (app: FastifyInstance, { config, now }: AuthGateOptions) => {
     // Cookies are parsed here (one hook for both); the plugin still serialises `setCookie`.
     await app.register(cookie, { hook: false });
     const warnings = { unverified: Number.NEGATIVE_INFINITY, jwksFailed: Number.NEGATIVE_INFINITY };
@@ -78,7 +80,7 @@ export const authGate = fp(
             jwksFailed: (error, keysHeld) => {
               if (keysHeld && due('jwksFailed')) app.log.warn({ code: 'jwks_refetch_failed', cause: causeOf(error) }, 'the JWKS could not be fetched again; the last key set serves');
             },
-          });
+          }, now);
     if (verifier) app.addHook('onClose', () => verifier.close());
     app.decorateRequest('sessionToken', undefined);
     app.decorateRequest('sessionTokenVerified', false);

@@ -205,7 +205,7 @@ export class JwksKeys {
    * @param events - told of each failed fetch.
    * @param now - clock in epoch milliseconds.
    */
-  constructor(url: string, events: TokenVerifierEvents = {}, now: () => number = Date.now) {
+  constructor(url: string, events: TokenVerifierEvents = {}, now: () => number = () => Date.now()) {
     this.#url = new URL(url);
     this.#events = events;
     this.#now = now;
@@ -250,12 +250,15 @@ export class JwksKeys {
 
   /**
    * Asks for a newer key set (a token named a `kid` the set lacks, or no set was ever fetched) and
-   * waits for it at most {@link JWKS_WAIT_MS}.
+   * waits for it until {@link JWKS_WAIT_MS} after the fetch started (a request that comes later while
+   * it runs does not wait).
    * @returns the key set then held (possibly the same, or none).
    */
   async renewed(): Promise<JWTVerifyGetKey | undefined> {
     const running = this.refresh();
-    if (running) await within(running, JWKS_WAIT_MS);
+    // Waited for until JWKS_WAIT_MS after the fetch started: a request arriving later does not wait.
+    const left = this.#startedAt + JWKS_WAIT_MS - this.#now();
+    if (running && left > 0) await within(running, left);
     return this.#keys;
   }
 
@@ -279,17 +282,15 @@ export class JwksKeys {
       signal,
     });
     if (statusCode !== 200) {
-      body.destroy();
+      // Read and dropped (a destroyed body would raise an error event of its own).
+      await body.dump({ limit: JWKS_MAX_BYTES, signal });
       throw new Error(`the JWKS answered ${statusCode}`);
     }
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of body as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > JWKS_MAX_BYTES) {
-        body.destroy();
-        throw new Error(`the JWKS is over ${JWKS_MAX_BYTES} bytes`);
-      }
+      if (size > JWKS_MAX_BYTES) throw new Error(`the JWKS is over ${JWKS_MAX_BYTES} bytes`);
       chunks.push(chunk);
     }
     return createLocalJWKSet(JSON.parse(Buffer.concat(chunks).toString('utf8')));
@@ -312,9 +313,10 @@ export class TokenVerifier {
   /**
    * @param keys - exactly one of `jwksUrl`, `publicKeyPem`, `secret`.
    * @param events - told when a token passes unverified and when a JWKS fetch fails.
+   * @param now - clock of the JWKS's age and of the time between fetches, in epoch milliseconds (not of the tokens' `exp`).
    * @throws Error when none is set, the PEM is not a public key, or its kind accepts no algorithm ({@link keyKindOf}).
    */
-  constructor(keys: TokenKeys, events: TokenVerifierEvents = {}) {
+  constructor(keys: TokenKeys, events: TokenVerifierEvents = {}, now: () => number = () => Date.now()) {
     this.#events = events;
     if (keys.publicKeyPem !== undefined) {
       const key = readPublicKey(keys.publicKeyPem);
@@ -326,7 +328,7 @@ export class TokenVerifier {
       this.#key = new TextEncoder().encode(keys.secret);
       this.#algorithms = KEY_ALGORITHMS.secret;
     } else if (keys.jwksUrl !== undefined) {
-      this.#jwks = new JwksKeys(keys.jwksUrl, events);
+      this.#jwks = new JwksKeys(keys.jwksUrl, events, now);
       this.#algorithms = JWKS_ALGORITHMS;
       void this.#jwks.refresh();
     } else throw new Error('TokenVerifier needs jwksUrl, publicKeyPem or secret');
