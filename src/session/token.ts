@@ -195,8 +195,6 @@ export class JwksKeys {
   #fetchedAt = Number.NEGATIVE_INFINITY;
   #startedAt = Number.NEGATIVE_INFINITY;
   #pending: Promise<void> | undefined;
-  /** Fetches started (for tests and diagnostics). */
-  fetches = 0;
   /** Why the last fetch failed (`undefined` after a good one). */
   lastError: unknown;
 
@@ -230,7 +228,6 @@ export class JwksKeys {
     const now = this.#now();
     if (now - this.#startedAt < JWKS_COOLDOWN_MS || this.#closing.signal.aborted) return undefined;
     this.#startedAt = now;
-    this.fetches++;
     this.#pending = this.#fetch().then(
       (keys) => {
         this.#keys = keys;
