@@ -64,9 +64,9 @@ export const authGate = fp(
     const warnings = { unverified: Number.NEGATIVE_INFINITY, jwksFailed: Number.NEGATIVE_INFINITY };
     /** Whether a warning of `kind` may be written now (at most one a minute each). */
     const due = (kind: keyof typeof warnings): boolean => {
-      const now = Date.now();
-      if (now - warnings[kind] < KEYS_WARNING_INTERVAL_MS) return false;
-      warnings[kind] = now;
+      const time = Date.now();
+      if (time - warnings[kind] < KEYS_WARNING_INTERVAL_MS) return false;
+      warnings[kind] = time;
       return true;
     };
     const causeOf = (error: unknown): string | undefined => (error instanceof Error ? error.message : undefined);
@@ -78,7 +78,9 @@ export const authGate = fp(
               if (due('unverified')) app.log.warn({ code: 'jwks_unavailable', cause: causeOf(error) }, 'token keys could not be fetched; tokens pass unverified');
             },
             jwksFailed: (error, keysHeld) => {
-              if (keysHeld && due('jwksFailed')) app.log.warn({ code: 'jwks_refetch_failed', cause: causeOf(error) }, 'the JWKS could not be fetched again; the last key set serves');
+              if (!due('jwksFailed')) return;
+              if (keysHeld) app.log.warn({ code: 'jwks_refetch_failed', cause: causeOf(error) }, 'the JWKS could not be fetched again; the last key set serves');
+              else app.log.warn({ code: 'jwks_unavailable', cause: causeOf(error) }, 'the JWKS could not be fetched; no key set yet');
             },
           }, now);
     if (verifier) app.addHook('onClose', () => verifier.close());
