@@ -105,14 +105,14 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   {
     variables: ['RATE_LIMIT_API_PER_ADDRESS_PER_MIN'],
     meaning:
-      'the same requests per client address over all its sessions, per minute, counted per process (`0` turns it off): a made-up session token costs nothing to mint, so this ceiling holds whatever cookies an address rotates',
+      'the same requests per client address (IPv6: per /64) over all its sessions, per minute, counted per process (`0` turns it off): a made-up session token costs nothing to mint, so this ceiling holds whatever cookies an address rotates. With `JWT_*` verification, a request whose token verified is not counted (a carrier NAT puts many players behind one address); anonymous requests and tokens that passed unverified are',
   },
   {
-    variables: ['JWT_JWKS_URL', 'JWT_PUBLIC_KEY'],
+    variables: ['JWT_JWKS_URL', 'JWT_PUBLIC_KEY', 'JWT_SECRET'],
     defaultText: 'none',
-    accepts: 'http(s) URL of a JWKS, or a PEM public key (one of them)',
+    accepts: 'http(s) URL of a JWKS, a PEM public key (RSA of 2048 bits or more, EC P-256/P-384/P-521, Ed25519), or an HMAC secret of at least 32 bytes (one of them)',
     meaning:
-      "the BFF's token-signing keys: a session token is then verified before any upstream call (signature: 401 `invalid_token`; expiry with 60 s leeway, except on refresh and logout: 401 `token_expired`); the JWKS is cached 10 minutes. Without them a token is checked for its form only",
+      "the BFF's token-signing keys: a session token is then verified before any upstream call (signature: 401 `invalid_token`; expiry with 60 s leeway, except on refresh and logout: 401 `token_expired`). The algorithms follow the key: RSA → RS256/384/512 and PS256/384/512, EC → the ES algorithm of its curve, Ed25519 → EdDSA, `JWT_SECRET` → HS256/384/512, never `none`. The JWKS is fetched at start and again in the background after 10 minutes; the last key set serves while a fetch fails or hangs; an unknown `kid` refetches it at most once per 30 s. Only while no JWKS was ever fetched does a token pass unverified. Without them a token is checked for its form only",
   },
   { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
   {

@@ -45,6 +45,8 @@ export interface ServerOptions {
    * slow clients cut off within seconds; production keeps the defaults.
    */
   timeouts?: Partial<ServerTimeouts>;
+  /** Clock of the token keys' JWKS (its age, the time between fetches), in epoch milliseconds; default `Date.now`. */
+  now?: () => number;
 }
 
 /** Starts the embedded sandbox when the configuration asks for it, and points every upstream at it. */
@@ -137,7 +139,7 @@ export async function createServer(
   // Before the auth gate's cookie plugin: the session cookie must be asked for before that plugin's
   // own onSend hook writes the Set-Cookie header.
   await app.register(sessionCookie);
-  await app.register(authGate, { config: cfg });
+  await app.register(authGate, { config: cfg, now: options.now });
   await app.register(body);
   await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
   await app.register(errors);

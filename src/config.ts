@@ -90,6 +90,7 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_API_PER_ADDRESS_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 6_000 }),
   JWT_JWKS_URL: Type.Optional(Type.String({ description: "an absolute http(s) URL of the BFF's JSON Web Key Set" })),
   JWT_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1, description: "the BFF's token-signing public key in PEM (literal \\n accepted as line breaks)" })),
+  JWT_SECRET: Type.Optional(Type.String({ description: 'at least 32 bytes: the HMAC secret of an HS256/384/512 BFF', secret: true })),
 });
 type Env = Static<typeof EnvSchema>;
 
@@ -204,11 +205,11 @@ export interface Config {
     readonly maxInFlight: number;
   };
   /**
-   * The BFF's token-signing keys (CONTRACT.md "Which routes need a session"): the JWKS URL
-   * (`JWT_JWKS_URL`) or the PEM public key (`JWT_PUBLIC_KEY`); `undefined`: session tokens are
-   * checked for their form only.
+   * The BFF's token-signing keys (CONTRACT.md "Which routes need a session"), one of: the JWKS URL
+   * (`JWT_JWKS_URL`), the PEM public key (`JWT_PUBLIC_KEY`), the HMAC secret (`JWT_SECRET`, at least
+   * {@link MIN_JWT_SECRET_BYTES} bytes); `undefined`: session tokens are checked for their form only.
    */
-  readonly tokenKeys: { readonly jwksUrl?: string; readonly publicKeyPem?: string } | undefined;
+  readonly tokenKeys: { readonly jwksUrl?: string; readonly publicKeyPem?: string; readonly secret?: string } | undefined;
 }
 
 /** Thrown by {@link loadConfig} with every problem found, one per line, each naming its variable. */
@@ -245,10 +246,40 @@ function checkUrl(name: string, value: string, problems: string[]): string | und
   return `${url.origin}${url.pathname.replace(/\/+$/, '')}`;
 }
 
-/** `JWT_JWKS_URL` and `JWT_PUBLIC_KEY`: at most one of them; the URL absolute http(s), the PEM a public key. */
-function checkTokenKeys(jwksUrl: string | undefined, pem: string | undefined, problems: string[]): Config['tokenKeys'] {
-  if (jwksUrl !== undefined && pem !== undefined) {
-    problems.push('JWT_JWKS_URL: expected JWT_JWKS_URL or JWT_PUBLIC_KEY, not both');
+/** Shortest `JWT_SECRET`, in bytes of UTF-8 (the output size of HS256). */
+export const MIN_JWT_SECRET_BYTES = 32;
+
+/** Node's names of the EC curves a `JWT_PUBLIC_KEY` may use (P-256, P-384, P-521: ES256/384/512). */
+const TOKEN_KEY_CURVES = new Set(['prime256v1', 'secp384r1', 'secp521r1']);
+
+/**
+ * The kind of public key a session token may be signed with (CONTRACT.md "Which routes need a
+ * session": RSA of 2,048 bits or more, EC P-256/P-384/P-521, Ed25519), or why the key is not one.
+ */
+function tokenKeyProblem(text: string): string | undefined {
+  let key;
+  try {
+    key = createPublicKey(text);
+  } catch {
+    return 'got text that is not one';
+  }
+  if (key.type !== 'public') return 'got text that is not one';
+  const type = key.asymmetricKeyType;
+  const details = key.asymmetricKeyDetails;
+  if (type === 'rsa' || type === 'rsa-pss') return (details?.modulusLength ?? 0) >= 2048 ? undefined : `got an RSA key of ${details?.modulusLength ?? 0} bits`;
+  if (type === 'ec') return TOKEN_KEY_CURVES.has(details?.namedCurve ?? '') ? undefined : `got an EC key on curve ${quoted(details?.namedCurve ?? 'unknown')}`;
+  return type === 'ed25519' ? undefined : `got a ${quoted(type ?? 'unknown')} key`;
+}
+
+/**
+ * `JWT_JWKS_URL`, `JWT_PUBLIC_KEY`, `JWT_SECRET`: at most one of them; the URL absolute http(s), the
+ * PEM a public key of a kind tokens are signed with, the secret at least {@link MIN_JWT_SECRET_BYTES}
+ * bytes (never echoed).
+ */
+function checkTokenKeys(jwksUrl: string | undefined, pem: string | undefined, secret: string | undefined, problems: string[]): Config['tokenKeys'] {
+  const set = (['JWT_JWKS_URL', 'JWT_PUBLIC_KEY', 'JWT_SECRET'] as const).filter((_, i) => [jwksUrl, pem, secret][i] !== undefined);
+  if (set.length > 1) {
+    problems.push(`${set[1]}: expected one of JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_SECRET, not several; got ${set.join(' and ')}`);
     return undefined;
   }
   if (jwksUrl !== undefined) {
@@ -266,12 +297,15 @@ function checkTokenKeys(jwksUrl: string | undefined, pem: string | undefined, pr
   }
   if (pem !== undefined) {
     const text = pem.includes('\\n') ? pem.replaceAll('\\n', '\n') : pem;
-    try {
-      if (createPublicKey(text).type === 'public') return Object.freeze({ publicKeyPem: text });
-    } catch {
-      // reported below
-    }
-    problems.push('JWT_PUBLIC_KEY: expected a public key in PEM (-----BEGIN PUBLIC KEY-----…), got text that is not one');
+    const problem = tokenKeyProblem(text);
+    if (problem === undefined) return Object.freeze({ publicKeyPem: text });
+    problems.push(`JWT_PUBLIC_KEY: expected an RSA (2048 bits or more), EC P-256/P-384/P-521 or Ed25519 public key in PEM (-----BEGIN PUBLIC KEY-----…), ${problem}`);
+    return undefined;
+  }
+  if (secret !== undefined) {
+    const bytes = Buffer.byteLength(secret, 'utf8');
+    if (bytes >= MIN_JWT_SECRET_BYTES) return Object.freeze({ secret });
+    problems.push(`JWT_SECRET: expected at least ${MIN_JWT_SECRET_BYTES} bytes (the HMAC secret of an HS256/384/512 BFF), got ${bytes} bytes`);
   }
   return undefined;
 }
@@ -453,7 +487,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     problems.push(`METRICS_PORT: expected a port other than PORT (${e.PORT}): metrics are never served on the public port, got ${quoted(String(e.METRICS_PORT))}`);
   }
   const sessionCookieName = e.SESSION_COOKIE_NAME ?? (production ? '__Host-access_token' : 'access_token');
-  const tokenKeys = checkTokenKeys(e.JWT_JWKS_URL, e.JWT_PUBLIC_KEY, problems);
+  const tokenKeys = checkTokenKeys(e.JWT_JWKS_URL, e.JWT_PUBLIC_KEY, e.JWT_SECRET, problems);
   if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze({

@@ -3,7 +3,7 @@
  * naming its variable, defaults as the table says, and the result frozen.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { checkHostBindable, ConfigError, loadConfig, PACKAGE_VERSION } from '../src/config.js';
@@ -210,18 +210,37 @@ describe('CONTRACT.md configuration: every bad value stops the start with one li
     assert.equal(loadConfig({ RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0' }).rateLimits.apiPerAddressPerMin, 0);
   });
 
-  test('JWT_JWKS_URL or JWT_PUBLIC_KEY: one of them, a URL or a PEM public key; a PEM on one line with literal \\n', () => {
+  test('JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_SECRET: one of them, a URL, a PEM public key of a token-signing kind, a secret of 32 bytes or more', () => {
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
+    const pemOf = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
     assert.equal(loadConfig({}).tokenKeys, undefined);
     assert.deepEqual(loadConfig({ JWT_JWKS_URL: 'https://bff.example.com/.well-known/jwks.json' }).tokenKeys, { jwksUrl: 'https://bff.example.com/.well-known/jwks.json' });
     assert.deepEqual(loadConfig({ JWT_PUBLIC_KEY: pem }).tokenKeys, { publicKeyPem: pem });
     assert.deepEqual(loadConfig({ JWT_PUBLIC_KEY: pem.replaceAll('\n', '\\n') }).tokenKeys, { publicKeyPem: pem });
+    const secret = 's'.repeat(32);
+    assert.deepEqual(loadConfig({ JWT_SECRET: secret }).tokenKeys, { secret });
+    assert.deepEqual(loadConfig({ JWT_SECRET: 'é'.repeat(16) }).tokenKeys, { secret: 'é'.repeat(16) }, '32 bytes of UTF-8');
+    assert.equal(loadConfig({ JWT_SECRET: '' }).tokenKeys, undefined, 'empty counts as unset');
+    for (const key of [
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey,
+      generateKeyPairSync('ec', { namedCurve: 'P-384' }).publicKey,
+      generateKeyPairSync('ec', { namedCurve: 'P-521' }).publicKey,
+      generateKeyPairSync('ed25519').publicKey,
+    ]) {
+      assert.deepEqual(loadConfig({ JWT_PUBLIC_KEY: pemOf(key) }).tokenKeys, { publicKeyPem: pemOf(key) }, key.asymmetricKeyType);
+    }
     const cases: [Record<string, string>, RegExp][] = [
       [{ JWT_JWKS_URL: 'ftp://bff.example.com/jwks' }, /^JWT_JWKS_URL: expected an absolute http\(s\) URL/],
       [{ JWT_JWKS_URL: 'not a url' }, /^JWT_JWKS_URL: expected an absolute http\(s\) URL/],
-      [{ JWT_PUBLIC_KEY: 'hello' }, /^JWT_PUBLIC_KEY: expected a public key in PEM/],
-      [{ JWT_JWKS_URL: 'https://bff.example.com/jwks', JWT_PUBLIC_KEY: pem }, /^JWT_JWKS_URL: expected JWT_JWKS_URL or JWT_PUBLIC_KEY, not both/],
+      [{ JWT_PUBLIC_KEY: 'hello' }, /^JWT_PUBLIC_KEY: expected an RSA .* public key in PEM .*, got text that is not one$/],
+      [{ JWT_PUBLIC_KEY: pemOf(generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey) }, /^JWT_PUBLIC_KEY: expected .*, got an RSA key of 1024 bits$/],
+      [{ JWT_PUBLIC_KEY: pemOf(generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).publicKey) }, /^JWT_PUBLIC_KEY: expected .*, got an EC key on curve "secp256k1"$/],
+      [{ JWT_PUBLIC_KEY: pemOf(generateKeyPairSync('ed448').publicKey) }, /^JWT_PUBLIC_KEY: expected .*, got a "ed448" key$/],
+      [{ JWT_SECRET: 'hunter2-is-a-short-secret' }, /^JWT_SECRET: expected at least 32 bytes \(the HMAC secret of an HS256\/384\/512 BFF\), got 25 bytes$/],
+      [{ JWT_JWKS_URL: 'https://bff.example.com/jwks', JWT_PUBLIC_KEY: pem }, /^JWT_PUBLIC_KEY: expected one of JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_SECRET, not several; got JWT_JWKS_URL and JWT_PUBLIC_KEY$/],
+      [{ JWT_PUBLIC_KEY: pem, JWT_SECRET: secret }, /^JWT_SECRET: expected one of .*; got JWT_PUBLIC_KEY and JWT_SECRET$/],
+      [{ JWT_JWKS_URL: 'https://bff.example.com/jwks', JWT_SECRET: secret }, /^JWT_SECRET: expected one of .*; got JWT_JWKS_URL and JWT_SECRET$/],
     ];
     for (const [env, expected] of cases) {
       const problems = problemsOf(env);
@@ -235,6 +254,11 @@ describe('CONTRACT.md configuration: every bad value stops the start with one li
     assert.ok(!token.includes('hunter2'), token);
     const [redis = ''] = problemsOf({ REDIS_URL: 'http://:hunter2@redis.example.com' });
     assert.ok(!redis.includes('hunter2'), redis);
+    const [jwt = ''] = problemsOf({ JWT_SECRET: 'hunter2-hunter2' });
+    assert.match(jwt, /^JWT_SECRET: /);
+    assert.ok(!jwt.includes('hunter2'), jwt);
+    const [both = ''] = problemsOf({ JWT_SECRET: 'hunter2'.repeat(8), JWT_JWKS_URL: 'https://bff.example.com/jwks' });
+    assert.ok(both.startsWith('JWT_SECRET: ') && !both.includes('hunter2'), both);
   });
 
   test('production never starts the sandbox: BFF_BASE_URL and STICKER_API_URL missing, both lines at once', () => {

@@ -7,12 +7,14 @@
  * |---|---|---|
  * | absent or empty | 401 `{ "reason": "no_token" }` | passes, no session |
  * | not a well-formed JWT, or with a control character | 401 `{ "reason": "invalid_token" }` | passes, no session |
- * | with `JWT_JWKS_URL` / `JWT_PUBLIC_KEY`: signature fails, unknown key, algorithm not allowed | 401 `{ "reason": "invalid_token" }` | passes, no session |
+ * | with `JWT_JWKS_URL` / `JWT_PUBLIC_KEY` / `JWT_SECRET`: signature fails, unknown `kid`, an algorithm the key does not accept, any other failure | 401 `{ "reason": "invalid_token" }` | passes, no session |
  * | with keys: expired beyond 60 s (not on a route that `acceptsExpiredToken`: refresh, logout) | 401 `{ "reason": "token_expired" }` | passes, no session |
- * | well-formed (and verified, or the JWKS could not be fetched) | passes with the session | passes with the session |
+ * | well-formed (and verified, or with a JWKS never fetched yet) | passes with the session | passes with the session |
  *
  * The accepted token is `request.sessionToken` (read through `readSessionToken`): a refused cookie is
- * never forwarded as a Bearer nor counted as a session by the rate limits. `operator` needs
+ * never forwarded as a Bearer nor counted as a session by the rate limits. A token whose signature
+ * was verified also sets `request.sessionTokenVerified` (the per-address ceiling does not count it,
+ * `pipeline/rate-limit.ts`); an `unverified` one does not. `operator` needs
  * `Authorization: Bearer <CACHE_PURGE_TOKEN>` (401 `operator_credential_required`; 503
  * `not_configured` without the variable). Nothing is sent upstream for a refused request.
  *
@@ -35,9 +37,11 @@ function sameSecret(given: string, expected: string): boolean {
 /** Options of the {@link authGate} plugin. */
 export interface AuthGateOptions {
   config: Pick<Config, 'sessionCookieName' | 'cachePurgeToken' | 'tokenKeys'>;
+  /** Clock of the JWKS's age and of the time between its fetches, in epoch milliseconds (default `Date.now`). */
+  now?: (() => number) | undefined;
 }
 
-/** Shortest time between two warnings that the JWKS could not be fetched, in milliseconds. */
+/** Shortest time between two warnings of one kind about the token keys, in milliseconds (one a minute). */
 const KEYS_WARNING_INTERVAL_MS = 60_000;
 
 /** The 401 bodies of the gate (spec 7.3), serialised once: a refusal must stay cheap. */
@@ -54,20 +58,34 @@ function refusal(check: Exclude<TokenCheck, 'valid' | 'unverified'>): string {
 
 /** Refuses requests without the credential their route needs (see the module documentation). */
 export const authGate = fp(
-  async (app: FastifyInstance, { config }: AuthGateOptions) => {
+  async (app: FastifyInstance, { config, now }: AuthGateOptions) => {
     // Cookies are parsed here (one hook for both); the plugin still serialises `setCookie`.
     await app.register(cookie, { hook: false });
-    let lastKeysWarning = Number.NEGATIVE_INFINITY;
+    const warnings = { unverified: Number.NEGATIVE_INFINITY, jwksFailed: Number.NEGATIVE_INFINITY };
+    /** Whether a warning of `kind` may be written now (at most one a minute each). */
+    const due = (kind: keyof typeof warnings): boolean => {
+      const time = Date.now();
+      if (time - warnings[kind] < KEYS_WARNING_INTERVAL_MS) return false;
+      warnings[kind] = time;
+      return true;
+    };
+    const causeOf = (error: unknown): string | undefined => (error instanceof Error ? error.message : undefined);
     const verifier =
       config.tokenKeys === undefined
         ? undefined
-        : new TokenVerifier(config.tokenKeys, (error) => {
-            const now = Date.now();
-            if (now - lastKeysWarning < KEYS_WARNING_INTERVAL_MS) return;
-            lastKeysWarning = now;
-            app.log.warn({ code: 'jwks_unavailable', cause: (error as Error | undefined)?.message }, 'token keys could not be fetched; tokens pass unverified');
-          });
+        : new TokenVerifier(config.tokenKeys, {
+            unverified: (error) => {
+              if (due('unverified')) app.log.warn({ code: 'jwks_unavailable', cause: causeOf(error) }, 'token keys could not be fetched; tokens pass unverified');
+            },
+            jwksFailed: (error, keysHeld) => {
+              if (!due('jwksFailed')) return;
+              if (keysHeld) app.log.warn({ code: 'jwks_refetch_failed', cause: causeOf(error) }, 'the JWKS could not be fetched again; the last key set serves');
+              else app.log.warn({ code: 'jwks_unavailable', cause: causeOf(error) }, 'the JWKS could not be fetched; no key set yet');
+            },
+          }, now);
+    if (verifier) app.addHook('onClose', () => verifier.close());
     app.decorateRequest('sessionToken', undefined);
+    app.decorateRequest('sessionTokenVerified', false);
     app.addHook('onRequest', (request, reply, done) => {
       const cookieHeader = request.headers.cookie;
       request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {};
@@ -106,6 +124,7 @@ export const authGate = fp(
       verifier.verify(value, routeConfig.acceptsExpiredToken === true).then((check) => {
         if (check === 'valid' || check === 'unverified') {
           request.sessionToken = value;
+          request.sessionTokenVerified = check === 'valid';
           done();
         } else if (auth === 'required') {
           reply.code(401).type(JSON_CONTENT_TYPE).send(refusal(check));

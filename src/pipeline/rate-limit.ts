@@ -9,11 +9,16 @@
  * | `preauth` (login, register, recovery, social, validate-document, together) | client address | yes | `RATE_LIMIT_PREAUTH_PER_MIN` (20) |
  * | `beacon` (`/api/logs/auth-logout`) | client address | yes | `RATE_LIMIT_BEACON_PER_MIN` (10) |
  * | `api` (every other `/api` route) | session, else client address | no (per process, off the shared hot path) | `RATE_LIMIT_API_PER_MIN` (600) |
- * | `api-address` (the same routes, beside `api`) | client address, over all its sessions | no (per process) | `RATE_LIMIT_API_PER_ADDRESS_PER_MIN` (6,000) |
+ * | `api-address` (the same routes, beside `api`) | client address (IPv6: its /64), over all its sessions; not a request whose token verified | no (per process) | `RATE_LIMIT_API_PER_ADDRESS_PER_MIN` (6,000) |
  *
  * The address ceiling exists because a session token costs nothing to mint: without it, every
  * made-up cookie value would be a new `api` bucket. It is checked first, so a request it refuses is
- * not counted against a session.
+ * not counted against a session. An IPv6 client picks its address freely inside its /64, so the
+ * ceiling counts the /64 ({@link addressCeilingKey}). With the BFF's keys (`JWT_JWKS_URL`,
+ * `JWT_PUBLIC_KEY` or `JWT_SECRET`), a request whose token the auth gate verified is not counted
+ * (`request.sessionTokenVerified`; the gate, a global `onRequest` hook, runs before this route-level
+ * one): an attacker cannot mint one, and a mobile carrier's NAT puts thousands of players behind one
+ * address. Anonymous requests and tokens that passed unverified still count.
  *
  * A refused request answers 429 `rate_limited` with `Retry-After` (seconds) and calls nothing
  * upstream. `0` turns a limit off. The client address is Fastify's `request.ip`, which believes
@@ -25,6 +30,7 @@
 import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
+import ipaddr from 'ipaddr.js';
 import type { Config } from '../config.js';
 import { readSessionToken } from '../session/cookie.js';
 import { tokenKey } from '../session/hash.js';
@@ -63,6 +69,26 @@ export interface RateLimitOptions {
 }
 
 const byAddress = (request: FastifyRequest): string => request.ip;
+
+/** Leading 16-bit groups of an IPv6 address that name its /64. */
+const IPV6_NETWORK_GROUPS = 4;
+
+/**
+ * The key the per-address ceiling counts a client address under (CONTRACT.md "Rate limits and client
+ * address"): an IPv4 address as it is; an IPv6 address by its /64 network, written
+ * `2001:db8:1:2::/64` (zone and interface bits dropped); an IPv4-mapped IPv6 address
+ * (`::ffff:192.0.2.1`) as its IPv4 address. A text that is no address is its own key.
+ *
+ * @example addressCeilingKey('2001:db8:1:2:aaaa::1') // '2001:db8:1:2::/64'
+ * @example addressCeilingKey('::ffff:192.0.2.1') // '192.0.2.1'
+ */
+export function addressCeilingKey(ip: string): string {
+  if (!ip.includes(':') || !ipaddr.isValid(ip)) return ip;
+  const address = ipaddr.process(ip);
+  if (address.kind() === 'ipv4') return address.toString();
+  const network = (address as ipaddr.IPv6).parts.map((part, i) => (i < IPV6_NETWORK_GROUPS ? part : 0));
+  return `${new ipaddr.IPv6(network).toString()}/64`;
+}
 
 /** The limits (see the module documentation). */
 export const rateLimits = fp(
@@ -114,7 +140,7 @@ export const rateLimits = fp(
       addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     });
     if (perAddress > 0) {
-      addressCheck = app.createRateLimit({ max: perAddress, timeWindow: RATE_WINDOW_MS, keyGenerator: (request) => `addr:${request.ip}` });
+      addressCheck = app.createRateLimit({ max: perAddress, timeWindow: RATE_WINDOW_MS, keyGenerator: (request) => `addr:${addressCeilingKey(request.ip)}` });
     }
   },
   { name: 'rate-limits' },
@@ -126,7 +152,8 @@ type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
 /**
  * The `api-address` ceiling as a route `onRequest` hook over `check` (a `createRateLimit` of
  * `@fastify/rate-limit`, counted per process in the same store): throws {@link RateLimitedError}
- * `api-address`, with `Retry-After`, once an address is over its requests in the window.
+ * `api-address`, with `Retry-After`, once an address is over its requests in the window. A request
+ * whose session token the auth gate verified is neither counted nor refused.
  */
 function addressCeilingHook(
   check: () => Limiter | undefined,
@@ -134,7 +161,7 @@ function addressCeilingHook(
 ): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
   return async (request, reply) => {
     const limiter = check();
-    if (limiter === undefined) return;
+    if (limiter === undefined || request.sessionTokenVerified) return;
     const result = await limiter(request);
     if (!result.isAllowed && result.isExceeded) {
       onRefused?.('api-address');

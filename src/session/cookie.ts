@@ -28,6 +28,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** The accepted session token (see {@link readSessionToken}); set by the auth gate before any other step reads it. */
     sessionToken: string | undefined;
+    /** Whether the auth gate verified {@link sessionToken}'s signature with the BFF's keys (`JWT_*`); `false` without keys or while it passes unverified. */
+    sessionTokenVerified: boolean;
   }
 }
 

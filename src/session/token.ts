@@ -2,15 +2,22 @@
  * The session token checked before it costs anything (CONTRACT.md "Which routes need a session"): a
  * cookie value that is not a well-formed JWT (three base64url parts, a JSON object as header and as
  * payload), or that carries a control character or anything outside the base64url alphabet, is no
- * session; with the BFF's keys (`JWT_JWKS_URL` or `JWT_PUBLIC_KEY`) a token whose signature fails is
- * none either, and one whose `exp` has passed (60 s leeway) is expired, except where a route accepts
- * expired tokens (refresh, logout). Decoding and verification are jose's.
+ * session; with the BFF's keys (`JWT_JWKS_URL`, `JWT_PUBLIC_KEY` or `JWT_SECRET`) a token whose
+ * signature fails is none either, and one whose `exp` has passed (60 s leeway) is expired, except
+ * where a route accepts expired tokens (refresh, logout).
+ *
+ * The algorithms a key accepts follow the key ({@link KEY_ALGORITHMS}); decoding and verification
+ * are jose's (`jwtVerify` with its `algorithms` option, `createLocalJWKSet` over the last key set
+ * fetched). Every failure is `invalid_token` but an expiry; only a JWKS never fetched yet lets a
+ * token through `unverified`.
  *
  * @module
  */
 import { createPublicKey, type KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { compactVerify, createRemoteJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { Agent, request } from 'undici';
+import { tokenKey } from './hash.js';
 
 /** Longest session cookie value read as a token, in characters (a larger value is no session). */
 export const MAX_TOKEN_LENGTH = 8192;
@@ -18,15 +25,65 @@ export const MAX_TOKEN_LENGTH = 8192;
 /** Clock leeway of the `exp` (and `nbf`) check, in seconds (CONTRACT.md "Configuration"). */
 export const EXPIRY_LEEWAY_SECONDS = 60;
 
-/** The signature algorithms a session token may use: asymmetric only (never `none`, never an HMAC). */
-export const TOKEN_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'];
+/**
+ * The signature algorithms each kind of key accepts (CONTRACT.md "Which routes need a session"):
+ * RSA → RS256/384/512 and PS256/384/512 (an RSA-PSS key: PS only); EC → the ES algorithm of the
+ * key's own curve; Ed25519 → EdDSA (and its fully specified name `Ed25519`, RFC 9864);
+ * `JWT_SECRET` → HS256/384/512. Never `none`.
+ */
+export const KEY_ALGORITHMS = {
+  rsa: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'],
+  'rsa-pss': ['PS256', 'PS384', 'PS512'],
+  'ec:P-256': ['ES256'],
+  'ec:P-384': ['ES384'],
+  'ec:P-521': ['ES512'],
+  ed25519: ['EdDSA', 'Ed25519'],
+  secret: ['HS256', 'HS384', 'HS512'],
+} as const satisfies Record<string, readonly string[]>;
 
-/** How long a fetched JWKS is used before it is fetched again, in milliseconds (10 minutes). */
-export const JWKS_CACHE_MS = 10 * 60_000;
-/** Shortest time between two JWKS fetches (an unknown `kid` triggers one), in milliseconds. */
+/** A kind of key of {@link KEY_ALGORITHMS}. */
+export type TokenKeyKind = keyof typeof KEY_ALGORITHMS;
+
+/** Node's names of the EC curves a token key may use, by their JOSE names. */
+const EC_CURVES: Readonly<Record<string, TokenKeyKind>> = {
+  prime256v1: 'ec:P-256',
+  secp384r1: 'ec:P-384',
+  secp521r1: 'ec:P-521',
+};
+
+/**
+ * The algorithms a JWKS may be used with: every asymmetric one of {@link KEY_ALGORITHMS} (a published
+ * set holds no secret). Which key of the set a token may use is jose's choice by `kid`, `kty`, `crv`
+ * and the key's own `alg` (`createLocalJWKSet`), so the algorithm still follows the key.
+ */
+export const JWKS_ALGORITHMS: readonly string[] = [...new Set(Object.entries(KEY_ALGORITHMS).flatMap(([kind, algs]) => (kind === 'secret' ? [] : algs)))];
+
+/**
+ * The kind of a public key ({@link KEY_ALGORITHMS}), or `undefined` for a key no session token may be
+ * signed with (an RSA key under 2,048 bits, an EC key of another curve, Ed448, X25519, DSA…).
+ */
+export function keyKindOf(key: KeyObject): TokenKeyKind | undefined {
+  const type = key.asymmetricKeyType;
+  const details = key.asymmetricKeyDetails;
+  if (type === 'rsa' || type === 'rsa-pss') return (details?.modulusLength ?? 0) >= 2048 ? type : undefined;
+  if (type === 'ec') return EC_CURVES[details?.namedCurve ?? ''];
+  if (type === 'ed25519') return 'ed25519';
+  return undefined;
+}
+
+/** How long a fetched JWKS serves before it is fetched again in the background, in milliseconds (10 minutes). */
+export const JWKS_MAX_AGE_MS = 10 * 60_000;
+/**
+ * Shortest time between two JWKS fetches, in milliseconds (30 s): an unknown `kid` causes at most one
+ * refetch per period, and a failed fetch is not tried again before it ends.
+ */
 export const JWKS_COOLDOWN_MS = 30_000;
-/** Limit of one JWKS fetch, in milliseconds. */
+/** Limit of one JWKS fetch, headers and body, in milliseconds. */
 export const JWKS_TIMEOUT_MS = 5_000;
+/** Longest time a request waits on a JWKS fetch (an unknown `kid`, or no key set yet), in milliseconds. */
+export const JWKS_WAIT_MS = 1_000;
+/** Largest JWKS answer read, in bytes (256 KiB); a larger one is a failed fetch. */
+export const JWKS_MAX_BYTES = 256 * 1024;
 
 /** Three base64url parts; the signature may be empty. Only these characters: no control character, space or escape. */
 const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -42,7 +99,8 @@ const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  */
 export function isWellFormedJwt(value: string): boolean {
   if (value.length > MAX_TOKEN_LENGTH || !COMPACT_JWT.test(value)) return false;
-  const known = wellFormed.get(value);
+  const key = tokenKey(value);
+  const known = wellFormed.get(key);
   if (known !== undefined) return known;
   let verdict: boolean;
   try {
@@ -52,33 +110,48 @@ export function isWellFormedJwt(value: string): boolean {
   } catch {
     verdict = false;
   }
-  wellFormed.set(value, verdict);
+  wellFormed.set(key, verdict);
   return verdict;
 }
 
+/** Tokens whose form {@link isWellFormedJwt} remembers (the least recently used forgotten first). */
+export const WELL_FORMED_CACHE_SIZE = 4_096;
+
 /**
  * The verdicts of {@link isWellFormedJwt} on recent tokens (a session sends its token with every
- * request; decoding it again each time was 2-3% of a request's CPU): at most 4,096 tokens, the least
- * recently used forgotten first. A verdict depends on the value alone.
+ * request; decoding it again each time was 2-3% of a request's CPU), keyed by the token's SHA-256
+ * (64 hexadecimal characters): the cache never holds a token, nor a slice of the `Cookie` header it
+ * came in, so its memory stays bounded (about 0.5 MB) whatever the tokens sent.
  */
-const wellFormed = new LRUCache<string, boolean>({ max: 4_096 });
+const wellFormed = new LRUCache<string, boolean>({ max: WELL_FORMED_CACHE_SIZE });
 
 /**
  * The outcome of checking a session cookie value:
  * - `valid`: well-formed, and verified when keys are configured;
- * - `unverified`: well-formed, but the keys could not be fetched (the JWKS did not answer): it is
- *   used as a session and the BFF decides;
- * - `malformed` / `invalid_token`: no session (a bad signature, an unknown key, a disallowed algorithm);
+ * - `unverified`: well-formed, but no JWKS was ever fetched (the JWKS did not answer since the start):
+ *   it is used as a session and the BFF decides;
+ * - `malformed` / `invalid_token`: no session (a bad signature, an unknown key, an algorithm the key
+ *   does not accept, any other failure);
  * - `token_expired`: the signature holds but `exp` has passed beyond the leeway.
  */
 export type TokenCheck = 'valid' | 'unverified' | 'malformed' | 'invalid_token' | 'token_expired';
 
-/** The BFF's token-signing keys, as the configuration holds them. */
+/** The BFF's token-signing keys, as the configuration holds them (exactly one is set). */
 export interface TokenKeys {
   /** URL of the BFF's JWKS (`JWT_JWKS_URL`). */
   readonly jwksUrl?: string | undefined;
   /** The BFF's public key in PEM (`JWT_PUBLIC_KEY`). */
   readonly publicKeyPem?: string | undefined;
+  /** The BFF's HMAC secret (`JWT_SECRET`, at least 32 bytes of UTF-8). */
+  readonly secret?: string | undefined;
+}
+
+/** What a {@link TokenVerifier} reports, for its log lines. */
+export interface TokenVerifierEvents {
+  /** A token passed `unverified`: no JWKS was ever fetched. */
+  unverified?: (cause: unknown) => void;
+  /** A JWKS fetch failed (`keysHeld`: whether an older key set keeps serving). */
+  jwksFailed?: (cause: unknown, keysHeld: boolean) => void;
 }
 
 /**
@@ -92,37 +165,175 @@ export function readPublicKey(pem: string): KeyObject {
   return key;
 }
 
-/**
- * jose error codes that mean the keys could not be had, not that the token is bad: the fetch timed out,
- * the set is invalid, or (the generic code, which only the JWKS fetch uses) its answer was not 200 JSON.
- */
-const KEYS_UNAVAILABLE = new Set(['ERR_JWKS_TIMEOUT', 'ERR_JWKS_INVALID', 'ERR_JOSE_GENERIC']);
+/** Waits for `promise` at most `ms` milliseconds; `undefined` when the time ran out first. */
+async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, ms, undefined);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
 /**
- * Verifies session tokens with the BFF's keys: a remote JWKS (fetched on first use, cached
- * {@link JWKS_CACHE_MS}, fetched again at most every {@link JWKS_COOLDOWN_MS} for an unknown `kid`,
- * each fetch limited to {@link JWKS_TIMEOUT_MS}) or a PEM key.
+ * The BFF's JWKS, fetched by the proxy itself: the last good set serves while a refetch runs, fails
+ * or hangs. A fetch has {@link JWKS_TIMEOUT_MS} (headers and body) and {@link JWKS_MAX_BYTES}; after
+ * the first, fetches are at least {@link JWKS_COOLDOWN_MS} apart whatever asks for them (staleness
+ * after {@link JWKS_MAX_AGE_MS}, an unknown `kid`, a failure); one runs at a time.
  */
-export class TokenVerifier {
-  readonly #key: KeyObject | JWTVerifyGetKey;
-  /** Told when the keys could not be fetched (a JWKS that did not answer); the token is then `unverified`. */
-  readonly #onKeysUnavailable: ((error: unknown) => void) | undefined;
+export class JwksKeys {
+  readonly #url: URL;
+  readonly #events: TokenVerifierEvents;
+  readonly #now: () => number;
+  /** Its own connection (closed with the verifier), never the upstream pools. */
+  readonly #agent = new Agent({ connections: 1, keepAliveTimeout: 30_000, headersTimeout: JWKS_TIMEOUT_MS, bodyTimeout: JWKS_TIMEOUT_MS });
+  readonly #closing = new AbortController();
+  #keys: JWTVerifyGetKey | undefined;
+  #fetchedAt = Number.NEGATIVE_INFINITY;
+  #startedAt = Number.NEGATIVE_INFINITY;
+  #pending: Promise<void> | undefined;
+  /** Why the last fetch failed (`undefined` after a good one). */
+  lastError: unknown;
 
   /**
-   * @param keys - `jwksUrl` or `publicKeyPem` (one of them must be set).
-   * @param onKeysUnavailable - told each time the JWKS could not be fetched.
-   * @throws Error when neither is set, or the PEM is not a public key.
+   * @param url - the JWKS URL (`JWT_JWKS_URL`).
+   * @param events - told of each failed fetch.
+   * @param now - clock in epoch milliseconds.
    */
-  constructor(keys: TokenKeys, onKeysUnavailable?: (error: unknown) => void) {
-    if (keys.publicKeyPem !== undefined) this.#key = readPublicKey(keys.publicKeyPem);
-    else if (keys.jwksUrl !== undefined) {
-      this.#key = createRemoteJWKSet(new URL(keys.jwksUrl), {
-        cacheMaxAge: JWKS_CACHE_MS,
-        cooldownDuration: JWKS_COOLDOWN_MS,
-        timeoutDuration: JWKS_TIMEOUT_MS,
-      });
-    } else throw new Error('TokenVerifier needs jwksUrl or publicKeyPem');
-    this.#onKeysUnavailable = onKeysUnavailable;
+  constructor(url: string, events: TokenVerifierEvents = {}, now: () => number = () => Date.now()) {
+    this.#url = new URL(url);
+    this.#events = events;
+    this.#now = now;
+  }
+
+  /**
+   * The last good key set (`undefined` before any fetch succeeded). When it is older than
+   * {@link JWKS_MAX_AGE_MS}, a refetch starts in the background; the caller never waits for it.
+   */
+  current(): JWTVerifyGetKey | undefined {
+    if (this.#now() - this.#fetchedAt > JWKS_MAX_AGE_MS) void this.refresh();
+    return this.#keys;
+  }
+
+  /**
+   * Starts a fetch unless one runs (it is joined) or the last one started less than
+   * {@link JWKS_COOLDOWN_MS} ago (nothing is started). Never rejects.
+   * @returns the running fetch, or `undefined` when none runs.
+   */
+  refresh(): Promise<void> | undefined {
+    if (this.#pending) return this.#pending;
+    const now = this.#now();
+    if (now - this.#startedAt < JWKS_COOLDOWN_MS || this.#closing.signal.aborted) return undefined;
+    this.#startedAt = now;
+    this.#pending = this.#fetch().then(
+      (keys) => {
+        this.#keys = keys;
+        this.#fetchedAt = this.#now();
+        this.lastError = undefined;
+      },
+      (error: unknown) => {
+        this.lastError = error;
+        if (!this.#closing.signal.aborted) this.#events.jwksFailed?.(error, this.#keys !== undefined);
+      },
+    );
+    void this.#pending.finally(() => {
+      this.#pending = undefined;
+    });
+    return this.#pending;
+  }
+
+  /**
+   * Asks for a newer key set (a token named a `kid` the set lacks, or no set was ever fetched) and
+   * waits for it until {@link JWKS_WAIT_MS} after the fetch started (a request that comes later while
+   * it runs does not wait).
+   * @returns the key set then held (possibly the same, or none).
+   */
+  async renewed(): Promise<JWTVerifyGetKey | undefined> {
+    const running = this.refresh();
+    // Waited for until JWKS_WAIT_MS after the fetch started: a request arriving later does not wait.
+    const left = this.#startedAt + JWKS_WAIT_MS - this.#now();
+    if (running && left > 0) await within(running, left);
+    return this.#keys;
+  }
+
+  /** Cancels a running fetch and closes the connection. */
+  async close(): Promise<void> {
+    this.#closing.abort();
+    await this.#agent.close();
+  }
+
+  /**
+   * One fetch: `GET` the URL (no redirect followed), a 200 JSON answer of at most
+   * {@link JWKS_MAX_BYTES} that jose accepts as a key set.
+   * @throws Error on a transport failure, the time limit, another status, an oversized or invalid answer.
+   */
+  async #fetch(): Promise<JWTVerifyGetKey> {
+    const signal = AbortSignal.any([this.#closing.signal, AbortSignal.timeout(JWKS_TIMEOUT_MS)]);
+    const { statusCode, body } = await request(this.#url, {
+      method: 'GET',
+      headers: { accept: 'application/json, application/jwk-set+json' },
+      dispatcher: this.#agent,
+      signal,
+    });
+    if (statusCode !== 200) {
+      // Read and dropped (a destroyed body would raise an error event of its own).
+      await body.dump({ limit: JWKS_MAX_BYTES, signal });
+      throw new Error(`the JWKS answered ${statusCode}`);
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > JWKS_MAX_BYTES) throw new Error(`the JWKS is over ${JWKS_MAX_BYTES} bytes`);
+      chunks.push(chunk);
+    }
+    return createLocalJWKSet(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+  }
+}
+
+/**
+ * Verifies session tokens with the BFF's keys (CONTRACT.md "Which routes need a session"): a PEM
+ * public key or an HMAC secret, with the algorithms of {@link KEY_ALGORITHMS} for that key; or a
+ * JWKS ({@link JwksKeys}, fetched at once), with {@link JWKS_ALGORITHMS}, each token checked against
+ * the key of the set its header names. A request waits on the JWKS only when its `kid` is unknown or
+ * no set was ever fetched, and then at most {@link JWKS_WAIT_MS}.
+ */
+export class TokenVerifier {
+  readonly #key: KeyObject | Uint8Array | undefined;
+  readonly #jwks: JwksKeys | undefined;
+  readonly #algorithms: readonly string[];
+  readonly #events: TokenVerifierEvents;
+
+  /**
+   * @param keys - exactly one of `jwksUrl`, `publicKeyPem`, `secret`.
+   * @param events - told when a token passes unverified and when a JWKS fetch fails.
+   * @param now - clock of the JWKS's age and of the time between fetches, in epoch milliseconds (not of the tokens' `exp`).
+   * @throws Error when none is set, the PEM is not a public key, or its kind accepts no algorithm ({@link keyKindOf}).
+   */
+  constructor(keys: TokenKeys, events: TokenVerifierEvents = {}, now: () => number = () => Date.now()) {
+    this.#events = events;
+    if (keys.publicKeyPem !== undefined) {
+      const key = readPublicKey(keys.publicKeyPem);
+      const kind = keyKindOf(key);
+      if (kind === undefined) throw new Error(`a ${key.asymmetricKeyType ?? 'unknown'} key cannot verify session tokens`);
+      this.#key = key;
+      this.#algorithms = KEY_ALGORITHMS[kind];
+    } else if (keys.secret !== undefined) {
+      this.#key = new TextEncoder().encode(keys.secret);
+      this.#algorithms = KEY_ALGORITHMS.secret;
+    } else if (keys.jwksUrl !== undefined) {
+      this.#jwks = new JwksKeys(keys.jwksUrl, events, now);
+      this.#algorithms = JWKS_ALGORITHMS;
+      void this.#jwks.refresh();
+    } else throw new Error('TokenVerifier needs jwksUrl, publicKeyPem or secret');
+  }
+
+  /** The JWKS behind this verifier, when it verifies with one. */
+  get jwks(): JwksKeys | undefined {
+    return this.#jwks;
   }
 
   /**
@@ -131,23 +342,59 @@ export class TokenVerifier {
    *
    * @param token - a cookie value that passed {@link isWellFormedJwt}.
    * @param acceptExpired - `true` on the routes that take an expired token (refresh, logout): only the signature counts.
-   * @returns `valid`, `invalid_token`, `token_expired`, or `unverified` when the keys could not be fetched. Never rejects.
+   * @returns `valid`, `token_expired`, `invalid_token` for every other failure, or `unverified` only
+   *   while no JWKS was ever fetched. Never rejects.
    */
   async verify(token: string, acceptExpired: boolean): Promise<TokenCheck> {
+    if (this.#jwks === undefined) return settled(await this.#attempt(token, acceptExpired, this.#key as KeyObject | Uint8Array));
+    const keys = this.#jwks.current() ?? (await this.#jwks.renewed());
+    if (keys === undefined) {
+      // Nothing to check the signature with; an algorithm no JWKS key may use is still refused.
+      if (!this.#algorithms.includes(headerAlgorithm(token))) return 'invalid_token';
+      this.#events.unverified?.(this.#jwks.lastError ?? new Error('no JWKS fetched yet'));
+      return 'unverified';
+    }
+    const first = await this.#attempt(token, acceptExpired, keys);
+    if (first !== NO_MATCHING_KEY) return first;
+    // The header names a key the set lacks: the BFF may have rotated its keys.
+    const renewed = await this.#jwks.renewed();
+    return renewed === undefined || renewed === keys ? 'invalid_token' : settled(await this.#attempt(token, acceptExpired, renewed));
+  }
+
+  /** Closes the JWKS connection and cancels a running fetch. */
+  async close(): Promise<void> {
+    await this.#jwks?.close();
+  }
+
+  /** One check with jose: the verdict, or {@link NO_MATCHING_KEY} when a key set holds no key for the token's header. */
+  async #attempt(token: string, acceptExpired: boolean, key: KeyObject | Uint8Array | JWTVerifyGetKey): Promise<TokenCheck | typeof NO_MATCHING_KEY> {
+    const algorithms = this.#algorithms as string[];
     try {
-      if (acceptExpired) {
-        await compactVerify(token, this.#key as KeyObject, { algorithms: TOKEN_ALGORITHMS });
-      } else {
-        await jwtVerify(token, this.#key as KeyObject, { algorithms: TOKEN_ALGORITHMS, clockTolerance: EXPIRY_LEEWAY_SECONDS });
-      }
+      if (acceptExpired) await compactVerify(token, key as KeyObject, { algorithms });
+      else await jwtVerify(token, key as KeyObject, { algorithms, clockTolerance: EXPIRY_LEEWAY_SECONDS });
       return 'valid';
     } catch (error) {
       const code = (error as { code?: unknown } | null)?.code;
-      if (code === 'ERR_JWT_EXPIRED') return 'token_expired';
-      if (typeof code === 'string' && code.startsWith('ERR_') && !KEYS_UNAVAILABLE.has(code)) return 'invalid_token';
-      // No JOSE code: the JWKS fetch itself failed (refused, reset, not JSON); a timeout or an invalid set likewise.
-      this.#onKeysUnavailable?.(error);
-      return 'unverified';
+      if (code === 'ERR_JWKS_NO_MATCHING_KEY') return NO_MATCHING_KEY;
+      return code === 'ERR_JWT_EXPIRED' ? 'token_expired' : 'invalid_token';
     }
   }
+}
+
+/** The `alg` of a token's header ('' when it has none or cannot be read). */
+function headerAlgorithm(token: string): string {
+  try {
+    const { alg } = decodeProtectedHeader(token);
+    return typeof alg === 'string' ? alg : '';
+  } catch {
+    return '';
+  }
+}
+
+/** jose found no key of the set for the token's `kid`, `alg` and key type. */
+const NO_MATCHING_KEY = Symbol('no matching key');
+
+/** A verdict, with a key still missing after the refetch counted as `invalid_token`. */
+function settled(check: TokenCheck | typeof NO_MATCHING_KEY): TokenCheck {
+  return check === NO_MATCHING_KEY ? 'invalid_token' : check;
 }
