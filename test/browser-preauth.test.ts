@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createServer } from '../src/app.js';
-import { createProxyClient, memoryStorage, ProxyError } from '../src/browser/index.js';
+import { createProxyClient, memoryStorage, ProxyError } from '../packages/browser/src/browser/index.js';
 import { getError } from '../src/errors/index.js';
 
 const SESSION_WORDING = /session|log in again/i;
