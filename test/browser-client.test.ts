@@ -101,6 +101,8 @@ function makeClient(proxy: ReturnType<typeof fakeProxy>, extra: Partial<ProxyCli
     userAgent:
       'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
     now: () => 1_767_261_600_000,
+    // The registry's messages are the English table; other locales: browser-messages.test.ts.
+    locale: 'en',
     onForcedLogout: (ref) => forced.push(ref),
     ...extra,
   });

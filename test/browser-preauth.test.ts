@@ -68,6 +68,8 @@ function makeClient() {
     sendBeacon: null, // no navigator in Node: the beacon goes through fetch with keepalive
     storage: memoryStorage(),
     pathname: () => '/login',
+    // The registry's messages are the English table; other locales: browser-messages.test.ts.
+    locale: 'en',
     onForcedLogout: (ref) => forced.push(ref),
   });
   return { client, forced, browser };

@@ -1,16 +1,17 @@
 /**
- * The browser SDK of the front proxy, published as `./browser`: the token refresh cycle of
- * spec 3.1 (pure functions and a driver), the typed proxy client of spec part 4 with
- * {@link ProxyError}, and the forced-logout beacon of spec 5.7 / 6.
+ * The browser SDK of the front proxy, the package `@front-proxy/browser` (also the server's
+ * `./browser` subpath): the token refresh cycle of spec 3.1 (pure functions and a driver), the
+ * typed proxy client of spec part 4 with {@link ProxyError} and `Retry-After` honoured on 503 and
+ * 429, the forced-logout beacon of spec 5.7 / 6, and its user-facing messages in pt-BR, en and es.
  *
  * It runs in the browser only through `fetch`, `navigator.sendBeacon`, `localStorage`,
- * `navigator.locks` and `BroadcastChannel`, each optional or injectable: no Node built-ins, no
- * server code (imports stay inside `src/browser` and `src/errors`, plus type-only imports of the
- * shared shapes `src/contracts/shapes.ts`, erased from the bundle).
+ * `navigator.locks`, `navigator.languages` and `BroadcastChannel`, each optional or injectable: no
+ * Node built-ins, no server code, no runtime dependency (imports stay inside the package: `browser/`,
+ * the registry `errors/`, and the types-only shapes `contracts/shapes.ts`, erased from the bundle).
  *
  * @example
- * import { createProxyClient, startRefreshDriver } from 'front-proxy/browser';
- * const client = createProxyClient({ onForcedLogout: (ref) => showLoggedOut(ref) });
+ * import { createProxyClient, startRefreshDriver } from '@front-proxy/browser';
+ * const client = createProxyClient({ locale: 'pt-BR', onForcedLogout: (ref) => showLoggedOut(ref) });
  * startRefreshDriver({ client });
  * await client.auth.login({ body: { login, password } });
  *
@@ -57,6 +58,21 @@ export {
   type SessionEvent,
   type TypedRoutes,
 } from './proxy-client.js';
+export {
+  browserLanguages,
+  DEFAULT_LOCALE,
+  type ErrorMessages,
+  errorMessage,
+  FORM_ERROR_CODES,
+  type FormErrorCode,
+  formErrorMessage,
+  isFormErrorCode,
+  type Locale,
+  LOCALES,
+  type LocaleMessages,
+  MESSAGES,
+  resolveLocale,
+} from './messages.js';
 export { isProxyError, NETWORK_FAILURE_REASON, ProxyError, type ProxyErrorInit } from './proxy-error.js';
 export {
   initialRefreshState,
@@ -74,6 +90,18 @@ export {
   serializeRefreshState,
   shouldRefreshToken,
 } from './refresh-cycle.js';
+export {
+  mayRetry,
+  NOTHING_SENT_ERRORS,
+  parseRetryAfter,
+  type RefusedCall,
+  RETRY_AFTER_MAX_RETRIES,
+  RETRY_AFTER_MAX_WAIT_MS,
+  RETRY_AFTER_MIN_JITTER_MS,
+  RETRY_AFTER_STATUSES,
+  type RetryAfterPolicy,
+  retryDelayMs,
+} from './retry-after.js';
 export {
   type ChannelLike,
   DEFAULT_CHECK_INTERVAL_MS,

@@ -1,10 +1,11 @@
 /**
- * The isomorphic error-reference module (spec part 7), published as `./errors`: the EP and EM
+ * The isomorphic error-reference module (spec part 7), published as `@front-proxy/browser/errors`
+ * (and re-exported as the server's `./errors`): the EP and EM
  * registries as data, the classifier and the reference-code helpers. Runs in Node and in the
  * browser: no Node built-ins, no dependencies.
  *
  * @example
- * import { classifyError, explainRef } from 'front-proxy/errors';
+ * import { classifyError, explainRef } from '@front-proxy/browser/errors';
  * const { ref } = classifyError({ status: 401, data: { reason: 'token_expired' }, url: '/auth/user-profile' });
  * // ref === 'EP0003-EM0003'
  * explainRef(ref).error.message; // 'Your session has expired. Please log in again.'
