@@ -16,11 +16,11 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-COPY packages/browser/package.json ./packages/browser/
+# The browser package whole: npm ci runs its `prepare` (a build), which needs its sources.
+COPY packages ./packages
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
-COPY packages ./packages
 COPY src ./src
 RUN npm run build
 
