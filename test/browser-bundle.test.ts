@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
@@ -127,5 +127,28 @@ describe('scripts/build-browser.mjs', () => {
     const saved = cycle.markTokenSaved(cycle.initialRefreshState(), 0);
     assert.equal(cycle.shouldRefreshToken(saved, 6 * 3600 * 1000 - 1000), false);
     assert.equal(cycle.shouldRefreshToken(saved, 6 * 3600 * 1000 + 1000), true);
+  });
+});
+
+describe('the root package\'s ./errors and ./browser subpaths (CONTRACT.md "Public modules")', () => {
+  const built = existsSync(new URL('../dist/errors/index.js', import.meta.url));
+  const skip = built ? false : 'dist/ is not built: run npm run build (npm test does)';
+
+  /** Imports a built module by its package specifier (a variable: the type checker does not need dist/). */
+  const load = (specifier: string) => import(specifier) as Promise<Record<string, unknown>>;
+
+  test('re-export the browser package: one registry, one SDK', { skip }, async () => {
+    const rootErrors = await load('front-proxy/errors');
+    const packageErrors = await load('@front-proxy/browser/errors');
+    const rootBrowser = await load('front-proxy/browser');
+    const packageBrowser = await load('@front-proxy/browser');
+    for (const name of ['classifyError', 'ERROR_CODES', 'ENDPOINT_CODES', 'parseRef', 'formatRef', 'explainRef']) {
+      assert.ok(rootErrors[name] !== undefined && rootErrors[name] === packageErrors[name], `./errors ${name}`);
+    }
+    assert.deepEqual(Object.keys(rootErrors).sort(), Object.keys(packageErrors).sort());
+    for (const name of ['createProxyClient', 'ProxyError', 'startRefreshDriver', 'markTokenSaved', 'resolveLocale', 'classifyError']) {
+      assert.ok(rootBrowser[name] !== undefined && rootBrowser[name] === packageBrowser[name], `./browser ${name}`);
+    }
+    assert.deepEqual(Object.keys(rootBrowser).sort(), Object.keys(packageBrowser).sort());
   });
 });
