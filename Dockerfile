@@ -1,9 +1,12 @@
 # syntax=docker/dockerfile:1
 #
 # Front proxy image: three stages on the Node.js 24 LTS line.
-#   build  - every dependency, then `npm run build` (tsc + the browser SDK bundle) into dist/
-#   deps   - production dependencies only (`npm ci --omit=dev`)
-#   final  - dist/, the production node_modules and package.json; runs as the unprivileged `node`
+#   build  - every dependency, then `npm run build` (the browser package packages/browser, tsc, the
+#            browser SDK bundle) into dist/ and packages/browser/dist/
+#   deps   - production dependencies only (`npm ci --omit=dev`; the workspace package
+#            @front-proxy/browser is a link to packages/browser)
+#   final  - dist/, the production node_modules, the browser package's dist/ (the server imports
+#            the error-reference registry from it) and the package.json files; runs as the unprivileged `node`
 #            user, writes nothing to its own filesystem (works with a read-only root filesystem).
 #
 # Build:  docker build -t front-proxy:0.1.0 .
@@ -13,6 +16,8 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The browser package whole: npm ci runs its `prepare` (a build), which needs its sources.
+COPY packages ./packages
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY scripts ./scripts
@@ -22,6 +27,7 @@ RUN npm run build
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/browser/package.json ./packages/browser/
 # package.json has no prepare/postinstall script and no production dependency needs an install
 # script, so scripts are skipped: nothing here may need a development dependency.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
@@ -35,7 +41,9 @@ WORKDIR /app
 # Files stay owned by root and read-only for the `node` user that runs the server.
 COPY --from=deps /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+COPY --from=build /app/packages/browser/dist ./packages/browser/dist
 COPY package.json ./
+COPY packages/browser/package.json ./packages/browser/
 USER node
 EXPOSE 3000
 # Liveness of the process itself (GET /healthz); an orchestrator uses its own probes instead.

@@ -1,7 +1,7 @@
-// Builds the browser SDK bundle dist/browser/front-proxy-sdk.js from src/browser/index.ts with
-// esbuild: one ESM file, platform browser, minified, with a source map; prints its raw and gzipped
-// sizes. A Node built-in or server module reaching the bundle fails the build (platform browser
-// cannot resolve them).
+// Builds the browser SDK bundle dist/browser/front-proxy-sdk.js from the browser package's source
+// (packages/browser/src/browser/index.ts) with esbuild: one ESM file, platform browser, minified,
+// with a source map; prints its raw and gzipped sizes. A Node built-in or a module outside the
+// package reaching the bundle fails the build.
 // Usage: node scripts/build-browser.mjs [--json]
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -14,7 +14,7 @@ const outfile = join(root, 'dist/browser/front-proxy-sdk.js');
 
 /** esbuild options of the SDK bundle; the playground's on-the-fly build uses the same ones. */
 export const SDK_BUILD_OPTIONS = {
-  entryPoints: [join(root, 'src/browser/index.ts')],
+  entryPoints: [join(root, 'packages/browser/src/browser/index.ts')],
   bundle: true,
   format: 'esm',
   platform: 'browser',
@@ -29,8 +29,8 @@ export async function buildBrowserBundle() {
   mkdirSync(dirname(outfile), { recursive: true });
   const result = await build({ ...SDK_BUILD_OPTIONS, outfile, sourcemap: 'linked', metafile: true });
   const inputs = Object.keys(result.metafile.inputs);
-  const outside = inputs.filter((p) => !/^src\/(browser|errors)\//.test(p.replace(/\\/g, '/')));
-  if (outside.length > 0) throw new Error(`the browser bundle includes modules outside src/browser and src/errors: ${outside.join(', ')}`);
+  const outside = inputs.filter((p) => !/^packages\/browser\/src\//.test(p.replace(/\\/g, '/')));
+  if (outside.length > 0) throw new Error(`the browser bundle includes modules outside packages/browser/src: ${outside.join(', ')}`);
   const code = readFileSync(outfile);
   return { file: outfile, bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, modules: inputs.length };
 }

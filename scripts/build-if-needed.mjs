@@ -1,4 +1,5 @@
-// Builds dist/ with tsc when it is missing or older than any file under src/.
+// Builds the browser package (packages/browser, `tsc -b`: nothing is redone when it is up to date),
+// then dist/ with tsc when it is missing or older than any file under src/.
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,6 +14,7 @@ function newest(dir) {
   return latest;
 }
 
+execFileSync(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'packages/browser'], { stdio: 'inherit' });
 const stamp = 'dist/server.js';
 const stale = !existsSync(stamp) || newest('src') > statSync(stamp).mtimeMs;
 if (stale) {

@@ -1,4 +1,6 @@
-// Runs every test/**/*.test.ts file with node's test runner (TypeScript through tsx).
+// Runs every test/**/*.test.ts file with node's test runner (TypeScript through tsx), after
+// building the browser package (packages/browser, `tsc -b`: nothing is redone when it is up to
+// date), which the server imports from its dist/.
 // Usage: node scripts/run-tests.mjs [substring filter ...]
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -21,6 +23,11 @@ const files = collect('test')
 if (files.length === 0) {
   console.error('no test files matched');
   process.exit(1);
+}
+const sdk = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-b', 'packages/browser'], { stdio: 'inherit' });
+if (sdk.status !== 0) {
+  console.error('the browser package (packages/browser) does not build');
+  process.exit(sdk.status ?? 1);
 }
 const result = spawnSync(
   process.execPath,

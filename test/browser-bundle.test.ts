@@ -1,32 +1,66 @@
 /**
- * The browser SDK stays browser-only: src/browser imports only src/browser and src/errors, plus the
- * types-only src/contracts/shapes.ts through `import type` / `export type` (erased from the bundle),
- * and uses no Node built-ins or globals; `scripts/build-browser.mjs` builds it for platform browser into one
- * minified ESM file and prints its raw and gzipped sizes; the bundle exposes the public API of
- * CONTRACT.md ("Public modules", `./browser`).
+ * The browser package stays browser-only and self-contained (DESIGN.md habit 17): every module of
+ * packages/browser/src imports only modules of the package (the SDK `browser/`, the registry
+ * `errors/`, the types-only shapes `contracts/shapes.ts` through `import type` / `export type`),
+ * the registry never imports the SDK, and nothing uses a Node built-in or global; the package
+ * declares no runtime dependency. `scripts/build-browser.mjs` builds the SDK for platform browser
+ * into one minified ESM file and prints its raw and gzipped sizes; the bundle exposes the public
+ * API of CONTRACT.md ("Public modules", `./browser`).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const DIR = new URL('../src/browser/', import.meta.url);
-const files = readdirSync(DIR).filter((f) => f.endsWith('.ts'));
+const PACKAGE = new URL('../packages/browser/', import.meta.url);
+const SRC = new URL('src/', PACKAGE);
 
-/** The types-only module of the spec part 2 shapes, which src/browser may import with `import type` only. */
-const SHAPES = '../contracts/shapes.js';
+/** Every `.ts` module of the package, as a path below its src/ (`browser/index.ts`). */
+const files = readdirSync(SRC, { recursive: true, encoding: 'utf8' })
+  .map((f) => f.replace(/\\/g, '/'))
+  .filter((f) => f.endsWith('.ts'))
+  .sort();
 
-describe('src/browser imports nothing but src/browser and src/errors (and the shared shapes, as types)', () => {
-  test('the SDK modules exist', () => {
-    for (const f of ['index.ts', 'refresh-cycle.ts', 'refresh-driver.ts', 'proxy-client.ts', 'routes.ts', 'beacon.ts', 'forced-logout.ts']) {
+/** The types-only module of the spec part 2 shapes, which the SDK may import with `import type` only. */
+const SHAPES = 'contracts/shapes.ts';
+
+describe('packages/browser imports nothing outside itself, and no Node built-in', () => {
+  test('the SDK and registry modules exist', () => {
+    for (const f of [
+      'browser/index.ts',
+      'browser/refresh-cycle.ts',
+      'browser/refresh-driver.ts',
+      'browser/proxy-client.ts',
+      'browser/routes.ts',
+      'browser/beacon.ts',
+      'browser/forced-logout.ts',
+      'errors/index.ts',
+      'errors/classify.ts',
+      SHAPES,
+    ]) {
       assert.ok(files.includes(f), f);
     }
   });
 
-  test('src/contracts/shapes.ts is types only: no imports, only exported interfaces and types', () => {
-    const code = readFileSync(new URL(SHAPES.replace(/\.js$/, '.ts'), DIR), 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '');
+  test('package.json: no runtime dependencies, exports with types, files, a version, a prepack build', () => {
+    const pkg = JSON.parse(readFileSync(new URL('package.json', PACKAGE), 'utf8')) as Record<string, unknown>;
+    assert.equal(pkg.dependencies, undefined);
+    assert.equal(pkg.peerDependencies, undefined);
+    assert.equal(pkg.optionalDependencies, undefined);
+    assert.match(String(pkg.version), /^\d+\.\d+\.\d+/);
+    assert.ok(Array.isArray(pkg.files));
+    assert.match(String((pkg.scripts as Record<string, string>).prepack), /build/);
+    const exportsMap = pkg.exports as Record<string, { types?: string; default?: string } | string>;
+    for (const subpath of ['.', './errors', './shapes']) {
+      const entry = exportsMap[subpath];
+      assert.ok(typeof entry === 'object' && entry.types?.endsWith('.d.ts') && entry.default?.endsWith('.js'), subpath);
+    }
+  });
+
+  test(`${SHAPES} is types only: no imports, only exported interfaces and types`, () => {
+    const code = readFileSync(new URL(SHAPES, SRC), 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '');
     assert.doesNotMatch(code, /\bimport\b|\brequire\(/);
     const declarations = code.split('\n').filter((line) => /^[A-Za-z]/.test(line));
     assert.ok(declarations.length > 0);
@@ -34,12 +68,15 @@ describe('src/browser imports nothing but src/browser and src/errors (and the sh
   });
 
   for (const file of files) {
-    test(`${file}: relative imports inside src/browser or src/errors, shapes as types only, no Node built-ins or globals`, () => {
-      const code = readFileSync(new URL(file, DIR), 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '');
+    test(`${file}: relative imports inside the package (errors/ never imports browser/), shapes as types only, no Node built-ins or globals`, () => {
+      const code = readFileSync(new URL(file, SRC), 'utf8').replace(/\/\/.*$|\/\*[\s\S]*?\*\//gm, '');
       const imports = [...code.matchAll(/\b(?:(import|export)(\s+type\b)?[^;'"]*?\bfrom\s+|import\s*\(?\s*)'([^']+)'/g)];
       for (const [, , typeOnly, s = ''] of imports) {
-        if (s === SHAPES) assert.ok(typeOnly, `${file} imports ${s} without \`import type\` / \`export type\``);
-        else assert.match(s, /^(\.\/[a-z-]+|\.\.\/errors\/index)\.js$/, `${file} imports ${s}`);
+        assert.match(s, /^\.\.?\//, `${file} imports ${s}: only relative imports inside the package`);
+        const target = new URL(s.replace(/\.js$/, '.ts'), new URL(file, SRC)).href.slice(SRC.href.length);
+        assert.ok(files.includes(target), `${file} imports ${s}, outside the package`);
+        if (target === SHAPES) assert.ok(typeOnly, `${file} imports ${s} without \`import type\` / \`export type\``);
+        if (file.startsWith('errors/')) assert.ok(target.startsWith('errors/'), `${file}: the registry imports ${s}`);
       }
       for (const global of ['process.', 'Buffer', 'require(', '__dirname', 'node:', 'globalThis.process']) {
         assert.ok(!code.includes(global), `${file} uses ${global}`);
@@ -90,5 +127,28 @@ describe('scripts/build-browser.mjs', () => {
     const saved = cycle.markTokenSaved(cycle.initialRefreshState(), 0);
     assert.equal(cycle.shouldRefreshToken(saved, 6 * 3600 * 1000 - 1000), false);
     assert.equal(cycle.shouldRefreshToken(saved, 6 * 3600 * 1000 + 1000), true);
+  });
+});
+
+describe('the root package\'s ./errors and ./browser subpaths (CONTRACT.md "Public modules")', () => {
+  const built = existsSync(new URL('../dist/errors/index.js', import.meta.url));
+  const skip = built ? false : 'dist/ is not built: run npm run build (npm test does)';
+
+  /** Imports a built module by its package specifier (a variable: the type checker does not need dist/). */
+  const load = (specifier: string) => import(specifier) as Promise<Record<string, unknown>>;
+
+  test('re-export the browser package: one registry, one SDK', { skip }, async () => {
+    const rootErrors = await load('front-proxy/errors');
+    const packageErrors = await load('@front-proxy/browser/errors');
+    const rootBrowser = await load('front-proxy/browser');
+    const packageBrowser = await load('@front-proxy/browser');
+    for (const name of ['classifyError', 'ERROR_CODES', 'ENDPOINT_CODES', 'parseRef', 'formatRef', 'explainRef']) {
+      assert.ok(rootErrors[name] !== undefined && rootErrors[name] === packageErrors[name], `./errors ${name}`);
+    }
+    assert.deepEqual(Object.keys(rootErrors).sort(), Object.keys(packageErrors).sort());
+    for (const name of ['createProxyClient', 'ProxyError', 'startRefreshDriver', 'markTokenSaved', 'resolveLocale', 'classifyError']) {
+      assert.ok(rootBrowser[name] !== undefined && rootBrowser[name] === packageBrowser[name], `./browser ${name}`);
+    }
+    assert.deepEqual(Object.keys(rootBrowser).sort(), Object.keys(packageBrowser).sort());
   });
 });

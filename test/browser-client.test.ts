@@ -1,5 +1,5 @@
 /**
- * The browser proxy client (src/browser/proxy-client.ts) with a fake fetch and a fake sendBeacon:
+ * The browser proxy client (packages/browser/src/browser/proxy-client.ts) with a fake fetch and a fake sendBeacon:
  * requests (credentials, JSON, paths, queries), error mapping to ProxyError (envelope, passthrough
  * 401/403, raw bodies, network failure → EM0042; EP07xx codes of the proxy routes), the forced-logout
  * rules of spec 5.7 / 7 (which statuses and families, once only under concurrency, re-armed by a
@@ -16,7 +16,7 @@ import {
   ProxyError,
   shortUserAgent,
   shouldForceLogout,
-} from '../src/browser/index.js';
+} from '../packages/browser/src/browser/index.js';
 import { ERROR_LIST, getError } from '../src/errors/index.js';
 
 const ERROR_ROWS_FOR_TEST = ERROR_LIST.map((e) => e.code);
@@ -101,6 +101,8 @@ function makeClient(proxy: ReturnType<typeof fakeProxy>, extra: Partial<ProxyCli
     userAgent:
       'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
     now: () => 1_767_261_600_000,
+    // The registry's messages are the English table; other locales: browser-messages.test.ts.
+    locale: 'en',
     onForcedLogout: (ref) => forced.push(ref),
     ...extra,
   });

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { createServer } from '../src/app.js';
-import { createProxyClient, memoryStorage, ProxyError } from '../src/browser/index.js';
+import { createProxyClient, memoryStorage, ProxyError } from '../packages/browser/src/browser/index.js';
 import { getError } from '../src/errors/index.js';
 
 const SESSION_WORDING = /session|log in again/i;
@@ -68,6 +68,8 @@ function makeClient() {
     sendBeacon: null, // no navigator in Node: the beacon goes through fetch with keepalive
     storage: memoryStorage(),
     pathname: () => '/login',
+    // The registry's messages are the English table; other locales: browser-messages.test.ts.
+    locale: 'en',
     onForcedLogout: (ref) => forced.push(ref),
   });
   return { client, forced, browser };

@@ -1,5 +1,5 @@
 /**
- * spec 3.1 token refresh cycle (src/browser/refresh-cycle.ts), table-driven over time: due after
+ * spec 3.1 token refresh cycle (packages/browser/src/browser/refresh-cycle.ts), table-driven over time: due after
  * 6 hours, never while in progress, retry after the back-off, stale in-progress marks expire, and
  * the state survives JSON.
  */
@@ -20,7 +20,7 @@ import {
   refreshBackoffMs,
   serializeRefreshState,
   shouldRefreshToken,
-} from '../src/browser/refresh-cycle.js';
+} from '../packages/browser/src/browser/refresh-cycle.js';
 
 const T0 = Date.UTC(2026, 0, 1, 8, 0, 0);
 const S = 1000;

@@ -1,5 +1,5 @@
 /**
- * The refresh driver (src/browser/refresh-driver.ts) with the real proxy client over a fake fetch,
+ * The refresh driver (packages/browser/src/browser/refresh-driver.ts) with the real proxy client over a fake fetch,
  * a fake clock and shared storage standing for several tabs: refresh when due, one refresh across
  * tabs (Web Locks and the localStorage lease), back-off after failures, stale in-progress marks,
  * forced logout on a session-ending refresh failure, and the BroadcastChannel message.
@@ -24,7 +24,7 @@ import {
   startRefreshDriver,
   STORAGE_KEYS,
   webLocksLock,
-} from '../src/browser/index.js';
+} from '../packages/browser/src/browser/index.js';
 
 const T0 = Date.UTC(2026, 0, 1, 8, 0, 0);
 const S = 1000;

@@ -1,12 +1,12 @@
 /**
- * The browser client's route list (src/browser/routes.ts) against the server's route tables
+ * The browser client's route list (packages/browser/src/browser/routes.ts) against the server's route tables
  * (src/routes, `allRouteTables`), both ways: every non-dev server route has exactly one client row
  * per method with the same path pattern and the same session need, and every client row has its
  * server route. Path parameters compare by position, not name (`:slug` = `{slug}` = `{id}`).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type ClientRoute, matchRoute, ROUTES } from '../src/browser/routes.js';
+import { type ClientRoute, matchRoute, ROUTES } from '../packages/browser/src/browser/routes.js';
 import { allRouteTables } from '../src/routes/index.js';
 import type { RouteSpec } from '../src/routes/route.js';
 
@@ -69,7 +69,7 @@ describe('browser route list matches the server route tables', () => {
       if (n === 0) missing.push(key(e));
       if (n > 1) duplicated.push(key(e));
     }
-    assert.deepEqual(missing, [], `server routes without a client row in src/browser/routes.ts: ${missing.join(', ')}`);
+    assert.deepEqual(missing, [], `server routes without a client row in packages/browser/src/browser/routes.ts: ${missing.join(', ')}`);
     assert.deepEqual(duplicated, []);
   });
 

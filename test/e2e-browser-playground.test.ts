@@ -55,7 +55,8 @@ async function openPlayground(): Promise<{
   calls: { method: string; path: string; status: number }[];
 }> {
   assert.ok(browser);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // English pages: the assertions read the registry's (English) messages.
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
   const page = await context.newPage();
   const pageErrors: string[] = [];
   const notFound: string[] = [];

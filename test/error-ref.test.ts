@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
-import { createProxyClient, memoryStorage, ProxyError, type RawRequestInput } from '../src/browser/index.js';
+import { createProxyClient, memoryStorage, ProxyError, type RawRequestInput } from '../packages/browser/src/browser/index.js';
 import { classifyError } from '../src/errors/index.js';
 import { errorRefOf } from '../src/pipeline/error-ref.js';
 import { fakeJwt, type LogCapture, send, startProxy, useProxiesWithRecorder } from './helpers/recording-upstream.js';

@@ -7,7 +7,7 @@
  * never serialised through the documentation); and nothing at all in production.
  *
  * The rule between the document and the browser client: every operation of the document under
- * `/api/` that is not tagged `Development` is a row of `src/browser/routes.ts` (same method, same
+ * `/api/` that is not tagged `Development` is a row of `packages/browser/src/browser/routes.ts` (same method, same
  * path), and every row of the client is such an operation. Development-only operations and the
  * probes outside `/api` (`/healthz`, `/readyz`) are in the document only.
  */
@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Fastify from 'fastify';
-import { ROUTES } from '../src/browser/routes.js';
+import { ROUTES } from '../packages/browser/src/browser/routes.js';
 import { Value } from '@sinclair/typebox/value';
 import { REQUEST_EXAMPLES, ROUTE_ANSWERS } from '../src/contracts/answers.js';
 import { documentPath, OPENAPI_TAGS, operationIdOf } from '../src/pipeline/openapi.js';

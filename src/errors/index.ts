@@ -1,69 +1,15 @@
 /**
- * The isomorphic error-reference module (spec part 7), published as `./errors`: the EP and EM
- * registries as data, the classifier and the reference-code helpers. Runs in Node and in the
- * browser: no Node built-ins, no dependencies.
+ * The error-reference module of spec part 7 as the server imports it, and the root package's
+ * `./errors` subpath (CONTRACT.md "Public modules"): a re-export of `@front-proxy/browser/errors`,
+ * the one source of the EP and EM registries, the classifier and the reference-code helpers
+ * (the browser package, DESIGN.md habit 17).
  *
  * @example
  * import { classifyError, explainRef } from 'front-proxy/errors';
  * const { ref } = classifyError({ status: 401, data: { reason: 'token_expired' }, url: '/auth/user-profile' });
  * // ref === 'EP0003-EM0003'
- * explainRef(ref).error.message; // 'Your session has expired. Please log in again.'
  *
  * @module
  */
 
-export {
-  API_FALLBACK_ENDPOINT_CODE,
-  ENDPOINT_CODES,
-  ENDPOINT_GROUPS,
-  ENDPOINT_LIST,
-  type EndpointCode,
-  type EndpointEntry,
-  type EndpointGroup,
-  type EndpointGroupKey,
-  type EndpointRow,
-  endpointGroupOf,
-  formatMethods,
-  getEndpoint,
-  type HttpMethod,
-  isEndpointCode,
-  UNKNOWN_ENDPOINT_CODE,
-} from './endpoint-codes.js';
-export {
-  ERROR_CODES,
-  ERROR_GROUPS,
-  ERROR_LIST,
-  type ErrorCode,
-  type ErrorEntry,
-  type ErrorGroupKey,
-  type ErrorRow,
-  FALLBACK_ERROR_CODE,
-  getError,
-  isErrorCode,
-  isSessionEndingErrorCode,
-  SESSION_FALLBACK_ERROR_CODE,
-} from './error-codes.js';
-export {
-  type ClassifyErrorInput,
-  classifyError,
-  type ErrorClassification,
-  endpointCodeFor,
-  errorCodeForReason,
-  extractReason,
-  MAX_REASON_LENGTH,
-  normalizeEndpointPath,
-  type UrlInput,
-} from './classify.js';
-export {
-  type EndpointCodeText,
-  type ErrorCodeText,
-  type ErrorRef,
-  explainRef,
-  formatRef,
-  type KnownEndpoint,
-  type KnownError,
-  type ParsedRef,
-  parseRef,
-  type RefExplanation,
-  type UnknownCode,
-} from './ref.js';
+export * from '@front-proxy/browser/errors';

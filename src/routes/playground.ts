@@ -9,7 +9,7 @@
  * | route | answers |
  * |---|---|
  * | `GET /playground` | the page (`src/playground/page.ts`) |
- * | `GET /playground/sdk.js` | the SDK bundle: `src/browser/index.ts` built on first use with esbuild (ESM, platform browser, minified; the options of `scripts/build-browser.mjs`) |
+ * | `GET /playground/sdk.js` | the SDK bundle: the browser package's source `packages/browser/src/browser/index.ts` built on first use with esbuild (ESM, platform browser, minified; the options of `scripts/build-browser.mjs`) |
  * | `GET /playground/app.js` | the page script `src/playground/main.ts`, bundled with its SDK import mapped to `/playground/sdk.js` |
  * | `GET /favicon.ico` | 204, no body: the icon a browser asks for by itself on any page of the origin (the playground page has its own, inline) |
  *
@@ -30,7 +30,7 @@ export const PLAYGROUND_PATH = '/playground';
 
 /** Sources, resolved from this module (`src/routes` under tsx, `dist/routes` when built). */
 const SOURCES = {
-  sdk: fileURLToPath(new URL('../../src/browser/index.ts', import.meta.url)),
+  sdk: fileURLToPath(new URL('../../packages/browser/src/browser/index.ts', import.meta.url)),
   app: fileURLToPath(new URL('../../src/playground/main.ts', import.meta.url)),
 } as const;
 

@@ -87,7 +87,7 @@ describe('spec 7.3: EM registry as data', () => {
   });
 
   test('the source writes each code once (a duplicate key would silently replace a row)', () => {
-    const source = readFileSync(new URL('../../src/errors/error-codes.ts', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('../../packages/browser/src/errors/error-codes.ts', import.meta.url), 'utf8');
     const keys = [...source.matchAll(/^\s*(EM\d{4}):/gm)].map((m) => m[1]);
     assert.equal(keys.length, ERROR_LIST.length);
     assert.equal(new Set(keys).size, keys.length, 'a code is written twice');

@@ -203,7 +203,7 @@ describe('spec 7.2: EP registry as data', () => {
   });
 
   test('the source writes each code once (a duplicate key would silently replace a row)', () => {
-    const source = readFileSync(new URL('../../src/errors/endpoint-codes.ts', import.meta.url), 'utf8');
+    const source = readFileSync(new URL('../../packages/browser/src/errors/endpoint-codes.ts', import.meta.url), 'utf8');
     const keys = [...source.matchAll(/^\s*(EP\d{4}):/gm)].map((m) => m[1]);
     assert.equal(keys.length, ENDPOINT_LIST.length);
     assert.equal(new Set(keys).size, keys.length, 'a code is written twice');

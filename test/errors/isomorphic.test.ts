@@ -1,13 +1,13 @@
-// src/errors runs in Node and in the browser (spec 7, DESIGN layout): no Node built-ins, no
-// imports from outside src/errors, no dependencies, no Node globals.
+// The registry (packages/browser/src/errors) runs in Node and in the browser (spec 7, DESIGN layout): no Node built-ins, no
+// imports from outside its folder, no dependencies, no Node globals.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 
-const DIR = new URL('../../src/errors/', import.meta.url);
+const DIR = new URL('../../packages/browser/src/errors/', import.meta.url);
 const files = readdirSync(DIR).filter((f) => f.endsWith('.ts'));
 
-describe('src/errors is isomorphic', () => {
+describe('packages/browser/src/errors is isomorphic', () => {
   test('the module files exist', () => {
     for (const f of ['endpoint-codes.ts', 'error-codes.ts', 'classify.ts', 'ref.ts', 'index.ts']) {
       assert.ok(files.includes(f), f);

@@ -1,4 +1,4 @@
-// The value recorded for each published code in src/errors/codes.lock.json (spec 7.1).
+// The value recorded for each published code in packages/browser/src/errors/codes.lock.json (spec 7.1).
 // An EP code's value is its method(s) and path pattern; an EM code's value is its statuses,
 // the match column and the meaning column of spec 7.3. The row's prose (EP meaning, EM user
 // message) and the list of searched words are not part of the value: they may be improved

@@ -1,4 +1,4 @@
-// spec 7.1: codes are append-only. src/errors/codes.lock.json records every published code
+// spec 7.1: codes are append-only. packages/browser/src/errors/codes.lock.json records every published code
 // and its value; this test fails when a locked code is edited, removed or reused, and when a
 // registry code has not been appended to the lock. Procedure: docs/adding-error-codes.md.
 import assert from 'node:assert/strict';
@@ -7,7 +7,7 @@ import { describe, test } from 'node:test';
 import { ENDPOINT_LIST, ERROR_LIST } from '../../src/errors/index.js';
 import { endpointLockValue, errorLockValue } from './lock-values.js';
 
-const LOCK_URL = new URL('../../src/errors/codes.lock.json', import.meta.url);
+const LOCK_URL = new URL('../../packages/browser/src/errors/codes.lock.json', import.meta.url);
 const lockText = readFileSync(LOCK_URL, 'utf8');
 const lock = JSON.parse(lockText) as { endpoints: Record<string, string>; errors: Record<string, string> };
 
@@ -16,7 +16,7 @@ const tables = [
   { name: 'errors', locked: lock.errors, current: new Map(ERROR_LIST.map((e) => [e.code as string, errorLockValue(e)])) },
 ] as const;
 
-describe('spec 7.1: append-only codes (src/errors/codes.lock.json)', () => {
+describe('spec 7.1: append-only codes (packages/browser/src/errors/codes.lock.json)', () => {
   test('the lock file is well formed: two sections of code → value strings', () => {
     assert.equal(typeof lock.endpoints, 'object');
     assert.equal(typeof lock.errors, 'object');
@@ -55,7 +55,7 @@ describe('spec 7.1: append-only codes (src/errors/codes.lock.json)', () => {
       assert.deepEqual(
         missing.map(([code]) => code),
         [],
-        `New codes must be appended to the end of "${name}" in src/errors/codes.lock.json (see docs/adding-error-codes.md). Add:\n${missing
+        `New codes must be appended to the end of "${name}" in packages/browser/src/errors/codes.lock.json (see docs/adding-error-codes.md). Add:\n${missing
           .map(([code, value]) => `    ${JSON.stringify(code)}: ${JSON.stringify(value)}`)
           .join(',\n')}`,
       );

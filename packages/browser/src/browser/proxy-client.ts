@@ -4,7 +4,7 @@
  * {@link ProxyError}, and the forced logout of spec 5.7 / 6 when a session-ending 401 comes back.
  *
  * @example
- * import { createProxyClient, ProxyError } from 'front-proxy/browser';
+ * import { createProxyClient, ProxyError } from '@front-proxy/browser';
  * const client = createProxyClient({ onForcedLogout: (ref) => showLoggedOut(ref) });
  * await client.auth.login({ body: { login: 'demo@example.com', password: 'Demo#2026' } });
  * const { user } = await client.auth.profile();
@@ -26,7 +26,9 @@ import {
   sendForcedLogoutBeacon,
 } from './beacon.js';
 import { ForcedLogoutGate, shouldForceLogout } from './forced-logout.js';
+import { type Locale, resolveLocale } from './messages.js';
 import { ProxyError } from './proxy-error.js';
+import { type RetryAfterPolicy, retryDelayMs } from './retry-after.js';
 import { type ClientRoute, matchRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
 import { defaultStorage, type KeyValueStorage, STORAGE_KEYS, safeGet, safeSet } from './storage.js';
 import type {
@@ -192,6 +194,20 @@ export interface ProxyClientOptions {
   readonly userAgent?: string;
   /** Clock in epoch ms; default `Date.now`. */
   readonly now?: () => number;
+  /**
+   * The language of the user-facing messages (`ProxyError.message`, `formMessage`): a BCP 47 tag or
+   * a list of them, most preferred first (`'pt-BR'`, `'en'`, `'es'`; `'pt-PT'` reads as `pt-BR`,
+   * `'es-MX'` as `es`). Default the browser's languages (`navigator.languages`); `pt-BR` when none
+   * is one the SDK has.
+   */
+  readonly locale?: string | readonly string[];
+  /**
+   * Honouring `Retry-After` on 503 and 429 (`retry-after.ts`): bounds, or `false` to never send a
+   * refused call again. Default at most 2 more sends and 10 s of waiting per call.
+   */
+  readonly retry?: RetryAfterPolicy | false;
+  /** Random numbers in [0, 1) for the jitter of the waits; default `Math.random`. */
+  readonly random?: () => number;
 }
 
 /** Input of {@link ProxyClient.request}, for paths outside `ROUTES`. */
@@ -226,6 +242,8 @@ export type ProxyClient = TypedRoutes & {
   readonly lastBeacon: ForcedLogoutBeacon | null;
   /** Subscribes to session changes; returns the unsubscribe function. */
   onSessionChange(listener: (event: SessionEvent) => void): () => void;
+  /** The locale of the client's messages (option `locale`, else the browser's languages, else `pt-BR`). */
+  readonly locale: Locale;
 };
 
 interface AnyInput extends CommonInput {
@@ -234,6 +252,25 @@ interface AnyInput extends CommonInput {
 }
 
 const LOGIN_OUTCOMES = new Set(['two_factor_code', 'cancelled_account']);
+
+/** Waits `ms`, or rejects with the abort reason as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
 
 function encodeSegment(value: string | number, name: string): string {
   const text = String(value);
@@ -276,6 +313,13 @@ export function queryString(query: Query | undefined): string {
   return text === '' ? '' : `?${text}`;
 }
 
+/** The `error` of an envelope body (`{ ok: false, error }`), else `null`. */
+function envelopeErrorOf(data: unknown): string | null {
+  if (typeof data !== 'object' || data === null) return null;
+  const d = data as { ok?: unknown; error?: unknown };
+  return d.ok === false && typeof d.error === 'string' ? d.error : null;
+}
+
 function parseBody(text: string, contentType: string | null): unknown {
   if (text === '') return undefined;
   const looksJson = /^\s*[[{"]/.test(text) || (contentType ?? '').includes('json');
@@ -305,6 +349,10 @@ function defaultSendBeacon(): SendBeacon | null {
  *   pre-authentication message (a wrong password does not read as an ended session);
  * - the call's `signal` aborted before a failure was read: rejects with the abort reason;
  * - no response: rejects with a {@link ProxyError} of status 0 (EM0042);
+ * - 503 or 429 with `Retry-After`: a read (`GET`) is sent again after the wait it asks for,
+ *   jittered; a mutation only when it carries an `Idempotency-Key` and the answer is a refusal that
+ *   sent nothing upstream; at most 2 more sends and 10 s of waiting per call (`retry-after.ts`);
+ * - messages in the client's `locale` (pt-BR, en, es; `messages.ts`);
  * - a 401 of a session-ending family on a route that needs a session (see `shouldForceLogout`):
  *   before rejecting, the forced logout runs once: beacon (spec 6.1), `POST /api/auth/logout`,
  *   then `onForcedLogout(ref)`.
@@ -324,6 +372,9 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     options.pathname ?? (() => (globalThis as { location?: { pathname?: string } }).location?.pathname ?? '');
   const userAgent = options.userAgent ?? (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent ?? '';
   const initiator = options.initiator ?? DEFAULT_INITIATOR;
+  const locale = resolveLocale(options.locale);
+  const retryPolicy = options.retry ?? {};
+  const random = options.random ?? Math.random;
   const gate = new ForcedLogoutGate();
   const listeners = new Set<(event: SessionEvent) => void>();
   let lastBeacon: ForcedLogoutBeacon | null = null;
@@ -392,33 +443,62 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
         headers['content-type'] = 'application/json';
       }
     }
+    const hasKey = Object.keys(headers).some((name) => name.toLowerCase() === 'idempotency-key');
+    const fail = (init: { status: number; cause?: unknown; data?: unknown; rawBody?: string }) =>
+      new ProxyError({ ...init, method: route.method, url: path, preAuth: route.preAuth, locale });
+    let retries = 0;
+    let waitedMs = 0;
     let res: Response;
-    for (let attempt = 1; ; attempt++) {
+    let text: string;
+    let data: unknown;
+    for (;;) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          res = await fetchImpl(url, { method: route.method, credentials: 'include', headers, body, signal: input.signal });
+          break;
+        } catch (cause) {
+          if (input.signal?.aborted) throw cause;
+          if (!moneyMove || attempt > 1) throw fail({ status: 0, cause });
+          // The outcome is unknown: the same key lets the proxy replay it, or say it is still in progress (409).
+          await sleep(MONEY_RETRY_DELAY_MS, input.signal);
+        }
+      }
+      if (res.ok && route.response === 'blob') return res.blob();
       try {
-        res = await fetchImpl(url, { method: route.method, credentials: 'include', headers, body, signal: input.signal });
-        break;
+        text = await res.text();
       } catch (cause) {
         if (input.signal?.aborted) throw cause;
-        if (!moneyMove || attempt > 1) throw new ProxyError({ status: 0, method: route.method, url: path, cause, preAuth: route.preAuth });
-        // The outcome is unknown: the same key lets the proxy replay it, or say it is still in progress (409).
-        await new Promise((resolve) => setTimeout(resolve, MONEY_RETRY_DELAY_MS));
+        throw fail({ status: 0, cause });
       }
-    }
-    if (res.ok && route.response === 'blob') return res.blob();
-    let text: string;
-    try {
-      text = await res.text();
-    } catch (cause) {
-      if (input.signal?.aborted) throw cause;
-      throw new ProxyError({ status: 0, method: route.method, url: path, cause, preAuth: route.preAuth });
-    }
-    const data = parseBody(text, res.headers.get('content-type'));
-    if (!res.ok) {
+      data = parseBody(text, res.headers.get('content-type'));
+      if (res.ok) break;
       // Aborted while the failure was read (e.g. the page logged out meanwhile): no ProxyError, no forced logout.
       input.signal?.throwIfAborted();
-      const error = new ProxyError({ status: res.status, method: route.method, url: path, data, rawBody: text, preAuth: route.preAuth });
-      if (shouldForceLogout(route, error)) await forceLogout(error, input.initiator ?? initiator);
-      throw error;
+      const delay =
+        retryPolicy === false
+          ? null
+          : retryDelayMs(
+              {
+                method: route.method,
+                idempotencyKey: hasKey,
+                status: res.status,
+                retryAfter: res.headers.get('retry-after'),
+                envelopeError: envelopeErrorOf(data),
+                retries,
+                waitedMs,
+              },
+              retryPolicy,
+              random,
+              now(),
+            );
+      if (delay === null) {
+        const error = fail({ status: res.status, data, rawBody: text });
+        if (shouldForceLogout(route, error)) await forceLogout(error, input.initiator ?? initiator);
+        throw error;
+      }
+      await sleep(delay, input.signal);
+      retries++;
+      waitedMs += delay;
     }
     if (route.effect === 'establish') {
       const type = (data as { type?: unknown } | undefined)?.type;
@@ -468,6 +548,9 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     },
     get lastBeacon() {
       return lastBeacon;
+    },
+    get locale() {
+      return locale;
     },
     onSessionChange(listener: (event: SessionEvent) => void) {
       listeners.add(listener);

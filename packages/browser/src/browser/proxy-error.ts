@@ -5,7 +5,8 @@
  *
  * @module
  */
-import { classifyError, type EndpointCode, type ErrorCode, type ErrorRef, getError } from '../errors/index.js';
+import { classifyError, type EndpointCode, type ErrorCode, type ErrorRef } from '../errors/index.js';
+import { errorMessage, type FormErrorCode, formErrorMessage, isFormErrorCode, type Locale, resolveLocale } from './messages.js';
 
 /** The reason given to a call that got no response (status 0, EM0042). */
 export const NETWORK_FAILURE_REASON = 'network_error';
@@ -29,6 +30,11 @@ export interface ProxyErrorInit {
    * login, document validation): `message` is the EM row's pre-authentication message.
    */
   readonly preAuth?: boolean;
+  /**
+   * The language of `message` and `formMessage` (a BCP 47 tag, e.g. `'pt-BR'`, `'en'`, `'es'`;
+   * see `resolveLocale`); default the browser's languages, then `pt-BR`.
+   */
+  readonly locale?: string;
 }
 
 function pathOf(url: string): string {
@@ -39,8 +45,11 @@ function pathOf(url: string): string {
 /**
  * A failed proxy call: an error answer (status 400-599: the envelope `{ ok: false, error,
  * detail }`, or the 401/403 body passed through unchanged, spec 7.4) or no answer at all
- * (status 0). `message` is the user-facing message of the EM code: its `preAuthMessage` for a
- * pre-authentication call (a wrong password is not a session that ended), else its `message`.
+ * (status 0). `message` is the user-facing message of the EM code in the error's locale
+ * (`messages.ts`: pt-BR, en, es): its pre-authentication message for a pre-authentication call (a
+ * wrong password is not a session that ended), else its message. On a pre-authentication route
+ * whose answer names a form-level error (`invalid_credentials`, …), `formError` and `formMessage`
+ * say it more precisely: a form shows `formMessage ?? message`.
  *
  * @example
  * try { await client.auth.profile(); } catch (e) {
@@ -71,6 +80,12 @@ export class ProxyError extends Error {
   readonly detail: string | null;
   /** The call went to a pre-authentication route: a form-level failure, never a session one (spec 7.4.4). */
   readonly preAuth: boolean;
+  /** The locale of `message` and `formMessage`. */
+  readonly locale: Locale;
+  /** On a pre-authentication route, the envelope's form-level error code when the SDK knows it (spec 7.4.4), else `null`. */
+  readonly formError: FormErrorCode | null;
+  /** The message of `formError` in `locale`, or `null`. */
+  readonly formMessage: string | null;
 
   constructor(init: ProxyErrorInit) {
     const classification = classifyError({
@@ -81,9 +96,10 @@ export class ProxyError extends Error {
       method: init.method,
     });
     const preAuth = init.preAuth === true;
-    const entry = getError(classification.errorCode);
-    super((preAuth ? entry?.preAuthMessage : entry?.message) ?? 'The request failed.', { cause: init.cause });
+    const locale = resolveLocale(init.locale);
+    super(errorMessage(classification.errorCode, { locale, preAuth }), { cause: init.cause });
     this.preAuth = preAuth;
+    this.locale = locale;
     this.status = init.status;
     this.reason = init.status === 0 ? NETWORK_FAILURE_REASON : classification.reason;
     this.endpointCode = classification.endpointCode;
@@ -98,6 +114,8 @@ export class ProxyError extends Error {
     this.envelopeError = isEnvelope ? (d as { error: string }).error : null;
     const detail = isEnvelope ? (d as { detail?: unknown }).detail : undefined;
     this.detail = typeof detail === 'string' ? detail : null;
+    this.formError = preAuth && isFormErrorCode(this.envelopeError) ? this.envelopeError : null;
+    this.formMessage = this.formError === null ? null : (formErrorMessage(this.formError, locale) ?? null);
   }
 
   /** A network failure (status 0, EM0042): never a reason to end the session (DESIGN habit 9). */
