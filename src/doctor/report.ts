@@ -15,6 +15,13 @@ const PATH_WIDTH = 52;
 
 const VERDICT_TEXT: Readonly<Record<DoctorRow['verdict'], string>> = { pass: 'pass', warn: 'WARN', fail: 'FAIL', skip: 'skip' };
 
+/** How a row that was not called for what it does reads in the verdict column. */
+const NOT_CALLED: Readonly<Partial<Record<DoctorRow['kind'], string>>> = {
+  write: 'not called (mutation)',
+  money: 'not called (money move)',
+  'side-effect': 'not called (side effect)',
+};
+
 function cut(text: string, width: number): string {
   return text.length <= width ? text.padEnd(width) : `${text.slice(0, width - 1)}…`;
 }
@@ -39,7 +46,8 @@ export function formatReport(report: DoctorReport, verbose = false): string {
     const status = row.status === null ? '-' : String(row.status);
     const ms = row.latencyMs === null ? '-' : String(row.latencyMs);
     const optional = row.required ? '' : ' (optional)';
-    lines.push(`${row.code.padEnd(7)} ${row.method.padEnd(6)} ${cut(row.path, PATH_WIDTH)} ${status.padStart(6)} ${ms.padStart(6)}  ${VERDICT_TEXT[row.verdict]}${optional}`);
+    const verdict = row.verdict === 'skip' && NOT_CALLED[row.kind] !== undefined ? NOT_CALLED[row.kind] : VERDICT_TEXT[row.verdict];
+    lines.push(`${row.code.padEnd(7)} ${row.method.padEnd(6)} ${cut(row.path, PATH_WIDTH)} ${status.padStart(6)} ${ms.padStart(6)}  ${verdict}${optional}`);
     const show = verbose || row.verdict === 'warn' || row.verdict === 'fail';
     for (const f of row.findings) {
       if (show || (row.verdict === 'skip' && row.required && (row.kind === 'read' || row.kind === 'session'))) {

@@ -307,7 +307,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
         return out;
       });
       if (token === undefined) {
-        for (const p of sessionRows) if (!results.has(p) && (p.kind === 'read' || p.kind === 'session')) skip(p, 'not probed: the login gave no session', 'fail');
+        for (const p of sessionRows) if (!results.has(p) && (p.kind === 'read' || p.kind === 'session')) skip(p, 'not probed: the login gave no session');
       } else {
         const profile = await probeOne(byCode('EP0003'), (json) => {
           const id = (json as { user?: { id?: unknown } }).user?.id;
