@@ -62,6 +62,7 @@ export interface DoctorRow {
 
 /** The outcome of a run. */
 export interface DoctorReport {
+  /** The BFF URL probed, without any user or password it held. */
   readonly bffUrl: string;
   /** Whether the BFF was recognised as a sandbox ({@link isSandbox}). */
   readonly sandbox: boolean;
@@ -337,8 +338,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     for (const r of rows) summary[r.verdict] += 1;
     const failed = rows.some((r) => r.required && r.verdict === 'fail');
     const incomplete = rows.some((r) => r.required && r.verdict === 'skip' && (r.kind === 'read' || r.kind === 'session'));
+    const shown = new URL(options.bffUrl);
+    shown.username = '';
+    shown.password = '';
     return {
-      bffUrl: options.bffUrl,
+      bffUrl: shown.href.replace(/\/$/, ''),
       sandbox,
       startedAt,
       durationMs: Math.round(performance.now() - started),
