@@ -137,6 +137,8 @@ function startDeviatingBff(options: { opaqueLogin: boolean }): Promise<{ url: st
           return send(401, JSON.stringify({ reason: 'mystery_reason' }));
         case '/casino-games/list/base':
           return send(200, JSON.stringify({ data: 'x'.repeat(80 * 1024) }));
+        case '/bff/games/last-wins':
+          return; // never answers
         case '/payment-providers':
           return send(200, JSON.stringify({ deposit: 'pix', withdraw: [] }));
         default:
@@ -147,7 +149,13 @@ function startDeviatingBff(options: { opaqueLogin: boolean }): Promise<{ url: st
   return new Promise((resolve) => {
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as AddressInfo;
-      resolve({ url: `http://127.0.0.1:${port}`, close: () => new Promise((r) => server.close(() => r())) });
+      resolve({
+        url: `http://127.0.0.1:${port}`,
+        close: () => {
+          server.closeAllConnections();
+          return new Promise((r) => server.close(() => r()));
+        },
+      });
     });
   });
 }
@@ -160,7 +168,9 @@ describe('against a BFF with known deviations', () => {
   after(() => fake.close());
 
   test('each deviation is reported on its own row, and the run fails (exit 1)', async () => {
-    const report = await runDoctor({ bffUrl: fake.url, ...DEMO, maxBytes: 64 * 1024 });
+    const started = Date.now();
+    const report = await runDoctor({ bffUrl: fake.url, ...DEMO, maxBytes: 64 * 1024, probeTimeoutMs: 1_000 });
+    assert.ok(Date.now() - started < 15_000, 'the run is bounded');
     assert.equal(report.exitCode, 1);
     assert.equal(report.sandbox, false);
     assert.equal(rowOf(report, 'EP0001').verdict, 'pass');
@@ -172,7 +182,8 @@ describe('against a BFF with known deviations', () => {
     said(report, 'EP0032', /401 with reason "mystery_reason", which no 401 row of the EM table maps \(EP0032-EM0005\)/);
     said(report, 'EP0142', /over 65536 bytes: the proxy answers 502 upstream_response_too_large/);
     said(report, 'EP0090', /^deposit: expected array, got string$/);
-    for (const code of ['EP0003', 'EP0141', 'EP0032', 'EP0142', 'EP0090']) assert.equal(rowOf(report, code).verdict, 'fail', code);
+    said(report, 'EP0149', /no answer within 1000 ms \(the proxy answers 504 upstream_timeout\)/);
+    for (const code of ['EP0003', 'EP0141', 'EP0032', 'EP0142', 'EP0090', 'EP0149']) assert.equal(rowOf(report, code).verdict, 'fail', code);
     // Rows without a deviation stay green.
     assert.equal(rowOf(report, 'EP0147').verdict, 'pass');
   });
@@ -185,7 +196,7 @@ describe('against a BFF with known deviations', () => {
   });
 
   test('the CLI exits 1 and prints the failing rows with their findings', async () => {
-    const r = await cli(['--bff', fake.url, '--login', DEMO.login, '--password', DEMO.password, '--max-bytes', '65536']);
+    const r = await cli(['--bff', fake.url, '--login', DEMO.login, '--password', DEMO.password, '--max-bytes', '65536', '--timeout', '1000']);
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stdout, /^EP0141 +GET +\/casino-games\/home +200 +\d+ +FAIL$/m);
     assert.match(r.stdout, /exit 1: a required endpoint deviates/);
@@ -200,10 +211,28 @@ describe('against a BFF whose login answers an opaque token', () => {
   after(() => fake.close());
 
   test('the login row says so, without quoting the token, and the session rows cannot be probed', async () => {
-    const report = await runDoctor({ bffUrl: fake.url, ...DEMO });
+    const report = await runDoctor({ bffUrl: fake.url, ...DEMO, probeTimeoutMs: 1_000 });
     assert.equal(report.exitCode, 1);
     said(report, 'EP0001', /access_token is not a well-formed JWT \(an opaque token of 21 characters\?\)/);
     assert.doesNotMatch(JSON.stringify(report), /opaque-session-5f1c9a/);
     said(report, 'EP0003', /the login gave no session/);
+  });
+});
+
+describe('the time limit of the whole run', () => {
+  let fake: { url: string; close(): Promise<void> };
+  before(async () => {
+    fake = await startDeviatingBff({ opaqueLogin: false });
+  });
+  after(() => fake.close());
+
+  test('probes not started within --total-timeout are skipped, and the run says it is incomplete', async () => {
+    const started = Date.now();
+    // The catalogue's last-wins probe hangs for its whole 800 ms limit, past the run's 500 ms.
+    const report = await runDoctor({ bffUrl: fake.url, probeTimeoutMs: 800, totalTimeoutMs: 500 });
+    assert.ok(Date.now() - started < 5_000, `${Date.now() - started} ms`);
+    const skipped = report.rows.filter((r) => r.findings.some((f) => /the run's time limit \(500 ms\) was reached/.test(f.text)));
+    assert.ok(skipped.length > 0, 'some probes were skipped');
+    assert.notEqual(report.exitCode, 0);
   });
 });
