@@ -59,7 +59,7 @@ export function formatReport(report: DoctorReport, verbose = false): string {
   for (const [code, why] of Object.entries(report.unprobed)) lines.push(`${code.padEnd(7)} not probed: ${why}`);
   const s = report.summary;
   lines.push('');
-  lines.push(`${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skip} skipped, in ${report.durationMs} ms`);
+  lines.push(`${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skip} not probed, ${s.notCalled} not called (writes), in ${report.durationMs} ms`);
   lines.push(`exit ${report.exitCode}: ${EXIT_MEANINGS[report.exitCode]}`);
   return `${lines.join('\n')}\n`;
 }

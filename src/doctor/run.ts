@@ -72,7 +72,11 @@ export interface DoctorReport {
   readonly rows: readonly DoctorRow[];
   /** The EP codes with no probe, and why. */
   readonly unprobed: Readonly<Record<string, string>>;
-  readonly summary: Readonly<Record<Verdict, number>>;
+  /**
+   * Rows by verdict; `skip` counts only reads and session rows that were not probed, `notCalled` the
+   * side-effect, mutation and money rows that a run without `allowWrites` never calls.
+   */
+  readonly summary: Readonly<Record<Verdict | 'notCalled', number>>;
   /**
    * 0: every required row probed conforms (`pass` or `warn`); 1: a required row fails; 3: some
    * required reads were not probed (no login, time limit).
@@ -334,8 +338,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     }
 
     const rows = PROBES.map((p) => results.get(p) as DoctorRow);
-    const summary: Record<Verdict, number> = { pass: 0, warn: 0, fail: 0, skip: 0 };
-    for (const r of rows) summary[r.verdict] += 1;
+    const summary: Record<Verdict | 'notCalled', number> = { pass: 0, warn: 0, fail: 0, skip: 0, notCalled: 0 };
+    for (const r of rows) summary[r.verdict === 'skip' && r.kind !== 'read' && r.kind !== 'session' ? 'notCalled' : r.verdict] += 1;
     const failed = rows.some((r) => r.required && r.verdict === 'fail');
     const incomplete = rows.some((r) => r.required && r.verdict === 'skip' && (r.kind === 'read' || r.kind === 'session'));
     const shown = new URL(options.bffUrl);
