@@ -188,6 +188,28 @@ describe('against a BFF with known deviations', () => {
     assert.equal(rowOf(report, 'EP0147').verdict, 'pass');
   });
 
+  test('a coded answer alone passes with a warning, and fails the run with strict', async () => {
+    // A BFF whose every answer is a gzip-coded JSON body, and nothing else wrong with it.
+    const server = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync('{"data":[]}'));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const bffUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const lenient = await runDoctor({ bffUrl, probeTimeoutMs: 1_000 });
+      assert.equal(rowOf(lenient, 'EP0143').verdict, 'warn');
+      assert.equal(lenient.summary.fail, 0, JSON.stringify(lenient.rows.filter((r) => r.verdict === 'fail')));
+      assert.equal(lenient.exitCode, 3, 'no login: incomplete, yet no failure');
+      const strict = await runDoctor({ bffUrl, probeTimeoutMs: 1_000, strict: true });
+      assert.equal(strict.exitCode, 1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   test('--allow-writes is refused against a BFF that is not a sandbox', async () => {
     await assert.rejects(runDoctor({ bffUrl: fake.url, ...DEMO, allowWrites: true }), DoctorUsageError);
     const r = await cli(['--bff', fake.url, '--allow-writes']);

@@ -13,6 +13,7 @@
  * | `--timeout <ms>` | limit of one call, default 10000 |
  * | `--total-timeout <ms>` | limit of the whole run, default 120000 |
  * | `--max-bytes <n>` | largest answer (`UPSTREAM_MAX_RESPONSE_BYTES`), default 4194304 |
+ * | `--strict` | a `WARN` row (a deviation the proxy absorbs, such as a coded answer) fails the run too |
  * | `--verbose` | also print the notes of passing rows |
  *
  * Exit codes: 0 every required endpoint conforms; 1 one deviates; 2 bad options or a refused
@@ -26,7 +27,7 @@ import { formatReport } from './report.js';
 import { DoctorUsageError, runDoctor } from './run.js';
 
 const USAGE = `usage: npm run doctor -- --bff <url> [--login <login> --password <password>] [--json <file>] [--allow-writes]
-       [--cookie-name <name>] [--timeout <ms>] [--total-timeout <ms>] [--max-bytes <n>] [--verbose]`;
+       [--cookie-name <name>] [--timeout <ms>] [--total-timeout <ms>] [--max-bytes <n>] [--strict] [--verbose]`;
 
 function usage(message: string): never {
   process.stderr.write(`${message}\n${USAGE}\n`);
@@ -52,6 +53,7 @@ try {
       timeout: { type: 'string' },
       'total-timeout': { type: 'string' },
       'max-bytes': { type: 'string' },
+      strict: { type: 'boolean', default: false },
       verbose: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
@@ -83,6 +85,7 @@ try {
     probeTimeoutMs: positiveInteger('timeout', values.timeout),
     totalTimeoutMs: positiveInteger('total-timeout', values['total-timeout']),
     maxBytes: positiveInteger('max-bytes', values['max-bytes']),
+    strict: values.strict,
   });
   process.stdout.write(formatReport(report, values.verbose));
   if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);

@@ -29,7 +29,7 @@ function cut(text: string, width: number): string {
 /** What an exit code means, as `formatReport` prints it. */
 export const EXIT_MEANINGS: Readonly<Record<DoctorReport['exitCode'], string>> = {
   0: 'every required endpoint conforms',
-  1: 'a required endpoint deviates: see the FAIL rows',
+  1: 'a required endpoint deviates: see the FAIL rows (and WARN rows with --strict)',
   3: 'required endpoints were not probed: see the skip rows',
 };
 

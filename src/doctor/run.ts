@@ -40,6 +40,8 @@ export interface DoctorOptions {
   readonly totalTimeoutMs?: number | undefined;
   /** Largest answer read, in bytes (`UPSTREAM_MAX_RESPONSE_BYTES`); default 4 MiB. */
   readonly maxBytes?: number | undefined;
+  /** A `warn` row (a deviation the proxy absorbs, such as a coded answer) fails the run too. Default `false`. */
+  readonly strict?: boolean | undefined;
 }
 
 /** One row of the report: a probe and what came of it. */
@@ -78,7 +80,7 @@ export interface DoctorReport {
    */
   readonly summary: Readonly<Record<Verdict | 'notCalled', number>>;
   /**
-   * 0: every required row probed conforms (`pass` or `warn`); 1: a required row fails; 3: some
+   * 0: every required row probed conforms (`pass`, or `warn` unless `strict`); 1: a required row fails; 3: some
    * required reads were not probed (no login, time limit).
    */
   readonly exitCode: 0 | 1 | 3;
@@ -340,7 +342,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     const rows = PROBES.map((p) => results.get(p) as DoctorRow);
     const summary: Record<Verdict | 'notCalled', number> = { pass: 0, warn: 0, fail: 0, skip: 0, notCalled: 0 };
     for (const r of rows) summary[r.verdict === 'skip' && r.kind !== 'read' && r.kind !== 'session' ? 'notCalled' : r.verdict] += 1;
-    const failed = rows.some((r) => r.required && r.verdict === 'fail');
+    const failed = rows.some((r) => r.required && (r.verdict === 'fail' || (options.strict === true && r.verdict === 'warn')));
     const incomplete = rows.some((r) => r.required && r.verdict === 'skip' && (r.kind === 'read' || r.kind === 'session'));
     const shown = new URL(options.bffUrl);
     shown.username = '';
