@@ -88,7 +88,13 @@ try {
     strict: values.strict,
   });
   process.stdout.write(formatReport(report, values.verbose));
-  if (values.json !== undefined) writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
+  if (values.json !== undefined) {
+    try {
+      writeFileSync(values.json, `${JSON.stringify(report, null, 2)}\n`);
+    } catch (error) {
+      usage(`--json: cannot write ${values.json}: ${(error as Error).message}`);
+    }
+  }
   process.exitCode = report.exitCode;
 } catch (error) {
   if (error instanceof DoctorUsageError) usage(error.message);
