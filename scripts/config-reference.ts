@@ -34,8 +34,8 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning:
       '`production` removes the dev-only routes (`/api/dev/*`, `/dev/ftd-cashback`, `/debug`, `/debug/analytics`, `/playground`, `/favicon.ico`) and the API reference (`/openapi.json`, `/docs`): they answer 404 like any unknown path',
   },
-  { variables: ['BFF_BASE_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'origin plus optional path prefix that upstream paths resolve against; unset, `npm start` starts the embedded sandbox (not in production)' },
-  { variables: ['STICKER_API_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'the sticker-album API' },
+  { variables: ['BFF_BASE_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'origin plus optional path prefix that upstream paths resolve against; unset, `npm start` starts the embedded sandbox (not in production, where it is required: the process stops at start without it)' },
+  { variables: ['STICKER_API_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'the sticker-album API; required in production like `BFF_BASE_URL` (the process stops at start without it)' },
   { variables: ['REFERRAL_V1_API_URL', 'REFERRAL_V2_API_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'referral services (external)' },
   { variables: ['FTD_CASHBACK_VERIFY_URL', 'FTD_CASHBACK_SEND_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'full URLs of the cashback function endpoints' },
   { variables: ['ATTRIBUTION_S2S_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'full URL of the attribution provider' },
@@ -120,7 +120,13 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: 'none',
     accepts: 'http(s) URL',
     meaning:
-      'turns on OpenTelemetry tracing, exported over OTLP/HTTP (JSON) to `<url>/v1/traces`: a server span per request, a client span per upstream call, W3C `traceparent` sent upstream; the standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_SCHEDULE_DELAY`…). Unset, nothing of OpenTelemetry is loaded',
+      'turns on OpenTelemetry tracing, exported over OTLP/HTTP (JSON) to `<url>/v1/traces`: a server span per request, a client span per upstream call, W3C `traceparent` sent upstream; the standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_SCHEDULE_DELAY`…). Unset (and `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` unset too), nothing of OpenTelemetry is loaded',
+  },
+  {
+    variables: ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
+    defaultText: 'none',
+    accepts: 'http(s) URL',
+    meaning: 'the full URL spans are sent to, used as given instead of `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces` (the OTLP exporter\'s own rule); set alone, it turns tracing on too',
   },
   { variables: ['KEEP_ALIVE_TIMEOUT_MS'], meaning: "idle keep-alive time of client connections (milliseconds); longer than a load balancer's idle timeout" },
   {

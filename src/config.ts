@@ -72,6 +72,7 @@ export const EnvSchema = Type.Object({
   REDIS_URL: Type.Optional(Type.String({ secret: true })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String()),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 65_000 }),
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 0 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 10_000 }),
@@ -160,6 +161,11 @@ export interface Config {
    * `<url>/v1/traces`); `undefined`: tracing is off and nothing of OpenTelemetry is loaded.
    */
   readonly otlpEndpoint?: string;
+  /**
+   * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`: the full URL spans are sent to, used as given (the OTLP
+   * exporter's rule: it wins over `<otlpEndpoint>/v1/traces`); set alone, it turns tracing on too.
+   */
+  readonly otlpTracesEndpoint?: string;
   /** Idle time of a kept-alive client connection before the server closes it, in milliseconds. */
   readonly keepAliveTimeoutMs: number;
   /** After SIGTERM, time `/readyz` answers 503 while requests are still served, before the listener closes, in milliseconds. */
@@ -480,6 +486,8 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
   const redisUrl = e.REDIS_URL === undefined ? undefined : checkRedisUrl(e.REDIS_URL, problems);
   const trustedProxies = e.TRUSTED_PROXIES === undefined ? undefined : checkTrustedProxies(e.TRUSTED_PROXIES, problems);
   const otlpEndpoint = e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : checkUrl('OTEL_EXPORTER_OTLP_ENDPOINT', e.OTEL_EXPORTER_OTLP_ENDPOINT, problems);
+  const otlpTracesEndpoint =
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined ? undefined : checkUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, problems);
   if (e.WORKERS > 1 && e.REDIS_URL === undefined) {
     problems.push(`WORKERS: ${e.WORKERS} processes need REDIS_URL, so that they share the money moves' records and the caches (CONTRACT.md "Several instances"); set REDIS_URL or WORKERS=1`);
   }
@@ -512,6 +520,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     redisUrl,
     ...(e.METRICS_PORT === undefined ? {} : { metricsPort: e.METRICS_PORT }),
     ...(otlpEndpoint === undefined ? {} : { otlpEndpoint }),
+    ...(otlpTracesEndpoint === undefined ? {} : { otlpTracesEndpoint }),
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

@@ -1,7 +1,10 @@
 // DESIGN.md habit 14: no import cycle in src/ (type-only imports included) and imports point down.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
 import { findCycles, type ImportGraph, layerOf, layerViolations, readImportGraph } from './helpers/import-graph.js';
 
 const SRC = fileURLToPath(new URL('../src', import.meta.url));
@@ -59,4 +62,26 @@ describe('src/', () => {
   test('imports point down (DESIGN.md habit 14)', () => {
     assert.deepEqual(layerViolations(graph), []);
   });
+});
+
+/** The modules of `root` that read `process.env` (in code; comments do not count). */
+function readersOfProcessEnv(root: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(root, { recursive: true, encoding: 'utf8' })) {
+    if (!entry.endsWith('.ts')) continue;
+    const file = join(root, entry);
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest);
+    let found = false;
+    const visit = (node: ts.Node): void => {
+      if (ts.isPropertyAccessExpression(node) && node.name.text === 'env' && node.expression.getText(source) === 'process') found = true;
+      if (!found) ts.forEachChild(node, visit);
+    };
+    visit(source);
+    if (found) out.push(relative(root, file));
+  }
+  return out.sort();
+}
+
+test('src/server.ts is the only module of the server that reads process.env; the sandbox entry point reads its own', () => {
+  assert.deepEqual(readersOfProcessEnv(SRC), ['sandbox/main.ts', 'server.ts']);
 });

@@ -29,6 +29,7 @@ import { DockerfileParser, type ImageTemplate, type JSONInstruction } from 'dock
 import { validate as lintDockerfile } from 'dockerfile-utils';
 import { type IDeployment, Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { type IHorizontalPodAutoscaler, HorizontalPodAutoscaler } from 'kubernetes-models/autoscaling/v2/HorizontalPodAutoscaler';
+import { type IIngress, Ingress } from 'kubernetes-models/networking.k8s.io/v1/Ingress';
 import { type IPodDisruptionBudget, PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { type IConfigMap, ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import type { IContainer } from 'kubernetes-models/v1/Container';
@@ -76,7 +77,19 @@ const MODELS: ReadonlyMap<string, new (data: never) => { validate(): void }> = n
   ['apps/v1/Deployment', Deployment],
   ['autoscaling/v2/HorizontalPodAutoscaler', HorizontalPodAutoscaler],
   ['policy/v1/PodDisruptionBudget', PodDisruptionBudget],
+  ['networking.k8s.io/v1/Ingress', Ingress],
 ]);
+
+/** Largest KYC upload (`MAX_DOCUMENT_BYTES`, 10 MiB) plus room for the multipart envelope, in bytes. */
+const UPLOAD_BYTES = 10 * 1024 * 1024 + 64 * 1024;
+
+/** An nginx size (`11m`, `512k`, `1g`, bytes without a unit) in bytes; NaN when it is not one. */
+function nginxSize(text: string | undefined): number {
+  const m = /^(\d+)([kKmMgG]?)$/.exec(text ?? '');
+  if (!m) return Number.NaN;
+  const unit = { '': 1, k: 1024, m: 1024 ** 2, g: 1024 ** 3 }[(m[2] ?? '').toLowerCase()] ?? Number.NaN;
+  return Number(m[1]) * unit;
+}
 
 /** Variables that must come from a Secret (CONTRACT.md "Configuration"), never from a value in a file. */
 const SECRET_VARIABLES = ['CACHE_PURGE_TOKEN', 'REDIS_URL'] as const;
@@ -377,6 +390,40 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
       problems.push('the PodDisruptionBudget sets neither minAvailable nor maxUnavailable');
     }
   }
+
+  // One origin (docs/deployment.md): the Ingress sends /api/ to the proxy's public Service and every
+  // other path elsewhere (the front end), takes KYC uploads, and its host is an allowed origin.
+  const ingresses = of<IIngress>('Ingress');
+  if (ingresses.length !== 1) problems.push(`expected one Ingress, found ${ingresses.length}`);
+  const frontNames = new Set(front.map((s) => s.metadata?.name ?? ''));
+  for (const ingress of ingresses) {
+    const iName = ingress.metadata?.name ?? '';
+    const bodySize = nginxSize(ingress.metadata?.annotations?.['nginx.ingress.kubernetes.io/proxy-body-size']);
+    if (!(bodySize >= UPLOAD_BYTES)) problems.push(`Ingress ${iName}: proxy-body-size must take a 10 MiB KYC upload (at least ${UPLOAD_BYTES} bytes)`);
+    if (ingress.spec?.ingressClassName !== 'nginx') problems.push(`Ingress ${iName}: ingressClassName must be nginx (its annotations are ingress-nginx's)`);
+    const allowed = (literal('ALLOWED_ORIGINS') ?? '').split(',').map((o) => o.trim());
+    for (const rule of ingress.spec?.rules ?? []) {
+      const paths = rule.http?.paths ?? [];
+      const api = paths.filter((p) => (p.path === '/api/' || p.path === '/api') && p.pathType === 'Prefix');
+      if (api.length !== 1 || !frontNames.has(api[0]?.backend.service?.name ?? '')) {
+        problems.push(`Ingress ${iName} host ${rule.host ?? '*'}: /api/ (Prefix) must go to the proxy's public Service`);
+      }
+      for (const p of paths) {
+        const target = p.backend.service?.name ?? '';
+        if (p !== api[0] && frontNames.has(target)) problems.push(`Ingress ${iName}: ${p.path ?? ''} goes to the proxy, which serves only /api/`);
+        if (services.some((s) => s.metadata?.name === target) && !frontNames.has(target)) problems.push(`Ingress ${iName}: ${p.path ?? ''} exposes Service ${target}`);
+      }
+      if (!paths.some((p) => p.path === '/' && p.pathType === 'Prefix' && !frontNames.has(p.backend.service?.name ?? ''))) {
+        problems.push(`Ingress ${iName} host ${rule.host ?? '*'}: every other path (/) must go to the front end`);
+      }
+      if (rule.host && literal('ALLOWED_ORIGINS') !== undefined && !allowed.includes(`https://${rule.host}`)) {
+        problems.push(`Ingress ${iName}: https://${rule.host} is not in ALLOWED_ORIGINS`);
+      }
+    }
+  }
+  if (ingresses.length > 0 && !literal('TRUSTED_PROXIES')) {
+    problems.push('TRUSTED_PROXIES is not set: behind the Ingress every visitor would count as the controller\'s address');
+  }
   return problems;
 }
 
@@ -447,6 +494,12 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     ['a value the server refuses', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.UPSTREAM_TIMEOUT_MS = 'soon'), /refused by the server/],
     ['two workers', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.WORKERS = '2'), /WORKERS must be 1/],
     ['command override', 'Deployment', (o) => void (containerOf(o).command = ['npm', 'start']), /command\/args/],
+    ['upload limit of 1m', 'Ingress', (o) => void ((o as unknown as IIngress).metadata!.annotations!['nginx.ingress.kubernetes.io/proxy-body-size'] = '1m'), /proxy-body-size must take a 10 MiB/],
+    ['/api/ to the front end', 'Ingress', (o) => void ((o as unknown as IIngress).spec!.rules![0]!.http!.paths[0]!.backend.service!.name = 'front-end'), /\/api\/ \(Prefix\) must go to the proxy/],
+    ['every path to the proxy', 'Ingress', (o) => void ((o as unknown as IIngress).spec!.rules![0]!.http!.paths[1]!.backend.service!.name = 'front-proxy'), /\/ goes to the proxy|every other path/],
+    ['the metrics Service exposed', 'Ingress', (o) => void ((o as unknown as IIngress).spec!.rules![0]!.http!.paths[1]!.backend.service!.name = 'front-proxy-metrics'), /exposes Service front-proxy-metrics/],
+    ['a host not in ALLOWED_ORIGINS', 'Ingress', (o) => void ((o as unknown as IIngress).spec!.rules![0]!.host = 'shop.example.com'), /https:\/\/shop\.example\.com is not in ALLOWED_ORIGINS/],
+    ['no TRUSTED_PROXIES', 'ConfigMap', (o) => void delete (o as unknown as IConfigMap).data!.TRUSTED_PROXIES, /TRUSTED_PROXIES is not set/],
   ];
   for (const [what, kind, change, pattern] of cases) {
     test(`the cross-file check reports: ${what}`, () => {
@@ -457,6 +510,45 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
   test('the cross-file check reports a committed Secret', () => {
     const withSecret = [...manifests, { file: 'x', object: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' } } }];
     assertReported(checkManifests(withSecret), /a Secret is committed/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// ingress-nginx controller values (deploy/ingress-nginx/values.yaml)
+
+interface ControllerValues {
+  controller?: { service?: { externalTrafficPolicy?: string }; config?: Record<string, string> };
+}
+
+/**
+ * Problems of the controller's Helm values for the client's address (docs/deployment.md): the address
+ * survives the cloud load balancer (`externalTrafficPolicy: Local`, or PROXY protocol), and a client's
+ * own X-Forwarded-For is not believed (`use-forwarded-headers` is only for a balancer that sets it).
+ */
+function checkControllerValues(values: ControllerValues): string[] {
+  const problems: string[] = [];
+  const config = values.controller?.config ?? {};
+  const local = values.controller?.service?.externalTrafficPolicy === 'Local';
+  const proxyProtocol = config['use-proxy-protocol'] === 'true';
+  if (!local && !proxyProtocol) problems.push('the client address is lost at the load balancer: externalTrafficPolicy Local or use-proxy-protocol "true"');
+  if (config['use-forwarded-headers'] === 'true') problems.push('use-forwarded-headers "true" believes an X-Forwarded-For a client sends through an L4 load balancer');
+  for (const [key, value] of Object.entries(config)) if (typeof value !== 'string') problems.push(`config ${key}: ConfigMap values are strings`);
+  return problems;
+}
+
+describe('ingress-nginx controller values (deploy/ingress-nginx/values.yaml)', () => {
+  const doc = parseDocument(readText('deploy/ingress-nginx/values.yaml'));
+  const values = doc.toJS() as ControllerValues;
+
+  test('parse, and keep the client address from the load balancer to the proxy', () => {
+    assert.deepEqual([...doc.errors, ...doc.warnings].map((e) => e.message), []);
+    assert.deepEqual(checkControllerValues(values), []);
+  });
+
+  test('the check reports a lost address and a believed client header', () => {
+    assertReported(checkControllerValues({ controller: { service: { externalTrafficPolicy: 'Cluster' }, config: {} } }), /client address is lost/);
+    assertReported(checkControllerValues({ controller: { service: { externalTrafficPolicy: 'Local' }, config: { 'use-forwarded-headers': 'true' } } }), /believes an X-Forwarded-For/);
+    assert.deepEqual(checkControllerValues({ controller: { config: { 'use-proxy-protocol': 'true' } } }), []);
   });
 });
 

@@ -364,7 +364,7 @@ describe('behind nginx', () => {
       const front = nginx.url;
       let up = false;
       for (let i = 0; i < 100 && !up; i++) {
-        const probe = await oneShot(front, '/healthz');
+        const probe = await oneShot(front, '/api/version');
         up = isAnswer(probe) && probe.status === 200;
         if (!up) await new Promise((r) => setTimeout(r, 50));
       }

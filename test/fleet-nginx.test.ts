@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { HAVE_NGINX, type ProxyProcess, proxyProcess, startNginx, type TestNginx } from './helpers/fleet-processes.js';
+import { FRONT_END_PAGE, HAVE_NGINX, type ProxyProcess, proxyProcess, startNginx, type TestNginx } from './helpers/fleet-processes.js';
 import { fakeJwt, type RecordingUpstream, send, startRecordingUpstream } from './helpers/recording-upstream.js';
 import { HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
 
@@ -36,6 +36,45 @@ describe('three processes behind nginx, sharing Redis', { skip }, () => {
     await Promise.all(instances.map((i) => i.stop('SIGKILL')));
     await upstream?.close();
     await redis?.stop();
+  });
+
+  test('one origin through the shipped nginx configuration: /api/ reaches the proxy, every other path the front end, a 10 MiB KYC upload passes', async () => {
+    // The front end: its page at / and at any route of the single-page application.
+    for (const path of ['/', '/casino/golden-fortune']) {
+      const page = await fetch(`${nginx.url}${path}`);
+      assert.equal(page.status, 200, path);
+      assert.equal(await page.text(), FRONT_END_PAGE, path);
+    }
+    // The proxy, under the same origin: a same-origin POST passes the CSRF check (Host keeps the port).
+    const version = await send(nginx.url, 'GET', '/api/version');
+    assert.equal(version.status, 200);
+    assert.ok(typeof (version.json as { buildId?: unknown }).buildId === 'string');
+    const origin = new URL(nginx.url).origin;
+    upstream.on('POST', '/auth/logout', { json: { message: 'ok' } });
+    const logout = await send(nginx.url, 'POST', '/api/auth/logout', { headers: { origin, 'sec-fetch-site': 'same-origin' } });
+    assert.equal(logout.status, 200, logout.text);
+    const crossSite = await send(nginx.url, 'POST', '/api/auth/logout', { headers: { origin: 'https://evil.example' } });
+    assert.equal(crossSite.status, 403);
+    // A KYC document of 10 MiB (the route's limit) is not refused by nginx (its default limit is 1 MiB).
+    upstream.on('POST', '/documents/selfie', { json: { ok: true, stored: true } });
+    const boundary = 'doctorboundary';
+    const file = Buffer.alloc(10 * 1024 * 1024 - 1024, 0x41);
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="selfie.png"\r\nContent-Type: image/png\r\n\r\n`),
+      file,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const token = fakeJwt({ sub: String(USER_ID) });
+    const res = await fetch(`${nginx.url}/api/user/store-document?endpoint=selfie`, {
+      method: 'POST',
+      headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, cookie: `access_token=${token}`, origin },
+      body,
+    });
+    const text = await res.text();
+    assert.equal(res.status, 200, text);
+    const stored = upstream.requests.filter((r) => r.method === 'POST' && r.path === '/documents/selfie');
+    assert.equal(stored.length, 1);
+    assert.ok((stored[0]?.body.length ?? 0) > file.length, `the BFF got ${stored[0]?.body.length} bytes`);
   });
 
   test('40 deposits, each submitted 4 times at once, with and without Idempotency-Key: 40 upstream calls', async () => {

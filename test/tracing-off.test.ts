@@ -36,6 +36,12 @@ test('the check sees an OpenTelemetry module once one is loaded', async () => {
   assert.ok(loadedOpenTelemetry().some((file) => file.includes('@opentelemetry')), 'the module cache shows it');
 });
 
+test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: an http(s) URL kept for the exporter; anything else stops the start', () => {
+  assert.equal(loadConfig({}).otlpTracesEndpoint, undefined);
+  assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://otel.example.com/custom/traces' }).otlpTracesEndpoint, 'https://otel.example.com/custom/traces');
+  assert.throws(() => loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'collector:4318' }), /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: expected/);
+});
+
 test('OTEL_EXPORTER_OTLP_ENDPOINT: an http(s) URL, trailing slashes dropped; anything else stops the start', () => {
   assert.equal(loadConfig({}).otlpEndpoint, undefined);
   assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/' }).otlpEndpoint, 'http://collector.internal:4318');

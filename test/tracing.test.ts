@@ -41,13 +41,16 @@ const CLIENT = 3;
 async function startCollector() {
   const bodies: string[] = [];
   const contentTypes: string[] = [];
+  /** The path of each export received. */
+  const paths: string[] = [];
   const server = createHttpServer((req: IncomingMessage, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       let body = Buffer.concat(chunks);
       if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-      if (req.method === 'POST' && req.url === '/v1/traces') {
+      if (req.method === 'POST' && (req.url === '/v1/traces' || req.url === '/otlp/traces')) {
+        paths.push(req.url);
         bodies.push(body.toString('utf8'));
         contentTypes.push(String(req.headers['content-type']));
         res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
@@ -62,6 +65,7 @@ async function startCollector() {
     url: `http://127.0.0.1:${port}`,
     bodies,
     contentTypes,
+    paths,
     spans(): OtlpSpan[] {
       return bodies.flatMap((b) =>
         ((JSON.parse(b) as OtlpExport).resourceSpans ?? []).flatMap((r) => (r.scopeSpans ?? []).flatMap((s) => s.spans ?? [])),
@@ -192,4 +196,18 @@ test('redactQuery keeps plain names and replaces every value', () => {
   assert.equal(redactQuery('?a=1&b=&c'), '?a=REDACTED&b=REDACTED&c');
   assert.equal(redactQuery(`?${'x'.repeat(65)}`), '?REDACTED');
   assert.equal(redactQuery('?eyJ.abc.def=1'), '?eyJ.abc.def=REDACTED');
+});
+
+test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on and is used as given (read by the configuration, not the SDK)', async () => {
+  await proxy.close();
+  const before = collector.paths.length;
+  proxy = await startProxy(upstream.url, { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${collector.url}/otlp/traces` });
+  upstream.on('GET', '/auth/user-profile', { status: 200, json: { user: { id: 7 } } });
+  const res = await send(proxy.url, 'GET', '/api/auth/profile', { token: fakeJwt() });
+  assert.equal(res.status, 200);
+  const call = upstream.requests.findLast((r) => r.path === '/auth/user-profile');
+  const [, traceId = '', parentId = ''] = TRACEPARENT.exec(String(call?.headers.traceparent)) ?? [];
+  assert.ok(await spansOf(traceId, parentId), `the collector received the spans of trace ${traceId}`);
+  assert.ok(collector.paths.slice(before).length > 0);
+  assert.deepEqual([...new Set(collector.paths.slice(before))], ['/otlp/traces']);
 });

@@ -33,8 +33,11 @@ const FLUSH_AT_CLOSE_MS = 1_000;
 
 /** What the tracing needs from the configuration. */
 export interface TracingSetup {
-  /** `OTEL_EXPORTER_OTLP_ENDPOINT`, without a trailing slash. */
-  readonly endpoint: string;
+  /**
+   * The URL spans are sent to: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as given, else
+   * `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces` (read by `loadConfig`, never from `process.env` here).
+   */
+  readonly tracesUrl: string;
   /** The upstream base URLs (`Config.upstreams`), for the EP code of a call below a BFF path prefix. */
   readonly upstreams: Readonly<Record<string, string | undefined>>;
   /** `service.version` of the spans. */
@@ -127,11 +130,9 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
   const resource = resourceFromAttributes({ 'service.name': 'front-proxy', 'service.version': setup.buildId }).merge(
     detectResources({ detectors: [envDetector] }),
   );
-  // A traces-specific endpoint of the environment wins, as the OTLP exporter's own rules say.
-  const url = process.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? undefined : `${setup.endpoint}/v1/traces`;
   const provider = new NodeTracerProvider({
     resource,
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter(url === undefined ? {} : { url }))],
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: setup.tracesUrl }))],
   });
   provider.register();
 

@@ -25,19 +25,23 @@ export interface Tracing {
 }
 
 /**
- * The tracing step of an app, or `undefined` when `OTEL_EXPORTER_OTLP_ENDPOINT` is not set (then nothing
- * of OpenTelemetry is loaded). When it is set, loads and starts the OpenTelemetry SDK: a tracer provider
+ * The tracing step of an app, or `undefined` when neither `OTEL_EXPORTER_OTLP_ENDPOINT` nor
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (then nothing of OpenTelemetry is loaded). Spans go to
+ * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as given, else to `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`. When it is set, loads and starts the OpenTelemetry SDK: a tracer provider
  * exporting over OTLP/HTTP, the W3C trace-context propagator, and the undici instrumentation for the
  * upstream calls. The process-wide OpenTelemetry registration belongs to one app at a time: the app
  * removes it when it closes.
  *
- * @param config - the endpoint (`otlpEndpoint`), the upstream base URLs (to find an upstream call's EP
+ * @param config - the endpoints (`otlpEndpoint`, `otlpTracesEndpoint`), the upstream base URLs (to find an upstream call's EP
  *   code below a BFF path prefix) and the build id (`service.version`).
  * @returns the step to register, or `undefined` (tracing off).
  * @throws whatever loading the OpenTelemetry packages throws (a broken install), only when tracing is on.
  */
-export async function createTracing(config: Pick<Config, 'otlpEndpoint' | 'upstreams' | 'buildId'>): Promise<Tracing | undefined> {
-  if (config.otlpEndpoint === undefined) return undefined;
+export async function createTracing(
+  config: Pick<Config, 'otlpEndpoint' | 'otlpTracesEndpoint' | 'upstreams' | 'buildId'>,
+): Promise<Tracing | undefined> {
+  const tracesUrl = config.otlpTracesEndpoint ?? (config.otlpEndpoint === undefined ? undefined : `${config.otlpEndpoint}/v1/traces`);
+  if (tracesUrl === undefined) return undefined;
   const { startTracing } = await import('./tracing-sdk.js');
-  return startTracing({ endpoint: config.otlpEndpoint, upstreams: config.upstreams, buildId: config.buildId });
+  return startTracing({ tracesUrl, upstreams: config.upstreams, buildId: config.buildId });
 }

@@ -2,7 +2,8 @@
  * Real processes for the fleet tests: proxy instances started as `npm start` starts them (`node` with
  * package.json's options on `dist/server.js`, built by `npm test`), each on its own loopback port so
  * that a restarted instance comes back where it was; and a real `nginx` (Debian's; `.ci/run` installs
- * it) round-robining over them with keep-alive upstream connections. Everything is stopped by PID.
+ * it) running the shipped one-origin configuration (`deploy/nginx/front-proxy.conf`), round-robining
+ * `/api/` over them with keep-alive upstream connections. Everything is stopped by PID.
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -86,19 +87,45 @@ export interface NginxOptions {
   accessLog?: boolean;
 }
 
+/** The nginx configuration shipped for one origin (docs/deployment.md), which the fleet tests run. */
+export const NGINX_CONF = 'deploy/nginx/front-proxy.conf';
+
+/** The front end's page that nginx serves from its `root` in the tests. */
+export const FRONT_END_PAGE = '<!doctype html><title>front end</title><p>the front end</p>';
+
 /**
- * nginx on a free loopback port, round-robin over `ports` with keep-alive upstream connections. A
- * failed instance is never taken out of rotation for long (`max_fails=0`: nginx's default
- * `fail_timeout` of 10 s would hide a restarted instance), a connection refused by a stopped instance
- * is tried on the next one (nginx never passes a POST on once it was sent), and `Host` keeps the port
- * (the proxy's same-origin check compares it with `Origin`).
+ * {@link NGINX_CONF} with a test's addresses: the instances' ports in `upstream front_proxy`, a loopback
+ * `listen`, `root` a folder holding {@link FRONT_END_PAGE} as `index.html`, and `proxy_next_upstream`.
+ * Every other line is the shipped file's. Throws when one of these lines is no longer in the file.
+ */
+export function renderNginxConf(shipped: string, values: { ports: readonly number[]; listen: number; root: string; nextUpstream?: string }): string {
+  const replace = (text: string, from: RegExp, to: string): string => {
+    if (!from.test(text)) throw new Error(`${NGINX_CONF}: no line matches ${from}`);
+    return text.replace(from, to);
+  };
+  let conf = replace(shipped, /^(\s*)server 10\.0\.0\.11:3000 (max_fails=0;[^\n]*)\n(\s*server 10\.0\.0\.\d+:3000[^\n]*\n)*/m, (values.ports.map((p) => `$1server 127.0.0.1:${p} $2\n`).join('')));
+  conf = replace(conf, /^(\s*)listen 80;/m, `$1listen 127.0.0.1:${values.listen};`);
+  conf = replace(conf, /^(\s*)root \/usr\/share\/nginx\/html;/m, `$1root ${values.root};`);
+  conf = replace(conf, /^(\s*)proxy_next_upstream error timeout;/m, `$1proxy_next_upstream ${values.nextUpstream ?? 'error timeout'};`);
+  return conf;
+}
+
+/**
+ * nginx on a free loopback port running {@link NGINX_CONF}: `/api/` round-robin over `ports` with
+ * keep-alive upstream connections, every other path the front end's page. A failed instance is never
+ * taken out of rotation for long (`max_fails=0`: nginx's default `fail_timeout` of 10 s would hide a
+ * restarted instance), a connection refused by a stopped instance is tried on the next one (nginx
+ * never passes a POST on once it was sent), and `Host` keeps the port (the proxy's same-origin check
+ * compares it with `Origin`).
  */
 export async function startNginx(ports: readonly number[], options: NginxOptions = {}): Promise<TestNginx> {
   if (!NGINX) throw new Error('nginx is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'front-proxy-nginx-'));
-  for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) mkdirSync(join(dir, sub));
+  for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi', 'html']) mkdirSync(join(dir, sub));
+  writeFileSync(join(dir, 'html', 'index.html'), FRONT_END_PAGE);
   const port = await freePort();
   const isRoot = process.getuid?.() === 0;
+  const site = renderNginxConf(readFileSync(NGINX_CONF, 'utf8'), { ports, listen: port, root: join(dir, 'html'), nextUpstream: options.nextUpstream });
   writeFileSync(
     join(dir, 'nginx.conf'),
     `${isRoot ? 'user root;\n' : ''}worker_processes 1;
@@ -113,21 +140,7 @@ http {
   fastcgi_temp_path ${join(dir, 'fastcgi')};
   uwsgi_temp_path ${join(dir, 'uwsgi')};
   scgi_temp_path ${join(dir, 'scgi')};
-  upstream proxies {
-${ports.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
-    keepalive 16;
-  }
-  server {
-    listen 127.0.0.1:${port};
-    location / {
-      proxy_pass http://proxies;
-      proxy_http_version 1.1;
-      proxy_set_header Connection "";
-      proxy_set_header Host $http_host;
-      proxy_next_upstream ${options.nextUpstream ?? 'error timeout'};
-      proxy_connect_timeout 2s;
-    }
-  }
+${site}
 }
 `,
   );
@@ -138,7 +151,7 @@ ${ports.map((p) => `    server 127.0.0.1:${p} max_fails=0;`).join('\n')}
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`nginx exited with ${proc.exitCode}: ${errors}`);
     try {
-      await fetch(`http://127.0.0.1:${port}/healthz`);
+      await fetch(`http://127.0.0.1:${port}/api/version`);
       break;
     } catch {
       if (Date.now() > deadline) throw new Error(`nginx did not listen: ${errors}`);

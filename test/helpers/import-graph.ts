@@ -2,7 +2,7 @@
  * The import graph of `src/` (every `import`, `import type`, `export … from` and dynamic `import()`
  * with a relative specifier), its cycles, and the layer rule of DESIGN.md habit 14: imports point
  * down — `errors/` and `config.ts`; `upstream/`, `session/`, `state/`, `contracts/`, `envelope.ts`,
- * `browser/`; `catalogue/`, `playground/`, `sandbox/`; `routes/` and `pipeline/` (neither imports the
+ * `browser/`; `catalogue/`, `playground/`, `sandbox/`, `doctor/`; `routes/` and `pipeline/` (neither imports the
  * other); `app.ts`; `server.ts`. Inside `routes/`, an area table imports only the route machinery
  * (`route.ts`, `context.ts`), never another area.
  */
@@ -80,7 +80,7 @@ export function findCycles(graph: ImportGraph): string[][] {
 export const LAYERS: readonly (readonly string[])[] = [
   ['errors/', 'config.ts'],
   ['upstream/', 'session/', 'state/', 'contracts/', 'envelope.ts', 'browser/'],
-  ['catalogue/', 'playground/', 'sandbox/'],
+  ['catalogue/', 'playground/', 'sandbox/', 'doctor/'],
   ['routes/', 'pipeline/'],
   ['app.ts'],
   ['server.ts'],
