@@ -107,11 +107,14 @@ test('a hung endpoint at the default limits: ≤ 1 call per pause once open; use
   // still closed: those may reach the endpoint just after the opening was logged.
   const admittedBefore = arrivals.filter((t) => t > openedAt && t < openedAt + 1_000);
   assert.ok(admittedBefore.length <= config.upstreamLimits.circuitFailures - 1, `${admittedBefore.length} calls just after the opening`);
-  // Once open and until the recovery: at most one call per pause (50 ms allowed for the calls' transit).
+  // Once open and until the recovery: at most one call per pause. The times are those the calls reached
+  // the endpoint, each after its way through the proxy and this process's event loop, which the 200
+  // clients keep busy: 500 ms are allowed for the difference of two such ways (calls handed out of the
+  // queue would come milliseconds apart).
   const whileOpen = arrivals.filter((t) => t >= openedAt + 1_000 && t < recoveredAt);
   const gaps = whileOpen.slice(1).map((t, i) => t - (whileOpen[i] as number));
   assert.ok(whileOpen.length >= 2, `the trials: ${whileOpen.length}`);
-  assert.ok(gaps.every((gap) => gap >= PAUSE_MS - 50), `calls reaching it while open, ms apart: ${gaps.join(', ')}`);
+  assert.ok(gaps.every((gap) => gap >= PAUSE_MS - 500), `calls reaching it while open, ms apart: ${gaps.join(', ')}`);
   assert.ok(held.size <= 32 + 3, `${held.size} calls held by the hung endpoint`);
 
   // Once it recovers: 200 again within the pause + 1 s, then every client is served.

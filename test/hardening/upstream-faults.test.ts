@@ -542,7 +542,9 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       figures.inputs += answers.length;
       figures.faults += 1;
       figures.check(Number.isFinite(recoveredAt), `hung then recovers: the BFF recovered (${whileOpen.length} calls after the opening)`);
-      figures.check(gaps.every((gap) => gap >= pauseMs - 50), `hung then recovers: calls reaching it once open, ms apart: ${gaps.join(', ')}`);
+      // Arrival times carry each call's way through the proxy and this process's event loop: 250 ms allowed
+      // for the difference of two such ways (calls handed out of the queue would come milliseconds apart).
+      figures.check(gaps.every((gap) => gap >= pauseMs - 250), `hung then recovers: calls reaching it once open, ms apart: ${gaps.join(', ')}`);
       figures.check(within <= pauseMs + 1_000, `hung then recovers: the first 200 ${ms(within)} after the recovery`);
       // From then on the circuit stays closed: the endpoint's answers, or its bulkhead's busy refusals
       // when 200 clients ask more than its 32 slots and queue of 64 take in (a loaded machine).
