@@ -122,6 +122,29 @@ describe('circuit breaker', () => {
     assert.equal(observer.events.filter((e) => e === 'EP0032 rejected circuit_open').length, 2);
   });
 
+  test('Retry-After: the pause left while open, 1 s while a trial runs', () => {
+    const { guard, clock } = guardWithClock({ ...LIMITS, circuitPauseMs: 5_000 });
+    const retryAfter = () => {
+      try {
+        guard.enter();
+      } catch (error) {
+        assert.ok(error instanceof UpstreamError && error.code === 'upstream_circuit_open');
+        return error.retryAfterSeconds;
+      }
+      assert.fail('refused');
+    };
+    for (let i = 0; i < 3; i++) call(guard, 'failed');
+    assert.equal(retryAfter(), 5);
+    clock.now += 1_500;
+    assert.equal(retryAfter(), 4, '3.5 s left, rounded up');
+    clock.now += 3_500;
+    const trial = guard.enter() as Ticket;
+    assert.equal(retryAfter(), 1, 'half-open: the trial may close it any moment');
+    clock.now += 100;
+    guard.leave('failed', trial);
+    assert.equal(retryAfter(), 5, 'open again: a new pause from the failure');
+  });
+
   test('UPSTREAM_CIRCUIT_FAILURES=0 turns the breaker off', () => {
     const { guard } = guardWithClock({ ...LIMITS, circuitFailures: 0 });
     for (let i = 0; i < 20; i++) assert.equal(call(guard, 'failed'), 'ran');

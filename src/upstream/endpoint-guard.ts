@@ -17,7 +17,7 @@
  * |---|---|---|---|
  * | closed (0) | runs, or waits in the queue | gets the next free slot | open, after `circuitFailures` failures in a row |
  * | open (1) | refused `upstream_circuit_open` (`Retry-After`: the pause left), until the pause is over **and** a slot is free: then it is a trial | none: every queued call is refused `upstream_circuit_open` when the circuit opens | half-open, when a trial goes |
- * | half-open (2) | refused, until one pause after the last trial (at most {@link MAX_TRIALS_WAITING} trials waiting, a slot free): then it is one more trial | none | closed when a trial is answered; open when a trial fails |
+ * | half-open (2) | refused (`Retry-After: 1`), until one pause after the last trial (at most {@link MAX_TRIALS_WAITING} trials waiting, a slot free): then it is one more trial | none | closed when a trial is answered; open when a trial fails |
  *
  * A trial is never queued: it goes only when a slot is free, so the circuit never turns half-open
  * with a trial stuck behind calls that hold every slot. At most one trial goes per pause, and a trial
@@ -293,11 +293,13 @@ export class EndpointGuard {
   /**
    * The circuit is not closed: throws `upstream_circuit_open` unless a trial may go now (the pause
    * since the opening or the last trial is over, fewer than {@link MAX_TRIALS_WAITING} trials wait, a
-   * slot is free).
+   * slot is free). `Retry-After`: the pause left while open, 1 s while half-open or when the pause is
+   * over but no trial may go.
    */
   #refuseUnlessTrial(): void {
     const left = this.#nextTrialAt - this.#now();
-    if (left > 0) throw this.#refuse('circuit_open', Math.ceil(left / 1000));
+    // Open: `Retry-After` is the pause left. Half-open: 1 s, as a trial running may close it any moment.
+    if (left > 0) throw this.#refuse('circuit_open', this.#state === CIRCUIT.halfOpen ? 1 : Math.ceil(left / 1000));
     if (this.#trials.length >= MAX_TRIALS_WAITING || this.#inFlight >= this.#limits.maxInFlight) throw this.#refuse('circuit_open', 1);
   }
 
