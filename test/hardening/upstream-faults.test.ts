@@ -585,7 +585,7 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       };
       const steady = performance.now() + 3_000;
       const beforeHang = (await Promise.all([loop(clients, steady, other), loop(2, steady, lobby)])).flat();
-      figures.check(beforeHang.every((a) => a.status === 200), `whole BFF hangs: before the hang ${JSON.stringify(count(beforeHang))}`);
+      figures.check(beforeHang.every((a) => a.status === 200), `whole BFF hangs: before the hang ${JSON.stringify(count(beforeHang))}, 503: ${JSON.stringify(refusals(beforeHang))}`);
       const rssBefore = p.rssMb();
       let rssPeak = rssBefore;
       bff.fallback({ kind: 'hang' });
