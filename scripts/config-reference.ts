@@ -96,12 +96,21 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     variables: ['UPSTREAM_CIRCUIT_FAILURES'],
     meaning: 'timeouts, connection failures or 502/503/504 answers in a row that open an endpoint\'s circuit (`0` turns the breaker off); open: 503 `upstream_circuit_open` at once',
   },
-  { variables: ['UPSTREAM_CIRCUIT_PAUSE_MS'], meaning: 'how long an open circuit refuses calls before one trial call decides whether it closes (milliseconds)' },
+  {
+    variables: ['UPSTREAM_CIRCUIT_PAUSE_MS'],
+    meaning:
+      'how long an open circuit refuses calls before one trial call decides whether it closes (milliseconds); the trial goes only with a free slot, one more per pause while earlier ones still wait (at most 3), and only a trial\'s outcome closes or reopens the circuit',
+  },
   {
     variables: ['LOAD_SHED_EVENT_LOOP_DELAY_MS'],
     meaning: 'mean event-loop delay (milliseconds, sampled every 250 ms) above which new `/api` requests answer 503 `overloaded` until it falls (`0` turns it off); health and metrics are never shed',
   },
   { variables: ['LOAD_SHED_MAX_IN_FLIGHT'], meaning: '`/api` requests in progress above which new ones answer 503 `overloaded` (`0` turns it off)' },
+  {
+    variables: ['MAX_CONNECTIONS'],
+    meaning:
+      'client connections `PORT` keeps open at once; one more is closed as soon as it is accepted, before a byte is read (the cheapest refusal: a storm of clients that come straight back cannot make every turn of the event loop longer). `0`: no bound. A bound lets slow clients hold every connection until their time limits cut them (15 s for headers): keep it above the connections a load balancer opens to one process, and set `HEALTH_PORT` with it',
+  },
   {
     variables: ['RATE_LIMIT_API_PER_ADDRESS_PER_MIN'],
     meaning:
@@ -115,6 +124,12 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
       "the BFF's token-signing keys: a session token is then verified before any upstream call (signature: 401 `invalid_token`; expiry with 60 s leeway, except on refresh and logout: 401 `token_expired`). The algorithms follow the key: RSA → RS256/384/512 and PS256/384/512, EC → the ES algorithm of its curve, Ed25519 → EdDSA, `JWT_SECRET` → HS256/384/512, never `none`. The JWKS is fetched at start and again in the background after 10 minutes; the last key set serves while a fetch fails or hangs; an unknown `kid` refetches it at most once per 30 s. Only while no JWKS was ever fetched does a token pass unverified. Without them a token is checked for its form only",
   },
   { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
+  {
+    variables: ['HEALTH_PORT'],
+    defaultText: 'none',
+    meaning:
+      'also serve `GET /healthz` and `GET /readyz` on a listener of their own on this port (same `HOST`; any other path 404; at most 64 connections, 5 s each): point the liveness and readiness probes at it, so that a storm of connections on `PORT` (its accept queue, `MAX_CONNECTIONS`) never makes a probe wait or refuses it. `PORT` serves both too',
+  },
   {
     variables: ['OTEL_EXPORTER_OTLP_ENDPOINT'],
     defaultText: 'none',

@@ -17,7 +17,7 @@ import { csrf } from './pipeline/csrf.js';
 import { createDrain } from './pipeline/drain.js';
 import { errorRef } from './pipeline/error-ref.js';
 import { errors } from './pipeline/errors.js';
-import { health } from './pipeline/health.js';
+import { createHealthListener, type HealthListener, health } from './pipeline/health.js';
 import { loadShedding } from './pipeline/load-shedding.js';
 import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
 import type { Metrics } from './pipeline/metrics.js';
@@ -91,6 +91,9 @@ export async function createServer(
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, useDefaults: true, allErrors: false } },
   });
 
+  // MAX_CONNECTIONS: Node closes a connection over the bound as soon as it is accepted, before any byte is read.
+  if (cfg.maxConnections > 0) app.server.maxConnections = cfg.maxConnections;
+
   // Metrics only with METRICS_PORT: otherwise no step, no observers, and the routes' reports do nothing.
   // prom-client is loaded only with METRICS_PORT (it would also load the OpenTelemetry API).
   const metrics =
@@ -148,6 +151,8 @@ export async function createServer(
   // OpenAPI generator, the reference page) are not even loaded in production.
   if (!cfg.production) await app.register((await import('./pipeline/openapi.js')).openapi, { config: cfg });
   await app.register(health, { bff: upstreams.services.bff, draining: drain.draining });
+  // HEALTH_PORT: the same two routes on a listener of their own, which server.ts starts beside the app's.
+  app.decorate('healthListener', cfg.healthPort === undefined ? undefined : createHealthListener(app));
 
   // The route tables; upload rows get the multipart parser in their own scope only.
   const routes = activeRoutes(allRouteTables, cfg);
@@ -174,6 +179,8 @@ declare module 'fastify' {
     sandboxUrls: Partial<Record<UpstreamUrlVariable, string>> | undefined;
     /** The app's metrics (served by `server.ts` on `METRICS_PORT`); `undefined` without `METRICS_PORT`. */
     metrics: Metrics | undefined;
+    /** The health listener of `HEALTH_PORT` (started by `server.ts` once the app listens); `undefined` without `HEALTH_PORT`. */
+    healthListener: HealthListener | undefined;
   }
 }
 

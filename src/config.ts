@@ -71,6 +71,8 @@ export const EnvSchema = Type.Object({
   PAYMENT_ICON_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_URL: Type.Optional(Type.String({ secret: true })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  HEALTH_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
+  MAX_CONNECTIONS: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String()),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String()),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 65_000 }),
@@ -156,6 +158,14 @@ export interface Config {
    * never `port` unless both are 0. `undefined`: no metrics endpoint.
    */
   readonly metricsPort?: number;
+  /**
+   * Port of the health listener (`GET /healthz`, `GET /readyz`, same `HOST`; CONTRACT.md "Health"),
+   * beside the public port, which serves them too; never `port` or `metricsPort` unless 0.
+   * `undefined`: no health listener.
+   */
+  readonly healthPort?: number;
+  /** Most client connections the public listener keeps open at once (more are closed at accept); `0`: no bound. */
+  readonly maxConnections: number;
   /**
    * `OTEL_EXPORTER_OTLP_ENDPOINT`: base URL of the OTLP/HTTP collector (no trailing slash; spans go to
    * `<url>/v1/traces`); `undefined`: tracing is off and nothing of OpenTelemetry is loaded.
@@ -429,7 +439,7 @@ function readVariable(name: string, schema: TSchema, text: string): { value: unk
  * must be an IP address or a host name (whether this machine can bind it is
  * {@link checkHostBindable}'s question, asynchronous). With `NODE_ENV=production` the embedded sandbox
  * never starts, so `BFF_BASE_URL` and `STICKER_API_URL` are required. `METRICS_PORT` must differ
- * from `PORT` unless `PORT` is 0. An empty variable counts as unset.
+ * from `PORT` unless `PORT` is 0; `HEALTH_PORT` from both unless it is 0. An empty variable counts as unset.
  *
  * @param env - the variables (usually `process.env`); unknown variables are ignored.
  * @returns the frozen {@link Config}.
@@ -494,6 +504,13 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
   if (e.METRICS_PORT !== undefined && !invalid.has('PORT') && e.PORT !== 0 && e.METRICS_PORT === e.PORT) {
     problems.push(`METRICS_PORT: expected a port other than PORT (${e.PORT}): metrics are never served on the public port, got ${quoted(String(e.METRICS_PORT))}`);
   }
+  if (e.HEALTH_PORT !== undefined && e.HEALTH_PORT !== 0) {
+    for (const [name, other] of [['PORT', e.PORT], ['METRICS_PORT', e.METRICS_PORT]] as const) {
+      if (!invalid.has(name) && other === e.HEALTH_PORT) {
+        problems.push(`HEALTH_PORT: expected a port other than ${name} (${other}), got ${quoted(String(e.HEALTH_PORT))}`);
+      }
+    }
+  }
   const sessionCookieName = e.SESSION_COOKIE_NAME ?? (production ? '__Host-access_token' : 'access_token');
   const tokenKeys = checkTokenKeys(e.JWT_JWKS_URL, e.JWT_PUBLIC_KEY, e.JWT_SECRET, problems);
   if (problems.length > 0) throw new ConfigError(problems);
@@ -519,6 +536,8 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     paymentIconPrefix: e.PAYMENT_ICON_PREFIX?.replace(/\/+$/, ''),
     redisUrl,
     ...(e.METRICS_PORT === undefined ? {} : { metricsPort: e.METRICS_PORT }),
+    ...(e.HEALTH_PORT === undefined ? {} : { healthPort: e.HEALTH_PORT }),
+    maxConnections: e.MAX_CONNECTIONS,
     ...(otlpEndpoint === undefined ? {} : { otlpEndpoint }),
     ...(otlpTracesEndpoint === undefined ? {} : { otlpTracesEndpoint }),
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,

@@ -9,7 +9,8 @@
  * dies is replaced after a delay that doubles from 100 ms up to 10 s while workers keep dying young.
  * With `METRICS_PORT` the metrics server (`GET /metrics`, same `HOST`) runs beside the app: in the only
  * process, or in the cluster primary, which then serves the workers' metrics summed (each worker
- * answers the primary's requests). The only file that touches `process.env`.
+ * answers the primary's requests). With `HEALTH_PORT`, `/healthz` and `/readyz` are served on a listener
+ * of their own too (pipeline/health.ts). The only file that touches `process.env`.
  *
  * @module
  */
@@ -167,6 +168,15 @@ async function runServer(config: Config): Promise<void> {
   }
   const docs = config.production ? '' : ' (API reference: /docs, playground: /playground)';
   await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `front proxy listening on ${address}${docs}` });
+  if (app.healthListener !== undefined && config.healthPort !== undefined) {
+    try {
+      const url = await app.healthListener.listen(config.healthPort, config.host);
+      app.log.info({ health: url }, `health on ${url} (/healthz, /readyz)`);
+    } catch (error) {
+      say(`HEALTH_PORT: cannot listen on ${config.host}:${config.healthPort}: ${error instanceof Error ? error.message : String(error)}`);
+      process.exit(1);
+    }
+  }
 }
 
 async function main(): Promise<void> {

@@ -41,6 +41,8 @@ describe('CONTRACT.md configuration', () => {
     assert.equal(c.redisUrl, undefined);
     assert.equal(c.metricsPort, undefined);
     assert.ok(!('metricsPort' in c));
+    assert.ok(!('healthPort' in c));
+    assert.equal(c.maxConnections, 0);
     assert.equal(c.keepAliveTimeoutMs, 65000);
     assert.equal(c.shutdownDelayMs, 0);
     assert.equal(c.shutdownTimeoutMs, 10000);
@@ -145,6 +147,9 @@ const BAD_VALUES: readonly (readonly [variable: string, value: string, says: Reg
     (v) => ['METRICS_PORT', v, /^METRICS_PORT: expected a plain decimal integer from 0 to 65535, got ".*"$/] as const,
   ),
   ['METRICS_PORT', '3000', /^METRICS_PORT: expected a port other than PORT \(3000\): metrics are never served on the public port, got "3000"$/],
+  ...['-1', '65536', 'health'].map((v) => ['HEALTH_PORT', v, /^HEALTH_PORT: expected a plain decimal integer from 0 to 65535, got ".*"$/] as const),
+  ['HEALTH_PORT', '3000', /^HEALTH_PORT: expected a port other than PORT \(3000\), got "3000"$/],
+  ...['-1', '1e3', '1000001'].map((v) => ['MAX_CONNECTIONS', v, /^MAX_CONNECTIONS: expected a plain decimal integer from 0 to 1000000, got ".*"$/] as const),
   ...['0', '600001', '65s', '6.5e4'].map(
     (v) => ['KEEP_ALIVE_TIMEOUT_MS', v, /^KEEP_ALIVE_TIMEOUT_MS: expected a plain decimal integer from 1 to 600000, got ".*"$/] as const,
   ),
@@ -199,6 +204,10 @@ describe('CONTRACT.md configuration: every bad value stops the start with one li
     }
     assert.equal(loadConfig({ PORT: '9464', METRICS_PORT: '9465' }).metricsPort, 9465);
     assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '9464' }).metricsPort, 9464);
+    assert.equal(loadConfig({ PORT: '9464', METRICS_PORT: '9465', HEALTH_PORT: '9466' }).healthPort, 9466);
+    assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '0', HEALTH_PORT: '0' }).healthPort, 0);
+    assert.deepEqual(problemsOf({ PORT: '0', METRICS_PORT: '9464', HEALTH_PORT: '9464' }), ['HEALTH_PORT: expected a port other than METRICS_PORT (9464), got "9464"']);
+    assert.equal(loadConfig({ MAX_CONNECTIONS: '512' }).maxConnections, 512);
     assert.deepEqual(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, 192.168.1.7 ,::1' }).trustedProxies, ['10.0.0.0/8', '192.168.1.7', '::1']);
     assert.deepEqual(loadConfig({ RATE_LIMIT_API_PER_MIN: '0', RATE_LIMIT_PREAUTH_PER_MIN: '1000000' }).rateLimits, {
       preAuthPerMin: 1_000_000,

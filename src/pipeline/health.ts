@@ -15,8 +15,15 @@
  * answer (timeout, connection), `up` otherwise. Once ready, a probe runs in the background (at most
  * every {@link READY_PROBE_MS}) and the answer never waits for it.
  *
+ * With `HEALTH_PORT`, both routes are also served on a listener of their own
+ * ({@link createHealthListener}): probes pointed at it never wait in the public port's accept queue
+ * behind a storm of client connections, and are never refused by its bound on open connections
+ * (`MAX_CONNECTIONS`).
+ *
  * @module
  */
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { envelope } from '../envelope.js';
 import type { UpstreamService } from '../upstream/client.js';
@@ -73,4 +80,73 @@ export async function health(app: FastifyInstance, { bff, draining = () => false
     }
     return reply.code(200).send({ ok: true, bff: bff.lastFailedAt > bff.lastAnsweredAt ? 'down' : 'up' });
   });
+}
+
+/** Most connections the health listener keeps open at once (a probe opens one at a time); more are closed at accept. */
+export const HEALTH_MAX_CONNECTIONS = 64;
+/** Time limits of the health listener's connections (headers, whole request, idle keep-alive), in milliseconds. */
+export const HEALTH_TIMEOUT_MS = 5_000;
+/** The paths the health listener serves; any other answers 404 `not_found`. */
+const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
+const NOT_FOUND_BODY = JSON.stringify(envelope('not_found', 'Only /healthz and /readyz are served on this port'));
+
+/** The health listener of {@link createHealthListener}. */
+export interface HealthListener {
+  /**
+   * Starts listening on `port` at `host` (`0`: any free port).
+   *
+   * @returns its base URL, such as `http://127.0.0.1:9091`.
+   * @throws the listen error (port taken, address not bindable).
+   */
+  listen(port: number, host: string): Promise<string>;
+}
+
+/**
+ * The health listener (`HEALTH_PORT`, README's configuration table): `GET /healthz` and `GET /readyz`
+ * on a port of their own, answered by the app's own routes (`app.routing`: the same answers, drain and
+ * readiness as on the public port, which keeps serving them too); any other request answers 404
+ * `not_found` without reaching the app. At most {@link HEALTH_MAX_CONNECTIONS} connections are open at
+ * once, each bounded by {@link HEALTH_TIMEOUT_MS}. The listener closes with the app. Made by
+ * `createServer` when `HEALTH_PORT` is set (`app.healthListener`), before the app is ready (it adds a
+ * close hook); `server.ts` starts it once the app listens.
+ *
+ * @param app - the proxy app, not yet listening.
+ */
+export function createHealthListener(app: FastifyInstance): HealthListener {
+  let server: Server | undefined;
+  app.addHook('onClose', async () => {
+    if (server === undefined) return;
+    const closing = server;
+    await new Promise<void>((resolve) => {
+      closing.close(() => resolve());
+      closing.closeAllConnections();
+    });
+  });
+  return {
+    async listen(port: number, host: string): Promise<string> {
+      const listener = createHttpServer(
+        { headersTimeout: HEALTH_TIMEOUT_MS, requestTimeout: HEALTH_TIMEOUT_MS, keepAliveTimeout: HEALTH_TIMEOUT_MS },
+        (req, res) => {
+          const path = (req.url ?? '').split('?', 1)[0] as string;
+          if (HEALTH_PATHS.has(path)) {
+            app.routing(req, res);
+            return;
+          }
+          res.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' });
+          res.end(NOT_FOUND_BODY);
+        },
+      );
+      listener.maxConnections = HEALTH_MAX_CONNECTIONS;
+      await new Promise<void>((resolve, reject) => {
+        listener.once('error', reject);
+        listener.listen(port, host, () => {
+          listener.off('error', reject);
+          resolve();
+        });
+      });
+      server = listener;
+      const { address, port: bound } = listener.address() as AddressInfo;
+      return `http://${address.includes(':') ? `[${address}]` : address}:${bound}`;
+    },
+  };
 }

@@ -17,7 +17,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { type Dispatcher, interceptors, Pool } from 'undici';
 import { endpointCodeFor } from '../errors/index.js';
-import { type CallOutcome, type CircuitListener, EndpointGuard, type GuardLimits, type ResilienceObserver } from './endpoint-guard.js';
+import { type CallOutcome, type CircuitListener, EndpointGuard, type GuardLimits, type ResilienceObserver, type Ticket } from './endpoint-guard.js';
 import { CIRCUIT_FAILURES, toUpstreamError, UpstreamError } from './errors.js';
 import { buildQuery, type QueryValue } from './paths.js';
 
@@ -396,7 +396,7 @@ export class UpstreamService {
     }
     const { guard, priority } = this.#route(req);
     let options: Dispatcher.DispatchOptions;
-    let wait: Promise<void> | undefined;
+    let ticket: Ticket | Promise<Ticket> | undefined;
     let signal: AbortSignal | undefined;
     try {
       guard?.refuseEarly();
@@ -411,17 +411,18 @@ export class UpstreamService {
     try {
       signal = signalOf(req);
       if (signal?.aborted) return Promise.reject(new UpstreamError('client_aborted'));
-      wait = guard?.enter(signal);
+      ticket = guard?.enter(signal);
     } catch (error) {
       return Promise.reject(error as UpstreamError);
     }
-    const go = () => this.#guarded(guard, priority, options, req, signal);
-    return wait === undefined ? go() : wait.then(go);
+    const go = (given: Ticket | undefined) => this.#guarded(guard, given ?? 0, priority, options, req, signal);
+    return ticket instanceof Promise ? ticket.then(go) : go(ticket);
   }
 
   /** Sends a call its guard let go, observes it, and gives the slot back when it ends. */
   #guarded(
     guard: EndpointGuard | undefined,
+    ticket: Ticket,
     priority: boolean,
     options: Dispatcher.DispatchOptions,
     req: UpstreamRequest,
@@ -434,11 +435,11 @@ export class UpstreamService {
     answer.then(
       (res) => {
         this.#note(undefined);
-        guard?.leave(outcomeOfStatus(res.status));
+        guard?.leave(outcomeOfStatus(res.status), ticket);
       },
       (error: UpstreamError) => {
         this.#note(error);
-        guard?.leave(outcomeOfError(error));
+        guard?.leave(outcomeOfError(error), ticket);
       },
     );
     const observer = this.#pools.observer;
@@ -498,8 +499,8 @@ export class UpstreamService {
     guard?.refuseEarly();
     const signal = signalOf(req);
     if (signal?.aborted) throw new UpstreamError('client_aborted');
-    const wait = guard?.enter(signal);
-    if (wait !== undefined) await wait;
+    const entered = guard?.enter(signal);
+    const ticket = entered instanceof Promise ? await entered : (entered ?? 0);
     guard?.earn();
     const observer = this.#pools.observer;
     const start = observer === undefined ? 0 : performance.now();
@@ -510,13 +511,13 @@ export class UpstreamService {
       res = await answer;
     } catch (error) {
       this.#note(error as UpstreamError);
-      guard?.leave(outcomeOfError(error as UpstreamError));
+      guard?.leave(outcomeOfError(error as UpstreamError), ticket);
       throw error;
     }
     this.#note(undefined);
     if (guard !== undefined) {
       const outcome = outcomeOfStatus(res.status);
-      res.body.once('close', () => guard.leave(outcome));
+      res.body.once('close', () => guard.leave(outcome, ticket));
     }
     return res;
   }

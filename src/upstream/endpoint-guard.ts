@@ -5,13 +5,27 @@
  * budget**. A call the guard refuses is never sent: it fails at once with an {@link UpstreamError}
  * `upstream_busy` or `upstream_circuit_open` (503, with `Retry-After` seconds and the EP code).
  *
+ * Every call the guard lets go holds a **ticket** ({@link enter} gives it, {@link leave} takes it
+ * back): the closed period it was let go in, or the number of a trial. Only the outcomes of the
+ * current closed period's calls count toward opening, and only a trial's own outcome closes or
+ * reopens the circuit; a call let go before the circuit last changed (one still hung when its
+ * circuit opened, a trial overtaken by another) moves nothing.
+ *
  * The circuit of an endpoint:
  *
- * | state | a call | goes to |
- * |---|---|---|
- * | closed (0) | runs | open, after `circuitFailures` failures in a row |
- * | open (1) | refused `upstream_circuit_open`, `Retry-After` = the pause left | half-open, for the first call after `circuitPauseMs` |
- * | half-open (2) | the one trial call runs; every other is refused | closed when the trial is answered; open again (a new pause) when it fails |
+ * | state | a new call | a queued call | goes to |
+ * |---|---|---|---|
+ * | closed (0) | runs, or waits in the queue | gets the next free slot | open, after `circuitFailures` failures in a row |
+ * | open (1) | refused `upstream_circuit_open` (`Retry-After`: the pause left), until the pause is over **and** a slot is free: then it is a trial | none: every queued call is refused `upstream_circuit_open` when the circuit opens | half-open, when a trial goes |
+ * | half-open (2) | refused (`Retry-After: 1`), until one pause after the last trial (at most {@link MAX_TRIALS_WAITING} trials waiting, a slot free): then it is one more trial | none | closed when a trial is answered; open when a trial fails |
+ *
+ * A trial is never queued: it goes only when a slot is free, so the circuit never turns half-open
+ * with a trial stuck behind calls that hold every slot. At most one trial goes per pause, and a trial
+ * still waiting for its answer when the next pause ends does not hold the circuit: the next trial
+ * goes beside it (at most {@link MAX_TRIALS_WAITING} waiting), so an endpoint that recovers while an
+ * earlier trial hangs is tried again, and used again, within the pause. A trial that fails while no
+ * other is waiting starts a new pause; a trial cancelled by its client decides nothing (the next one
+ * goes one pause after it, as ever).
  *
  * What counts as a failure is the caller's word ({@link EndpointGuard.leave}): timeouts, connection
  * failures and 502/503/504 answers; a 4xx or a 500 is an answer (one client can provoke those).
@@ -73,16 +87,29 @@ export const RETRY_BUDGET_RATIO = 0.1;
 /** Most retry tokens an endpoint keeps (so a quiet period does not buy a burst of retries). */
 export const RETRY_TOKENS_MAX = 10;
 
+/**
+ * Most trial calls of one endpoint waiting for their answer at once (CONTRACT.md "Resilience"): one
+ * more goes per pause while earlier ones hang, up to this many.
+ */
+export const MAX_TRIALS_WAITING = 3;
+
+/**
+ * What {@link EndpointGuard.enter} gives a call it lets go, to be handed back to
+ * {@link EndpointGuard.leave}: the closed period the call was let go in, or the number of a trial
+ * (both positive integers, never reused by the same guard).
+ */
+export type Ticket = number;
+
 const NO_SIGNAL_ABORT = (): void => undefined;
 
 /** One call waiting for a slot. */
 class Waiter {
-  readonly resolve: () => void;
+  readonly resolve: (ticket: Ticket) => void;
   readonly reject: (error: UpstreamError) => void;
   timer: NodeJS.Timeout | undefined;
   signal: AbortSignal | undefined;
   onAbort: () => void = NO_SIGNAL_ABORT;
-  constructor(resolve: () => void, reject: (error: UpstreamError) => void) {
+  constructor(resolve: (ticket: Ticket) => void, reject: (error: UpstreamError) => void) {
     this.resolve = resolve;
     this.reject = reject;
   }
@@ -107,7 +134,14 @@ export class EndpointGuard {
   readonly #queue: Waiter[] = [];
   #state: CircuitState = CIRCUIT.closed;
   #failures = 0;
-  #openedAt = 0;
+  /** The last ticket given (closed periods and trials draw from the same count). */
+  #lastTicket = 1;
+  /** The ticket of the calls let go in the current closed period (stale once the circuit opens). */
+  #closedTicket = 1;
+  /** The tickets of the trials let go and not yet ended, oldest first (at most {@link MAX_TRIALS_WAITING}). */
+  readonly #trials: Ticket[] = [];
+  /** When, on the guard's clock (ms), the next trial may go. */
+  #nextTrialAt = 0;
   #retryTokens = 1;
 
   /**
@@ -131,55 +165,66 @@ export class EndpointGuard {
     this.#now = now;
   }
 
-  /** Calls running upstream now. */
+  /** Calls running upstream now (trials included). */
   get inFlight(): number {
     return this.#inFlight;
   }
 
-  /** Calls waiting for a slot now. */
+  /** Calls waiting for a slot now (always 0 while the circuit is not closed). */
   get queued(): number {
     return this.#queue.length;
   }
 
-  /** The circuit's state now (an open circuit whose pause has ended still reads open until a call tries it). */
+  /** Trial calls let go and not yet ended (0 while the circuit is closed). */
+  get trialsWaiting(): number {
+    return this.#trials.length;
+  }
+
+  /** The circuit's state now (an open circuit whose pause has ended still reads open until a trial goes). */
   get state(): CircuitState {
     return this.#state;
   }
 
   /**
-   * Takes a slot for one call. Returns `undefined` when the call may go at once, a promise when it
-   * waits in the queue (resolving when it may go), and throws when it may not go at all.
-   *
-   * @param signal - a client's cancellation (reads): an abort drops the call from the queue.
-   * @throws {@link UpstreamError} `upstream_circuit_open` (circuit open, or its trial is running) or
-   *   `upstream_busy` (queue full); the returned promise rejects with `upstream_busy` when the wait
-   *   runs out and `client_aborted` when `signal` aborts. Each refusal is reported to the observer.
-   */
-  /**
-   * Throws the refusal a new call would get now, without taking a slot or changing the circuit: an
-   * open circuit within its pause, a trial running, or every slot and the queue taken. Lets a caller
-   * refuse before it spends anything on the call (its cancellation signal, its dispatch options).
+   * Throws the refusal a new call would get now, without taking a slot or changing the circuit: a
+   * circuit not closed whose next trial may not go yet (within the pause, {@link MAX_TRIALS_WAITING}
+   * trials waiting, or no free slot), or every slot and the queue taken. Lets a caller refuse before it
+   * spends anything on the call (its cancellation signal, its dispatch options).
    *
    * @throws {@link UpstreamError} `upstream_circuit_open` or `upstream_busy`, as {@link enter} would.
    */
   refuseEarly(): void {
-    if (this.#state === CIRCUIT.halfOpen) throw this.#refuse('circuit_open', 1);
-    if (this.#state === CIRCUIT.open) {
-      const left = this.#openedAt + this.#limits.circuitPauseMs - this.#now();
-      if (left > 0) throw this.#refuse('circuit_open', Math.ceil(left / 1000));
+    if (this.#state !== CIRCUIT.closed) {
+      this.#refuseUnlessTrial();
       return;
     }
     if (this.#inFlight >= this.#limits.maxInFlight && this.#queue.length >= this.#limits.maxQueue) throw this.#refuse('busy');
   }
 
-  enter(signal?: AbortSignal): Promise<void> | undefined {
-    if (this.#state !== CIRCUIT.closed) this.#admitThroughCircuit();
+  /**
+   * Takes a slot for one call. Returns the call's {@link Ticket} when it may go at once, a promise of
+   * it when it waits in the queue (resolving when it may go), and throws when it may not go at all.
+   * While the circuit is not closed a call goes only as a trial (see the module documentation), never
+   * through the queue.
+   *
+   * @param signal - a client's cancellation (reads): an abort drops the call from the queue.
+   * @returns the ticket to hand to {@link leave}, or a promise of it.
+   * @throws {@link UpstreamError} `upstream_circuit_open` (circuit not closed and no trial due) or
+   *   `upstream_busy` (queue full); the returned promise rejects with `upstream_busy` when the wait
+   *   runs out, `upstream_circuit_open` when the circuit opens while the call waits, and
+   *   `client_aborted` when `signal` aborts. Each refusal is reported to the observer.
+   */
+  enter(signal?: AbortSignal): Ticket | Promise<Ticket> {
+    if (this.#state !== CIRCUIT.closed) {
+      this.#refuseUnlessTrial();
+      return this.#startTrial();
+    }
     if (this.#inFlight < this.#limits.maxInFlight) {
       this.#start();
-      return undefined;
+      return this.#closedTicket;
     }
     if (this.#queue.length >= this.#limits.maxQueue) throw this.#refuse('busy');
-    return new Promise<void>((resolve, reject) => {
+    return new Promise<Ticket>((resolve, reject) => {
       const waiter = new Waiter(resolve, reject);
       waiter.timer = setTimeout(() => {
         this.#drop(waiter);
@@ -199,23 +244,31 @@ export class EndpointGuard {
 
   /**
    * Gives the slot back and tells the circuit how the call ended. Call exactly once per call that
-   * {@link enter} let go.
+   * {@link enter} let go, with the ticket it gave. The outcome counts only for a call of the current
+   * closed period (toward opening) or for a trial (closes or reopens); any other call's outcome is
+   * stale and moves nothing. A freed slot goes to the oldest queued call while the circuit is closed.
    */
-  leave(outcome: CallOutcome): void {
+  leave(outcome: CallOutcome, ticket: Ticket): void {
     this.#inFlight--;
     this.#observer?.inFlight(this.endpoint, -1);
-    if (outcome === 'failed') this.#failed();
-    else if (outcome === 'answered') this.#answered();
-    else if (this.#state === CIRCUIT.halfOpen) {
-      // The trial ended without a verdict (its client left): the next call tries again at once.
-      this.#openedAt = this.#now() - this.#limits.circuitPauseMs;
-      this.#setState(CIRCUIT.open);
+    if (ticket === this.#closedTicket) {
+      if (this.#state === CIRCUIT.closed) {
+        if (outcome === 'failed') this.#failed();
+        else if (outcome === 'answered') this.#failures = 0;
+      }
+    } else {
+      const trial = this.#trials.indexOf(ticket);
+      if (trial !== -1) {
+        this.#trials.splice(trial, 1);
+        this.#trialEnded(outcome);
+      }
     }
+    if (this.#state !== CIRCUIT.closed) return;
     const next = this.#queue.shift();
     if (next !== undefined) {
       next.settle();
       this.#start();
-      next.resolve();
+      next.resolve(this.#closedTicket);
     }
   }
 
@@ -237,27 +290,60 @@ export class EndpointGuard {
     this.#observer?.inFlight(this.endpoint, 1);
   }
 
-  /** The circuit's decision for a new call when it is not closed; throws when the call may not go. */
-  #admitThroughCircuit(): void {
-    if (this.#state === CIRCUIT.halfOpen) throw this.#refuse('circuit_open', 1);
-    const left = this.#openedAt + this.#limits.circuitPauseMs - this.#now();
-    if (left > 0) throw this.#refuse('circuit_open', Math.ceil(left / 1000));
-    // The pause is over: this call is the trial.
+  /**
+   * The circuit is not closed: throws `upstream_circuit_open` unless a trial may go now (the pause
+   * since the opening or the last trial is over, fewer than {@link MAX_TRIALS_WAITING} trials wait, a
+   * slot is free). `Retry-After`: the pause left while open, 1 s while half-open or when the pause is
+   * over but no trial may go.
+   */
+  #refuseUnlessTrial(): void {
+    const left = this.#nextTrialAt - this.#now();
+    // Open: `Retry-After` is the pause left. Half-open: 1 s, as a trial running may close it any moment.
+    if (left > 0) throw this.#refuse('circuit_open', this.#state === CIRCUIT.halfOpen ? 1 : Math.ceil(left / 1000));
+    if (this.#trials.length >= MAX_TRIALS_WAITING || this.#inFlight >= this.#limits.maxInFlight) throw this.#refuse('circuit_open', 1);
+  }
+
+  /** Lets one trial go: its own ticket, the next trial one pause later. */
+  #startTrial(): Ticket {
+    const ticket = ++this.#lastTicket;
+    this.#trials.push(ticket);
+    this.#nextTrialAt = this.#now() + this.#limits.circuitPauseMs;
+    this.#start();
     this.#setState(CIRCUIT.halfOpen);
+    return ticket;
   }
 
-  #answered(): void {
-    this.#failures = 0;
-    if (this.#state !== CIRCUIT.closed) this.#setState(CIRCUIT.closed);
+  /** A trial ended: its answer closes the circuit, its failure reopens it; a cancelled trial decides nothing. */
+  #trialEnded(outcome: CallOutcome): void {
+    if (outcome === 'answered') {
+      this.#failures = 0;
+      // The trials still waiting belong to the open period: their outcomes are stale now.
+      this.#trials.length = 0;
+      this.#setState(CIRCUIT.closed);
+      return;
+    }
+    // A failure with no other trial waiting starts a new pause (it cannot be shorter than the one the
+    // trial began); with others waiting, the next trial stays one pause after the last one sent.
+    if (outcome === 'failed' && this.#trials.length === 0) this.#nextTrialAt = Math.max(this.#nextTrialAt, this.#now() + this.#limits.circuitPauseMs);
+    if (outcome === 'failed' || this.#trials.length === 0) this.#setState(CIRCUIT.open);
   }
 
+  /** A call of the current closed period failed: the circuit opens after `circuitFailures` in a row. */
   #failed(): void {
     const threshold = this.#limits.circuitFailures;
     if (threshold <= 0) return;
     this.#failures++;
-    if (this.#state === CIRCUIT.halfOpen || (this.#state === CIRCUIT.closed && this.#failures >= threshold)) {
-      this.#openedAt = this.#now();
-      this.#setState(CIRCUIT.open);
+    if (this.#failures < threshold) return;
+    this.#failures = 0;
+    // The calls still running were let go in the closed period: their outcomes are stale from now on.
+    this.#closedTicket = ++this.#lastTicket;
+    this.#nextTrialAt = this.#now() + this.#limits.circuitPauseMs;
+    this.#setState(CIRCUIT.open);
+    // None of the queued calls is sent while the circuit is not closed.
+    const retryAfter = Math.ceil(this.#limits.circuitPauseMs / 1000);
+    for (const waiter of this.#queue.splice(0)) {
+      waiter.settle();
+      waiter.reject(this.#refuse('circuit_open', retryAfter));
     }
   }
 

@@ -10,24 +10,28 @@
  * |---|---|
  * | one endpoint answers after 8 s, 400 clients loop on it | another route's p99 < 100 ms, no errors |
  * | one endpoint hangs (`UPSTREAM_TIMEOUT_MS=3000`) | from 10 s after the hang: its calls answer 503 in < 50 ms p99, ≤ 5 calls reach it per 10 s, other routes unaffected |
+ * | one endpoint hangs with the default limits (`UPSTREAM_TIMEOUT_MS=15000`, 200 clients on it), then recovers | after its circuit opened, ≤ 1 call reaches it per pause; once it recovers, its calls answer 200 again within the pause + 1 s |
  * | the whole BFF hangs | cached catalogue pages 200 (anonymous and with a session); `/readyz` 200; other routes 503 in < 50 ms p99 after 10 s; RSS grows < 50 MB |
  * | 300 reads whose clients leave after 0.5 s while the endpoint hangs | ≤ 1% of their upstream calls held 1 s later; deposits sent next reach the BFF and are not cut when their clients leave |
  * | the BFF closes each kept-alive connection after answering | 0 client-visible errors in 5,000 GETs |
  * | the BFF answers 503 to every read | ≤ 1.1 upstream calls per client request |
- * | 1,000 clients that give up after 1 s and ask again at once, for 20 s | alive, `/healthz` p99 < 500 ms, peak RSS < 400 MB, full capacity within 3 s after |
+ * | 1,000 clients that give up after 1 s and ask again at once, for 20 s | alive, `/healthz` p99 < 500 ms (on `PORT` and on `HEALTH_PORT`), peak RSS < 400 MB, full capacity within 3 s after |
  *
  * The bounded run (`npm test`) scales clients and durations down and allows the latencies of a
- * machine shared with another test file (`LATENCY_FACTOR`); `npm run test:hardening` runs the table,
- * with the proxy pinned to CPU 0 and this process to CPU 1 (`PIN`), as the benchmark pins them. The
- * 400 clients of the slow endpoint loop on a thread of their own, at a lower priority, so that the
- * answers timed are the proxy's; the RSS growth of the whole-BFF hang is measured from the same load
- * before the hang; the breakers' trial calls (and profile reads sharing one) are counted apart from
- * the refusals.
+ * machine shared with another test file (`LATENCY_FACTOR`); the recovery row then runs with a 3 s time
+ * limit and a 1 s pause. `npm run test:hardening` runs the table, with the proxy pinned to CPU 0 and
+ * this process to CPU 1 (`PIN`), as the benchmark pins them. The 400 clients of the slow endpoint and
+ * the 1,000 of the retry storm loop on a thread of their own, at a lower priority, so that the answers
+ * timed are the proxy's; the storm's process runs with `HEALTH_PORT` and `MAX_CONNECTIONS=512` (the
+ * settings docs/operations.md advises against storms), and `/healthz` is probed over a kept-alive
+ * connection on `PORT` and, as a kubelet probes, on a connection of its own each time on `HEALTH_PORT`. The RSS growth of
+ * the whole-BFF hang is measured from the same load before the hang; the breakers' trial calls (and
+ * profile reads sharing one) are counted apart from the refusals.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, get as httpGet, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
 import { after, before, test } from 'node:test';
@@ -157,6 +161,8 @@ class FakeBff {
 interface Proc {
   child: ChildProcess;
   base: string;
+  /** The health listener's base URL, when `HEALTH_PORT` is set. */
+  healthBase: string | undefined;
   pool: Pool;
   /** The last 256 KiB of what it printed. */
   output(): string;
@@ -219,10 +225,26 @@ async function startProcess(bff: FakeBff, env: Record<string, string> = {}, conn
     child.stderr?.on('data', look);
     child.once('exit', (code) => reject(new Error(`exited ${code}: ${out.slice(-400)}`)));
   });
+  const healthBase =
+    env.HEALTH_PORT === undefined
+      ? undefined
+      : await new Promise<string>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error(`no health address: ${out.slice(-400)}`)), 10_000);
+          const look = () => {
+            const match = /health on (http:\/\/[0-9.:]+)/.exec(out);
+            if (match?.[1]) {
+              clearTimeout(timer);
+              resolve(match[1]);
+            }
+          };
+          look();
+          child.stdout?.on('data', look);
+        });
   const pool = new Pool(base, { connections, pipelining: 1, keepAliveTimeout: 30_000 });
   return {
     child,
     base,
+    healthBase,
     pool,
     output: () => out,
     rssMb: () => {
@@ -283,13 +305,32 @@ async function call(pool: Pool, path: string, options: { method?: 'GET' | 'POST'
       body,
       signal: options.giveUpMs === undefined ? undefined : AbortSignal.timeout(options.giveUpMs),
     });
-    await res.body.dump();
-    return { status: res.statusCode, ms: performance.now() - start, at: start };
+    if (res.statusCode !== 503) {
+      await res.body.dump();
+      return { status: res.statusCode, ms: performance.now() - start, at: start };
+    }
+    // A 503 says why (upstream_busy, upstream_circuit_open, overloaded…).
+    const text = await res.body.text();
+    const why = /"error":"([a-z_]+)"/.exec(text)?.[1];
+    return { status: res.statusCode, ms: performance.now() - start, at: start, ...(why === undefined ? {} : { error: why }) };
   } catch (error) {
     const name = (error as { name?: string }).name;
     const aborted = name === 'AbortError' || name === 'TimeoutError' || (error as { code?: string }).code === 'UND_ERR_ABORTED';
     return { status: aborted ? 'aborted' : 'error', ms: performance.now() - start, at: start, error: (error as Error).message };
   }
+}
+
+/** One `GET url` on a connection of its own, closed after the answer (as a kubelet probe); at most 5 s. */
+function probeOnce(url: string): Promise<Answer> {
+  const start = performance.now();
+  return new Promise((resolve) => {
+    const req = httpGet(url, { agent: false, headers: { connection: 'close' }, timeout: 5_000 }, (res) => {
+      res.resume();
+      res.once('end', () => resolve({ status: res.statusCode ?? 0, ms: performance.now() - start, at: start }));
+    });
+    req.once('timeout', () => req.destroy(new Error('no answer within 5 s')));
+    req.once('error', (error) => resolve({ status: 'error', ms: performance.now() - start, at: start, error: error.message }));
+  });
 }
 
 /** `clients` loops sending `next()` until `untilMs` (a `performance.now()` time); every answer collected. */
@@ -306,11 +347,11 @@ async function loop(clients: number, untilMs: number, next: () => Promise<Answer
 /**
  * `clients` loops on `GET path` of the proxy at `base` for `durationMs`, on a worker thread of their
  * own (`helpers/load-loop.mjs`), each request with the next session cookie; resolves to the count of
- * answers per status.
+ * answers per status (`aborted` for a request given up after `giveUpMs`, when set).
  */
-function loopOnThread(base: string, path: string, clients: number, durationMs: number): Promise<Record<string, number>> {
+function loopOnThread(base: string, path: string, clients: number, durationMs: number, giveUpMs?: number): Promise<Record<string, number>> {
   const worker = new Worker(new URL('./helpers/load-loop.mjs', import.meta.url), {
-    workerData: { base, path, clients, durationMs, cookies: tokens.map((token) => `${COOKIE}=${token}`) },
+    workerData: { base, path, clients, durationMs, cookies: tokens.map((token) => `${COOKIE}=${token}`), giveUpMs },
   });
   return new Promise((resolve, reject) => {
     worker.once('message', (counts: Record<string, number>) => resolve(counts));
@@ -328,6 +369,13 @@ function p99(values: readonly number[]): number {
 function count(answers: readonly Answer[]): Record<string, number> {
   const out: Record<string, number> = {};
   for (const a of answers) out[String(a.status)] = (out[String(a.status)] ?? 0) + 1;
+  return out;
+}
+
+/** The 503 answers by their `error` (why they were refused). */
+function refusals(answers: readonly Answer[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const a of answers) if (a.status === 503) out[a.error ?? '?'] = (out[a.error ?? '?'] ?? 0) + 1;
   return out;
 }
 
@@ -399,7 +447,7 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       for (const a of other) figures.status(a.status);
       for (const [status, n] of Object.entries(slowAnswers)) figures.status(status, n);
       figures.inputs += other.length + Object.values(slowAnswers).reduce((a, b) => a + b, 0);
-      figures.check(errors === 0, `slow endpoint: ${errors} errors on another route`);
+      figures.check(errors === 0, `slow endpoint: ${errors} errors on another route ${JSON.stringify(count(other.filter((a) => a.status !== 200)))}, 503: ${JSON.stringify(refusals(other))}`);
       figures.check(tail < 100 * LATENCY_FACTOR, `slow endpoint: another route's p99 ${ms(tail)}`);
       result(
         `one endpoint at ${delay / 1000} s, ${clients} clients`,
@@ -443,6 +491,72 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
     });
   });
 
+  // 2b. One endpoint hangs with the default limits (UPSTREAM_TIMEOUT_MS 15000, pause 5000), 200 clients
+  // on it, then recovers 500 ms after the second trial reached it (that trial still hangs).
+  await fault('hung then recovers', async () => {
+    const clients = FULL ? 200 : 40;
+    const timeoutMs = FULL ? 15_000 : 3_000;
+    const pauseMs = FULL ? 5_000 : 1_000;
+    const env: Record<string, string> = FULL ? {} : { UPSTREAM_TIMEOUT_MS: String(timeoutMs), UPSTREAM_CIRCUIT_PAUSE_MS: String(pauseMs) };
+    await withProcess(env, clients + 8, async (p) => {
+      bff.mode(SLOW, { kind: 'hang' });
+      const start = performance.now();
+      // The circuit opens when the first calls time out; the calls that took the slots of the first
+      // failures (while it was still closed) reach the BFF within a second of it.
+      const openFrom = start + timeoutMs + 1_000;
+      let recoveredAt = Number.POSITIVE_INFINITY;
+      let stopAt = start + timeoutMs + 6 * pauseMs + 10_000;
+      const watcher = (async () => {
+        while (performance.now() < stopAt && recoveredAt === Number.POSITIVE_INFINITY) {
+          const second = (bff.arrivals.get(SLOW) ?? []).filter((t) => t >= openFrom)[1];
+          if (second !== undefined) {
+            recoveredAt = second + 500;
+            await sleep(recoveredAt - performance.now());
+            bff.mode(SLOW, { kind: 'ok' });
+            return;
+          }
+          await sleep(20);
+        }
+      })();
+      const answers: (Answer & { end: number })[] = [];
+      await Promise.all(
+        Array.from({ length: clients }, async (_, i) => {
+          await sleep((i * 5) % 1_000);
+          while (performance.now() < stopAt) {
+            const a = await call(p.pool, '/api/user/last-casino-games');
+            const end = a.at + a.ms;
+            answers.push({ ...a, end });
+            if (a.status === 200 && end >= recoveredAt && stopAt > end + 2_000) stopAt = end + 2_000;
+            await sleep(200);
+          }
+        }),
+      );
+      await watcher;
+      const whileOpen = (bff.arrivals.get(SLOW) ?? []).filter((t) => t >= openFrom && t < recoveredAt);
+      const gaps = whileOpen.slice(1).map((t, i) => Math.round(t - (whileOpen[i] as number)));
+      const first200 = answers.find((a) => a.status === 200 && a.end >= recoveredAt);
+      const within = first200 === undefined ? Number.NaN : first200.end - recoveredAt;
+      const late = answers.filter((a) => first200 !== undefined && a.at >= first200.end + 1_000);
+      const lateOk = late.filter((a) => a.status === 200).length;
+      for (const a of answers) figures.status(a.status);
+      figures.inputs += answers.length;
+      figures.faults += 1;
+      figures.check(Number.isFinite(recoveredAt), `hung then recovers: the BFF recovered (${whileOpen.length} calls after the opening)`);
+      // Arrival times carry each call's way through the proxy and this process's event loop: 250 ms allowed
+      // for the difference of two such ways (calls handed out of the queue would come milliseconds apart).
+      figures.check(gaps.every((gap) => gap >= pauseMs - 250), `hung then recovers: calls reaching it once open, ms apart: ${gaps.join(', ')}`);
+      figures.check(within <= pauseMs + 1_000, `hung then recovers: the first 200 ${ms(within)} after the recovery`);
+      // From then on the circuit stays closed: the endpoint's answers, or its bulkhead's busy refusals
+      // when 200 clients ask more than its 32 slots and queue of 64 take in (a loaded machine).
+      const lateOpen = late.filter((a) => a.status !== 200 && a.error !== 'upstream_busy').length;
+      figures.check(late.length > 0 && lateOpen === 0 && lateOk >= late.length / 2, `hung then recovers: a second after the first 200, ${lateOk}/${late.length} 200 (${JSON.stringify(count(late))}; 503: ${JSON.stringify(refusals(late))})`);
+      result(
+        `one endpoint hangs (UPSTREAM_TIMEOUT_MS=${timeoutMs}, pause ${pauseMs / 1000} s, ${clients} clients), then recovers`,
+        `once open ${whileOpen.length} calls reached it, ${gaps.join(', ')} ms apart (the pause: ${pauseMs}); recovered 500 ms after the second, a trial still hanging; first 200 ${ms(within)} after the recovery; a second after it ${lateOk}/${late.length} 200; answers ${JSON.stringify(count(answers))}, the 503s ${JSON.stringify(refusals(answers))}`,
+      );
+    });
+  });
+
   // 3. The whole BFF hangs.
   await fault('whole BFF hangs', async () => {
     const clients = FULL ? 40 : 8;
@@ -471,7 +585,7 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       };
       const steady = performance.now() + 3_000;
       const beforeHang = (await Promise.all([loop(clients, steady, other), loop(2, steady, lobby)])).flat();
-      figures.check(beforeHang.every((a) => a.status === 200), `whole BFF hangs: before the hang ${JSON.stringify(count(beforeHang))}`);
+      figures.check(beforeHang.every((a) => a.status === 200), `whole BFF hangs: before the hang ${JSON.stringify(count(beforeHang))}, 503: ${JSON.stringify(refusals(beforeHang))}`);
       const rssBefore = p.rssMb();
       let rssPeak = rssBefore;
       bff.fallback({ kind: 'hang' });
@@ -601,23 +715,37 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
   await fault('retry storm', async () => {
     const clients = FULL ? 1_000 : 100;
     const total = FULL ? 20_000 : 4_000;
-    await withProcess({}, clients + 8, async (p) => {
+    // As docs/operations.md ("Health under a storm") advises for a process that clients can storm: the
+    // probes on a port of their own, the public port's open connections bounded (the rest closed at accept).
+    await withProcess({ HEALTH_PORT: '0', MAX_CONNECTIONS: '512' }, 16, async (p) => {
       bff.mode(SLOW, { kind: 'delay', ms: 2_000 });
+      assert.ok(p.healthBase, 'the health listener started');
+      // Probes as a kubelet makes them: a new connection each time (`Connection: close`), on the health
+      // listener (HEALTH_PORT), and also on the public port over a kept-alive connection.
       const health = new Pool(p.base, { connections: 1 });
+      await call(health, '/healthz', { session: false });
       const rssBefore = p.rssMb();
       let rssPeak = rssBefore;
       const until = performance.now() + total;
-      const storm = loop(clients, until, () => call(p.pool, '/api/user/last-casino-games', { giveUpMs: 1_000 }));
+      // The storm's clients loop on a thread of their own, at a lower priority: the probes timed are the proxy's.
+      const storm = loopOnThread(p.base, '/api/user/last-casino-games', clients, total, 1_000);
       const probes = loop(1, until, async () => {
         rssPeak = Math.max(rssPeak, p.rssMb());
         const a = await call(health, '/healthz', { session: false });
         await sleep(50);
         return a;
       });
-      const [stormAnswers, probeAnswers] = await Promise.all([storm, probes]);
+      const freshProbes = loop(1, until, async () => {
+        const a = await probeOnce(`${p.healthBase}/healthz`);
+        await sleep(200);
+        return a;
+      });
+      const [stormAnswers, probeAnswers, freshAnswers] = await Promise.all([storm, probes, freshProbes]);
       const alive = p.child.exitCode === null && p.child.signalCode === null;
       const healthTail = p99(probeAnswers.map((a) => a.ms));
       const healthOk = probeAnswers.filter((a) => a.status === 200).length;
+      const freshTail = p99(freshAnswers.map((a) => a.ms));
+      const freshOk = freshAnswers.filter((a) => a.status === 200).length;
       await sleep(3_000);
       bff.mode(SLOW, { kind: 'ok' });
       const after = [];
@@ -625,16 +753,18 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       const afterOk = after.filter((a) => a.status === 200).length;
       const afterTail = p99(after.map((a) => a.ms));
       await health.destroy();
-      for (const a of stormAnswers) figures.status(a.status);
-      figures.inputs += stormAnswers.length + probeAnswers.length + after.length;
+      for (const [status, n] of Object.entries(stormAnswers)) figures.status(status, n);
+      figures.inputs += Object.values(stormAnswers).reduce((a, b) => a + b, 0) + probeAnswers.length + freshAnswers.length + after.length;
       figures.check(alive, 'retry storm: the process died');
       figures.check(healthOk === probeAnswers.length, `retry storm: /healthz ${healthOk}/${probeAnswers.length} 200`);
       figures.check(healthTail < 500 * (FULL ? 1 : 4), `retry storm: /healthz p99 ${ms(healthTail)}`);
+      figures.check(freshOk === freshAnswers.length, `retry storm: /healthz on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200`);
+      figures.check(freshTail < 500 * (FULL ? 1 : 4), `retry storm: /healthz on HEALTH_PORT, a connection each, p99 ${ms(freshTail)}`);
       figures.check(rssPeak < 400, `retry storm: peak RSS ${Math.round(rssPeak)} MB`);
       figures.check(afterOk === after.length && afterTail < 100 * LATENCY_FACTOR, `retry storm: 3 s after, ${afterOk}/50 200, p99 ${ms(afterTail)}`);
       result(
         `${clients} clients giving up after 1 s, ${total / 1000} s`,
-        `alive ${alive}, /healthz ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB, 3 s after: ${afterOk}/50 200 p99 ${ms(afterTail)}; the storm ${JSON.stringify(count(stormAnswers))}`,
+        `alive ${alive}, /healthz kept-alive on PORT ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, a connection each on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200 p99 ${ms(freshTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB, 3 s after: ${afterOk}/50 200 p99 ${ms(afterTail)}; the storm ${JSON.stringify(stormAnswers)}`,
       );
     });
   });

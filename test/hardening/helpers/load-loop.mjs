@@ -4,13 +4,16 @@
  * (`error` for a failed request). On its own thread, at a lower priority (Linux: `setPriority` of the
  * calling thread), the loops' work does not delay the requests the test's thread times.
  *
- * workerData: `{ base: string, path: string, clients: number, durationMs: number, cookies: string[] }`.
+ * With `giveUpMs`, each client gives up on a request after that many milliseconds (the request is
+ * aborted, its connection closed) and asks again at once; such requests are counted as `aborted`.
+ *
+ * workerData: `{ base: string, path: string, clients: number, durationMs: number, cookies: string[], giveUpMs?: number }`.
  */
 import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { Pool } from 'undici';
 
-const { base, path, clients, durationMs, cookies } = workerData;
+const { base, path, clients, durationMs, cookies, giveUpMs } = workerData;
 // This thread only makes load: the threads that answer (the fake BFF) and time answers go first.
 try {
   setPriority(10);
@@ -26,15 +29,17 @@ await Promise.all(
     while (performance.now() < until) {
       let key = 'error';
       try {
-        const res = await pool.request({ method: 'GET', path, headers: { cookie: cookies[turn++ % cookies.length] } });
+        const signal = giveUpMs === undefined ? undefined : AbortSignal.timeout(giveUpMs);
+        const res = await pool.request({ method: 'GET', path, headers: { cookie: cookies[turn++ % cookies.length] }, signal });
         await res.body.dump();
         key = String(res.statusCode);
-      } catch {
-        // counted as `error`
+      } catch (error) {
+        // counted as `error`, or `aborted` when the client gave up
+        if (error?.name === 'TimeoutError' || error?.name === 'AbortError' || error?.code === 'UND_ERR_ABORTED') key = 'aborted';
       }
       counts[key] = (counts[key] ?? 0) + 1;
     }
   }),
 );
-await pool.close();
+await pool.destroy();
 parentPort.postMessage(counts);
