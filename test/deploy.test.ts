@@ -254,6 +254,7 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
   // Ports.
   const appPort = Number(literal('PORT') ?? '3000');
   const metricsPort = Number(literal('METRICS_PORT'));
+  const healthPort = literal('HEALTH_PORT') === undefined ? undefined : Number(literal('HEALTH_PORT'));
   /** The container port a probe or a Service names (by name or number), if the container declares it. */
   const portOf = (port: string | number | undefined): number | undefined =>
     container.ports?.find((p) => (typeof port === 'number' ? p.containerPort === port : p.name === port))?.containerPort;
@@ -277,7 +278,9 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
     const get = container[which]?.httpGet;
     if (!get) return problems.push(`${which} must be an httpGet of ${path}`);
     if (get.path !== path) problems.push(`${which} path is ${get.path ?? '(none)'}, expected ${path}`);
-    if (portOf(get.port) !== appPort) problems.push(`${which} port ${String(get.port)} is not the application port ${appPort}`);
+    // The probes go to HEALTH_PORT when it is set (a listener of its own, never behind a storm on PORT).
+    const probePort = healthPort ?? appPort;
+    if (portOf(get.port) !== probePort) problems.push(`${which} port ${String(get.port)} is not ${healthPort === undefined ? 'the application port' : 'HEALTH_PORT'} ${probePort}`);
     return undefined;
   };
   probe('readinessProbe', '/readyz');
