@@ -4,8 +4,11 @@
  * step, registered right after the logging, opens a server span for every request (`http.route`: the
  * route pattern) and a client span for every upstream call (`front_proxy.endpoint`: its EP code,
  * spec 7.2), with W3C `traceparent` sent upstream. Spans go to `<endpoint>/v1/traces` over OTLP/HTTP
- * (JSON); the standard `OTEL_*` variables of the process apply (service name, exporter headers, batch
- * delay, sampler).
+ * (JSON, or protobuf with `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`); the standard `OTEL_*`
+ * variables of the process apply (service name, exporter headers, batch delay and queue bounds,
+ * sampler: `OTEL_TRACES_SAMPLER=parentbased_traceidratio` with `OTEL_TRACES_SAMPLER_ARG=0.1` traces one
+ * request in ten, and the others cost no span export and no attribute; their `traceparent` still goes
+ * upstream, marked not sampled).
  *
  * Nothing of OpenTelemetry is loaded when tracing is off: this module imports none of it, and the
  * setup (`tracing-sdk.ts`) is loaded with a dynamic `import()` only when the variable is set.
