@@ -11,7 +11,7 @@ import { createServer as createHttpServer, request as httpRequest } from 'node:h
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
-import { otlpProtocol } from '../src/pipeline/tracing-sdk.js';
+import { isParentBasedSampler, otlpProtocol } from '../src/pipeline/tracing-sdk.js';
 import { fakeJwt, startProxy, startRecordingUpstream, type RecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
 // Read when a proxy starts its tracer provider and batch processor: spans leave within 100 ms.
@@ -123,6 +123,17 @@ test('ratio 0: nothing reaches the collector, yet every upstream call carries it
   await sleep(500);
   assert.equal(collector.exports.length, before, 'no export: no span was recorded');
 
+  // A caller's unsampled trace continues upstream: same trace id, a span id of the proxy's, not sampled.
+  const unsampledTrace = 'ef'.repeat(16);
+  const callerSpan = '12'.repeat(8);
+  assert.equal(await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}`, traceparent: `00-${unsampledTrace}-${callerSpan}-00` }), 200);
+  const continued = TRACEPARENT.exec(String(upstream.requests.at(-1)?.headers.traceparent));
+  assert.equal(continued?.[1], unsampledTrace);
+  assert.notEqual(continued?.[2], callerSpan, "the parent upstream is the proxy's span");
+  assert.equal(continued?.[3], '00');
+  await sleep(300);
+  assert.equal(collector.exports.length, before, 'still no export');
+
   // The exporter works: a request whose caller sampled its trace is traced (the parent decides).
   const traceId = 'ab'.repeat(16);
   const status = await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}`, traceparent: `00-${traceId}-${'cd'.repeat(8)}-01` });
@@ -149,6 +160,21 @@ test('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf: spans are exported as OT
   } finally {
     delete process.env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL;
   }
+});
+
+test('isParentBasedSampler: the default and every parentbased_* sampler; the others decide on their own', () => {
+  const cases: [name: string | undefined, parentBased: boolean][] = [
+    [undefined, true],
+    ['', true],
+    ['parentbased_always_on', true],
+    ['parentbased_traceidratio', true],
+    [' parentbased_always_off ', true],
+    ['traceidratio', false],
+    ['always_on', false],
+    ['always_off', false],
+    ['jaeger_remote', false],
+  ];
+  for (const [name, parentBased] of cases) assert.equal(isParentBasedSampler(name), parentBased, String(name));
 });
 
 test('otlpProtocol: the traces variable, then the general one; JSON by default and for what is not served', () => {

@@ -16,7 +16,11 @@
  *   `parentbased_traceidratio` and `0.1`; default `parentbased_always_on`), read by the tracer provider.
  *   A request the sampler leaves out gets non-recording spans: nothing reaches the span processor or the
  *   exporter, and the proxy's hooks add no attribute and build no redacted URL for it; the W3C
- *   `traceparent` still goes upstream, with the sampled flag off.
+ *   `traceparent` still goes upstream, with the sampled flag off. With a parent-based sampler (the
+ *   default, and every `parentbased_*`) an upstream call under such a request is not instrumented at all:
+ *   its span could only be left out too, so the trace context headers are added to the call directly
+ *   ({@link propagateUnsampled}) instead of the instrumentation's URL parsing, attributes and
+ *   non-recording span.
  * - Export: one batch span processor (its queue bounded: `OTEL_BSP_MAX_QUEUE_SIZE`, default 2,048 spans,
  *   spans past it dropped; `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, default 512, one export in flight at a
  *   time) and OTLP/HTTP in the encoding `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (or
@@ -25,7 +29,7 @@
  * @module
  */
 import { FastifyOtelInstrumentation } from '@fastify/otel';
-import { context, type DiagLogger, diag, DiagLogLevel, propagation, type Span, trace } from '@opentelemetry/api';
+import { context, type DiagLogger, diag, DiagLogLevel, isSpanContextValid, propagation, type Span, trace, TraceFlags } from '@opentelemetry/api';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { UndiciInstrumentation, type UndiciRequest } from '@opentelemetry/instrumentation-undici';
@@ -65,6 +69,32 @@ export function otlpProtocol(env: NodeJS.ProcessEnv = process.env): { protocol: 
   if (raw === '' || raw === 'http/json') return { protocol: 'http/json' };
   if (raw === 'http/protobuf') return { protocol: 'http/protobuf' };
   return { protocol: 'http/json', unsupported: raw };
+}
+
+/**
+ * Whether the sampler `OTEL_TRACES_SAMPLER` names (as the SDK reads it; unset or empty:
+ * `parentbased_always_on`) follows a local parent's decision, so that a span under an unsampled span is
+ * never sampled.
+ */
+export function isParentBasedSampler(name: string | undefined): boolean {
+  const value = (name ?? '').trim();
+  return value === '' || value.startsWith('parentbased_');
+}
+
+/**
+ * For an upstream call made under a span the sampler left out (with a parent-based sampler, the call's
+ * span would be left out too): adds the trace context headers of the active context to the call, as
+ * the instrumentation would (W3C `traceparent` with the sampled flag off, and `tracestate`/`baggage`
+ * when present), and answers `true` so that the instrumentation skips it. Any other call (no active
+ * span, or a sampled one): `false`, the instrumentation handles it.
+ */
+export function propagateUnsampled(request: Pick<UndiciRequest, 'addHeader'>): boolean {
+  const active = trace.getActiveSpan()?.spanContext();
+  if (active === undefined || !isSpanContextValid(active) || (active.traceFlags & TraceFlags.SAMPLED) !== 0) return false;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  for (const [name, value] of Object.entries(carrier)) request.addHeader(name, value);
+  return true;
 }
 
 /** A query parameter name short and plain enough to be no credential; any other name is redacted too. */
@@ -170,6 +200,7 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
   // builds no URL and no attribute of ours. They replace the instrumentation's own `url.full` and
   // `url.query` (which hold the raw query) before the span can end.
   const undici = new UndiciInstrumentation({
+    ...(isParentBasedSampler(process.env.OTEL_TRACES_SAMPLER) ? { ignoreRequestHook: propagateUnsampled } : {}),
     requestHook: (span: Span, request: UndiciRequest) => {
       if (!span.isRecording()) return;
       const origin = new URL(String(request.origin)).origin;
