@@ -541,7 +541,7 @@ function intFromEnv(name: string, fallback: number, min: number): number {
 const DEFAULT_NODE = '24';
 /**
  * Seconds of load per row before its first run when `BENCH_WARMUP` is unset (at most `BENCH_SECONDS`):
- * 2 since round 3 (3 before), which keeps the 23 rows of a full run near 13 minutes on two CPUs (19
+ * 2 since round 3 (3 before), which keeps the 24 rows of a full run near 14 minutes on two CPUs (19
  * rows, 11 minutes, in round 3).
  */
 const DEFAULT_WARMUP_SECONDS = 2;
