@@ -120,7 +120,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: 'none',
     accepts: 'http(s) URL',
     meaning:
-      'turns on OpenTelemetry tracing, exported over OTLP/HTTP (JSON) to `<url>/v1/traces`: a server span per request, a client span per upstream call, W3C `traceparent` sent upstream; the standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_SCHEDULE_DELAY`…). Unset, nothing of OpenTelemetry is loaded',
+      'turns on OpenTelemetry tracing, exported over OTLP/HTTP (JSON, or protobuf with `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`) to `<url>/v1/traces`: a server span per request, a client span per upstream call, W3C `traceparent` sent upstream; the standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER`/`OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_SCHEDULE_DELAY`…). Unset, nothing of OpenTelemetry is loaded',
   },
   { variables: ['KEEP_ALIVE_TIMEOUT_MS'], meaning: "idle keep-alive time of client connections (milliseconds); longer than a load balancer's idle timeout" },
   {
