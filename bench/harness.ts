@@ -252,8 +252,10 @@ export interface RowSpec {
 }
 
 
+/** Every child process the bench started and that has not exited: stopped at the end, or on SIGINT/SIGTERM. */
 export const children = new Set<ChildProcess>();
 
+/** The median of the values (the mean of the two middle ones for an even count); `NaN` for none. */
 export function median(values: readonly number[]): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);
@@ -273,6 +275,7 @@ export function pairedRatio(row: readonly RunResult[], base: readonly RunResult[
   return median(ratios);
 }
 
+/** A TCP port free on 127.0.0.1 right now (another program may take it before it is used). */
 export function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
     const server = createServer();
@@ -285,8 +288,10 @@ export function freePort(): Promise<number> {
   });
 }
 
+/** Resolves after `ms` milliseconds. */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** Adds a child process to {@link children} until it exits, and keeps the last 4,000 characters of its standard error (for the error messages). */
 export function track(child: ChildProcess, name: string): { stderr: () => string } {
   children.add(child);
   let stderr = '';
@@ -431,6 +436,11 @@ export async function startProxy(upstream: string, launch: ProxyLaunch): Promise
   }
 }
 
+/**
+ * One attempt of {@link startProxy}: two free ports, the process, then `GET /healthz` every 100 ms until
+ * 200 (30 s at most).
+ * @throws when the process exits (its standard error in the message, `EADDRINUSE` included) or does not answer in time.
+ */
 export async function startProxyOnce(upstream: string, launch: ProxyLaunch): Promise<StartedProxy> {
   const port = await freePort();
   let metricsPort = await freePort();
@@ -512,6 +522,7 @@ export async function startRedisServer(cpus: string | undefined): Promise<{ url:
   }
 }
 
+/** Stops a child process: SIGTERM, then SIGKILL after 5 s; resolves when it has exited. */
 export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -521,6 +532,7 @@ export async function stop(child: ChildProcess): Promise<void> {
   clearTimeout(timer);
 }
 
+/** One request with undici: its status, body text and a header reader (several values joined with `, `). */
 export async function call(url: string, init: { method?: 'GET' | 'POST'; headers?: Record<string, string>; body?: string } = {}) {
   const res = await request(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body });
   const header = (name: string): string | null => {
@@ -540,14 +552,17 @@ export function envelopeError(text: string): string | undefined {
   }
 }
 
+/** The bench upstream's calls by path since its last reset (`GET /__bench/calls`). */
 export async function upstreamCalls(upstream: string): Promise<UpstreamCalls> {
   return JSON.parse((await call(`${upstream}/__bench/calls`)).text) as UpstreamCalls;
 }
 
+/** Resets the bench upstream's counts (`POST /__bench/reset`). */
 export async function resetUpstream(upstream: string): Promise<void> {
   await call(`${upstream}/__bench/reset`, { method: 'POST' });
 }
 
+/** All the calls of a by-path count. */
 export function sumCalls(calls: Record<string, number>): number {
   return Object.values(calls).reduce((a, b) => a + b, 0);
 }
@@ -569,6 +584,7 @@ export async function probe(
   return { ...res, calls: (await upstreamCalls(upstream)).byPath };
 }
 
+/** Whether an answer is the proxy's 404 `not_found` envelope: the route is not served (the row is skipped). */
 export function isMissingRoute(res: { status: number; text: string }): boolean {
   return res.status === 404 && res.text.includes('"not_found"');
 }
@@ -594,6 +610,11 @@ export function targetProcessNames(target: Target): string[] {
   return target.pids.map((_, i) => (i === 0 ? `${base} primary` : `${base} worker ${i}`));
 }
 
+/**
+ * One measured run of a row against its target: the load for `ctx.seconds`, the target's CPU time and
+ * peak RSS (sampled every 250 ms), the observed processes' CPU, the upstream's calls and the proxy's own
+ * count of the route's answers by status (its metrics before and after).
+ */
 export async function measure(row: RowSpec, target: Target, ctx: MeasureContext): Promise<RunResult> {
   const runHeaders = row.prepare ? await row.prepare() : undefined;
   await resetUpstream(ctx.upstream);
@@ -723,6 +744,7 @@ export async function scrapeMetrics(metricsPort: number): Promise<{ status: numb
   }
 }
 
+/** A figure with thousands separators and `digits` decimals; `-` for none or not finite. */
 export function fmt(value: number | undefined, digits = 0): string {
   if (value === undefined || !Number.isFinite(value)) return '-';
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
@@ -734,6 +756,7 @@ export function peakProcessRss(list: readonly RowReport[]): number {
   return Math.max(...list.flatMap((r) => r.runs.map((run) => run.processRssMb)));
 }
 
+/** A run's answers by status as text (`12 × 304, 1 × 200`), `none`, or `no metrics`. */
 export function fmtStatuses(statuses: Record<string, number> | undefined): string {
   if (!statuses) return 'no metrics';
   const entries = Object.entries(statuses);

@@ -18,6 +18,7 @@ const PROFILE_TTL_SECONDS = 10;
 /** Time to live of the catalogue cache with the default configuration (`CATALOGUE_CACHE_TTL_MS`), in seconds. */
 const CATALOGUE_TTL_SECONDS = 60;
 
+/** The catalogue family (see the module documentation). */
 export const catalogue: ScenarioFamily = {
   scenarios: {
     catalogue: 'cached catalogue list',

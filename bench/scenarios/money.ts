@@ -26,6 +26,7 @@ export function depositRow(id: string, scenario: string, target: string, pinned:
   };
 }
 
+/** The money family: the deposit row and its reference. */
 export const money: ScenarioFamily = {
   scenarios: { deposit: 'deposit POST (validated, mapped)' },
   targetLabels: { 'proxy-deposit': 'proxy (own process)' },

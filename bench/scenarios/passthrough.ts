@@ -9,6 +9,7 @@
 import { COOKIE_NAME } from '../clients.js';
 import { type Check, findRow, fmt, pairedRatio, probe, type ScenarioFamily, startBenchServer, startNodeOptions, type TargetId, unmeasured } from '../harness.js';
 
+/** The passthrough family (see the module documentation). */
 export const passthrough: ScenarioFamily = {
   scenarios: { passthrough: 'authenticated passthrough GET' },
   targetLabels: {

@@ -19,6 +19,7 @@ const CIRCUIT_FAILURES = 5;
 /** The proxy's `UPSTREAM_CIRCUIT_PAUSE_MS` default, in seconds: an open circuit's one trial call per pause. */
 const CIRCUIT_PAUSE_SECONDS = 5;
 
+/** The refusals family: 401 without cookie, 503 with the circuit open. */
 export const refusals: ScenarioFamily = {
   scenarios: {
     'no-cookie': '401 without cookie',

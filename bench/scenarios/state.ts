@@ -16,6 +16,7 @@ const COUNTED_DEPOSITS = 200;
 /** Replay rounds of one deposit's command sequence. */
 const REPLAY_ROUNDS = 5;
 
+/** The state family: the `redis` rows and the `redis-commands` count. */
 export const state: ScenarioFamily = {
   scenarios: {
     redis: 'with REDIS_URL (vs without)',

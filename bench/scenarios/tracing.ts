@@ -79,6 +79,7 @@ function label(row: TracingRow): string {
   return `proxy, OTLP ${row.protocol}, ${sampling}`;
 }
 
+/** The tracing family: one row per sampling ratio and encoding (see the module documentation). */
 export const tracing: ScenarioFamily = {
   scenarios: { tracing: 'passthrough, tracing on (vs off)' },
   targetLabels: Object.fromEntries(rowsOfProtocol.map((r) => [r.target, label(r)])),

@@ -8,6 +8,7 @@
 import { pin } from '../proc.js';
 import { type ScenarioFamily, sleep } from '../harness.js';
 
+/** The workers family: `WORKERS=1` and `WORKERS=2`, unpinned. */
 export const workers: ScenarioFamily = {
   scenarios: { workers: 'passthrough, unpinned' },
   targetLabels: { 'proxy-w1': 'proxy WORKERS=1', 'proxy-w2': 'proxy WORKERS=2' },
