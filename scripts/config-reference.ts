@@ -135,13 +135,26 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: 'none',
     accepts: 'http(s) URL',
     meaning:
-      'turns on OpenTelemetry tracing, exported over OTLP/HTTP (JSON) to `<url>/v1/traces`: a server span per request, a client span per upstream call, W3C `traceparent` sent upstream; the standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_BSP_SCHEDULE_DELAY`…). Unset (and `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` unset too), nothing of OpenTelemetry is loaded',
+      'turns on OpenTelemetry tracing, exported over OTLP/HTTP (JSON, or protobuf with `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`) to `<url>/v1/traces`: a server span per request, a client span per upstream call, W3C `traceparent` sent upstream; the standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_SCHEDULE_DELAY`…). Unset (and `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` unset too), nothing of OpenTelemetry is loaded',
   },
   {
     variables: ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
     defaultText: 'none',
     accepts: 'http(s) URL',
     meaning: 'the full URL spans are sent to, used as given instead of `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces` (the OTLP exporter\'s own rule); set alone, it turns tracing on too',
+  },
+  {
+    variables: ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'],
+    defaultText: '`http/json`',
+    accepts: '`http/json` \\| `http/protobuf`',
+    meaning: 'the encoding of the exported spans (the traces variable wins); `grpc` is not served: JSON is used, with a warning line',
+  },
+  {
+    variables: ['OTEL_TRACES_SAMPLER'],
+    defaultText: '`parentbased_always_on`',
+    accepts: 'a sampler name of the OpenTelemetry SDK',
+    meaning:
+      'which requests are traced, with `OTEL_TRACES_SAMPLER_ARG` (e.g. `parentbased_traceidratio` and `0.1`: one request in ten, or as the caller\'s `traceparent` decided). An unsampled request exports nothing and builds no attribute of the proxy; its upstream calls still carry `traceparent` (sampled flag off)',
   },
   { variables: ['KEEP_ALIVE_TIMEOUT_MS'], meaning: "idle keep-alive time of client connections (milliseconds); longer than a load balancer's idle timeout" },
   {

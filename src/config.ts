@@ -75,6 +75,9 @@ export const EnvSchema = Type.Object({
   MAX_CONNECTIONS: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String()),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: Type.Optional(Type.String()),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Type.Optional(Type.String()),
+  OTEL_EXPORTER_OTLP_PROTOCOL: Type.Optional(Type.String()),
+  OTEL_TRACES_SAMPLER: Type.Optional(Type.String()),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 65_000 }),
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 0 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 10_000 }),
@@ -176,6 +179,16 @@ export interface Config {
    * exporter's rule: it wins over `<otlpEndpoint>/v1/traces`); set alone, it turns tracing on too.
    */
   readonly otlpTracesEndpoint?: string;
+  /**
+   * The OpenTelemetry variables the proxy's tracing reads itself, as given (the SDK reads the rest of the
+   * standard `OTEL_*` variables): the exporter's encoding (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else
+   * `OTEL_EXPORTER_OTLP_PROTOCOL`) and the sampler's name (`OTEL_TRACES_SAMPLER`).
+   */
+  readonly otlpSettings: Readonly<{
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?: string | undefined;
+    OTEL_EXPORTER_OTLP_PROTOCOL?: string | undefined;
+    OTEL_TRACES_SAMPLER?: string | undefined;
+  }>;
   /** Idle time of a kept-alive client connection before the server closes it, in milliseconds. */
   readonly keepAliveTimeoutMs: number;
   /** After SIGTERM, time `/readyz` answers 503 while requests are still served, before the listener closes, in milliseconds. */
@@ -540,6 +553,11 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     maxConnections: e.MAX_CONNECTIONS,
     ...(otlpEndpoint === undefined ? {} : { otlpEndpoint }),
     ...(otlpTracesEndpoint === undefined ? {} : { otlpTracesEndpoint }),
+    otlpSettings: Object.freeze({
+      OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
+      OTEL_EXPORTER_OTLP_PROTOCOL: e.OTEL_EXPORTER_OTLP_PROTOCOL,
+      OTEL_TRACES_SAMPLER: e.OTEL_TRACES_SAMPLER,
+    }),
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

@@ -21,8 +21,13 @@ import zlib from 'node:zlib';
 import { clientAddress, clientHeaders, COOKIE_NAME, sessionToken } from '../bench/clients.js';
 import { wrkScript } from '../bench/load.js';
 import { BROWSER_ACCEPT_ENCODING, formatPageBytes, pageBytes, pageBytesProblems } from '../bench/page-bytes.js';
-import { type BenchReport, resolveNode, runBench, startNodeOptions, statusesOfRoute } from '../bench/run.js';
+import { requestCountSample } from '../bench/harness.js';
+import { formatRedisCommands, infoField, parseCommandStats } from '../bench/redis-commands.js';
+import { type BenchReport, resolveNode, runBench, SCENARIOS, startNodeOptions, statusesOfRoute } from '../bench/run.js';
+import { FAMILIES } from '../bench/scenarios/index.js';
+import { benchProtocol, tracingRows } from '../bench/scenarios/tracing.js';
 import { CATALOGUE_GAMES, CATALOGUE_PAGE } from '../bench/upstream.js';
+import { HAVE_REDIS } from './helpers/redis-server.js';
 
 test('bench harness: a 1 s passthrough run reports every target with 2xx answers only', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
@@ -159,6 +164,93 @@ test("the proxy's answers of one route by status, from its metrics text", () => 
   ].join('\n');
   assert.deepEqual(statusesOfRoute(text, '/api/games/list'), { '304': 12, '200': 4 });
   assert.deepEqual(statusesOfRoute(text, '/api/user/login-history'), {});
+});
+
+test('the answer counter is read with or without the front_proxy_ metric prefix', () => {
+  const cases: [line: string, expected: { labels: string; value: number } | undefined][] = [
+    ['http_request_duration_seconds_count{route="/a",status_code="200"} 5', { labels: 'route="/a",status_code="200"', value: 5 }],
+    ['front_proxy_http_request_duration_seconds_count{route="/a",status_code="304"} 7', { labels: 'route="/a",status_code="304"', value: 7 }],
+    ['front_proxy_http_request_duration_seconds_count 9', { labels: '', value: 9 }],
+    ['front_proxy_http_request_duration_seconds_sum{route="/a"} 0.5', undefined],
+    ['other_http_request_duration_seconds_count{route="/a"} 1', undefined],
+    ['# TYPE front_proxy_http_request_duration_seconds histogram', undefined],
+  ];
+  for (const [line, expected] of cases) assert.deepEqual(requestCountSample(line), expected, line);
+  const prefixed = 'front_proxy_http_request_duration_seconds_count{method="GET",route="/api/games/list",status_code="304"} 12';
+  assert.deepEqual(statusesOfRoute(prefixed, '/api/games/list'), { '304': 12 });
+});
+
+test('scenario families: every scenario named once, in the families\' order; the round-3 scenarios kept', () => {
+  const names = FAMILIES.flatMap((f) => Object.keys(f.scenarios));
+  assert.deepEqual([...SCENARIOS], names);
+  assert.equal(new Set(names).size, names.length);
+  for (const kept of ['passthrough', 'deposit', 'catalogue', 'revalidate', 'profile', 'no-cookie', 'circuit-open', 'redis', 'tracing', 'workers']) {
+    assert.ok(names.includes(kept), kept);
+  }
+});
+
+test('tracing rows: each sampling ratio in the chosen encoding, full sampling in the other; the encoding option checked', () => {
+  const json = tracingRows('http/json');
+  assert.deepEqual(
+    json.map((r) => [r.id, r.ratio, r.protocol]),
+    [
+      ['tracing/ratio-0', 0, 'http/json'],
+      ['tracing/ratio-0.01', 0.01, 'http/json'],
+      ['tracing/ratio-0.1', 0.1, 'http/json'],
+      ['tracing/passthrough', undefined, 'http/json'],
+      ['tracing/protobuf', undefined, 'http/protobuf'],
+      ['tracing/ratio-0-instrumented', 0, 'http/json'],
+    ],
+  );
+  assert.equal(json.at(-1)?.sampler, 'traceidratio');
+  assert.equal(new Set(json.map((r) => r.target)).size, json.length, 'a proxy per row');
+  assert.deepEqual(tracingRows('http/protobuf').at(-2), { id: 'tracing/json', target: 'proxy-tracing-json', ratio: undefined, protocol: 'http/json' });
+  assert.equal(benchProtocol({}), 'http/json');
+  assert.equal(benchProtocol({ BENCH_OTLP_PROTOCOL: 'http/protobuf' }), 'http/protobuf');
+  assert.throws(() => benchProtocol({ BENCH_OTLP_PROTOCOL: 'grpc' }), /BENCH_OTLP_PROTOCOL/);
+});
+
+test('Redis INFO: calls by command (subcommands named with |) and one stats field', () => {
+  const commandstats = [
+    '# Commandstats',
+    'cmdstat_set:calls=400,usec=900,usec_per_call=2.25,rejected_calls=0,failed_calls=0',
+    'cmdstat_config|resetstat:calls=1,usec=10,usec_per_call=10.00,rejected_calls=0,failed_calls=0',
+    'cmdstat_get:calls=3,usec=3,usec_per_call=1.00,rejected_calls=0,failed_calls=0',
+  ].join('\r\n');
+  assert.deepEqual(parseCommandStats(commandstats), { set: 400, 'config|resetstat': 1, get: 3 });
+  assert.deepEqual(parseCommandStats(''), {});
+  const stats = '# Stats\r\ntotal_commands_processed:410\r\ntotal_reads_processed:402\r\n';
+  assert.equal(infoField(stats, 'total_reads_processed'), 402);
+  assert.ok(Number.isNaN(infoField(stats, 'total_writes_processed')));
+});
+
+test("bench redis-commands: a deposit's Redis commands and round trips, counted on a redis-server", { skip: !HAVE_REDIS && 'redis-server is not installed', timeout: 90_000 }, async () => {
+  const report = await runBench({
+    seconds: 1,
+    runs: 1,
+    warmupSeconds: 0,
+    connections: 1,
+    sessions: 16,
+    tool: 'autocannon',
+    scenarios: ['redis-commands'],
+    pin: false,
+    logPath: '/dev/null',
+    resultsPath: undefined,
+    print: false,
+    node: 'current',
+  });
+  assert.deepEqual(report.rows, [], 'no load row');
+  const counted = report.redisCommands;
+  assert.ok(counted, 'the counts are in the report');
+  assert.equal(counted.succeeded, counted.deposits, 'every deposit answered 2xx');
+  assert.equal(counted.passthroughCommandsPerRequest, 0, 'the passthrough makes no Redis command');
+  // The exactly-once guard writes at least its pending marker and its kept answer.
+  assert.ok(counted.totalPerDeposit >= 2, JSON.stringify(counted.commandsPerDeposit));
+  assert.ok(counted.roundTripsPerDeposit >= 1 && counted.roundTripsPerDeposit <= counted.totalPerDeposit + 0.05, String(counted.roundTripsPerDeposit));
+  assert.ok(counted.sequence.length >= 2, JSON.stringify(counted.sequence));
+  assert.ok(counted.replay && [counted.replay.sequentialUs, counted.replay.pipelinedUs, counted.replay.scriptUs].every((us) => Number.isFinite(us) && us > 0));
+  assert.ok(report.checks.filter((c) => c.kind === 'correctness').every((c) => c.ok), JSON.stringify(report.checks));
+  assert.match(formatRedisCommands(counted).join('\n'), /commands, \d+\.\d+ round trips/);
 });
 
 test('the bench catalogue page: deterministic, a few tens of KB of games', () => {

@@ -139,6 +139,7 @@ test('a request: a server span with http.route, a client span with the EP code, 
   const traceparent = TRACEPARENT.exec(String(call.headers.traceparent));
   assert.ok(traceparent, `a W3C traceparent upstream: ${String(call.headers.traceparent)}`);
   const [, traceId = '', parentId = ''] = traceparent;
+  assert.match(String(call.headers.traceparent), /-01$/, 'sampled: the default sampler keeps every request');
 
   const spans = await spansOf(traceId, parentId);
   assert.ok(spans, `the collector received the spans of trace ${traceId}`);

@@ -12,12 +12,26 @@
  *   `traceparent` header added to the call.
  * - No header is recorded on any span; `url.full` and `url.query` keep the query's names with every value
  *   replaced by `REDACTED`; exceptions are not recorded (their messages could quote an upstream).
+ * - Sampling is the SDK's, from the environment (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`, e.g.
+ *   `parentbased_traceidratio` and `0.1`; default `parentbased_always_on`), read by the tracer provider.
+ *   A request the sampler leaves out gets non-recording spans: nothing reaches the span processor or the
+ *   exporter, and the proxy's hooks add no attribute and build no redacted URL for it; the W3C
+ *   `traceparent` still goes upstream, with the sampled flag off. With a parent-based sampler (the
+ *   default, and every `parentbased_*`) an upstream call under such a request is not instrumented at all:
+ *   its span could only be left out too, so the trace context headers are added to the call directly
+ *   ({@link propagateUnsampled}) instead of the instrumentation's URL parsing, attributes and
+ *   non-recording span.
+ * - Export: one batch span processor (its queue bounded: `OTEL_BSP_MAX_QUEUE_SIZE`, default 2,048 spans,
+ *   spans past it dropped; `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, default 512, one export in flight at a
+ *   time) and OTLP/HTTP in the encoding `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (or
+ *   `OTEL_EXPORTER_OTLP_PROTOCOL`) gives: `http/json` (the default) or `http/protobuf`.
  *
  * @module
  */
 import { FastifyOtelInstrumentation } from '@fastify/otel';
-import { context, type DiagLogger, diag, DiagLogLevel, propagation, type Span, trace } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { context, type DiagLogger, diag, DiagLogLevel, isSpanContextValid, propagation, type Span, trace, TraceFlags } from '@opentelemetry/api';
+import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { UndiciInstrumentation, type UndiciRequest } from '@opentelemetry/instrumentation-undici';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
@@ -42,6 +56,50 @@ export interface TracingSetup {
   readonly upstreams: Readonly<Record<string, string | undefined>>;
   /** `service.version` of the spans. */
   readonly buildId: string;
+  /** The exporter's encoding and the sampler's name, as configured (`Config.otlpSettings`). */
+  readonly settings: Readonly<Record<string, string | undefined>>;
+}
+
+/** The OTLP/HTTP encodings the exporter speaks (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` values). */
+export type OtlpProtocol = 'http/json' | 'http/protobuf';
+
+/**
+ * The exporter's encoding from the environment: `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else
+ * `OTEL_EXPORTER_OTLP_PROTOCOL`; `http/json` when neither is set. `grpc` (not served: the proxy
+ * exports over HTTP only) and any other value are `http/json` too, with `unsupported` set so the caller
+ * can say so in a warning line.
+ */
+export function otlpProtocol(env: Readonly<Record<string, string | undefined>>): { protocol: OtlpProtocol; unsupported?: string } {
+  const raw = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || '').trim();
+  if (raw === '' || raw === 'http/json') return { protocol: 'http/json' };
+  if (raw === 'http/protobuf') return { protocol: 'http/protobuf' };
+  return { protocol: 'http/json', unsupported: raw };
+}
+
+/**
+ * Whether the sampler `OTEL_TRACES_SAMPLER` names (as the SDK reads it; unset or empty:
+ * `parentbased_always_on`) follows a local parent's decision, so that a span under an unsampled span is
+ * never sampled.
+ */
+export function isParentBasedSampler(name: string | undefined): boolean {
+  const value = (name ?? '').trim();
+  return value === '' || value.startsWith('parentbased_');
+}
+
+/**
+ * For an upstream call made under a span the sampler left out (with a parent-based sampler, the call's
+ * span would be left out too): adds the trace context headers of the active context to the call, as
+ * the instrumentation would (W3C `traceparent` with the sampled flag off, and `tracestate`/`baggage`
+ * when present), and answers `true` so that the instrumentation skips it. Any other call (no active
+ * span, or a sampled one): `false`, the instrumentation handles it.
+ */
+export function propagateUnsampled(request: Pick<UndiciRequest, 'addHeader'>): boolean {
+  const active = trace.getActiveSpan()?.spanContext();
+  if (active === undefined || !isSpanContextValid(active) || (active.traceFlags & TraceFlags.SAMPLED) !== 0) return false;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  for (const [name, value] of Object.entries(carrier)) request.addHeader(name, value);
+  return true;
 }
 
 /** A query parameter name short and plain enough to be no credential; any other name is redacted too. */
@@ -130,25 +188,32 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
   const resource = resourceFromAttributes({ 'service.name': 'front-proxy', 'service.version': setup.buildId }).merge(
     detectResources({ detectors: [envDetector] }),
   );
-  const provider = new NodeTracerProvider({
-    resource,
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: setup.tracesUrl }))],
-  });
+  const { protocol, unsupported } = otlpProtocol(setup.settings);
+  const exporterConfig = { url: setup.tracesUrl };
+  const exporter = protocol === 'http/protobuf' ? new OTLPProtobufTraceExporter(exporterConfig) : new OTLPJsonTraceExporter(exporterConfig);
+  // The sampler is the provider's default: read from OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG. The
+  // batch processor's bounds come from OTEL_BSP_* (defaults: 2,048 spans queued, 512 per export).
+  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
   provider.register();
 
   const endpointOf = endpointFinder(setup.upstreams);
   // Instrumentations start enabled on construction (the undici one reads `enabled` per call), after the
   // provider is registered; each is also given the provider directly.
+  // The attributes are set once the span exists, and only on a span the sampler kept: an unsampled call
+  // builds no URL and no attribute of ours. They replace the instrumentation's own `url.full` and
+  // `url.query` (which hold the raw query) before the span can end.
   const undici = new UndiciInstrumentation({
-    startSpanHook: (request: UndiciRequest) => {
+    ...(isParentBasedSampler(setup.settings.OTEL_TRACES_SAMPLER) ? { ignoreRequestHook: propagateUnsampled } : {}),
+    requestHook: (span: Span, request: UndiciRequest) => {
+      if (!span.isRecording()) return;
       const origin = new URL(String(request.origin)).origin;
       const target = new URL(request.path, origin);
       const query = redactQuery(target.search);
-      return {
+      span.setAttributes({
         [ENDPOINT_ATTRIBUTE]: endpointOf(request.method, origin, request.path),
         'url.full': `${origin}${target.pathname}${query}`,
         'url.query': query,
-      };
+      });
     },
   });
   undici.setTracerProvider(provider);
@@ -158,6 +223,7 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
     instrumentHooks: false,
     recordExceptions: false,
     requestHook: (span: Span, request: FastifyRequest) => {
+      if (!span.isRecording()) return;
       const route = request.routeOptions.url;
       span.updateName(route === undefined ? request.method : `${request.method} ${route}`);
       span.setAttribute('url.path', withoutQuery(request.url));
@@ -168,6 +234,9 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
   const plugin = fp(
     async (app: FastifyInstance) => {
       diag.setLogger(diagnostics(app), DiagLogLevel.WARN);
+      if (unsupported !== undefined) {
+        app.log.warn({ protocol: unsupported }, 'opentelemetry: unsupported OTLP protocol, exporting over OTLP/HTTP JSON');
+      }
       await app.register(server.plugin());
       app.addHook('onClose', async () => {
         undici.disable();

@@ -4,8 +4,11 @@
  * step, registered right after the logging, opens a server span for every request (`http.route`: the
  * route pattern) and a client span for every upstream call (`front_proxy.endpoint`: its EP code,
  * spec 7.2), with W3C `traceparent` sent upstream. Spans go to `<endpoint>/v1/traces` over OTLP/HTTP
- * (JSON); the standard `OTEL_*` variables of the process apply (service name, exporter headers, batch
- * delay, sampler).
+ * (JSON, or protobuf with `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`); the standard `OTEL_*`
+ * variables of the process apply (service name, exporter headers, batch delay and queue bounds,
+ * sampler: `OTEL_TRACES_SAMPLER=parentbased_traceidratio` with `OTEL_TRACES_SAMPLER_ARG=0.1` traces one
+ * request in ten, and the others cost no span export and no attribute; their `traceparent` still goes
+ * upstream, marked not sampled).
  *
  * Nothing of OpenTelemetry is loaded when tracing is off: this module imports none of it, and the
  * setup (`tracing-sdk.ts`) is loaded with a dynamic `import()` only when the variable is set.
@@ -38,10 +41,10 @@ export interface Tracing {
  * @throws whatever loading the OpenTelemetry packages throws (a broken install), only when tracing is on.
  */
 export async function createTracing(
-  config: Pick<Config, 'otlpEndpoint' | 'otlpTracesEndpoint' | 'upstreams' | 'buildId'>,
+  config: Pick<Config, 'otlpEndpoint' | 'otlpTracesEndpoint' | 'upstreams' | 'buildId'> & Partial<Pick<Config, 'otlpSettings'>>,
 ): Promise<Tracing | undefined> {
   const tracesUrl = config.otlpTracesEndpoint ?? (config.otlpEndpoint === undefined ? undefined : `${config.otlpEndpoint}/v1/traces`);
   if (tracesUrl === undefined) return undefined;
   const { startTracing } = await import('./tracing-sdk.js');
-  return startTracing({ tracesUrl, upstreams: config.upstreams, buildId: config.buildId });
+  return startTracing({ tracesUrl, upstreams: config.upstreams, buildId: config.buildId, settings: config.otlpSettings ?? {} });
 }

@@ -1,0 +1,72 @@
+/**
+ * Scenario family **passthrough**: an authenticated GET the proxy forwards to the BFF, against the
+ * reference (`node:http` + one undici `Pool`; also started with `npm start`'s Node.js options) and the
+ * Fastify + `@fastify/reply-from` peer; the reference passthrough is the base of every other ratio.
+ * Its `afterPlan` starts the reference and the peer whenever any family's row loads them.
+ *
+ * @module
+ */
+import { COOKIE_NAME } from '../clients.js';
+import { type Check, findRow, fmt, pairedRatio, probe, type ScenarioFamily, startBenchServer, startNodeOptions, type TargetId, unmeasured } from '../harness.js';
+
+/** The passthrough family (see the module documentation). */
+export const passthrough: ScenarioFamily = {
+  scenarios: { passthrough: 'authenticated passthrough GET' },
+  targetLabels: {
+    reference: 'reference node:http+Pool',
+    'reference-tuned': 'reference, npm start options',
+    peer: 'peer Fastify+reply-from',
+  },
+  hostNodeScenarios: ['passthrough'],
+  comparisons: [
+    { label: 'passthrough against the reference', row: 'passthrough/proxy', base: 'passthrough/reference' },
+    { label: "passthrough against the reference started with npm start's Node.js options too", row: 'passthrough/proxy', base: 'passthrough/reference-tuned' },
+    { label: 'passthrough against the Fastify + reply-from peer', row: 'passthrough/proxy', base: 'passthrough/peer' },
+    { label: "passthrough, the measured Node.js against the bench's", row: 'passthrough/proxy', base: 'passthrough/proxy-host-node' },
+  ],
+
+  async plan(ctx) {
+    // `reference-tuned` is the reference with the Node.js options `npm start` gives the proxy (e.g.
+    // `--max-semi-space-size=8`): how much of the proxy's ratio is runtime tuning rather than code.
+    const tuned = startNodeOptions().length > 0 ? (['reference-tuned'] as const) : [];
+    ctx.rows.push(...ctx.withHost(ctx.passthroughRow('passthrough/proxy', 'passthrough', 'proxy')));
+    for (const target of ['reference', ...tuned, 'peer'] as const) ctx.rows.push(ctx.passthroughRow(`passthrough/${target}`, 'passthrough', target));
+  },
+
+  async afterPlan(ctx) {
+    const needs = new Set(ctx.rows.map((r) => r.target));
+    if (!needs.has('reference') && !needs.has('peer')) return;
+    const args = [ctx.upstream, ctx.passthrough.upstreamPath, COOKIE_NAME];
+    const cpus = ctx.pinned ? '0' : undefined;
+    const node = ctx.targetNode;
+    ctx.addTarget('reference', await startBenchServer('reference', args, cpus, [], node.execPath), node);
+    ctx.addTarget('peer', await startBenchServer('peer', args, cpus, [], node.execPath), node);
+    const checked: TargetId[] = ['reference', 'peer'];
+    if (needs.has('reference-tuned')) {
+      ctx.addTarget('reference-tuned', await startBenchServer('reference', args, cpus, startNodeOptions(), node.execPath), node);
+      checked.push('reference-tuned');
+    }
+    for (const id of checked) {
+      const res = await probe(ctx.upstream, ctx.targets.get(id)?.port as number, ctx.passthroughRow('', 'passthrough', id));
+      if (res.status !== 200) throw new Error(`${id} answered ${res.status}: ${res.text.slice(0, 200)}`);
+    }
+  },
+
+  checks(rows, inputs) {
+    if (!inputs.wanted.has('passthrough')) return [];
+    const proxy = findRow(rows, 'passthrough', 'proxy');
+    const peer = findRow(rows, 'passthrough', 'peer');
+    const rpsName = 'passthrough vs the Fastify + reply-from peer, same run ≥ 0.90× rps';
+    const cpuName = 'passthrough vs the Fastify + reply-from peer, same run: CPU per request ≤ 1.15×';
+    if (!proxy || !peer || proxy.runs.length === 0 || peer.runs.length === 0) {
+      return [unmeasured(rpsName, 'the passthrough rows did not run'), unmeasured(cpuName, 'the passthrough rows did not run')];
+    }
+    const rps = pairedRatio(proxy.runs, peer.runs, (r) => r.rps);
+    const cpu = pairedRatio(proxy.runs, peer.runs, (r) => r.cpuUsPerRequest);
+    const checks: Check[] = [
+      { name: rpsName, ok: rps >= 0.9, kind: 'target', detail: `${fmt(rps, 2)}×` },
+      { name: cpuName, ok: cpu <= 1.15, kind: 'target', detail: `${fmt(cpu, 2)}×` },
+    ];
+    return checks;
+  },
+};

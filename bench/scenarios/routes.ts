@@ -1,0 +1,25 @@
+/**
+ * The proxy routes and upstream paths more than one scenario family loads or counts.
+ *
+ * @module
+ */
+import { BENCH_USER_ID } from '../upstream.js';
+
+/** Authenticated GET routes that forward to the BFF, in order of preference (the passthrough route is the first served). */
+export const PASSTHROUGH_CANDIDATES = ['/api/user/last-casino-games', '/api/payments/bank-list', '/api/user/login-history'];
+/** The profile read's upstream call (spec 2.1): a session's first request may make it. */
+export const PROFILE_UPSTREAM = '/auth/user-profile';
+export const DEPOSIT_PATH = '/api/payments/deposit';
+/** The upstream call of one deposit (spec 2.7). */
+export const DEPOSIT_UPSTREAM = '/wallet/add-credit';
+/** A DepositPayload (spec 2.7); `__N__` becomes a different amount in cents for every request. */
+export const DEPOSIT_BODY = `{"userId":${BENCH_USER_ID},"creditAmount":__N__,"paymentMethod":"pix","currency":"BRL","utmSource":"newsletter","utmCampaign":"spring"}`;
+/**
+ * Consecutive requests of the profile and deposit rows that carry one session (a page load's worth).
+ * The profile cache holds at most 100 tokens (spec 8), and a deposit reads the session's user id
+ * from it: in strict rotation over thousands of sessions every request would find its token evicted
+ * and the rows would measure a profile fetch per request, not the cache. In bursts, one session's
+ * requests share one fetch, and the rotation still spreads them over every session (the per-session
+ * rate is the same as without bursts).
+ */
+export const SESSION_BURST = 64;
