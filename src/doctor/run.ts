@@ -196,19 +196,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       );
     }
 
+    /** Records the row of `probe`: its identity and target, and what came of it. */
+    const record = (probe: Probe, path: string, outcome: Pick<DoctorRow, 'status' | 'latencyMs' | 'verdict' | 'findings'> & { ref?: string }): void => {
+      results.set(probe, { code: probe.code, method: probe.method, path, kind: probe.kind, required: probe.required, ...outcome });
+    };
+
     const skip = (probe: Probe, why: string, level: 'skip' | 'fail' = 'skip'): void => {
       const { path, query } = target(probe, found);
-      results.set(probe, {
-        code: probe.code,
-        method: probe.method,
-        path: path + query,
-        kind: probe.kind,
-        required: probe.required,
-        status: null,
-        latencyMs: null,
-        verdict: level,
-        findings: [{ level: level === 'fail' ? 'fail' : 'note', text: why }],
-      });
+      record(probe, path + query, { status: null, latencyMs: null, verdict: level, findings: [{ level: level === 'fail' ? 'fail' : 'note', text: why }] });
     };
 
     const probeOne = async (probe: Probe, extra?: (json: unknown) => Finding[]): Promise<unknown> => {
@@ -254,35 +249,17 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       } catch (error) {
         const e = error as { name?: string; code?: string; message?: string };
         const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError' || (e.code ?? '').includes('TIMEOUT');
-        results.set(probe, {
-          code: probe.code,
-          method: probe.method,
-          path: path + query,
-          kind: probe.kind,
-          required: probe.required,
-          status: null,
-          latencyMs: Math.round(performance.now() - t0),
-          verdict: 'fail',
-          findings: [{ level: 'fail', text: timedOut ? `no answer within ${probeTimeoutMs} ms (the proxy answers 504 upstream_timeout)` : `no answer: ${e.code ?? e.message ?? 'connection failed'} (the proxy answers 502 upstream_unavailable)` }],
-        });
+        const text = timedOut
+          ? `no answer within ${probeTimeoutMs} ms (the proxy answers 504 upstream_timeout)`
+          : `no answer: ${e.code ?? e.message ?? 'connection failed'} (the proxy answers 502 upstream_unavailable)`;
+        record(probe, path + query, { status: null, latencyMs: Math.round(performance.now() - t0), verdict: 'fail', findings: [{ level: 'fail', text }] });
         return undefined;
       }
       const latencyMs = Math.round(performance.now() - t0);
       const judged = judgeAnswer(probe, answer, maxBytes, url);
       const findings = [...judged.findings];
       if (judged.json !== undefined && answer.status >= 200 && answer.status < 300 && extra) findings.push(...extra(judged.json));
-      results.set(probe, {
-        code: probe.code,
-        method: probe.method,
-        path: path + query,
-        kind: probe.kind,
-        required: probe.required,
-        status: answer.status,
-        latencyMs,
-        verdict: verdictOf(findings),
-        findings,
-        ...(judged.ref ? { ref: judged.ref } : {}),
-      });
+      record(probe, path + query, { status: answer.status, latencyMs, verdict: verdictOf(findings), findings, ...(judged.ref ? { ref: judged.ref } : {}) });
       return answer.status >= 200 && answer.status < 300 ? judged.json : undefined;
     };
 
