@@ -7,45 +7,17 @@
  * sampling (the default) is `tracing.test.ts`.
  */
 import assert from 'node:assert/strict';
-import { createServer as createHttpServer, request as httpRequest } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request as httpRequest } from 'node:http';
 import { after, before, test } from 'node:test';
-import { gunzipSync } from 'node:zlib';
 import { isParentBasedSampler, otlpProtocol } from '../src/pipeline/tracing-sdk.js';
+import { startOtlpCollector } from './helpers/otlp-collector.js';
 import { fakeJwt, startProxy, startRecordingUpstream, type RecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
 // Read when a proxy starts its tracer provider and batch processor: spans leave within 100 ms.
 process.env.OTEL_BSP_SCHEDULE_DELAY = '100';
 
-/** A fake OTLP/HTTP collector on 127.0.0.1: keeps every body posted to `/v1/traces`, with its content type. */
-async function startCollector() {
-  const exports: { contentType: string; body: Buffer }[] = [];
-  const server = createHttpServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body = Buffer.concat(chunks);
-      if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-      if (req.method === 'POST' && req.url === '/v1/traces') {
-        exports.push({ contentType: String(req.headers['content-type']), body });
-        res.writeHead(200, { 'content-type': String(req.headers['content-type']) }).end();
-      } else {
-        res.writeHead(404).end();
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    exports,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
+/** The fake OTLP/HTTP collector: every export posted to `/v1/traces`, with its content type. */
+const startCollector = startOtlpCollector;
 
 /**
  * A GET through `node:http`, which no instrumentation of the test's process traces (its `fetch` is

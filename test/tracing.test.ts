@@ -6,11 +6,9 @@
  * session token, the cookie or an authorization header; error answers keep their `X-Error-Ref`.
  */
 import assert from 'node:assert/strict';
-import { createServer as createHttpServer, type IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { gunzipSync } from 'node:zlib';
 import { redactQuery } from '../src/pipeline/tracing-sdk.js';
+import { startOtlpCollector } from './helpers/otlp-collector.js';
 import { fakeJwt, send, startProxy, startRecordingUpstream, type RecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
 // Read by the batch span processor when the proxy starts: spans leave within 100 ms.
@@ -37,45 +35,27 @@ interface OtlpExport {
 const SERVER = 2;
 const CLIENT = 3;
 
-/** A fake OTLP/HTTP collector on 127.0.0.1: keeps every body posted to `/v1/traces` (JSON). */
+/** The collector of these tests, with views of its exports: bodies as text, content types, paths, spans (OTLP JSON). */
 async function startCollector() {
-  const bodies: string[] = [];
-  const contentTypes: string[] = [];
-  /** The path of each export received. */
-  const paths: string[] = [];
-  const server = createHttpServer((req: IncomingMessage, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      let body = Buffer.concat(chunks);
-      if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
-      if (req.method === 'POST' && (req.url === '/v1/traces' || req.url === '/otlp/traces')) {
-        paths.push(req.url);
-        bodies.push(body.toString('utf8'));
-        contentTypes.push(String(req.headers['content-type']));
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
-      } else {
-        res.writeHead(404).end();
-      }
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  const collector = await startOtlpCollector();
+  const { exports } = collector;
   return {
-    url: `http://127.0.0.1:${port}`,
-    bodies,
-    contentTypes,
-    paths,
+    url: collector.url,
+    get bodies(): string[] {
+      return exports.map((e) => e.body.toString('utf8'));
+    },
+    get contentTypes(): string[] {
+      return exports.map((e) => e.contentType);
+    },
+    get paths(): string[] {
+      return exports.map((e) => e.path);
+    },
     spans(): OtlpSpan[] {
-      return bodies.flatMap((b) =>
-        ((JSON.parse(b) as OtlpExport).resourceSpans ?? []).flatMap((r) => (r.scopeSpans ?? []).flatMap((s) => s.spans ?? [])),
+      return exports.flatMap((e) =>
+        ((JSON.parse(e.body.toString('utf8')) as OtlpExport).resourceSpans ?? []).flatMap((r) => (r.scopeSpans ?? []).flatMap((s) => s.spans ?? [])),
       );
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => collector.close(),
   };
 }
 
