@@ -9,6 +9,7 @@ import { isIP, createServer as createNetServer } from 'node:net';
 import { type Static, type TSchema, Kind, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import proxyAddr from 'proxy-addr';
+import { type RedisTopology, redisTopology } from './state/topology.js';
 
 /** The `REGISTER_TYPE` values of CONTRACT.md and the upstream each selects (spec 4.1). */
 export const REGISTER_TYPES = ['bff-simplified', 'classic', 'simplified'] as const;
@@ -69,6 +70,12 @@ export const EnvSchema = Type.Object({
   ),
   PAYMENT_ICON_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_URL: Type.Optional(Type.String({ secret: true })),
+  REDIS_SENTINELS: Type.Optional(Type.String({ description: 'comma-separated host:port addresses' })),
+  REDIS_SENTINEL_NAME: Type.Optional(Type.String({ minLength: 1 })),
+  REDIS_CLUSTER_NODES: Type.Optional(Type.String({ description: 'comma-separated host:port addresses' })),
+  REDIS_PASSWORD: Type.Optional(Type.String({ secret: true })),
+  REDIS_SENTINEL_PASSWORD: Type.Optional(Type.String({ secret: true })),
+  REDIS_TLS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   OTEL_EXPORTER_OTLP_ENDPOINT: Type.Optional(Type.String()),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 65_000 }),
@@ -138,10 +145,11 @@ export interface Config {
   /** Prefix for payment icon URLs (spec 2.8); `undefined` = `/icons`. */
   readonly paymentIconPrefix: string | undefined;
   /**
-   * `redis://` or `rediss://` URL of the state every instance shares (CONTRACT.md "Several instances");
+   * The Redis deployment of the state every instance shares (CONTRACT.md "Several instances"):
+   * `REDIS_URL`, `REDIS_SENTINELS` + `REDIS_SENTINEL_NAME` or `REDIS_CLUSTER_NODES` (`state/topology.ts`);
    * `undefined`: the state lives in this process and only one process may serve.
    */
-  readonly redisUrl: string | undefined;
+  readonly redis: RedisTopology | undefined;
   /**
    * Port of the Prometheus metrics endpoint (`GET /metrics`, same `HOST`; CONTRACT.md "Operations");
    * never `port` unless both are 0. `undefined`: no metrics endpoint.
@@ -291,25 +299,6 @@ function checkTrustedProxies(value: string, problems: string[]): string[] | unde
   return list;
 }
 
-function checkRedisUrl(value: string, problems: string[]): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    problems.push('REDIS_URL: expected a redis:// or rediss:// URL, such as redis://:password@redis.internal:6379/0');
-    return undefined;
-  }
-  if (url.protocol !== 'redis:' && url.protocol !== 'rediss:') {
-    problems.push(`REDIS_URL: expected a redis:// or rediss:// URL, got protocol "${url.protocol}"`);
-    return undefined;
-  }
-  if (!url.hostname) {
-    problems.push('REDIS_URL: expected a host, such as redis://redis.internal:6379');
-    return undefined;
-  }
-  return value;
-}
-
 function checkOrigin(value: string, problems: string[]): string | undefined {
   try {
     const url = new URL(value);
@@ -436,11 +425,13 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
           .filter((o) => o.length > 0)
           .map((o) => checkOrigin(o, problems))
           .filter((o): o is string => o !== undefined);
-  const redisUrl = e.REDIS_URL === undefined ? undefined : checkRedisUrl(e.REDIS_URL, problems);
+  const redis = redisTopology(e, problems);
   const trustedProxies = e.TRUSTED_PROXIES === undefined ? undefined : checkTrustedProxies(e.TRUSTED_PROXIES, problems);
   const otlpEndpoint = e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : checkUrl('OTEL_EXPORTER_OTLP_ENDPOINT', e.OTEL_EXPORTER_OTLP_ENDPOINT, problems);
-  if (e.WORKERS > 1 && e.REDIS_URL === undefined) {
-    problems.push(`WORKERS: ${e.WORKERS} processes need REDIS_URL, so that they share the money moves' records and the caches (CONTRACT.md "Several instances"); set REDIS_URL or WORKERS=1`);
+  if (e.WORKERS > 1 && e.REDIS_URL === undefined && e.REDIS_SENTINELS === undefined && e.REDIS_CLUSTER_NODES === undefined) {
+    problems.push(
+      `WORKERS: ${e.WORKERS} processes need REDIS_URL (or REDIS_SENTINELS, REDIS_CLUSTER_NODES), so that they share the money moves' records and the caches (CONTRACT.md "Several instances"); set REDIS_URL or WORKERS=1`,
+    );
   }
   if (e.METRICS_PORT !== undefined && !invalid.has('PORT') && e.PORT !== 0 && e.METRICS_PORT === e.PORT) {
     problems.push(`METRICS_PORT: expected a port other than PORT (${e.PORT}): metrics are never served on the public port, got ${quoted(String(e.METRICS_PORT))}`);
@@ -467,7 +458,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     catalogueCacheTtlMs: e.CATALOGUE_CACHE_TTL_MS,
     catalogueForSessions: e.CATALOGUE_FOR_SESSIONS as CatalogueForSessions,
     paymentIconPrefix: e.PAYMENT_ICON_PREFIX?.replace(/\/+$/, ''),
-    redisUrl,
+    redis,
     ...(e.METRICS_PORT === undefined ? {} : { metricsPort: e.METRICS_PORT }),
     ...(otlpEndpoint === undefined ? {} : { otlpEndpoint }),
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,

@@ -9,6 +9,10 @@
  *   move, and kept only as SHA-256 digests.
  * - Before the upstream call a pending marker is written atomically (`SET NX PX`, lease
  *   `UPSTREAM_TIMEOUT_MS` + {@link LEASE_MARGIN_MS}); after it, the answer (any status) replaces it.
+ *   Both are written `replicated` (CONTRACT.md "Several instances"): where Redis has replicas, the
+ *   marker must be acknowledged by one before the call goes upstream — else the key is left free and
+ *   the move answers 503 `idempotency_unavailable` — so that a replica promoted by a failover knows
+ *   every move in flight.
  * - A repeat of a settled key replays the stored answer (`replayed`). A repeat while the first is in
  *   flight waits for it up to {@link WAIT_MS} and replays it, else answers 409 `request_in_progress`
  *   with `Retry-After`. The same header key with another body answers 422 `idempotency_key_reused`.
@@ -16,7 +20,8 @@
  *   the marker stays until its lease ends, then a repeat goes upstream again with the same
  *   `Idempotency-Key`, so that the BFF's own idempotency decides. A call that certainly never left
  *   (connection refused, service not configured) frees the key at once.
- * - The store unreachable: 503 `idempotency_unavailable`, nothing sent upstream.
+ * - The store unreachable (or no replica acknowledging the marker): 503 `idempotency_unavailable`,
+ *   nothing sent upstream.
  * - Stored answers hold no credential: the session JWT is removed from the body before it is kept.
  *
  * @module
@@ -76,6 +81,9 @@ interface DoneRecord {
   enc: 'text' | 'b64' | 'json';
 }
 type StoredRecord = PendingRecord | DoneRecord;
+
+/** The records of a money move must survive a failover (see the module documentation). */
+const REPLICATED = { replicated: true } as const;
 
 const sha256 = (text: string): string => hash('sha256', text, 'hex');
 
@@ -190,7 +198,7 @@ export class Idempotency {
       }
       let existing: StoredRecord | undefined;
       try {
-        const previous = await this.#store.setIfAbsent(storeKey, JSON.stringify({ s: 'pending', f: fingerprint }), this.#leaseMs);
+        const previous = await this.#store.setIfAbsent(storeKey, JSON.stringify({ s: 'pending', f: fingerprint }), this.#leaseMs, REPLICATED);
         if (previous === null) {
           this.#onDecision?.('forwarded');
           return { answer: await this.#forward(storeKey, fingerprint, ttlMs, submission, call), decision: 'forwarded' };
@@ -223,7 +231,7 @@ export class Idempotency {
       const answer = await promise;
       // Kept whatever its status: a repeat replays it. A store that fails now leaves the marker, whose
       // lease then answers repeats 409 until the BFF's own idempotency can decide.
-      await this.#store.set(storeKey, JSON.stringify(doneRecord(fingerprint, answer, submission.token)), ttlMs).catch(() => {});
+      await this.#store.set(storeKey, JSON.stringify(doneRecord(fingerprint, answer, submission.token)), ttlMs, REPLICATED).catch(() => {});
       return answer;
     } catch (error) {
       if (neverSent(error)) {
@@ -231,7 +239,7 @@ export class Idempotency {
       } else {
         // Unknown outcome: repeats answer 409 at once, until the lease ends.
         const left = until - Date.now();
-        if (left > 0) await this.#store.set(storeKey, JSON.stringify({ s: 'unknown', f: fingerprint, until }), left).catch(() => {});
+        if (left > 0) await this.#store.set(storeKey, JSON.stringify({ s: 'unknown', f: fingerprint, until }), left, REPLICATED).catch(() => {});
       }
       throw error;
     } finally {
