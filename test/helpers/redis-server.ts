@@ -36,6 +36,8 @@ export interface TestRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port (empty: persistence is off). */
   start(): Promise<void>;
+  /** Stops (SIGSTOP) or continues (SIGCONT) the process: it keeps its connections but answers nothing meanwhile. */
+  pause(paused: boolean): void;
   /** Stops it for good and removes its directory. */
   stop(): Promise<void>;
 }
@@ -74,6 +76,9 @@ export async function startRedis(options: { port?: number; args?: readonly strin
     url: `redis://127.0.0.1:${port}`,
     kill,
     start,
+    pause(paused: boolean) {
+      child?.kill(paused ? 'SIGSTOP' : 'SIGCONT');
+    },
     async stop() {
       await kill();
       rmSync(dir, { recursive: true, force: true });
@@ -246,8 +251,19 @@ export async function startRedisCluster(): Promise<TestCluster> {
     }
     await redisCli(nodes[0]!.port, '--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes');
     await until(20_000, 'cluster ready', async () => {
-      for (const node of nodes) if (!(await redisCli(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
-      return true;
+      let online = 0;
+      for (const node of nodes) {
+        if (!(await redisCli(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
+        online += (await redisCli(node.port, 'INFO', 'replication')).split('\n').filter((line) => /^slave\d+:.*state=online/.test(line)).length;
+      }
+      // Every primary's replica is in sync, so a WAIT 1 is acknowledged from the first write.
+      return online === 3;
+    });
+    // CLUSTER SLOTS names a replica once its replication offset is above 0: a write to each shard.
+    for (let i = 0; i < 30; i++) await redisCli(nodes[0]!.port, '-c', 'SET', `front-proxy-test:warm:${i}`, '1');
+    await until(20_000, 'replicas listed by CLUSTER SLOTS', async () => {
+      const slots = JSON.parse(await redisCli(nodes[0]!.port, '--json', 'CLUSTER', 'SLOTS')) as unknown[][];
+      return slots.length === 3 && slots.every((range) => range.length >= 4);
     });
     return {
       nodes,
