@@ -182,7 +182,7 @@ export interface RunResult extends LoadResult {
   upstreamCalls: Record<string, number>;
   /**
    * The answers of the row's route the proxy counted during the run, by status code (the difference of
-   * its `http_request_duration_seconds_count` samples before and after); `undefined` for targets
+   * its `front_proxy_http_request_duration_seconds_count` samples before and after); `undefined` for targets
    * without metrics (the reference, the peer) or when a scrape failed.
    */
   statuses: Record<string, number> | undefined;
@@ -225,7 +225,7 @@ export interface MetricsScrape {
   target: TargetId;
   /** HTTP status of the scrape (0: no answer). */
   status: number;
-  /** Sum of the `http_request_duration_seconds_count` samples over every label set. */
+  /** Sum of the `front_proxy_http_request_duration_seconds_count` samples over every label set. */
   requestCount: number;
   /** Answers the load generator received from this process in the measured runs. */
   measuredAnswers: number;
@@ -746,12 +746,12 @@ async function measure(row: RowSpec, target: Target, ctx: MeasureContext): Promi
 
 /**
  * The answers of one route pattern a proxy's metrics text counts, by status code: its
- * `http_request_duration_seconds_count` samples with `route="<route>"`, summed over the methods.
+ * `front_proxy_http_request_duration_seconds_count` samples with `route="<route>"`, summed over the methods.
  */
 export function statusesOfRoute(metricsText: string, route: string): Record<string, number> {
   const out: Record<string, number> = {};
   for (const line of metricsText.split('\n')) {
-    const sample = /^http_request_duration_seconds_count\{([^}]*)\}\s+(\S+)/.exec(line);
+    const sample = /^front_proxy_http_request_duration_seconds_count\{([^}]*)\}\s+(\S+)/.exec(line);
     if (!sample) continue;
     const labels = new Map([...(sample[1] as string).matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]));
     const status = labels.get('status_code');
@@ -772,7 +772,7 @@ async function routeStatuses(metricsPort: number, route: string): Promise<Record
 }
 
 /**
- * Scrapes a proxy's `GET /metrics` once and sums its `http_request_duration_seconds_count` samples
+ * Scrapes a proxy's `GET /metrics` once and sums its `front_proxy_http_request_duration_seconds_count` samples
  * over every label set.
  */
 async function scrapeMetrics(metricsPort: number): Promise<{ status: number; requestCount: number }> {
@@ -780,7 +780,7 @@ async function scrapeMetrics(metricsPort: number): Promise<{ status: number; req
     const res = await call(`http://127.0.0.1:${metricsPort}/metrics`);
     let requestCount = 0;
     for (const line of res.text.split('\n')) {
-      const sample = /^http_request_duration_seconds_count(?:\{[^}]*\})?\s+(\S+)/.exec(line);
+      const sample = /^front_proxy_http_request_duration_seconds_count(?:\{[^}]*\})?\s+(\S+)/.exec(line);
       if (sample) requestCount += Number(sample[1]);
     }
     return { status: res.status, requestCount };
@@ -1071,7 +1071,7 @@ function correctnessChecks(rows: readonly RowReport[], inputs: CheckInputs): Che
   }
   for (const scrape of inputs.metrics) {
     checks.push({
-      name: `${scrape.target}: GET /metrics answers 200 and counts every answer (http_request_duration_seconds_count ≥ answers measured)`,
+      name: `${scrape.target}: GET /metrics answers 200 and counts every answer (front_proxy_http_request_duration_seconds_count ≥ answers measured)`,
       ok: scrape.status === 200 && scrape.requestCount >= scrape.measuredAnswers,
       kind: 'correctness',
       detail: `status ${scrape.status}, ${scrape.requestCount} counted, ${scrape.measuredAnswers} measured`,

@@ -603,27 +603,27 @@ describe('Dockerfile', () => {
 
 /** The metrics of CONTRACT.md "Operations" and their labels. */
 const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
-  http_request_duration_seconds: ['method', 'route', 'status_code'],
-  upstream_request_duration_seconds: ['endpoint', 'method', 'status_class'],
-  upstream_errors_total: ['endpoint', 'error'],
-  cache_requests_total: ['cache', 'result'],
-  rate_limited_total: ['limit'],
-  idempotency_decisions_total: ['decision'],
-  redis_up: [],
-  build_info: ['version', 'build_id'],
-  upstream_in_flight: ['endpoint'],
-  upstream_rejected_total: ['endpoint', 'reason'],
-  circuit_state: ['endpoint'],
-  upstream_retries_total: ['endpoint'],
-  load_shed_total: [],
+  front_proxy_http_request_duration_seconds: ['method', 'route', 'status_code'],
+  front_proxy_upstream_request_duration_seconds: ['endpoint', 'method', 'status_class'],
+  front_proxy_upstream_errors_total: ['endpoint', 'error'],
+  front_proxy_cache_requests_total: ['cache', 'result'],
+  front_proxy_rate_limited_total: ['limit'],
+  front_proxy_idempotency_decisions_total: ['decision'],
+  front_proxy_redis_up: [],
+  front_proxy_build_info: ['version', 'build_id'],
+  front_proxy_upstream_in_flight: ['endpoint'],
+  front_proxy_upstream_rejected_total: ['endpoint', 'reason'],
+  front_proxy_circuit_state: ['endpoint'],
+  front_proxy_upstream_retries_total: ['endpoint'],
+  front_proxy_load_shed_total: [],
 };
-const HISTOGRAMS = ['http_request_duration_seconds', 'upstream_request_duration_seconds'];
+const HISTOGRAMS = ['front_proxy_http_request_duration_seconds', 'front_proxy_upstream_request_duration_seconds'];
 /** Labels Prometheus adds to every series it scrapes. */
 const TARGET_LABELS = ['job', 'instance'];
 
 /** The labels of a metric name as queried (histogram series included), or undefined if not the contract's. */
 function metricLabels(name: string): readonly string[] | undefined {
-  if (/^(process|nodejs)_[a-z0-9_]+$/.test(name)) return undefined;
+  if (/^front_proxy_(process|nodejs)_[a-z0-9_]+$/.test(name)) return undefined;
   const histogram = HISTOGRAMS.find((h) => name === `${h}_bucket` || name === `${h}_count` || name === `${h}_sum`);
   if (histogram) return [...(CONTRACT_METRICS[histogram] ?? []), ...(name.endsWith('_bucket') ? ['le'] : [])];
   return HISTOGRAMS.includes(name) ? undefined : CONTRACT_METRICS[name];
@@ -727,7 +727,7 @@ function analysePromql(expr: string, ranges: RangeStyle = 'grafana'): PromqlFact
   for (const label of facts.grouping) if (!known.has(label)) facts.problems.push(`label ${label} is on no metric of the contract`);
   for (const metric of facts.metrics) {
     const labels = metricLabels(metric);
-    const standard = /^(process|nodejs)_[a-z0-9_]+$/.test(metric);
+    const standard = /^front_proxy_(process|nodejs)_[a-z0-9_]+$/.test(metric);
     if (!labels && !standard) facts.problems.push(`metric ${metric} is not one of the contract's`);
     for (const m of facts.matchers.filter((x) => x.metric === metric)) {
       if (labels && !labels.includes(m.label) && !TARGET_LABELS.includes(m.label)) {
@@ -770,19 +770,19 @@ interface RequiredPanel {
 }
 
 const REQUIRED_PANELS: readonly RequiredPanel[] = [
-  { title: /request rate/i, metric: 'http_request_duration_seconds_count', functions: ['rate'] },
-  { title: /error ratio by EM family/i, metric: 'upstream_errors_total', grouping: ['error'], ratio: true },
-  { title: /upstream latency per EP/i, metric: 'upstream_request_duration_seconds_bucket', grouping: ['le', 'endpoint'], functions: ['histogram_quantile', 'rate'] },
-  { title: /cache hit ratio/i, metric: 'cache_requests_total', matcher: { label: 'result', value: 'hit' }, ratio: true },
-  { title: /rate.limit/i, metric: 'rate_limited_total', grouping: ['limit'], functions: ['rate'] },
-  { title: /idempotency/i, metric: 'idempotency_decisions_total', grouping: ['decision'], functions: ['rate'] },
-  { title: /in flight per EP/i, metric: 'upstream_in_flight', grouping: ['endpoint'] },
-  { title: /rejections by EP and reason/i, metric: 'upstream_rejected_total', grouping: ['endpoint', 'reason'], functions: ['rate'] },
-  { title: /circuit state per EP/i, metric: 'circuit_state', grouping: ['endpoint'] },
-  { title: /open circuits$/i, metric: 'circuit_state', grouping: ['endpoint'] },
-  { title: /retries rate/i, metric: 'upstream_retries_total', grouping: ['endpoint'], functions: ['rate'] },
-  { title: /retry ratio/i, metric: 'upstream_retries_total', grouping: ['endpoint'], functions: ['rate'], ratio: true },
-  { title: /load shed rate/i, metric: 'load_shed_total', functions: ['rate'] },
+  { title: /request rate/i, metric: 'front_proxy_http_request_duration_seconds_count', functions: ['rate'] },
+  { title: /error ratio by EM family/i, metric: 'front_proxy_upstream_errors_total', grouping: ['error'], ratio: true },
+  { title: /upstream latency per EP/i, metric: 'front_proxy_upstream_request_duration_seconds_bucket', grouping: ['le', 'endpoint'], functions: ['histogram_quantile', 'rate'] },
+  { title: /cache hit ratio/i, metric: 'front_proxy_cache_requests_total', matcher: { label: 'result', value: 'hit' }, ratio: true },
+  { title: /rate.limit/i, metric: 'front_proxy_rate_limited_total', grouping: ['limit'], functions: ['rate'] },
+  { title: /idempotency/i, metric: 'front_proxy_idempotency_decisions_total', grouping: ['decision'], functions: ['rate'] },
+  { title: /in flight per EP/i, metric: 'front_proxy_upstream_in_flight', grouping: ['endpoint'] },
+  { title: /rejections by EP and reason/i, metric: 'front_proxy_upstream_rejected_total', grouping: ['endpoint', 'reason'], functions: ['rate'] },
+  { title: /circuit state per EP/i, metric: 'front_proxy_circuit_state', grouping: ['endpoint'] },
+  { title: /open circuits$/i, metric: 'front_proxy_circuit_state', grouping: ['endpoint'] },
+  { title: /retries rate/i, metric: 'front_proxy_upstream_retries_total', grouping: ['endpoint'], functions: ['rate'] },
+  { title: /retry ratio/i, metric: 'front_proxy_upstream_retries_total', grouping: ['endpoint'], functions: ['rate'], ratio: true },
+  { title: /load shed rate/i, metric: 'front_proxy_load_shed_total', functions: ['rate'] },
 ];
 
 /** The dashboard's facts; an empty list when they hold. */
@@ -855,20 +855,20 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
   });
 
   const cases: [string, string, string, RegExp][] = [
-    ['a metric outside the contract', 'http_request_duration_seconds_count{job=~\\"$job\\"}[$__rate_interval]))', 'http_requests_total{job=~\\"$job\\"}[$__rate_interval]))', /http_requests_total is not one of the contract's/],
+    ['a metric outside the contract', 'front_proxy_http_request_duration_seconds_count{job=~\\"$job\\"}[$__rate_interval]))', 'front_proxy_http_requests_total{job=~\\"$job\\"}[$__rate_interval]))', /front_proxy_http_requests_total is not one of the contract's/],
     ['a label outside the contract', 'sum by (route) (', 'sum by (path) (', /label path is on no metric/],
-    ['a wrong label on a metric', 'cache_requests_total{job=~\\"$job\\", result=\\"hit\\"}', 'cache_requests_total{job=~\\"$job\\", outcome=\\"hit\\"}', /cache_requests_total has no label outcome/],
+    ['a wrong label on a metric', 'front_proxy_cache_requests_total{job=~\\"$job\\", result=\\"hit\\"}', 'front_proxy_cache_requests_total{job=~\\"$job\\", outcome=\\"hit\\"}', /front_proxy_cache_requests_total has no label outcome/],
     ['a syntax error', 'sum by (route) (rate(', 'sum by (route) (rate((', /does not parse/],
-    ['a fixed range', 'rate_limited_total{job=~\\"$job\\"}[$__rate_interval]', 'rate_limited_total{job=~\\"$job\\"}[5m]', /range \[5m\]/],
+    ['a fixed range', 'front_proxy_rate_limited_total{job=~\\"$job\\"}[$__rate_interval]', 'front_proxy_rate_limited_total{job=~\\"$job\\"}[5m]', /range \[5m\]/],
     ['a fixed datasource', '"uid": "${datasource}"', '"uid": "P1809F7CD0C75ACF3"', /datasource must be/],
     ['no datasource variable', '"type": "datasource",', '"type": "custom",', /no datasource variable/],
     ['the cache hit ratio panel missing', '"title": "Cache hit ratio"', '"title": "Cache"', /cache hit ratio/],
     ['the EM family grouping missing', '\\"error\\", \\"EM00([0-9])[0-9]\\"', '\\"endpoint\\", \\"EM00([0-9])[0-9]\\"', /error ratio by EM family/],
     ['an old schema', '"schemaVersion": 39', '"schemaVersion": 16', /schemaVersion 16/],
     ['the in-flight panel missing', '"title": "Upstream in flight per EP"', '"title": "Upstream calls now"', /in flight per EP/],
-    ['rejections not by reason', 'sum by (endpoint, reason) (rate(upstream_rejected_total', 'sum by (endpoint) (rate(upstream_rejected_total', /rejections by EP and reason/],
-    ['a label the gauge does not have', 'max by (endpoint) (circuit_state{job=~\\"$job\\"})', 'max by (endpoint) (circuit_state{job=~\\"$job\\", reason=\\"busy\\"})', /circuit_state has no label reason/],
-    ['a selector without its job', 'rate(load_shed_total{job=~\\"$job\\"}[$__rate_interval])) or vector(0)', 'rate(load_shed_total[$__rate_interval])) or vector(0)', /load_shed_total\[?.*not scoped by a job matcher/],
+    ['rejections not by reason', 'sum by (endpoint, reason) (rate(front_proxy_upstream_rejected_total', 'sum by (endpoint) (rate(front_proxy_upstream_rejected_total', /rejections by EP and reason/],
+    ['a label the gauge does not have', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\"})', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\", reason=\\"busy\\"})', /front_proxy_circuit_state has no label reason/],
+    ['a selector without its job', 'rate(front_proxy_load_shed_total{job=~\\"$job\\"}[$__rate_interval])) or vector(0)', 'rate(front_proxy_load_shed_total[$__rate_interval])) or vector(0)', /front_proxy_load_shed_total\[?.*not scoped by a job matcher/],
   ];
   for (const [what, from, to, pattern] of cases) {
     test(`the check reports: ${what}`, () => {
@@ -879,7 +879,7 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
   test('the check reports a contract metric shown by no panel', () => {
     const copy = structuredClone(dashboard);
     copy.panels = copy.panels?.filter((p) => !/redis/i.test(p.title ?? ''));
-    assertReported(checkDashboard(copy), /no panel shows redis_up/);
+    assertReported(checkDashboard(copy), /no panel shows front_proxy_redis_up/);
   });
 });
 
@@ -942,10 +942,10 @@ interface RequiredAlert {
 }
 
 const REQUIRED_ALERTS: readonly RequiredAlert[] = [
-  { name: 'FrontProxyCircuitOpen', metric: 'circuit_state', grouping: ['endpoint'] },
-  { name: 'FrontProxyLoadShedding', metric: 'load_shed_total', functions: ['rate'] },
-  { name: 'FrontProxyHigh5xxRatio', metric: 'http_request_duration_seconds_count', matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
-  { name: 'FrontProxyUpstreamBusy', metric: 'upstream_rejected_total', grouping: ['endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
+  { name: 'FrontProxyCircuitOpen', metric: 'front_proxy_circuit_state', grouping: ['endpoint'] },
+  { name: 'FrontProxyLoadShedding', metric: 'front_proxy_load_shed_total', functions: ['rate'] },
+  { name: 'FrontProxyHigh5xxRatio', metric: 'front_proxy_http_request_duration_seconds_count', matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
+  { name: 'FrontProxyUpstreamBusy', metric: 'front_proxy_upstream_rejected_total', grouping: ['endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
 ];
 
 /** The rule file's facts (`text` as YAML, runbooks against `operations`, docs/operations.md); an empty list when they hold. */
@@ -1030,13 +1030,13 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
 
   const cases: [string, string | RegExp, string, RegExp][] = [
     ['not YAML', 'groups:\n', 'groups:\n\t- oops: [\n', /YAML/],
-    ['a syntax error in an expression', 'max by (endpoint) (circuit_state{job=~"front-proxy.*"}) >= 1', 'max by (endpoint) (circuit_state{job=~"front-proxy.*"} >= 1', /FrontProxyCircuitOpen: does not parse/],
-    ['a metric outside the contract', 'rate(load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(requests_shed_total{job=~"front-proxy.*"}[5m])', /requests_shed_total is not one of the contract's/],
-    ['a label the metric does not have', 'reason="busy"', 'cause="busy"', /upstream_rejected_total has no label cause/],
-    ['a grouping label on no metric', 'sum by (instance) (rate(load_shed_total', 'sum by (pod) (rate(load_shed_total', /label pod is on no metric/],
-    ['a Grafana range', 'rate(load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(load_shed_total{job=~"front-proxy.*"}[$__rate_interval])', /range \[\$__rate_interval\] is not a fixed duration/],
-    ['a selector without its job', 'rate(load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(load_shed_total[5m])', /not scoped by a job matcher/],
-    ['no comparison', 'sum by (instance) (rate(load_shed_total{job=~"front-proxy.*"}[5m])) > 0', 'sum by (instance) (rate(load_shed_total{job=~"front-proxy.*"}[5m]))', /FrontProxyLoadShedding: expr is not a comparison/],
+    ['a syntax error in an expression', 'max by (endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"}) >= 1', 'max by (endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"} >= 1', /FrontProxyCircuitOpen: does not parse/],
+    ['a metric outside the contract', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_requests_shed_total{job=~"front-proxy.*"}[5m])', /front_proxy_requests_shed_total is not one of the contract's/],
+    ['a label the metric does not have', 'reason="busy"', 'cause="busy"', /front_proxy_upstream_rejected_total has no label cause/],
+    ['a grouping label on no metric', 'sum by (instance) (rate(front_proxy_load_shed_total', 'sum by (pod) (rate(front_proxy_load_shed_total', /label pod is on no metric/],
+    ['a Grafana range', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[$__rate_interval])', /range \[\$__rate_interval\] is not a fixed duration/],
+    ['a selector without its job', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_load_shed_total[5m])', /not scoped by a job matcher/],
+    ['no comparison', 'sum by (instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])) > 0', 'sum by (instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m]))', /FrontProxyLoadShedding: expr is not a comparison/],
     ['a malformed for', 'for: 5m', 'for: 5 minutes', /for 5 minutes is not a Prometheus duration/],
     ['no for', /\n {8}for: 10m\n/, '\n', /no for/],
     ['an unknown severity', 'severity: critical', 'severity: page', /severity page is not one of/],
