@@ -103,8 +103,11 @@ function connect(topology: RedisTopology, subscriber: boolean): Client {
         ...(topology.sentinelPassword === undefined ? {} : { sentinelPassword: topology.sentinelPassword }),
         ...(topology.tls ? { tls: {}, sentinelTLS: {}, enableTLSForSentinelMode: true } : {}),
         sentinelRetryStrategy: reconnectDelay,
-        // Subscribes to the sentinels' +switch-master: a promotion is followed at once, not at the next error.
-        failoverDetector: true,
+        // A primary demoted while it still runs (a manual failover) answers writes READONLY: reconnect,
+        // which asks the sentinels again, and send the command to the new primary. (ioredis's
+        // failoverDetector is left off: a +switch-master arriving while the client reconnects to a
+        // killed primary could leave it closed for good.)
+        reconnectOnError: (error) => (error.message.startsWith('READONLY') ? 2 : false),
       });
     case 'cluster': {
       const options: ClusterOptions = {
