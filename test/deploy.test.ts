@@ -14,6 +14,11 @@
  * - deploy/prometheus-rules.yaml: the rule file's shape, every expression as PromQL (the contract's
  *   metrics and labels, a comparison, fixed ranges), `for` durations, severities, annotations, and
  *   runbook links to headings of docs/operations.md; the alerts of the issue are there.
+ * - deploy/kubernetes/servicemonitor.yaml and prometheusrule.yaml (Prometheus Operator): valid against
+ *   the operator's schemas; the ServiceMonitor selects the metrics Service and keeps the proxy's
+ *   `endpoint` label; the PrometheusRule holds the rule file's groups, and every selector of every
+ *   alert matches a series of a real scrape of `GET /metrics` labelled as the operator labels the
+ *   ServiceMonitor's targets (`job`, `namespace`).
  * - The contract's metric list these checks use is the one the `Metrics` registry exports.
  *
  * Each check is a function that returns the problems it finds. The committed files must give none,
@@ -24,6 +29,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
+import { type IServiceMonitor, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { DockerfileParser, type ImageTemplate, type JSONInstruction } from 'dockerfile-ast';
 import { validate as lintDockerfile } from 'dockerfile-utils';
@@ -35,7 +42,9 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import { type IService, Service } from 'kubernetes-models/v1/Service';
 import { parseAllDocuments, parseDocument } from 'yaml';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { Metrics } from '../src/pipeline/metrics.js';
+import { Metrics, startMetricsServer } from '../src/pipeline/metrics.js';
+import { fakeJwt, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
+import { HAVE_REDIS, startRedis } from './helpers/redis-server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const readText = (path: string): string => readFileSync(join(root, path), 'utf8');
@@ -76,10 +85,12 @@ const MODELS: ReadonlyMap<string, new (data: never) => { validate(): void }> = n
   ['apps/v1/Deployment', Deployment],
   ['autoscaling/v2/HorizontalPodAutoscaler', HorizontalPodAutoscaler],
   ['policy/v1/PodDisruptionBudget', PodDisruptionBudget],
+  ['monitoring.coreos.com/v1/ServiceMonitor', ServiceMonitor],
+  ['monitoring.coreos.com/v1/PrometheusRule', PrometheusRule],
 ]);
 
 /** Variables that must come from a Secret (CONTRACT.md "Configuration"), never from a value in a file. */
-const SECRET_VARIABLES = ['CACHE_PURGE_TOKEN', 'REDIS_URL'] as const;
+const SECRET_VARIABLES = ['CACHE_PURGE_TOKEN', 'REDIS_URL', 'REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD'] as const;
 
 /** Every YAML document under deploy/kubernetes/, parsed; a YAML error or warning fails. */
 function loadManifests(): Manifest[] {
@@ -227,6 +238,8 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
   if ((literal('WORKERS') ?? '1') !== '1') problems.push('WORKERS must be 1: one process per pod, the autoscaler adds pods');
   for (const key of SECRET_VARIABLES) {
     const source = env.get(key);
+    // The passwords of Sentinel and cluster mode are set only with those topologies (deploy/README.md "Redis").
+    if (source === undefined && (key === 'REDIS_PASSWORD' || key === 'REDIS_SENTINEL_PASSWORD')) continue;
     if (source?.kind !== 'secret') problems.push(`${key} must come from a Secret (secretKeyRef), not ${source?.kind ?? 'nothing'}`);
   }
   const literalEnv: Record<string, string> = {};
@@ -441,6 +454,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     ['replicas next to the HPA', 'Deployment', (o) => void ((o as unknown as IDeployment).spec!.replicas = 3), /sets replicas/],
     ['PDB selecting other pods', 'PodDisruptionBudget', (o) => void ((o as unknown as IPodDisruptionBudget).spec!.selector = { matchLabels: { app: 'other' } }), /PodDisruptionBudget .* selector/],
     ['REDIS_URL as a value', 'Deployment', (o) => setEnv(o, 'REDIS_URL', 'redis://redis:6379'), /REDIS_URL must come from a Secret/],
+    ['REDIS_PASSWORD as a value', 'Deployment', (o) => setEnv(o, 'REDIS_PASSWORD', 'hunter2'), /REDIS_PASSWORD must come from a Secret/],
     ['secret in the ConfigMap', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.CACHE_PURGE_TOKEN = 'x'.repeat(20)), /holds CACHE_PURGE_TOKEN/],
     ['NODE_ENV development', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.NODE_ENV = 'development'), /NODE_ENV is development/],
     ['BFF_BASE_URL missing', 'ConfigMap', (o) => void delete (o as unknown as IConfigMap).data!.BFF_BASE_URL, /BFF_BASE_URL is not set/],
@@ -618,8 +632,8 @@ const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
   front_proxy_load_shed_total: [],
 };
 const HISTOGRAMS = ['front_proxy_http_request_duration_seconds', 'front_proxy_upstream_request_duration_seconds'];
-/** Labels Prometheus adds to every series it scrapes. */
-const TARGET_LABELS = ['job', 'instance'];
+/** Labels Prometheus adds to every series it scrapes (`namespace`: Kubernetes service discovery, the Prometheus Operator). */
+const TARGET_LABELS = ['job', 'instance', 'namespace'];
 
 /** The labels of a metric name as queried (histogram series included), or undefined if not the contract's. */
 function metricLabels(name: string): readonly string[] | undefined {
@@ -633,7 +647,7 @@ function metricLabels(name: string): readonly string[] | undefined {
 interface PromqlFacts {
   readonly problems: string[];
   readonly metrics: string[];
-  readonly matchers: { metric: string; label: string; value: string }[];
+  readonly matchers: { metric: string; label: string; op: string; value: string }[];
   readonly grouping: string[];
   readonly functions: string[];
   divides: boolean;
@@ -689,7 +703,7 @@ function analysePromql(expr: string, ranges: RangeStyle = 'grafana'): PromqlFact
           for (const m of matchers?.getChildren('UnquotedLabelMatcher') ?? []) {
             const label = m.getChild('LabelName');
             const value = m.getChild('StringLiteral');
-            if (label && value) facts.matchers.push({ metric, label: slice(label), value: unquote(slice(value)) });
+            if (label && value) facts.matchers.push({ metric, label: slice(label), op: text.slice(label.to, value.from).trim(), value: unquote(slice(value)) });
             if (label && slice(label) === 'job') scoped = true;
           }
           if (!scoped) facts.problems.push(`selector ${slice(node)} is not scoped by a job matcher`);
@@ -946,6 +960,7 @@ const REQUIRED_ALERTS: readonly RequiredAlert[] = [
   { name: 'FrontProxyLoadShedding', metric: 'front_proxy_load_shed_total', functions: ['rate'] },
   { name: 'FrontProxyHigh5xxRatio', metric: 'front_proxy_http_request_duration_seconds_count', matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
   { name: 'FrontProxyUpstreamBusy', metric: 'front_proxy_upstream_rejected_total', grouping: ['endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
+  { name: 'FrontProxyRedisDown', metric: 'front_proxy_redis_up', grouping: ['namespace', 'instance'] },
 ];
 
 /** The rule file's facts (`text` as YAML, runbooks against `operations`, docs/operations.md); an empty list when they hold. */
@@ -1023,6 +1038,14 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
     assert.deepEqual(checkRules(text, operations), []);
   });
 
+  test('FrontProxyRedisDown fires on front_proxy_redis_up == 0 held for 1 minute', () => {
+    const groups = (parseDocument(text).toJS() as { groups: { rules: Record<string, string>[] }[] }).groups;
+    const rule = groups.flatMap((g) => g.rules).find((r) => r.alert === 'FrontProxyRedisDown');
+    assert.equal(rule?.for, '1m');
+    assert.match(rule?.expr ?? '', /\(front_proxy_redis_up\{[^}]*\}\) == 0$/);
+    assert.equal((rule as unknown as { labels: { severity: string } }).labels.severity, 'critical');
+  });
+
   test('GitHub anchors of headings, as the runbook links use them', () => {
     const anchors = headingAnchors('# Operations\n## Metrics: `METRICS_PORT`\n```\n# not a heading\n```\n### Alert: FrontProxyCircuitOpen\n## Tests\n## Tests\n');
     assert.deepEqual([...anchors], ['operations', 'metrics-metrics_port', 'alert-frontproxycircuitopen', 'tests', 'tests-1']);
@@ -1046,6 +1069,7 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
     ['an alert defined twice', 'alert: FrontProxyUpstreamRetriesHigh', 'alert: FrontProxyUpstreamBusy', /FrontProxyUpstreamBusy: defined twice/],
     ['the circuit alert missing', 'alert: FrontProxyCircuitOpen', 'alert: FrontProxyCircuitBroken', /no alert FrontProxyCircuitOpen/],
     ['the 5xx alert without its status matcher', 'status_code=~"5.."', 'status_code=~"4.."', /no alert FrontProxyHigh5xxRatio/],
+    ['the Redis alert missing', 'alert: FrontProxyRedisDown', 'alert: FrontProxyRedisLost', /no alert FrontProxyRedisDown/],
   ];
   for (const [what, from, to, pattern] of cases) {
     test(`the check reports: ${what}`, () => assertReported(checkRules(edit(text, from, to), operations), pattern));
@@ -1053,5 +1077,199 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
 
   test('the check reports a runbook section removed from docs/operations.md', () => {
     assertReported(checkRules(text, edit(operations, '### Alert: FrontProxyHigh5xxRatio', '### High 5xx ratio')), /anchor #alert-frontproxyhigh5xxratio is no heading/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Prometheus Operator: ServiceMonitor and PrometheusRule (deploy/kubernetes/)
+
+/** The namespace the checks below apply the manifests in (they name none: `kubectl -n` decides). */
+const NAMESPACE = 'shop-production';
+
+/** One series as Prometheus stores it: the scraped name and labels plus the target's. */
+interface Series {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** The labels the Prometheus Operator gives the targets of `monitor`'s endpoint on `service` (its generated relabelling). */
+function operatorTargetLabels(monitor: IServiceMonitor, service: IService, port: string): Record<string, string> {
+  const jobLabel = monitor.spec.jobLabel;
+  return {
+    job: (jobLabel && service.metadata?.labels?.[jobLabel]) || (service.metadata?.name ?? ''),
+    namespace: service.metadata?.namespace ?? NAMESPACE,
+    service: service.metadata?.name ?? '',
+    endpoint: port,
+    pod: 'front-proxy-7d9c5b6f4-x2x9q',
+    container: 'front-proxy',
+    instance: '10.1.2.3:9464',
+  };
+}
+
+/** Labels scraped from the target and the target's, merged as Prometheus does (`honor` keeps the scraped value, else `exported_…`). */
+function attach(scraped: Series, target: Record<string, string>, honor: boolean): Series {
+  const labels: Record<string, string> = {};
+  for (const [name, value] of Object.entries(scraped.labels)) {
+    if (name in target && !honor) labels[`exported_${name}`] = value;
+    else labels[name] = value;
+  }
+  for (const [name, value] of Object.entries(target)) if (!(name in scraped.labels) || !honor) labels[name] = value;
+  return { name: scraped.name, labels };
+}
+
+/** Whether `value` satisfies the PromQL matcher `op` `pattern` (regular expressions are fully anchored). */
+function matches(op: string, pattern: string, value: string): boolean {
+  const regex = () => new RegExp(`^(?:${pattern})$`);
+  switch (op) {
+    case '=':
+      return value === pattern;
+    case '!=':
+      return value !== pattern;
+    case '=~':
+      return regex().test(value);
+    case '!~':
+      return !regex().test(value);
+    default:
+      return false;
+  }
+}
+
+/** The series of an exposition text (comments skipped). */
+function parseExposition(text: string): Series[] {
+  const out: Series[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? \S+$/.exec(line);
+    if (!match) continue;
+    const labels: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1] as string] = (pair[2] as string).replace(/\\(.)/g, '$1');
+    out.push({ name: match[1] as string, labels });
+  }
+  return out;
+}
+
+/** The alert rules of a rule file's text, by alert name. */
+function alertExpressions(groups: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const group of (groups ?? []) as { rules?: { alert?: string; expr?: string }[] }[]) {
+    for (const rule of group.rules ?? []) if (rule.alert && rule.expr) out.set(rule.alert, rule.expr);
+  }
+  return out;
+}
+
+/**
+ * The Operator objects' facts: the ServiceMonitor selects the metrics Service and names its port,
+ * honours the proxy's `endpoint` label; every selector of every alert of the PrometheusRule matches
+ * at least one of `series` (a real scrape) once labelled as the ServiceMonitor's targets are; and the
+ * PrometheusRule holds the groups of deploy/prometheus-rules.yaml. An empty list when they hold.
+ */
+function checkOperatorObjects(manifests: readonly Manifest[], rulesFile: string, scraped: readonly Series[]): string[] {
+  const problems: string[] = [];
+  const of = <T>(kind: string): T[] => manifests.filter((m) => m.object.kind === kind).map((m) => m.object as T);
+  const monitors = of<IServiceMonitor>('ServiceMonitor');
+  const rules = of<{ spec?: { groups?: unknown } }>('PrometheusRule');
+  if (monitors.length !== 1 || rules.length !== 1) return [`expected one ServiceMonitor and one PrometheusRule, found ${monitors.length} and ${rules.length}`];
+  const monitor = monitors[0] as IServiceMonitor;
+  const services = of<IService>('Service').filter((s) => selects(monitor.spec.selector.matchLabels, s.metadata?.labels));
+  if (services.length !== 1) return [...problems, `the ServiceMonitor selects ${services.length} Services, expected the metrics Service alone`];
+  const service = services[0] as IService;
+  if (service.spec?.ports?.some((p) => p.name === 'http')) problems.push(`the ServiceMonitor selects ${service.metadata?.name ?? ''}, which serves the public port`);
+  if (monitor.spec.namespaceSelector && !monitor.spec.namespaceSelector.matchNames?.includes(NAMESPACE) && !monitor.spec.namespaceSelector.any) {
+    problems.push('the ServiceMonitor looks in other namespaces than its own, where the Service is');
+  }
+  const endpoints = monitor.spec.endpoints ?? [];
+  if (endpoints.length !== 1) problems.push(`the ServiceMonitor has ${endpoints.length} endpoints, expected one`);
+  const endpoint = endpoints[0];
+  if (!endpoint?.port || !service.spec?.ports?.some((p) => p.name === endpoint.port)) problems.push(`the ServiceMonitor's port ${endpoint?.port ?? '(none)'} is no port name of ${service.metadata?.name ?? ''}`);
+  if ((endpoint?.path ?? '/metrics') !== '/metrics') problems.push(`the ServiceMonitor scrapes ${endpoint?.path ?? ''}, not /metrics`);
+  if (endpoint?.honorLabels !== true) problems.push('honorLabels must be true: the target label endpoint would rename the proxy\'s EP-code label endpoint to exported_endpoint');
+  const target = operatorTargetLabels(monitor, service, endpoint?.port ?? '');
+  const series = scraped.map((s) => attach(s, target, endpoint?.honorLabels === true));
+
+  const fileGroups = (parseDocument(rulesFile).toJS() as { groups?: unknown } | null)?.groups;
+  const rule = rules[0] as { spec?: { groups?: unknown } };
+  if (JSON.stringify(rule.spec?.groups) !== JSON.stringify(fileGroups)) problems.push('the PrometheusRule does not hold the groups of deploy/prometheus-rules.yaml');
+  for (const [alert, expr] of alertExpressions(rule.spec?.groups)) {
+    const facts = analysePromql(expr, 'fixed');
+    for (const metric of new Set(facts.metrics)) {
+      const wanted = facts.matchers.filter((m) => m.metric === metric);
+      const found = series.some((s) => s.name === metric && wanted.every((m) => matches(m.op, m.value, s.labels[m.label] ?? '')));
+      if (!found) {
+        const scope = wanted.map((m) => `${m.label}${m.op}"${m.value}"`).join(', ');
+        problems.push(`${alert}: no scraped series ${metric}{${scope}} (target labels job="${target.job}", namespace="${target.namespace}")`);
+      }
+    }
+    for (const m of facts.matchers.filter((x) => x.label === 'job' || x.label === 'namespace')) {
+      if (!matches(m.op, m.value, target[m.label] ?? '')) problems.push(`${alert}: ${m.label}${m.op}"${m.value}" does not match the ServiceMonitor's ${m.label} "${target[m.label] ?? ''}"`);
+    }
+  }
+  return problems;
+}
+
+describe('Prometheus Operator objects (deploy/kubernetes/servicemonitor.yaml, prometheusrule.yaml)', { skip: HAVE_REDIS ? false : 'redis-server is not installed (.ci/run installs it)' }, () => {
+  const manifests = loadManifests();
+  const rulesFile = readText(RULES_FILE);
+  let scraped: Series[] = [];
+
+  test('a real scrape of GET /metrics, after traffic that makes every series of the alerts', async () => {
+    const redis = await startRedis();
+    const upstream = await startRecordingUpstream();
+    const proxy = await startProxy(upstream.url, { METRICS_PORT: '0', REDIS_URL: redis.url });
+    const metrics = proxy.app.metrics;
+    assert.ok(metrics, 'METRICS_PORT builds the metrics');
+    const server = await startMetricsServer(0, '127.0.0.1', metrics);
+    try {
+      upstream.on('GET', '/casino-games/list/', { json: { data: [] } });
+      upstream.on('GET', '/wallet/charge/tx-deploy-1', { status: 503, json: { reason: 'maintenance window', message: 'Service temporarily unavailable' } });
+      assert.equal((await send(proxy.url, 'GET', '/api/games/list?page=1')).status, 200);
+      const outage = await send(proxy.url, 'GET', '/api/payments/deposit-status?transactionId=tx-deploy-1', { token: fakeJwt({ sub: '7' }) });
+      assert.ok(outage.status >= 500, `a 5xx answer, got ${outage.status}`);
+      assert.equal((await send(proxy.url, 'GET', '/api/no-such-route')).status, 404);
+      const res = await fetch(`${server.url}/metrics`);
+      assert.equal(res.status, 200);
+      scraped = parseExposition(await res.text());
+    } finally {
+      await server.close();
+      await proxy.close();
+      await upstream.close();
+      await redis.stop();
+    }
+    assert.ok(scraped.some((s) => s.name === 'front_proxy_redis_up'));
+  });
+
+  test('the ServiceMonitor scrapes the metrics Service; every alert of the PrometheusRule selects series it produces', () => {
+    assert.deepEqual(checkOperatorObjects(manifests, rulesFile, scraped), []);
+  });
+
+  const edited = (file: string, from: string | RegExp, to: string): Manifest[] => {
+    const others = manifests.filter((m) => m.file !== file);
+    const object = parseDocument(edit(readText(file), from, to)).toJS() as Record<string, unknown>;
+    return [...others, { file, object }];
+  };
+  const MONITOR = `${MANIFEST_DIR}/servicemonitor.yaml`;
+  const RULE = `${MANIFEST_DIR}/prometheusrule.yaml`;
+  const cases: [string, () => string[], RegExp][] = [
+    ['a job the rules do not select', () => checkOperatorObjects(edited(MONITOR, 'jobLabel: app.kubernetes.io/name', 'jobLabel: app.kubernetes.io/component'), rulesFile, scraped), /job=~"front-proxy\.\*" does not match the ServiceMonitor's job "proxy-metrics"/],
+    ['the public Service selected', () => checkOperatorObjects(edited(MONITOR, 'app.kubernetes.io/component: proxy-metrics', 'app.kubernetes.io/component: proxy'), rulesFile, scraped), /serves the public port/],
+    ['a port the Service does not name', () => checkOperatorObjects(edited(MONITOR, '- port: metrics', '- port: prometheus'), rulesFile, scraped), /port prometheus is no port name/],
+    ['the target label endpoint winning', () => checkOperatorObjects(edited(MONITOR, 'honorLabels: true', 'honorLabels: false'), rulesFile, scraped), /honorLabels must be true/],
+    ['another namespace than the Service\'s', () => checkOperatorObjects(edited(RULE, 'min by (namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*"})', 'min by (namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*", namespace="monitoring"})'), rulesFile, scraped), /FrontProxyRedisDown: namespace="monitoring" does not match the ServiceMonitor's namespace/],
+    ['a series the proxy does not export', () => checkOperatorObjects(edited(RULE, 'front_proxy_redis_up{job', 'redis_up{job'), rulesFile, scraped), /FrontProxyRedisDown: no scraped series redis_up/],
+    ['rules that differ from the rule file', () => checkOperatorObjects(edited(RULE, 'for: 1m', 'for: 2m'), rulesFile, scraped), /does not hold the groups of deploy\/prometheus-rules\.yaml/],
+  ];
+  for (const [what, run, pattern] of cases) {
+    test(`the check reports: ${what}`, () => assertReported(run(), pattern));
+  }
+
+  test('matchers as Prometheus applies them', () => {
+    const table: [string, string, string, boolean][] = [
+      ['=', 'front-proxy', 'front-proxy', true],
+      ['=~', 'front-proxy.*', 'front-proxy', true],
+      ['=~', 'front-proxy.*', 'my-front-proxy', false],
+      ['!=', 'a', 'b', true],
+      ['!~', '5..', '503', false],
+      ['=~', '5..', '5030', false],
+    ];
+    for (const [op, pattern, value, expected] of table) assert.equal(matches(op, pattern, value), expected, `${value} ${op} ${pattern}`);
   });
 });
