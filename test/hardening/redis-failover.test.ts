@@ -3,6 +3,8 @@
  * two proxy instances in front of one recording upstream, on a real Sentinel deployment (one primary,
  * one replica, three sentinels) and on a real cluster (three primaries with a replica each). In each:
  *
+ * 0. every operation of the store (counters, `SET NX`, compare-and-delete, bytes) on keys spread over
+ *    the cluster's slots;
  * 1. the replica is stopped (SIGSTOP): a deposit answers 503 `idempotency_unavailable` without
  *    reaching the upstream (no replica acknowledged its marker), and once the replica runs again the
  *    same deposit goes through (its key was left free);
@@ -20,6 +22,8 @@
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
 import { GENERATION_KEY } from '../../src/state/fleet.js';
+import { RedisStore } from '../../src/state/redis.js';
+import { type RedisTopology, redisTopology } from '../../src/state/topology.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from '../helpers/recording-upstream.js';
 import { HAVE_REDIS, redisCli, SENTINEL_NAME, startRedisCluster, startRedisSentinel, type TestRedis } from '../helpers/redis-server.js';
 import { Figures } from './helpers/figures.js';
@@ -140,6 +144,31 @@ async function run(topology: 'Sentinel' | 'cluster', deploy: () => Promise<Deplo
       figures.status(status === 503 ? `503 ${(answer.json as { error?: string } | undefined)?.error}` : status);
       figures.check(status === 200 || status === 409 || status === 503, `${topology}: a deposit answered ${status}`);
     };
+
+    await figures.run(`${topology}: every store operation`, async () => {
+      // Keys spread over the cluster's slots; each operation touches one key (no hash tag needed).
+      const problems: string[] = [];
+      const store = new RedisStore(redisTopology(deployment.env, problems) as RedisTopology);
+      try {
+        figures.check(problems.length === 0 && (await store.ready(5_000)), `${topology}: the store did not connect ${problems.join('; ')}`);
+        for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) {
+          const key = `front-proxy:test:${tag}:${name}`;
+          const hits = [await store.countHit(`${key}:rate`, 60_000), await store.countHit(`${key}:rate`, 60_000), await store.hits(`${key}:rate`)];
+          figures.check(hits.map((h) => h.count).join() === '1,2,2' && hits.every((h) => h.ttlMs > 0), `${topology}: countHit/hits ${JSON.stringify(hits)}`);
+          figures.check((await store.setIfAbsent(key, 'mine', 10_000, { replicated: true })) === null, `${topology}: setIfAbsent on a free key`);
+          figures.check((await store.setIfAbsent(key, 'theirs', 10_000)) === 'mine', `${topology}: setIfAbsent on a taken key`);
+          await store.deleteIfEquals(key, 'theirs');
+          figures.check((await store.get(key)) === 'mine', `${topology}: deleteIfEquals removed another's value`);
+          await store.deleteIfEquals(key, 'mine');
+          figures.check((await store.get(key)) === null, `${topology}: deleteIfEquals kept its own value`);
+          await store.set(`${key}:bytes`, Buffer.from([0, 255, 10]), 10_000, { replicated: true });
+          figures.check((await store.getBytes(`${key}:bytes`))?.equals(Buffer.from([0, 255, 10])) === true, `${topology}: bytes read back`);
+          figures.check((await store.increment(`${key}:n`)) === 1, `${topology}: increment`);
+        }
+      } finally {
+        await store.close();
+      }
+    });
 
     await figures.run(`${topology}: no replica acknowledges`, async () => {
       for (const replica of deployment.replicas) replica.pause(true);
