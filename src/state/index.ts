@@ -6,6 +6,7 @@
  *
  * @module
  */
+import type { RedisTopology } from '../config.js';
 import { type CacheRegistry } from './caches.js';
 import { Fleet, GENERATION_KEY } from './fleet.js';
 import { Idempotency, type IdempotencyDecision } from './idempotency.js';
@@ -13,7 +14,6 @@ import { LoginFailures } from './login-failures.js';
 import { MemoryStore } from './memory.js';
 import type { StateLog } from './redis.js';
 import type { SharedStore } from './store.js';
-import type { RedisTopology } from './topology.js';
 
 /** How long `createState` waits for Redis before the proxy starts anyway, in milliseconds. */
 export const STATE_READY_WAIT_MS = 1_000;

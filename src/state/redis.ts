@@ -3,8 +3,8 @@
  * "Several instances"). The deployment is one of the {@link RedisTopology} modes — one server
  * (`REDIS_URL`), Sentinel (`REDIS_SENTINELS`, `REDIS_SENTINEL_NAME`) or a cluster
  * (`REDIS_CLUSTER_NODES`) — and ioredis does the rest: finding the primary through the sentinels
- * (and following `+switch-master`), routing each key to its cluster node and following `MOVED` after
- * a failover.
+ * (and asking them again when its connection breaks or it answers `READONLY`, demoted), routing each
+ * key to its cluster node and following `MOVED` after a failover.
  *
  * Two ioredis clients: one for commands — short connect and command time limits, no offline queue
  * and no retry of a command whose connection broke, so that nothing waits on a dead primary (a money
@@ -33,8 +33,8 @@
  */
 import clusterKeySlot from 'cluster-key-slot';
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
+import type { RedisTopology } from '../config.js';
 import { KEY_PREFIX, type SharedStore, type StateEvent, StateUnavailableError, type WriteOptions } from './store.js';
-import type { RedisTopology } from './topology.js';
 
 /** Longest wait for a connection to Redis, in milliseconds. */
 export const REDIS_CONNECT_TIMEOUT_MS = 2_000;

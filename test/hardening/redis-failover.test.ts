@@ -21,9 +21,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, describe, test } from 'node:test';
+import { type RedisTopology, redisTopology } from '../../src/config.js';
 import { GENERATION_KEY } from '../../src/state/fleet.js';
 import { RedisStore } from '../../src/state/redis.js';
-import { type RedisTopology, redisTopology } from '../../src/state/topology.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from '../helpers/recording-upstream.js';
 import { HAVE_REDIS, redisCli, SENTINEL_NAME, startRedisCluster, startRedisSentinel, type TestRedis } from '../helpers/redis-server.js';
 import { Figures } from './helpers/figures.js';

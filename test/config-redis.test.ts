@@ -3,9 +3,8 @@
 // combination is one line naming the variables, through loadConfig as the start reads it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig } from '../../src/config.js';
-import { onlineReplicas } from '../../src/state/redis.js';
-import { type RedisTopology, type RedisVariables, redisTopology } from '../../src/state/topology.js';
+import { ConfigError, loadConfig, type RedisTopology, type RedisVariables, redisTopology } from '../src/config.js';
+import { onlineReplicas } from '../src/state/redis.js';
 
 function problemsOf(env: Record<string, string>): readonly string[] {
   try {
