@@ -66,6 +66,8 @@ interface Deployment {
   readonly replicas: readonly TestRedis[];
   /** The primary to kill. */
   victim(): Promise<TestRedis>;
+  /** The primaries as started. */
+  primaries(): Promise<TestRedis[]>;
   /** True once the deployment names another primary than the victim. */
   promoted(): Promise<boolean>;
   /** What the deployment says of itself (noted when the moves do not resume). */
@@ -79,6 +81,7 @@ async function sentinelDeployment(): Promise<Deployment> {
     env: sentinel.env,
     replicas: [sentinel.replica],
     victim: async () => sentinel.primary,
+    primaries: async () => [sentinel.primary],
     promoted: async () => (await sentinel.primaryPort()) === sentinel.replica.port,
     describe: async () => {
       const views = await Promise.all(
@@ -105,6 +108,7 @@ async function clusterDeployment(): Promise<Deployment> {
     // The three replicas: whichever shard holds the marker, its replica stops answering.
     replicas,
     victim: async () => victim,
+    primaries: async () => cluster.nodes.filter((n) => !replicas.includes(n)),
     promoted: async () => (await cluster.primaryOf(GENERATION_KEY)) !== victim,
     describe: async () => {
       const views = await Promise.all(replicas.map((n) => redisCli(n.port, 'ROLE').then((role) => `${n.port} ${role.split('\n')[0]}`, String)));
@@ -186,6 +190,8 @@ async function run(topology: 'Sentinel' | 'cluster', deploy: () => Promise<Deplo
         `${topology}: replica stopped: deposit ${refused.status} ${refused.text.slice(0, 80)}`,
       );
       figures.check(!callsByKey(upstream).has(key), `${topology}: an unacknowledged deposit reached the upstream`);
+      const waits = await Promise.all((await deployment.primaries()).map(async (p) => /cmdstat_wait:calls=[1-9]/.test(await redisCli(p.port, 'INFO', 'commandstats'))));
+      figures.check(waits.some(Boolean), `${topology}: no primary was asked to WAIT for its replica`);
       const ms = await within(5_000, 100, async () => (await submit(b, key, 1)).status === 200);
       figures.check(ms !== undefined, `${topology}: the key was not left free after the replica came back`);
     });
