@@ -96,7 +96,7 @@ export interface RunResult extends LoadResult {
   upstreamCalls: Record<string, number>;
   /**
    * The answers of the row's route the proxy counted during the run, by status code (the difference of
-   * its `http_request_duration_seconds_count` samples before and after); `undefined` for targets
+   * its `front_proxy_http_request_duration_seconds_count` samples before and after); `undefined` for targets
    * without metrics (the reference, the peer) or when a scrape failed.
    */
   statuses: Record<string, number> | undefined;
@@ -139,7 +139,7 @@ export interface MetricsScrape {
   target: TargetId;
   /** HTTP status of the scrape (0: no answer). */
   status: number;
-  /** Sum of the `http_request_duration_seconds_count` samples over every label set. */
+  /** Sum of the `front_proxy_http_request_duration_seconds_count` samples over every label set. */
   requestCount: number;
   /** Answers the load generator received from this process in the measured runs. */
   measuredAnswers: number;
@@ -701,7 +701,7 @@ export function requestCountSample(line: string): { labels: string; value: numbe
 
 /**
  * The answers of one route pattern a proxy's metrics text counts, by status code: its
- * `http_request_duration_seconds_count` samples with `route="<route>"`, summed over the methods.
+ * `front_proxy_http_request_duration_seconds_count` samples with `route="<route>"`, summed over the methods.
  */
 export function statusesOfRoute(metricsText: string, route: string): Record<string, number> {
   const out: Record<string, number> = {};
@@ -727,7 +727,7 @@ export async function routeStatuses(metricsPort: number, route: string): Promise
 }
 
 /**
- * Scrapes a proxy's `GET /metrics` once and sums its `http_request_duration_seconds_count` samples
+ * Scrapes a proxy's `GET /metrics` once and sums its `front_proxy_http_request_duration_seconds_count` samples
  * over every label set.
  */
 export async function scrapeMetrics(metricsPort: number): Promise<{ status: number; requestCount: number }> {

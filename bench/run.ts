@@ -186,7 +186,7 @@ function commonChecks(rows: readonly RowReport[], inputs: CheckInputs): Check[] 
   }
   for (const scrape of inputs.metrics) {
     checks.push({
-      name: `${scrape.target}: GET /metrics answers 200 and counts every answer (http_request_duration_seconds_count ≥ answers measured)`,
+      name: `${scrape.target}: GET /metrics answers 200 and counts every answer (front_proxy_http_request_duration_seconds_count ≥ answers measured)`,
       ok: scrape.status === 200 && scrape.requestCount >= scrape.measuredAnswers,
       kind: 'correctness',
       detail: `status ${scrape.status}, ${scrape.requestCount} counted, ${scrape.measuredAnswers} measured`,

@@ -61,7 +61,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   { variables: ['BUILD_ID'], defaultText: 'package version', meaning: 'what `GET /api/version` returns' },
   { variables: ['LOG_LEVEL'], meaning: 'pino level; outside production, logs are pretty-printed when standard output is a terminal' },
   { variables: ['CACHE_PURGE_TOKEN'], defaultText: 'none', meaning: 'operator credential for `/api/cache/purge` (`Authorization: Bearer …`)' },
-  { variables: ['WORKERS'], meaning: 'processes on this host (node:cluster); more than 1 requires `REDIS_URL`' },
+  { variables: ['WORKERS'], meaning: 'processes on this host (node:cluster); more than 1 requires Redis (`REDIS_URL`, `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`)' },
   { variables: ['CATALOGUE_CACHE_TTL_MS'], meaning: 'time to live of the game catalogue cache (milliseconds; `0` disables it)' },
   {
     variables: ['CATALOGUE_FOR_SESSIONS'],
@@ -74,6 +74,29 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: 'none',
     accepts: '`redis://` or `rediss://` URL',
     meaning: 'the state every instance shares (money-move records, caches, counters); without it all state is in process memory and only one process may serve',
+  },
+  {
+    variables: ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME'],
+    defaultText: 'none',
+    accepts: '`host:port,…` (port 26379 when left out); a name',
+    meaning:
+      "instead of `REDIS_URL`: the sentinels and the primary's name as they monitor it (Redis Sentinel); the proxy follows a failover to the promoted replica without a restart",
+  },
+  {
+    variables: ['REDIS_CLUSTER_NODES'],
+    defaultText: 'none',
+    accepts: '`host:port,…` (port 6379 when left out)',
+    meaning: 'instead of `REDIS_URL`: seed nodes of a Redis cluster (cluster mode); the others are discovered. Exactly one of `REDIS_URL`, `REDIS_SENTINELS`, `REDIS_CLUSTER_NODES`',
+  },
+  {
+    variables: ['REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD'],
+    defaultText: 'none',
+    meaning: "with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`: the Redis servers' password, and the sentinels' (with `REDIS_URL` the password goes in the URL)",
+  },
+  {
+    variables: ['REDIS_TLS'],
+    defaultText: '`false`',
+    meaning: 'with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`: `true` connects to the servers (and the sentinels) over TLS (with `REDIS_URL`: `rediss://`)',
   },
   {
     variables: ['TRUSTED_PROXIES'],

@@ -70,6 +70,12 @@ export const EnvSchema = Type.Object({
   ),
   PAYMENT_ICON_PREFIX: Type.Optional(Type.String({ minLength: 1 })),
   REDIS_URL: Type.Optional(Type.String({ secret: true })),
+  REDIS_SENTINELS: Type.Optional(Type.String({ description: 'comma-separated host:port addresses' })),
+  REDIS_SENTINEL_NAME: Type.Optional(Type.String({ minLength: 1 })),
+  REDIS_CLUSTER_NODES: Type.Optional(Type.String({ description: 'comma-separated host:port addresses' })),
+  REDIS_PASSWORD: Type.Optional(Type.String({ secret: true })),
+  REDIS_SENTINEL_PASSWORD: Type.Optional(Type.String({ secret: true })),
+  REDIS_TLS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   HEALTH_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   MAX_CONNECTIONS: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
@@ -152,10 +158,11 @@ export interface Config {
   /** Prefix for payment icon URLs (spec 2.8); `undefined` = `/icons`. */
   readonly paymentIconPrefix: string | undefined;
   /**
-   * `redis://` or `rediss://` URL of the state every instance shares (CONTRACT.md "Several instances");
+   * The Redis deployment of the state every instance shares (CONTRACT.md "Several instances"):
+   * `REDIS_URL`, `REDIS_SENTINELS` + `REDIS_SENTINEL_NAME` or `REDIS_CLUSTER_NODES` ({@link redisTopology});
    * `undefined`: the state lives in this process and only one process may serve.
    */
-  readonly redisUrl: string | undefined;
+  readonly redis: RedisTopology | undefined;
   /**
    * Port of the Prometheus metrics endpoint (`GET /metrics`, same `HOST`; CONTRACT.md "Operations");
    * never `port` unless both are 0. `undefined`: no metrics endpoint.
@@ -361,6 +368,58 @@ function checkTrustedProxies(value: string, problems: string[]): string[] | unde
   return list;
 }
 
+/*
+ * Which Redis deployment the shared state uses (CONTRACT.md "Configuration" and "Several instances"),
+ * read from the environment at start: exactly one of
+ *
+ * | variables | topology | ioredis client |
+ * |---|---|---|
+ * | `REDIS_URL` | one server, or a managed primary endpoint (`redis://` or `rediss://`, password in the URL) | `new Redis(url)` |
+ * | `REDIS_SENTINELS` + `REDIS_SENTINEL_NAME` | Sentinel: the sentinels name the primary, and a new one after a failover | `new Redis({ sentinels, name })` |
+ * | `REDIS_CLUSTER_NODES` | cluster mode: seed nodes, the others are discovered | `new Cluster(nodes)` |
+ *
+ * With Sentinel or a cluster, `REDIS_PASSWORD` is the servers' password, `REDIS_SENTINEL_PASSWORD`
+ * the sentinels' and `REDIS_TLS=true` turns TLS on towards both (with `REDIS_URL` the URL says all
+ * of it: `rediss://:password@host:port`). Any other combination stops the start with one line naming
+ * the variables.
+ */
+
+/** A server address from `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`. */
+export interface RedisAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** The Redis deployment of the shared state (see the module documentation). */
+export type RedisTopology =
+  | { readonly mode: 'standalone'; readonly url: string }
+  | {
+      readonly mode: 'sentinel';
+      readonly sentinels: readonly RedisAddress[];
+      /** The primary's name as the sentinels monitor it (`REDIS_SENTINEL_NAME`). */
+      readonly name: string;
+      readonly password: string | undefined;
+      readonly sentinelPassword: string | undefined;
+      readonly tls: boolean;
+    }
+  | { readonly mode: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly password: string | undefined; readonly tls: boolean };
+
+/** The variables {@link redisTopology} reads. */
+export interface RedisVariables {
+  readonly REDIS_URL?: string | undefined;
+  readonly REDIS_SENTINELS?: string | undefined;
+  readonly REDIS_SENTINEL_NAME?: string | undefined;
+  readonly REDIS_CLUSTER_NODES?: string | undefined;
+  readonly REDIS_PASSWORD?: string | undefined;
+  readonly REDIS_SENTINEL_PASSWORD?: string | undefined;
+  readonly REDIS_TLS?: string | undefined;
+}
+
+/** The default port of a sentinel when an address leaves it out. */
+export const SENTINEL_DEFAULT_PORT = 26379;
+/** The default port of a Redis server when an address leaves it out. */
+export const REDIS_DEFAULT_PORT = 6379;
+
 function checkRedisUrl(value: string, problems: string[]): string | undefined {
   let url: URL;
   try {
@@ -378,6 +437,82 @@ function checkRedisUrl(value: string, problems: string[]): string | undefined {
     return undefined;
   }
   return value;
+}
+
+/** Parses `host:port,…` (a bracketed IPv6 host is allowed; a missing port is `defaultPort`). */
+function checkAddresses(name: string, value: string, defaultPort: number, example: string, problems: string[]): RedisAddress[] | undefined {
+  const items = value.split(',').map((item) => item.trim());
+  const addresses: RedisAddress[] = [];
+  for (const item of items) {
+    let url: URL | undefined;
+    try {
+      url = new URL(`redis://${item}`);
+    } catch {
+      url = undefined;
+    }
+    const plain = url !== undefined && url.host.toLowerCase() === item.toLowerCase() && url.username === '' && url.password === '';
+    if (item === '' || url === undefined || !plain || url.hostname === '') {
+      // An address with credentials is never echoed: they go in REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD.
+      const got = item.includes('@') ? 'an address with credentials (REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD hold them)' : `"${item.slice(0, 80)}"`;
+      problems.push(`${name}: expected comma-separated host:port addresses, such as ${example}, got ${got}`);
+      return undefined;
+    }
+    addresses.push({ host: url.hostname.replace(/^\[(.*)\]$/, '$1'), port: url.port === '' ? defaultPort : Number(url.port) });
+  }
+  return addresses;
+}
+
+/**
+ * The topology the variables name, or `undefined` when none is set (the state then lives in process
+ * memory).
+ *
+ * @param problems - receives one line per problem, naming the variables (the start then stops).
+ */
+export function redisTopology(env: RedisVariables, problems: string[]): RedisTopology | undefined {
+  const chosen = (['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_CLUSTER_NODES'] as const).filter((name) => env[name] !== undefined);
+  if (chosen.length > 1) {
+    problems.push(`REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES: expected exactly one of them, got ${chosen.join(' and ')}`);
+    return undefined;
+  }
+  const mode = chosen[0];
+  const before = problems.length;
+  if (env.REDIS_SENTINEL_NAME !== undefined && mode !== 'REDIS_SENTINELS') {
+    problems.push('REDIS_SENTINEL_NAME: needs REDIS_SENTINELS (the sentinels that know the primary by this name)');
+  }
+  if (mode === 'REDIS_SENTINELS' && (env.REDIS_SENTINEL_NAME === undefined || env.REDIS_SENTINEL_NAME.trim() === '')) {
+    problems.push("REDIS_SENTINELS, REDIS_SENTINEL_NAME: expected REDIS_SENTINEL_NAME too, the primary's name as the sentinels monitor it (such as mymaster)");
+  }
+  if (env.REDIS_SENTINEL_PASSWORD !== undefined && mode !== 'REDIS_SENTINELS') {
+    problems.push('REDIS_SENTINEL_PASSWORD: needs REDIS_SENTINELS');
+  }
+  for (const name of ['REDIS_PASSWORD', 'REDIS_TLS'] as const) {
+    if (env[name] !== undefined && mode !== 'REDIS_SENTINELS' && mode !== 'REDIS_CLUSTER_NODES') {
+      problems.push(`${name}: needs REDIS_SENTINELS or REDIS_CLUSTER_NODES (with REDIS_URL, the URL holds the password and rediss:// turns TLS on)`);
+    }
+  }
+  if (env.REDIS_TLS !== undefined && env.REDIS_TLS !== 'true' && env.REDIS_TLS !== 'false') {
+    problems.push(`REDIS_TLS: expected one of true, false, got "${env.REDIS_TLS.slice(0, 20)}"`);
+  }
+  const tls = env.REDIS_TLS === 'true';
+  const password = env.REDIS_PASSWORD === '' ? undefined : env.REDIS_PASSWORD;
+  switch (mode) {
+    case undefined:
+      return undefined;
+    case 'REDIS_URL': {
+      const url = checkRedisUrl(env.REDIS_URL as string, problems);
+      return url === undefined || problems.length > before ? undefined : { mode: 'standalone', url };
+    }
+    case 'REDIS_SENTINELS': {
+      const sentinels = checkAddresses('REDIS_SENTINELS', env.REDIS_SENTINELS as string, SENTINEL_DEFAULT_PORT, 'redis-sentinel-0.redis:26379,redis-sentinel-1.redis:26379', problems);
+      if (sentinels === undefined || problems.length > before) return undefined;
+      const sentinelPassword = env.REDIS_SENTINEL_PASSWORD === '' ? undefined : env.REDIS_SENTINEL_PASSWORD;
+      return { mode: 'sentinel', sentinels, name: (env.REDIS_SENTINEL_NAME as string).trim(), password, sentinelPassword, tls };
+    }
+    case 'REDIS_CLUSTER_NODES': {
+      const nodes = checkAddresses('REDIS_CLUSTER_NODES', env.REDIS_CLUSTER_NODES as string, REDIS_DEFAULT_PORT, 'redis-0.redis:6379,redis-1.redis:6379', problems);
+      return nodes === undefined || problems.length > before ? undefined : { mode: 'cluster', nodes, password, tls };
+    }
+  }
 }
 
 function checkOrigin(value: string, problems: string[]): string | undefined {
@@ -506,13 +641,15 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
           .filter((o) => o.length > 0)
           .map((o) => checkOrigin(o, problems))
           .filter((o): o is string => o !== undefined);
-  const redisUrl = e.REDIS_URL === undefined ? undefined : checkRedisUrl(e.REDIS_URL, problems);
+  const redis = redisTopology(e, problems);
   const trustedProxies = e.TRUSTED_PROXIES === undefined ? undefined : checkTrustedProxies(e.TRUSTED_PROXIES, problems);
   const otlpEndpoint = e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : checkUrl('OTEL_EXPORTER_OTLP_ENDPOINT', e.OTEL_EXPORTER_OTLP_ENDPOINT, problems);
   const otlpTracesEndpoint =
     e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined ? undefined : checkUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, problems);
-  if (e.WORKERS > 1 && e.REDIS_URL === undefined) {
-    problems.push(`WORKERS: ${e.WORKERS} processes need REDIS_URL, so that they share the money moves' records and the caches (CONTRACT.md "Several instances"); set REDIS_URL or WORKERS=1`);
+  if (e.WORKERS > 1 && e.REDIS_URL === undefined && e.REDIS_SENTINELS === undefined && e.REDIS_CLUSTER_NODES === undefined) {
+    problems.push(
+      `WORKERS: ${e.WORKERS} processes need REDIS_URL (or REDIS_SENTINELS, REDIS_CLUSTER_NODES), so that they share the money moves' records and the caches (CONTRACT.md "Several instances"); set REDIS_URL or WORKERS=1`,
+    );
   }
   if (e.METRICS_PORT !== undefined && !invalid.has('PORT') && e.PORT !== 0 && e.METRICS_PORT === e.PORT) {
     problems.push(`METRICS_PORT: expected a port other than PORT (${e.PORT}): metrics are never served on the public port, got ${quoted(String(e.METRICS_PORT))}`);
@@ -547,7 +684,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     catalogueCacheTtlMs: e.CATALOGUE_CACHE_TTL_MS,
     catalogueForSessions: e.CATALOGUE_FOR_SESSIONS as CatalogueForSessions,
     paymentIconPrefix: e.PAYMENT_ICON_PREFIX?.replace(/\/+$/, ''),
-    redisUrl,
+    redis,
     ...(e.METRICS_PORT === undefined ? {} : { metricsPort: e.METRICS_PORT }),
     ...(e.HEALTH_PORT === undefined ? {} : { healthPort: e.HEALTH_PORT }),
     maxConnections: e.MAX_CONNECTIONS,

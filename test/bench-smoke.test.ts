@@ -155,12 +155,12 @@ test('BENCH_NODE=current is the Node.js running the bench', () => {
 
 test("the proxy's answers of one route by status, from its metrics text", () => {
   const text = [
-    '# TYPE http_request_duration_seconds histogram',
-    'http_request_duration_seconds_bucket{le="0.005",method="GET",route="/api/games/list",status_code="304"} 7',
-    'http_request_duration_seconds_count{method="GET",route="/api/games/list",status_code="304"} 12',
-    'http_request_duration_seconds_count{method="GET",route="/api/games/list",status_code="200"} 3',
-    'http_request_duration_seconds_count{method="HEAD",route="/api/games/list",status_code="200"} 1',
-    'http_request_duration_seconds_count{method="GET",route="/api/games/search",status_code="200"} 40',
+    '# TYPE front_proxy_http_request_duration_seconds histogram',
+    'front_proxy_http_request_duration_seconds_bucket{le="0.005",method="GET",route="/api/games/list",status_code="304"} 7',
+    'front_proxy_http_request_duration_seconds_count{method="GET",route="/api/games/list",status_code="304"} 12',
+    'front_proxy_http_request_duration_seconds_count{method="GET",route="/api/games/list",status_code="200"} 3',
+    'front_proxy_http_request_duration_seconds_count{method="HEAD",route="/api/games/list",status_code="200"} 1',
+    'front_proxy_http_request_duration_seconds_count{method="GET",route="/api/games/search",status_code="200"} 40',
   ].join('\n');
   assert.deepEqual(statusesOfRoute(text, '/api/games/list'), { '304': 12, '200': 4 });
   assert.deepEqual(statusesOfRoute(text, '/api/user/login-history'), {});

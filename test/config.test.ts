@@ -38,7 +38,7 @@ describe('CONTRACT.md configuration', () => {
     assert.equal(c.cachePurgeToken, undefined);
     assert.equal(c.workers, 1);
     assert.equal(c.catalogueCacheTtlMs, 60000);
-    assert.equal(c.redisUrl, undefined);
+    assert.equal(c.redis, undefined);
     assert.equal(c.metricsPort, undefined);
     assert.ok(!('metricsPort' in c));
     assert.ok(!('healthPort' in c));

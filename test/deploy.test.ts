@@ -14,6 +14,11 @@
  * - deploy/prometheus-rules.yaml: the rule file's shape, every expression as PromQL (the contract's
  *   metrics and labels, a comparison, fixed ranges), `for` durations, severities, annotations, and
  *   runbook links to headings of docs/operations.md; the alerts of the issue are there.
+ * - deploy/kubernetes/servicemonitor.yaml and prometheusrule.yaml (Prometheus Operator): valid against
+ *   the operator's schemas; the ServiceMonitor selects the metrics Service and keeps the proxy's
+ *   `endpoint` label; the PrometheusRule holds the rule file's groups, and every selector of every
+ *   alert matches a series of a real scrape of `GET /metrics` labelled as the operator labels the
+ *   ServiceMonitor's targets (`job`, `namespace`).
  * - The contract's metric list these checks use is the one the `Metrics` registry exports.
  *
  * Each check is a function that returns the problems it finds. The committed files must give none,
@@ -24,6 +29,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule';
+import { type IServiceMonitor, ServiceMonitor } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor';
 import { parser as promqlParser } from '@prometheus-io/lezer-promql';
 import { DockerfileParser, type ImageTemplate, type JSONInstruction } from 'dockerfile-ast';
 import { validate as lintDockerfile } from 'dockerfile-utils';
@@ -36,7 +43,9 @@ import type { IContainer } from 'kubernetes-models/v1/Container';
 import { type IService, Service } from 'kubernetes-models/v1/Service';
 import { parseAllDocuments, parseDocument } from 'yaml';
 import { ConfigError, loadConfig } from '../src/config.js';
-import { Metrics } from '../src/pipeline/metrics.js';
+import { Metrics, startMetricsServer } from '../src/pipeline/metrics.js';
+import { fakeJwt, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
+import { HAVE_REDIS, startRedis } from './helpers/redis-server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const readText = (path: string): string => readFileSync(join(root, path), 'utf8');
@@ -78,6 +87,8 @@ const MODELS: ReadonlyMap<string, new (data: never) => { validate(): void }> = n
   ['autoscaling/v2/HorizontalPodAutoscaler', HorizontalPodAutoscaler],
   ['policy/v1/PodDisruptionBudget', PodDisruptionBudget],
   ['networking.k8s.io/v1/Ingress', Ingress],
+  ['monitoring.coreos.com/v1/ServiceMonitor', ServiceMonitor],
+  ['monitoring.coreos.com/v1/PrometheusRule', PrometheusRule],
 ]);
 
 /** Largest KYC upload (`MAX_DOCUMENT_BYTES`, 10 MiB) plus room for the multipart envelope, in bytes. */
@@ -92,7 +103,7 @@ function nginxSize(text: string | undefined): number {
 }
 
 /** Variables that must come from a Secret (CONTRACT.md "Configuration"), never from a value in a file. */
-const SECRET_VARIABLES = ['CACHE_PURGE_TOKEN', 'REDIS_URL'] as const;
+const SECRET_VARIABLES = ['CACHE_PURGE_TOKEN', 'REDIS_URL', 'REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD'] as const;
 
 /** Every YAML document under deploy/kubernetes/, parsed; a YAML error or warning fails. */
 function loadManifests(): Manifest[] {
@@ -240,6 +251,8 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
   if ((literal('WORKERS') ?? '1') !== '1') problems.push('WORKERS must be 1: one process per pod, the autoscaler adds pods');
   for (const key of SECRET_VARIABLES) {
     const source = env.get(key);
+    // The passwords of Sentinel and cluster mode are set only with those topologies (deploy/README.md "Redis").
+    if (source === undefined && (key === 'REDIS_PASSWORD' || key === 'REDIS_SENTINEL_PASSWORD')) continue;
     if (source?.kind !== 'secret') problems.push(`${key} must come from a Secret (secretKeyRef), not ${source?.kind ?? 'nothing'}`);
   }
   const literalEnv: Record<string, string> = {};
@@ -491,6 +504,7 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     ['replicas next to the HPA', 'Deployment', (o) => void ((o as unknown as IDeployment).spec!.replicas = 3), /sets replicas/],
     ['PDB selecting other pods', 'PodDisruptionBudget', (o) => void ((o as unknown as IPodDisruptionBudget).spec!.selector = { matchLabels: { app: 'other' } }), /PodDisruptionBudget .* selector/],
     ['REDIS_URL as a value', 'Deployment', (o) => setEnv(o, 'REDIS_URL', 'redis://redis:6379'), /REDIS_URL must come from a Secret/],
+    ['REDIS_PASSWORD as a value', 'Deployment', (o) => setEnv(o, 'REDIS_PASSWORD', 'hunter2'), /REDIS_PASSWORD must come from a Secret/],
     ['secret in the ConfigMap', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.CACHE_PURGE_TOKEN = 'x'.repeat(20)), /holds CACHE_PURGE_TOKEN/],
     ['NODE_ENV development', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.NODE_ENV = 'development'), /NODE_ENV is development/],
     ['BFF_BASE_URL missing', 'ConfigMap', (o) => void delete (o as unknown as IConfigMap).data!.BFF_BASE_URL, /BFF_BASE_URL is not set/],
@@ -698,27 +712,27 @@ describe('Dockerfile', () => {
 
 /** The metrics of CONTRACT.md "Operations" and their labels. */
 const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
-  http_request_duration_seconds: ['method', 'route', 'status_code'],
-  upstream_request_duration_seconds: ['endpoint', 'method', 'status_class'],
-  upstream_errors_total: ['endpoint', 'error'],
-  cache_requests_total: ['cache', 'result'],
-  rate_limited_total: ['limit'],
-  idempotency_decisions_total: ['decision'],
-  redis_up: [],
-  build_info: ['version', 'build_id'],
-  upstream_in_flight: ['endpoint'],
-  upstream_rejected_total: ['endpoint', 'reason'],
-  circuit_state: ['endpoint'],
-  upstream_retries_total: ['endpoint'],
-  load_shed_total: [],
+  front_proxy_http_request_duration_seconds: ['method', 'route', 'status_code'],
+  front_proxy_upstream_request_duration_seconds: ['endpoint', 'method', 'status_class'],
+  front_proxy_upstream_errors_total: ['endpoint', 'error'],
+  front_proxy_cache_requests_total: ['cache', 'result'],
+  front_proxy_rate_limited_total: ['limit'],
+  front_proxy_idempotency_decisions_total: ['decision'],
+  front_proxy_redis_up: [],
+  front_proxy_build_info: ['version', 'build_id'],
+  front_proxy_upstream_in_flight: ['endpoint'],
+  front_proxy_upstream_rejected_total: ['endpoint', 'reason'],
+  front_proxy_circuit_state: ['endpoint'],
+  front_proxy_upstream_retries_total: ['endpoint'],
+  front_proxy_load_shed_total: [],
 };
-const HISTOGRAMS = ['http_request_duration_seconds', 'upstream_request_duration_seconds'];
-/** Labels Prometheus adds to every series it scrapes. */
-const TARGET_LABELS = ['job', 'instance'];
+const HISTOGRAMS = ['front_proxy_http_request_duration_seconds', 'front_proxy_upstream_request_duration_seconds'];
+/** Labels Prometheus adds to every series it scrapes (`namespace`: Kubernetes service discovery, the Prometheus Operator). */
+const TARGET_LABELS = ['job', 'instance', 'namespace'];
 
 /** The labels of a metric name as queried (histogram series included), or undefined if not the contract's. */
 function metricLabels(name: string): readonly string[] | undefined {
-  if (/^(process|nodejs)_[a-z0-9_]+$/.test(name)) return undefined;
+  if (/^front_proxy_(process|nodejs)_[a-z0-9_]+$/.test(name)) return undefined;
   const histogram = HISTOGRAMS.find((h) => name === `${h}_bucket` || name === `${h}_count` || name === `${h}_sum`);
   if (histogram) return [...(CONTRACT_METRICS[histogram] ?? []), ...(name.endsWith('_bucket') ? ['le'] : [])];
   return HISTOGRAMS.includes(name) ? undefined : CONTRACT_METRICS[name];
@@ -728,7 +742,7 @@ function metricLabels(name: string): readonly string[] | undefined {
 interface PromqlFacts {
   readonly problems: string[];
   readonly metrics: string[];
-  readonly matchers: { metric: string; label: string; value: string }[];
+  readonly matchers: { metric: string; label: string; op: string; value: string }[];
   readonly grouping: string[];
   readonly functions: string[];
   divides: boolean;
@@ -784,7 +798,7 @@ function analysePromql(expr: string, ranges: RangeStyle = 'grafana'): PromqlFact
           for (const m of matchers?.getChildren('UnquotedLabelMatcher') ?? []) {
             const label = m.getChild('LabelName');
             const value = m.getChild('StringLiteral');
-            if (label && value) facts.matchers.push({ metric, label: slice(label), value: unquote(slice(value)) });
+            if (label && value) facts.matchers.push({ metric, label: slice(label), op: text.slice(label.to, value.from).trim(), value: unquote(slice(value)) });
             if (label && slice(label) === 'job') scoped = true;
           }
           if (!scoped) facts.problems.push(`selector ${slice(node)} is not scoped by a job matcher`);
@@ -822,7 +836,7 @@ function analysePromql(expr: string, ranges: RangeStyle = 'grafana'): PromqlFact
   for (const label of facts.grouping) if (!known.has(label)) facts.problems.push(`label ${label} is on no metric of the contract`);
   for (const metric of facts.metrics) {
     const labels = metricLabels(metric);
-    const standard = /^(process|nodejs)_[a-z0-9_]+$/.test(metric);
+    const standard = /^front_proxy_(process|nodejs)_[a-z0-9_]+$/.test(metric);
     if (!labels && !standard) facts.problems.push(`metric ${metric} is not one of the contract's`);
     for (const m of facts.matchers.filter((x) => x.metric === metric)) {
       if (labels && !labels.includes(m.label) && !TARGET_LABELS.includes(m.label)) {
@@ -865,19 +879,19 @@ interface RequiredPanel {
 }
 
 const REQUIRED_PANELS: readonly RequiredPanel[] = [
-  { title: /request rate/i, metric: 'http_request_duration_seconds_count', functions: ['rate'] },
-  { title: /error ratio by EM family/i, metric: 'upstream_errors_total', grouping: ['error'], ratio: true },
-  { title: /upstream latency per EP/i, metric: 'upstream_request_duration_seconds_bucket', grouping: ['le', 'endpoint'], functions: ['histogram_quantile', 'rate'] },
-  { title: /cache hit ratio/i, metric: 'cache_requests_total', matcher: { label: 'result', value: 'hit' }, ratio: true },
-  { title: /rate.limit/i, metric: 'rate_limited_total', grouping: ['limit'], functions: ['rate'] },
-  { title: /idempotency/i, metric: 'idempotency_decisions_total', grouping: ['decision'], functions: ['rate'] },
-  { title: /in flight per EP/i, metric: 'upstream_in_flight', grouping: ['endpoint'] },
-  { title: /rejections by EP and reason/i, metric: 'upstream_rejected_total', grouping: ['endpoint', 'reason'], functions: ['rate'] },
-  { title: /circuit state per EP/i, metric: 'circuit_state', grouping: ['endpoint'] },
-  { title: /open circuits$/i, metric: 'circuit_state', grouping: ['endpoint'] },
-  { title: /retries rate/i, metric: 'upstream_retries_total', grouping: ['endpoint'], functions: ['rate'] },
-  { title: /retry ratio/i, metric: 'upstream_retries_total', grouping: ['endpoint'], functions: ['rate'], ratio: true },
-  { title: /load shed rate/i, metric: 'load_shed_total', functions: ['rate'] },
+  { title: /request rate/i, metric: 'front_proxy_http_request_duration_seconds_count', functions: ['rate'] },
+  { title: /error ratio by EM family/i, metric: 'front_proxy_upstream_errors_total', grouping: ['error'], ratio: true },
+  { title: /upstream latency per EP/i, metric: 'front_proxy_upstream_request_duration_seconds_bucket', grouping: ['le', 'endpoint'], functions: ['histogram_quantile', 'rate'] },
+  { title: /cache hit ratio/i, metric: 'front_proxy_cache_requests_total', matcher: { label: 'result', value: 'hit' }, ratio: true },
+  { title: /rate.limit/i, metric: 'front_proxy_rate_limited_total', grouping: ['limit'], functions: ['rate'] },
+  { title: /idempotency/i, metric: 'front_proxy_idempotency_decisions_total', grouping: ['decision'], functions: ['rate'] },
+  { title: /in flight per EP/i, metric: 'front_proxy_upstream_in_flight', grouping: ['endpoint'] },
+  { title: /rejections by EP and reason/i, metric: 'front_proxy_upstream_rejected_total', grouping: ['endpoint', 'reason'], functions: ['rate'] },
+  { title: /circuit state per EP/i, metric: 'front_proxy_circuit_state', grouping: ['endpoint'] },
+  { title: /open circuits$/i, metric: 'front_proxy_circuit_state', grouping: ['endpoint'] },
+  { title: /retries rate/i, metric: 'front_proxy_upstream_retries_total', grouping: ['endpoint'], functions: ['rate'] },
+  { title: /retry ratio/i, metric: 'front_proxy_upstream_retries_total', grouping: ['endpoint'], functions: ['rate'], ratio: true },
+  { title: /load shed rate/i, metric: 'front_proxy_load_shed_total', functions: ['rate'] },
 ];
 
 /** The dashboard's facts; an empty list when they hold. */
@@ -950,20 +964,20 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
   });
 
   const cases: [string, string, string, RegExp][] = [
-    ['a metric outside the contract', 'http_request_duration_seconds_count{job=~\\"$job\\"}[$__rate_interval]))', 'http_requests_total{job=~\\"$job\\"}[$__rate_interval]))', /http_requests_total is not one of the contract's/],
+    ['a metric outside the contract', 'front_proxy_http_request_duration_seconds_count{job=~\\"$job\\"}[$__rate_interval]))', 'front_proxy_http_requests_total{job=~\\"$job\\"}[$__rate_interval]))', /front_proxy_http_requests_total is not one of the contract's/],
     ['a label outside the contract', 'sum by (route) (', 'sum by (path) (', /label path is on no metric/],
-    ['a wrong label on a metric', 'cache_requests_total{job=~\\"$job\\", result=\\"hit\\"}', 'cache_requests_total{job=~\\"$job\\", outcome=\\"hit\\"}', /cache_requests_total has no label outcome/],
+    ['a wrong label on a metric', 'front_proxy_cache_requests_total{job=~\\"$job\\", result=\\"hit\\"}', 'front_proxy_cache_requests_total{job=~\\"$job\\", outcome=\\"hit\\"}', /front_proxy_cache_requests_total has no label outcome/],
     ['a syntax error', 'sum by (route) (rate(', 'sum by (route) (rate((', /does not parse/],
-    ['a fixed range', 'rate_limited_total{job=~\\"$job\\"}[$__rate_interval]', 'rate_limited_total{job=~\\"$job\\"}[5m]', /range \[5m\]/],
+    ['a fixed range', 'front_proxy_rate_limited_total{job=~\\"$job\\"}[$__rate_interval]', 'front_proxy_rate_limited_total{job=~\\"$job\\"}[5m]', /range \[5m\]/],
     ['a fixed datasource', '"uid": "${datasource}"', '"uid": "P1809F7CD0C75ACF3"', /datasource must be/],
     ['no datasource variable', '"type": "datasource",', '"type": "custom",', /no datasource variable/],
     ['the cache hit ratio panel missing', '"title": "Cache hit ratio"', '"title": "Cache"', /cache hit ratio/],
     ['the EM family grouping missing', '\\"error\\", \\"EM00([0-9])[0-9]\\"', '\\"endpoint\\", \\"EM00([0-9])[0-9]\\"', /error ratio by EM family/],
     ['an old schema', '"schemaVersion": 39', '"schemaVersion": 16', /schemaVersion 16/],
     ['the in-flight panel missing', '"title": "Upstream in flight per EP"', '"title": "Upstream calls now"', /in flight per EP/],
-    ['rejections not by reason', 'sum by (endpoint, reason) (rate(upstream_rejected_total', 'sum by (endpoint) (rate(upstream_rejected_total', /rejections by EP and reason/],
-    ['a label the gauge does not have', 'max by (endpoint) (circuit_state{job=~\\"$job\\"})', 'max by (endpoint) (circuit_state{job=~\\"$job\\", reason=\\"busy\\"})', /circuit_state has no label reason/],
-    ['a selector without its job', 'rate(load_shed_total{job=~\\"$job\\"}[$__rate_interval])) or vector(0)', 'rate(load_shed_total[$__rate_interval])) or vector(0)', /load_shed_total\[?.*not scoped by a job matcher/],
+    ['rejections not by reason', 'sum by (endpoint, reason) (rate(front_proxy_upstream_rejected_total', 'sum by (endpoint) (rate(front_proxy_upstream_rejected_total', /rejections by EP and reason/],
+    ['a label the gauge does not have', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\"})', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\", reason=\\"busy\\"})', /front_proxy_circuit_state has no label reason/],
+    ['a selector without its job', 'rate(front_proxy_load_shed_total{job=~\\"$job\\"}[$__rate_interval])) or vector(0)', 'rate(front_proxy_load_shed_total[$__rate_interval])) or vector(0)', /front_proxy_load_shed_total\[?.*not scoped by a job matcher/],
   ];
   for (const [what, from, to, pattern] of cases) {
     test(`the check reports: ${what}`, () => {
@@ -974,7 +988,7 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
   test('the check reports a contract metric shown by no panel', () => {
     const copy = structuredClone(dashboard);
     copy.panels = copy.panels?.filter((p) => !/redis/i.test(p.title ?? ''));
-    assertReported(checkDashboard(copy), /no panel shows redis_up/);
+    assertReported(checkDashboard(copy), /no panel shows front_proxy_redis_up/);
   });
 });
 
@@ -1037,10 +1051,11 @@ interface RequiredAlert {
 }
 
 const REQUIRED_ALERTS: readonly RequiredAlert[] = [
-  { name: 'FrontProxyCircuitOpen', metric: 'circuit_state', grouping: ['endpoint'] },
-  { name: 'FrontProxyLoadShedding', metric: 'load_shed_total', functions: ['rate'] },
-  { name: 'FrontProxyHigh5xxRatio', metric: 'http_request_duration_seconds_count', matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
-  { name: 'FrontProxyUpstreamBusy', metric: 'upstream_rejected_total', grouping: ['endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
+  { name: 'FrontProxyCircuitOpen', metric: 'front_proxy_circuit_state', grouping: ['endpoint'] },
+  { name: 'FrontProxyLoadShedding', metric: 'front_proxy_load_shed_total', functions: ['rate'] },
+  { name: 'FrontProxyHigh5xxRatio', metric: 'front_proxy_http_request_duration_seconds_count', matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
+  { name: 'FrontProxyUpstreamBusy', metric: 'front_proxy_upstream_rejected_total', grouping: ['endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
+  { name: 'FrontProxyRedisDown', metric: 'front_proxy_redis_up', grouping: ['namespace', 'instance'] },
 ];
 
 /** The rule file's facts (`text` as YAML, runbooks against `operations`, docs/operations.md); an empty list when they hold. */
@@ -1118,6 +1133,14 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
     assert.deepEqual(checkRules(text, operations), []);
   });
 
+  test('FrontProxyRedisDown fires on front_proxy_redis_up == 0 held for 1 minute', () => {
+    const groups = (parseDocument(text).toJS() as { groups: { rules: Record<string, string>[] }[] }).groups;
+    const rule = groups.flatMap((g) => g.rules).find((r) => r.alert === 'FrontProxyRedisDown');
+    assert.equal(rule?.for, '1m');
+    assert.match(rule?.expr ?? '', /\(front_proxy_redis_up\{[^}]*\}\) == 0$/);
+    assert.equal((rule as unknown as { labels: { severity: string } }).labels.severity, 'critical');
+  });
+
   test('GitHub anchors of headings, as the runbook links use them', () => {
     const anchors = headingAnchors('# Operations\n## Metrics: `METRICS_PORT`\n```\n# not a heading\n```\n### Alert: FrontProxyCircuitOpen\n## Tests\n## Tests\n');
     assert.deepEqual([...anchors], ['operations', 'metrics-metrics_port', 'alert-frontproxycircuitopen', 'tests', 'tests-1']);
@@ -1125,13 +1148,13 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
 
   const cases: [string, string | RegExp, string, RegExp][] = [
     ['not YAML', 'groups:\n', 'groups:\n\t- oops: [\n', /YAML/],
-    ['a syntax error in an expression', 'max by (endpoint) (circuit_state{job=~"front-proxy.*"}) >= 1', 'max by (endpoint) (circuit_state{job=~"front-proxy.*"} >= 1', /FrontProxyCircuitOpen: does not parse/],
-    ['a metric outside the contract', 'rate(load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(requests_shed_total{job=~"front-proxy.*"}[5m])', /requests_shed_total is not one of the contract's/],
-    ['a label the metric does not have', 'reason="busy"', 'cause="busy"', /upstream_rejected_total has no label cause/],
-    ['a grouping label on no metric', 'sum by (instance) (rate(load_shed_total', 'sum by (pod) (rate(load_shed_total', /label pod is on no metric/],
-    ['a Grafana range', 'rate(load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(load_shed_total{job=~"front-proxy.*"}[$__rate_interval])', /range \[\$__rate_interval\] is not a fixed duration/],
-    ['a selector without its job', 'rate(load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(load_shed_total[5m])', /not scoped by a job matcher/],
-    ['no comparison', 'sum by (instance) (rate(load_shed_total{job=~"front-proxy.*"}[5m])) > 0', 'sum by (instance) (rate(load_shed_total{job=~"front-proxy.*"}[5m]))', /FrontProxyLoadShedding: expr is not a comparison/],
+    ['a syntax error in an expression', 'max by (endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"}) >= 1', 'max by (endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"} >= 1', /FrontProxyCircuitOpen: does not parse/],
+    ['a metric outside the contract', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_requests_shed_total{job=~"front-proxy.*"}[5m])', /front_proxy_requests_shed_total is not one of the contract's/],
+    ['a label the metric does not have', 'reason="busy"', 'cause="busy"', /front_proxy_upstream_rejected_total has no label cause/],
+    ['a grouping label on no metric', 'sum by (instance) (rate(front_proxy_load_shed_total', 'sum by (pod) (rate(front_proxy_load_shed_total', /label pod is on no metric/],
+    ['a Grafana range', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[$__rate_interval])', /range \[\$__rate_interval\] is not a fixed duration/],
+    ['a selector without its job', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_load_shed_total[5m])', /not scoped by a job matcher/],
+    ['no comparison', 'sum by (instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])) > 0', 'sum by (instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m]))', /FrontProxyLoadShedding: expr is not a comparison/],
     ['a malformed for', 'for: 5m', 'for: 5 minutes', /for 5 minutes is not a Prometheus duration/],
     ['no for', /\n {8}for: 10m\n/, '\n', /no for/],
     ['an unknown severity', 'severity: critical', 'severity: page', /severity page is not one of/],
@@ -1141,6 +1164,7 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
     ['an alert defined twice', 'alert: FrontProxyUpstreamRetriesHigh', 'alert: FrontProxyUpstreamBusy', /FrontProxyUpstreamBusy: defined twice/],
     ['the circuit alert missing', 'alert: FrontProxyCircuitOpen', 'alert: FrontProxyCircuitBroken', /no alert FrontProxyCircuitOpen/],
     ['the 5xx alert without its status matcher', 'status_code=~"5.."', 'status_code=~"4.."', /no alert FrontProxyHigh5xxRatio/],
+    ['the Redis alert missing', 'alert: FrontProxyRedisDown', 'alert: FrontProxyRedisLost', /no alert FrontProxyRedisDown/],
   ];
   for (const [what, from, to, pattern] of cases) {
     test(`the check reports: ${what}`, () => assertReported(checkRules(edit(text, from, to), operations), pattern));
@@ -1148,5 +1172,199 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
 
   test('the check reports a runbook section removed from docs/operations.md', () => {
     assertReported(checkRules(text, edit(operations, '### Alert: FrontProxyHigh5xxRatio', '### High 5xx ratio')), /anchor #alert-frontproxyhigh5xxratio is no heading/);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Prometheus Operator: ServiceMonitor and PrometheusRule (deploy/kubernetes/)
+
+/** The namespace the checks below apply the manifests in (they name none: `kubectl -n` decides). */
+const NAMESPACE = 'shop-production';
+
+/** One series as Prometheus stores it: the scraped name and labels plus the target's. */
+interface Series {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+}
+
+/** The labels the Prometheus Operator gives the targets of `monitor`'s endpoint on `service` (its generated relabelling). */
+function operatorTargetLabels(monitor: IServiceMonitor, service: IService, port: string): Record<string, string> {
+  const jobLabel = monitor.spec.jobLabel;
+  return {
+    job: (jobLabel && service.metadata?.labels?.[jobLabel]) || (service.metadata?.name ?? ''),
+    namespace: service.metadata?.namespace ?? NAMESPACE,
+    service: service.metadata?.name ?? '',
+    endpoint: port,
+    pod: 'front-proxy-7d9c5b6f4-x2x9q',
+    container: 'front-proxy',
+    instance: '10.1.2.3:9464',
+  };
+}
+
+/** Labels scraped from the target and the target's, merged as Prometheus does (`honor` keeps the scraped value, else `exported_…`). */
+function attach(scraped: Series, target: Record<string, string>, honor: boolean): Series {
+  const labels: Record<string, string> = {};
+  for (const [name, value] of Object.entries(scraped.labels)) {
+    if (name in target && !honor) labels[`exported_${name}`] = value;
+    else labels[name] = value;
+  }
+  for (const [name, value] of Object.entries(target)) if (!(name in scraped.labels) || !honor) labels[name] = value;
+  return { name: scraped.name, labels };
+}
+
+/** Whether `value` satisfies the PromQL matcher `op` `pattern` (regular expressions are fully anchored). */
+function matches(op: string, pattern: string, value: string): boolean {
+  const regex = () => new RegExp(`^(?:${pattern})$`);
+  switch (op) {
+    case '=':
+      return value === pattern;
+    case '!=':
+      return value !== pattern;
+    case '=~':
+      return regex().test(value);
+    case '!~':
+      return !regex().test(value);
+    default:
+      return false;
+  }
+}
+
+/** The series of an exposition text (comments skipped). */
+function parseExposition(text: string): Series[] {
+  const out: Series[] = [];
+  for (const line of text.split('\n')) {
+    if (line === '' || line.startsWith('#')) continue;
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? \S+$/.exec(line);
+    if (!match) continue;
+    const labels: Record<string, string> = {};
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1] as string] = (pair[2] as string).replace(/\\(.)/g, '$1');
+    out.push({ name: match[1] as string, labels });
+  }
+  return out;
+}
+
+/** The alert rules of a rule file's text, by alert name. */
+function alertExpressions(groups: unknown): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const group of (groups ?? []) as { rules?: { alert?: string; expr?: string }[] }[]) {
+    for (const rule of group.rules ?? []) if (rule.alert && rule.expr) out.set(rule.alert, rule.expr);
+  }
+  return out;
+}
+
+/**
+ * The Operator objects' facts: the ServiceMonitor selects the metrics Service and names its port,
+ * honours the proxy's `endpoint` label; every selector of every alert of the PrometheusRule matches
+ * at least one of `series` (a real scrape) once labelled as the ServiceMonitor's targets are; and the
+ * PrometheusRule holds the groups of deploy/prometheus-rules.yaml. An empty list when they hold.
+ */
+function checkOperatorObjects(manifests: readonly Manifest[], rulesFile: string, scraped: readonly Series[]): string[] {
+  const problems: string[] = [];
+  const of = <T>(kind: string): T[] => manifests.filter((m) => m.object.kind === kind).map((m) => m.object as T);
+  const monitors = of<IServiceMonitor>('ServiceMonitor');
+  const rules = of<{ spec?: { groups?: unknown } }>('PrometheusRule');
+  if (monitors.length !== 1 || rules.length !== 1) return [`expected one ServiceMonitor and one PrometheusRule, found ${monitors.length} and ${rules.length}`];
+  const monitor = monitors[0] as IServiceMonitor;
+  const services = of<IService>('Service').filter((s) => selects(monitor.spec.selector.matchLabels, s.metadata?.labels));
+  if (services.length !== 1) return [...problems, `the ServiceMonitor selects ${services.length} Services, expected the metrics Service alone`];
+  const service = services[0] as IService;
+  if (service.spec?.ports?.some((p) => p.name === 'http')) problems.push(`the ServiceMonitor selects ${service.metadata?.name ?? ''}, which serves the public port`);
+  if (monitor.spec.namespaceSelector && !monitor.spec.namespaceSelector.matchNames?.includes(NAMESPACE) && !monitor.spec.namespaceSelector.any) {
+    problems.push('the ServiceMonitor looks in other namespaces than its own, where the Service is');
+  }
+  const endpoints = monitor.spec.endpoints ?? [];
+  if (endpoints.length !== 1) problems.push(`the ServiceMonitor has ${endpoints.length} endpoints, expected one`);
+  const endpoint = endpoints[0];
+  if (!endpoint?.port || !service.spec?.ports?.some((p) => p.name === endpoint.port)) problems.push(`the ServiceMonitor's port ${endpoint?.port ?? '(none)'} is no port name of ${service.metadata?.name ?? ''}`);
+  if ((endpoint?.path ?? '/metrics') !== '/metrics') problems.push(`the ServiceMonitor scrapes ${endpoint?.path ?? ''}, not /metrics`);
+  if (endpoint?.honorLabels !== true) problems.push('honorLabels must be true: the target label endpoint would rename the proxy\'s EP-code label endpoint to exported_endpoint');
+  const target = operatorTargetLabels(monitor, service, endpoint?.port ?? '');
+  const series = scraped.map((s) => attach(s, target, endpoint?.honorLabels === true));
+
+  const fileGroups = (parseDocument(rulesFile).toJS() as { groups?: unknown } | null)?.groups;
+  const rule = rules[0] as { spec?: { groups?: unknown } };
+  if (JSON.stringify(rule.spec?.groups) !== JSON.stringify(fileGroups)) problems.push('the PrometheusRule does not hold the groups of deploy/prometheus-rules.yaml');
+  for (const [alert, expr] of alertExpressions(rule.spec?.groups)) {
+    const facts = analysePromql(expr, 'fixed');
+    for (const metric of new Set(facts.metrics)) {
+      const wanted = facts.matchers.filter((m) => m.metric === metric);
+      const found = series.some((s) => s.name === metric && wanted.every((m) => matches(m.op, m.value, s.labels[m.label] ?? '')));
+      if (!found) {
+        const scope = wanted.map((m) => `${m.label}${m.op}"${m.value}"`).join(', ');
+        problems.push(`${alert}: no scraped series ${metric}{${scope}} (target labels job="${target.job}", namespace="${target.namespace}")`);
+      }
+    }
+    for (const m of facts.matchers.filter((x) => x.label === 'job' || x.label === 'namespace')) {
+      if (!matches(m.op, m.value, target[m.label] ?? '')) problems.push(`${alert}: ${m.label}${m.op}"${m.value}" does not match the ServiceMonitor's ${m.label} "${target[m.label] ?? ''}"`);
+    }
+  }
+  return problems;
+}
+
+describe('Prometheus Operator objects (deploy/kubernetes/servicemonitor.yaml, prometheusrule.yaml)', { skip: HAVE_REDIS ? false : 'redis-server is not installed (.ci/run installs it)' }, () => {
+  const manifests = loadManifests();
+  const rulesFile = readText(RULES_FILE);
+  let scraped: Series[] = [];
+
+  test('a real scrape of GET /metrics, after traffic that makes every series of the alerts', async () => {
+    const redis = await startRedis();
+    const upstream = await startRecordingUpstream();
+    const proxy = await startProxy(upstream.url, { METRICS_PORT: '0', REDIS_URL: redis.url });
+    const metrics = proxy.app.metrics;
+    assert.ok(metrics, 'METRICS_PORT builds the metrics');
+    const server = await startMetricsServer(0, '127.0.0.1', metrics);
+    try {
+      upstream.on('GET', '/casino-games/list/', { json: { data: [] } });
+      upstream.on('GET', '/wallet/charge/tx-deploy-1', { status: 503, json: { reason: 'maintenance window', message: 'Service temporarily unavailable' } });
+      assert.equal((await send(proxy.url, 'GET', '/api/games/list?page=1')).status, 200);
+      const outage = await send(proxy.url, 'GET', '/api/payments/deposit-status?transactionId=tx-deploy-1', { token: fakeJwt({ sub: '7' }) });
+      assert.ok(outage.status >= 500, `a 5xx answer, got ${outage.status}`);
+      assert.equal((await send(proxy.url, 'GET', '/api/no-such-route')).status, 404);
+      const res = await fetch(`${server.url}/metrics`);
+      assert.equal(res.status, 200);
+      scraped = parseExposition(await res.text());
+    } finally {
+      await server.close();
+      await proxy.close();
+      await upstream.close();
+      await redis.stop();
+    }
+    assert.ok(scraped.some((s) => s.name === 'front_proxy_redis_up'));
+  });
+
+  test('the ServiceMonitor scrapes the metrics Service; every alert of the PrometheusRule selects series it produces', () => {
+    assert.deepEqual(checkOperatorObjects(manifests, rulesFile, scraped), []);
+  });
+
+  const edited = (file: string, from: string | RegExp, to: string): Manifest[] => {
+    const others = manifests.filter((m) => m.file !== file);
+    const object = parseDocument(edit(readText(file), from, to)).toJS() as Record<string, unknown>;
+    return [...others, { file, object }];
+  };
+  const MONITOR = `${MANIFEST_DIR}/servicemonitor.yaml`;
+  const RULE = `${MANIFEST_DIR}/prometheusrule.yaml`;
+  const cases: [string, () => string[], RegExp][] = [
+    ['a job the rules do not select', () => checkOperatorObjects(edited(MONITOR, 'jobLabel: app.kubernetes.io/name', 'jobLabel: app.kubernetes.io/component'), rulesFile, scraped), /job=~"front-proxy\.\*" does not match the ServiceMonitor's job "proxy-metrics"/],
+    ['the public Service selected', () => checkOperatorObjects(edited(MONITOR, 'app.kubernetes.io/component: proxy-metrics', 'app.kubernetes.io/component: proxy'), rulesFile, scraped), /serves the public port/],
+    ['a port the Service does not name', () => checkOperatorObjects(edited(MONITOR, '- port: metrics', '- port: prometheus'), rulesFile, scraped), /port prometheus is no port name/],
+    ['the target label endpoint winning', () => checkOperatorObjects(edited(MONITOR, 'honorLabels: true', 'honorLabels: false'), rulesFile, scraped), /honorLabels must be true/],
+    ['another namespace than the Service\'s', () => checkOperatorObjects(edited(RULE, 'min by (namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*"})', 'min by (namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*", namespace="monitoring"})'), rulesFile, scraped), /FrontProxyRedisDown: namespace="monitoring" does not match the ServiceMonitor's namespace/],
+    ['a series the proxy does not export', () => checkOperatorObjects(edited(RULE, 'front_proxy_redis_up{job', 'redis_up{job'), rulesFile, scraped), /FrontProxyRedisDown: no scraped series redis_up/],
+    ['rules that differ from the rule file', () => checkOperatorObjects(edited(RULE, 'for: 1m', 'for: 2m'), rulesFile, scraped), /does not hold the groups of deploy\/prometheus-rules\.yaml/],
+  ];
+  for (const [what, run, pattern] of cases) {
+    test(`the check reports: ${what}`, () => assertReported(run(), pattern));
+  }
+
+  test('matchers as Prometheus applies them', () => {
+    const table: [string, string, string, boolean][] = [
+      ['=', 'front-proxy', 'front-proxy', true],
+      ['=~', 'front-proxy.*', 'front-proxy', true],
+      ['=~', 'front-proxy.*', 'my-front-proxy', false],
+      ['!=', 'a', 'b', true],
+      ['!~', '5..', '503', false],
+      ['=~', '5..', '5030', false],
+    ];
+    for (const [op, pattern, value, expected] of table) assert.equal(matches(op, pattern, value), expected, `${value} ${op} ${pattern}`);
   });
 });

@@ -2,7 +2,7 @@
 // redis-server, in front of one recording upstream, over real sockets.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';
-import { HAVE_REDIS, type RedisFleet, startRedisFleet, type TestRedis } from './helpers/redis-server.js';
+import { HAVE_REDIS, type RedisFleet, redisCli, startRedisFleet, type TestRedis } from './helpers/redis-server.js';
 import { fakeJwt, type RecordingUpstream, send, type TestProxy } from './helpers/recording-upstream.js';
 
 const USER_ID = 7;
@@ -124,6 +124,14 @@ describe('two instances sharing Redis', { skip: HAVE_REDIS ? false : 'redis-serv
       return count(upstream, 'GET', PROFILE) > before;
     });
     console.log(`eviction delay on the other instance: ${ms} ms`);
+  });
+
+  test('one server without replicas: money moves never ask Redis to WAIT for a replica', async () => {
+    for (const proxy of both()) assert.equal((await send(proxy.url, 'POST', '/api/payments/deposit', { json: deposit, token })).status, 200);
+    assert.equal(count(upstream, 'POST', DEPOSIT), 1);
+    const stats = await redisCli(redis.port, 'INFO', 'commandstats');
+    assert.match(stats, /cmdstat_set:calls=\d+/, 'the records were written');
+    assert.doesNotMatch(stats, /cmdstat_wait:/, 'no WAIT without replicas');
   });
 
   test('Redis down: money moves 503 with nothing sent, catalogue and readiness still serve; Redis back: all resumes without a restart', async () => {

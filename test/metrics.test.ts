@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { classifyError } from '../src/errors/index.js';
 import { AggregatorRegistry } from 'prom-client';
-import { DURATION_BUCKETS, Metrics, NOT_FOUND_ROUTE, startMetricsServer } from '../src/pipeline/metrics.js';
+import { DURATION_BUCKETS, METRIC_PREFIX, Metrics, NOT_FOUND_ROUTE, startMetricsServer } from '../src/pipeline/metrics.js';
 import { NO_METRICS } from '../src/routes/context.js';
 import { freePort, oneShot, type ProxyProcess, startProxyProcess, waitFor } from './helpers/proxy-process.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
@@ -151,42 +151,46 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
 
     // http_request_duration_seconds: the route pattern, never the raw URL; unknown paths as not_found.
     const category = { method: 'GET', route: '/api/games/category/:slug', status_code: '200' };
-    assert.equal(valueOf(samples, 'http_request_duration_seconds_count', category), 2);
-    assert.equal(valueOf(samples, 'http_request_duration_seconds_count', { route: '/api/payments/deposit', status_code: '200' }), 2);
-    assert.equal(valueOf(samples, 'http_request_duration_seconds_count', { route: '/api/payments/deposit-status', status_code: '503' }), 1);
-    assert.equal(valueOf(samples, 'http_request_duration_seconds_count', { method: 'GET', route: NOT_FOUND_ROUTE, status_code: '404' }), 1);
-    const buckets = labelsOf(samples, 'http_request_duration_seconds_bucket')
+    assert.equal(valueOf(samples, 'front_proxy_http_request_duration_seconds_count', category), 2);
+    assert.equal(valueOf(samples, 'front_proxy_http_request_duration_seconds_count', { route: '/api/payments/deposit', status_code: '200' }), 2);
+    assert.equal(valueOf(samples, 'front_proxy_http_request_duration_seconds_count', { route: '/api/payments/deposit-status', status_code: '503' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_http_request_duration_seconds_count', { method: 'GET', route: NOT_FOUND_ROUTE, status_code: '404' }), 1);
+    const buckets = labelsOf(samples, 'front_proxy_http_request_duration_seconds_bucket')
       .filter((l) => l.route === category.route)
       .map((l) => l.le);
     assert.deepEqual(buckets, [...DURATION_BUCKETS.map(String), '+Inf']);
 
     // upstream_request_duration_seconds and upstream_errors_total: EP and EM as classifyError gives them.
-    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }), 1);
-    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: 'EP0091', method: 'POST', status_class: '2xx' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: 'EP0091', method: 'POST', status_class: '2xx' }), 1);
     const outage = classifyError({ status: 503, data: OUTAGE, url: `/wallet/charge/${TRANSACTION}`, method: 'GET' });
-    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: outage.endpointCode, status_class: '5xx' }), 1);
-    assert.equal(valueOf(samples, 'upstream_errors_total', { endpoint: outage.endpointCode, error: outage.errorCode }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: outage.endpointCode, status_class: '5xx' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_errors_total', { endpoint: outage.endpointCode, error: outage.errorCode }), 1);
     assert.equal(outage.endpointCode, 'EP0092');
     const cut = classifyError({ status: 0, url: '/bff/users/bank-list', method: 'GET' });
-    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: cut.endpointCode, status_class: 'error' }), 1);
-    assert.equal(valueOf(samples, 'upstream_errors_total', { endpoint: cut.endpointCode, error: cut.errorCode }), 1);
-    assert.equal(labelsOf(samples, 'upstream_errors_total').length, 2, 'only the two failures are errors');
+    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: cut.endpointCode, status_class: 'error' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_errors_total', { endpoint: cut.endpointCode, error: cut.errorCode }), 1);
+    assert.equal(labelsOf(samples, 'front_proxy_upstream_errors_total').length, 2, 'only the two failures are errors');
 
     // cache_requests_total: the catalogue's miss and hit, the profile's miss and hits.
-    assert.equal(valueOf(samples, 'cache_requests_total', { cache: 'catalogue', result: 'miss' }), 1);
-    assert.equal(valueOf(samples, 'cache_requests_total', { cache: 'catalogue', result: 'hit' }), 1);
-    assert.ok((valueOf(samples, 'cache_requests_total', { cache: 'profile', result: 'hit' }) ?? 0) >= 2, text);
-    assert.equal(valueOf(samples, 'cache_requests_total', { cache: 'profile', result: 'miss' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_cache_requests_total', { cache: 'catalogue', result: 'miss' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_cache_requests_total', { cache: 'catalogue', result: 'hit' }), 1);
+    assert.ok((valueOf(samples, 'front_proxy_cache_requests_total', { cache: 'profile', result: 'hit' }) ?? 0) >= 2, text);
+    assert.equal(valueOf(samples, 'front_proxy_cache_requests_total', { cache: 'profile', result: 'miss' }), 1);
 
     // idempotency_decisions_total, build_info, redis_up, the standard metrics.
-    assert.equal(valueOf(samples, 'idempotency_decisions_total', { decision: 'forwarded' }), 1);
-    assert.equal(valueOf(samples, 'idempotency_decisions_total', { decision: 'replayed' }), 1);
-    assert.equal(valueOf(samples, 'build_info', { version: '0.1.0', build_id: 'build-metrics-1' }), 1);
-    assert.equal(valueOf(samples, 'redis_up'), 1);
-    assert.equal(valueOf(samples, 'rate_limited_total', { limit: 'beacon' }), 1);
-    for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_eventloop_lag_p99_seconds', 'nodejs_heap_size_used_bytes']) {
+    assert.equal(valueOf(samples, 'front_proxy_idempotency_decisions_total', { decision: 'forwarded' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_idempotency_decisions_total', { decision: 'replayed' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_build_info', { version: '0.1.0', build_id: 'build-metrics-1' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_redis_up'), 1);
+    assert.equal(valueOf(samples, 'front_proxy_rate_limited_total', { limit: 'beacon' }), 1);
+    for (const name of ['front_proxy_process_cpu_seconds_total', 'front_proxy_process_resident_memory_bytes', 'front_proxy_nodejs_eventloop_lag_p99_seconds', 'front_proxy_nodejs_heap_size_used_bytes']) {
       assert.ok(valueOf(samples, name) !== undefined, `${name} is exported`);
     }
+    // Every name carries the application prefix, the standard metrics' too (CONTRACT.md "Operations").
+    const unprefixed = [...new Set(samples.map((s) => s.name))].filter((name) => !name.startsWith(METRIC_PREFIX));
+    assert.deepEqual(unprefixed, [], 'every metric is prefixed');
+    assert.equal(METRIC_PREFIX, 'front_proxy_');
 
     // No label holds the token, the login, or a raw path with an id.
     const values = samples.flatMap((s) => Object.values(s.labels));
@@ -198,20 +202,20 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
   test('/metrics is not a route of the public port; the metrics port answers nothing else', async () => {
     const publicAnswer = await send(base, 'GET', '/metrics');
     assert.equal(publicAnswer.status, 404);
-    assert.ok(!publicAnswer.text.includes('http_request_duration_seconds'));
+    assert.ok(!publicAnswer.text.includes('front_proxy_http_request_duration_seconds'));
     assert.equal((await fetch(metricsUrl.replace('/metrics', '/'))).status, 404);
     assert.equal((await fetch(metricsUrl.replace('/metrics', '/api/games/category/slots'))).status, 404);
     assert.equal((await fetch(metricsUrl, { method: 'POST' })).status, 405);
   });
 
-  test('redis_up reads 0 once Redis is killed, and 1 again when it is back', async () => {
+  test('front_proxy_redis_up reads 0 once Redis is killed, and 1 again when it is back', async () => {
     await redis.kill();
     let last: number | undefined;
-    const down = await waitUntil(async () => (last = valueOf((await scrape(metricsUrl)).samples, 'redis_up')) === 0, 10_000);
-    assert.ok(down, `redis_up still ${last} after Redis was killed`);
+    const down = await waitUntil(async () => (last = valueOf((await scrape(metricsUrl)).samples, 'front_proxy_redis_up')) === 0, 10_000);
+    assert.ok(down, `front_proxy_redis_up still ${last} after Redis was killed`);
     await redis.start();
-    const up = await waitUntil(async () => (last = valueOf((await scrape(metricsUrl)).samples, 'redis_up')) === 1, 15_000);
-    assert.ok(up, `redis_up still ${last} after Redis came back`);
+    const up = await waitUntil(async () => (last = valueOf((await scrape(metricsUrl)).samples, 'front_proxy_redis_up')) === 1, 15_000);
+    assert.ok(up, `front_proxy_redis_up still ${last} after Redis came back`);
   });
 });
 
@@ -271,12 +275,12 @@ describe('WORKERS=2: the primary serves the metrics of both workers', { skip: !H
     assert.ok(ports.size >= 2, `the upstream saw ${ports.size} connection(s): one worker served everything`);
     const { samples } = await scrape(metricsUrl);
     const counted = samples
-      .filter((s) => s.name === 'http_request_duration_seconds_count' && s.labels.route === '/api/games/category/:slug')
+      .filter((s) => s.name === 'front_proxy_http_request_duration_seconds_count' && s.labels.route === '/api/games/category/:slug')
       .reduce((sum, s) => sum + s.value, 0);
     assert.equal(counted, N);
-    assert.equal(valueOf(samples, 'upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }), N);
-    assert.equal(valueOf(samples, 'redis_up'), 1);
-    assert.equal(labelsOf(samples, 'build_info').length, 1);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }), N);
+    assert.equal(valueOf(samples, 'front_proxy_redis_up'), 1);
+    assert.equal(labelsOf(samples, 'front_proxy_build_info').length, 1);
   });
 
   test('the workers do not serve /metrics on the public port', async () => {
@@ -326,7 +330,7 @@ interface GuardObserverAsDeclaredUpstream {
 }
 
 /** The names of the resilience series (CONTRACT.md "Operations"). */
-const RESILIENCE_SERIES = ['upstream_in_flight', 'upstream_rejected_total', 'circuit_state', 'upstream_retries_total', 'load_shed_total'];
+const RESILIENCE_SERIES = ['front_proxy_upstream_in_flight', 'front_proxy_upstream_rejected_total', 'front_proxy_circuit_state', 'front_proxy_upstream_retries_total', 'front_proxy_load_shed_total'];
 
 describe('resilience series: the per-endpoint guard and load shedding', () => {
   const build = { version: '0.1.0', buildId: 'build-resilience' };
@@ -338,7 +342,7 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
       const before = await scrape(`${server.url}/metrics`);
       assert.equal(before.status, 200);
       for (const name of RESILIENCE_SERIES.slice(0, 4)) assert.deepEqual(labelsOf(before.samples, name), [], `${name} before any report`);
-      assert.equal(valueOf(before.samples, 'load_shed_total'), 0);
+      assert.equal(valueOf(before.samples, 'front_proxy_load_shed_total'), 0);
 
       // Taken apart, as the upstream layer may keep them.
       const observer: GuardObserverAsDeclaredUpstream = metrics.resilience;
@@ -364,34 +368,34 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
       metrics.loadShed();
 
       const { samples, text } = await scrape(`${server.url}/metrics`);
-      assert.match(text, /# TYPE upstream_in_flight gauge/);
-      assert.match(text, /# TYPE circuit_state gauge/);
-      assert.match(text, /# TYPE upstream_rejected_total counter/);
-      assert.match(text, /# TYPE upstream_retries_total counter/);
-      assert.match(text, /# TYPE load_shed_total counter/);
-      assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0092' }), 2);
-      assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0143' }), 0);
-      assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0092', reason: 'busy' }), 2);
-      assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0092', reason: 'circuit_open' }), 1);
-      assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0143', reason: 'circuit_open' }), 1);
-      assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0092' }), 1);
-      assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0143' }), 2);
-      assert.equal(valueOf(samples, 'upstream_retries_total', { endpoint: 'EP0143' }), 2);
-      assert.equal(valueOf(samples, 'load_shed_total'), 3);
-      assert.deepEqual(labelsOf(samples, 'load_shed_total'), [{}]);
+      assert.match(text, /# TYPE front_proxy_upstream_in_flight gauge/);
+      assert.match(text, /# TYPE front_proxy_circuit_state gauge/);
+      assert.match(text, /# TYPE front_proxy_upstream_rejected_total counter/);
+      assert.match(text, /# TYPE front_proxy_upstream_retries_total counter/);
+      assert.match(text, /# TYPE front_proxy_load_shed_total counter/);
+      assert.equal(valueOf(samples, 'front_proxy_upstream_in_flight', { endpoint: 'EP0092' }), 2);
+      assert.equal(valueOf(samples, 'front_proxy_upstream_in_flight', { endpoint: 'EP0143' }), 0);
+      assert.equal(valueOf(samples, 'front_proxy_upstream_rejected_total', { endpoint: 'EP0092', reason: 'busy' }), 2);
+      assert.equal(valueOf(samples, 'front_proxy_upstream_rejected_total', { endpoint: 'EP0092', reason: 'circuit_open' }), 1);
+      assert.equal(valueOf(samples, 'front_proxy_upstream_rejected_total', { endpoint: 'EP0143', reason: 'circuit_open' }), 1);
+      assert.equal(valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0092' }), 1);
+      assert.equal(valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0143' }), 2);
+      assert.equal(valueOf(samples, 'front_proxy_upstream_retries_total', { endpoint: 'EP0143' }), 2);
+      assert.equal(valueOf(samples, 'front_proxy_load_shed_total'), 3);
+      assert.deepEqual(labelsOf(samples, 'front_proxy_load_shed_total'), [{}]);
       // Exactly the label names of the contract.
       const names = (name: string) => [...new Set(labelsOf(samples, name).flatMap((l) => Object.keys(l)))].sort();
-      assert.deepEqual(names('upstream_in_flight'), ['endpoint']);
-      assert.deepEqual(names('circuit_state'), ['endpoint']);
-      assert.deepEqual(names('upstream_rejected_total'), ['endpoint', 'reason']);
-      assert.deepEqual(names('upstream_retries_total'), ['endpoint']);
+      assert.deepEqual(names('front_proxy_upstream_in_flight'), ['endpoint']);
+      assert.deepEqual(names('front_proxy_circuit_state'), ['endpoint']);
+      assert.deepEqual(names('front_proxy_upstream_rejected_total'), ['endpoint', 'reason']);
+      assert.deepEqual(names('front_proxy_upstream_retries_total'), ['endpoint']);
 
       // A circuit that closes again reads 0; the gauge follows every report.
       circuitState('EP0092', 0);
       inFlight('EP0092', -1);
       const later = (await scrape(`${server.url}/metrics`)).samples;
-      assert.equal(valueOf(later, 'circuit_state', { endpoint: 'EP0092' }), 0);
-      assert.equal(valueOf(later, 'upstream_in_flight', { endpoint: 'EP0092' }), 1);
+      assert.equal(valueOf(later, 'front_proxy_circuit_state', { endpoint: 'EP0092' }), 0);
+      assert.equal(valueOf(later, 'front_proxy_upstream_in_flight', { endpoint: 'EP0092' }), 1);
     } finally {
       await server.close();
     }
@@ -401,11 +405,11 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
     const metrics = new Metrics(build, { defaultMetrics: false });
     metrics.resilience.retried('EP0091');
     const samples = parseMetrics(await metrics.metrics());
-    assert.equal(valueOf(samples, 'upstream_retries_total', { endpoint: 'EP0091' }), 1);
-    assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0091' }), 0);
-    assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0091' }), 0);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_retries_total', { endpoint: 'EP0091' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0091' }), 0);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_in_flight', { endpoint: 'EP0091' }), 0);
     // The other reason starts at 0, so rate() sees its first refusal.
-    assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0091', reason: 'busy' }), 0);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_rejected_total', { endpoint: 'EP0091', reason: 'busy' }), 0);
   });
 
   test('an endpoint that is not an EP code never becomes a label: it is counted as EP0000', async () => {
@@ -422,8 +426,8 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
     for (const name of RESILIENCE_SERIES.slice(0, 4)) {
       assert.deepEqual([...new Set(labelsOf(samples, name).map((l) => l.endpoint))], ['EP0000'], name);
     }
-    assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0000' }), 4);
-    assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0000', reason: 'busy' }), 4);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_in_flight', { endpoint: 'EP0000' }), 4);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_rejected_total', { endpoint: 'EP0000', reason: 'busy' }), 4);
     const values = samples.flatMap((s) => Object.values(s.labels));
     for (const secret of [rawPath, 'tx-4242', token, '4242']) {
       assert.deepEqual(values.filter((v) => v.includes(secret)), [], `a label holds ${secret}`);
@@ -454,14 +458,14 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
     // What the cluster primary does with its workers' answers (clusterMetricsSource).
     const aggregate = AggregatorRegistry.aggregate(await Promise.all(workers.map((m) => m.registry.getMetricsAsJSON())));
     const samples = parseMetrics(await aggregate.metrics());
-    assert.equal(valueOf(samples, 'upstream_in_flight', { endpoint: 'EP0092' }), 3);
-    assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0092', reason: 'busy' }), 2);
-    assert.equal(valueOf(samples, 'upstream_rejected_total', { endpoint: 'EP0092', reason: 'circuit_open' }), 1);
-    assert.equal(valueOf(samples, 'upstream_retries_total', { endpoint: 'EP0143' }), 3);
-    assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0092' }), 1, 'open in one worker reads open');
-    assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0143' }), 2, 'half-open in one worker, open in the other');
-    assert.equal(valueOf(samples, 'circuit_state', { endpoint: 'EP0091' }), 1, 'open in both workers: the highest, not the sum');
-    assert.equal(valueOf(samples, 'load_shed_total'), 3);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_in_flight', { endpoint: 'EP0092' }), 3);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_rejected_total', { endpoint: 'EP0092', reason: 'busy' }), 2);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_rejected_total', { endpoint: 'EP0092', reason: 'circuit_open' }), 1);
+    assert.equal(valueOf(samples, 'front_proxy_upstream_retries_total', { endpoint: 'EP0143' }), 3);
+    assert.equal(valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0092' }), 1, 'open in one worker reads open');
+    assert.equal(valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0143' }), 2, 'half-open in one worker, open in the other');
+    assert.equal(valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0091' }), 1, 'open in both workers: the highest, not the sum');
+    assert.equal(valueOf(samples, 'front_proxy_load_shed_total'), 3);
   });
 
   test('the routes report load shedding through ProxyMetrics: counted with METRICS_PORT, a no-op without', async () => {
@@ -473,7 +477,7 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
         assert.ok(proxy.app.metrics);
         proxy.app.deps.metrics.loadShed();
         proxy.app.deps.metrics.loadShed();
-        assert.equal(valueOf(parseMetrics(await proxy.app.metrics.metrics()), 'load_shed_total'), 2);
+        assert.equal(valueOf(parseMetrics(await proxy.app.metrics.metrics()), 'front_proxy_load_shed_total'), 2);
       } finally {
         await proxy.close();
       }

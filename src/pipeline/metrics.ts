@@ -1,6 +1,6 @@
 /**
- * Prometheus metrics (CONTRACT.md "Operations"; DESIGN.md habit 13): the contract's series in one
- * prom-client registry per app, the pipeline step that times every answer (an `onResponse` hook bound
+ * Prometheus metrics (CONTRACT.md "Operations"; DESIGN.md habit 13): the contract's series, each name
+ * prefixed with {@link METRIC_PREFIX}, in one prom-client registry per app, the pipeline step that times every answer (an `onResponse` hook bound
  * to each route's pattern as the route is declared), the observers the lower layers are given (upstream
  * calls, cache reads, money-move decisions, the per-endpoint guard's {@link ResilienceObserver}, load
  * shedding), and the small HTTP server that answers `GET /metrics` on
@@ -34,6 +34,12 @@ import type { SharedStore } from '../state/store.js';
 import type { UpstreamCallRecord } from '../upstream/client.js';
 import { CellHistogram } from './histogram-cells.js';
 
+/**
+ * The prefix of every metric name (CONTRACT.md "Operations": `http_request_duration_seconds` is served
+ * as `front_proxy_http_request_duration_seconds`), prom-client's process and Node.js metrics included:
+ * no name collides with an exporter's (`redis_up` is also redis_exporter's).
+ */
+export const METRIC_PREFIX = 'front_proxy_';
 /** Histogram buckets of both durations, in seconds: 5 ms to 10 s. */
 export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** The `route` label of a request no route matched. */
@@ -174,45 +180,45 @@ export class Metrics implements MetricsSource {
     const registers = [registry];
     const buckets = [...DURATION_BUCKETS];
     this.#http = new CellHistogram({
-      name: 'http_request_duration_seconds',
+      name: `${METRIC_PREFIX}http_request_duration_seconds`,
       help: 'Time from the request to its answer, in seconds, by method, route pattern and status code.',
       labelNames: ['method', 'route', 'status_code'],
       buckets,
       registers,
     });
     this.#upstream = new CellHistogram({
-      name: 'upstream_request_duration_seconds',
+      name: `${METRIC_PREFIX}upstream_request_duration_seconds`,
       help: 'Time of one upstream call (to its whole answer; to the headers of a streamed one), in seconds, by EP code, method and status class.',
       labelNames: ['endpoint', 'method', 'status_class'],
       buckets,
       registers,
     });
     this.#upstreamErrors = new Counter({
-      name: 'upstream_errors_total',
+      name: `${METRIC_PREFIX}upstream_errors_total`,
       help: 'Upstream calls answered outside 2xx or failed without an answer, by EP code and EM code (as classifyError gives them).',
       labelNames: ['endpoint', 'error'],
       registers,
     });
     this.#cache = new Counter({
-      name: 'cache_requests_total',
+      name: `${METRIC_PREFIX}cache_requests_total`,
       help: 'Cache reads by cache name and result (hit, miss, stale).',
       labelNames: ['cache', 'result'],
       registers,
     });
     this.#rateLimited = new Counter({
-      name: 'rate_limited_total',
+      name: `${METRIC_PREFIX}rate_limited_total`,
       help: 'Requests refused by a rate limit, by limit name.',
       labelNames: ['limit'],
       registers,
     });
     this.#idempotency = new Counter({
-      name: 'idempotency_decisions_total',
+      name: `${METRIC_PREFIX}idempotency_decisions_total`,
       help: 'Money-move submissions by idempotency decision.',
       labelNames: ['decision'],
       registers,
     });
     const info = new Gauge({
-      name: 'build_info',
+      name: `${METRIC_PREFIX}build_info`,
       help: 'Always 1; the labels name the running build.',
       labelNames: ['version', 'build_id'],
       registers,
@@ -221,7 +227,7 @@ export class Metrics implements MetricsSource {
     info.set({ version: build.version, build_id: build.buildId }, 1);
     const guardCells = this.#guardCells;
     new Gauge({
-      name: 'upstream_in_flight',
+      name: `${METRIC_PREFIX}upstream_in_flight`,
       help: 'Upstream calls running now, by EP code (across cluster workers: the sum).',
       labelNames: ['endpoint'],
       registers,
@@ -231,7 +237,7 @@ export class Metrics implements MetricsSource {
       },
     });
     new Gauge({
-      name: 'circuit_state',
+      name: `${METRIC_PREFIX}circuit_state`,
       help: 'Circuit breaker state by EP code: 0 closed, 1 open, 2 half-open (across cluster workers: the highest).',
       labelNames: ['endpoint'],
       registers,
@@ -241,23 +247,23 @@ export class Metrics implements MetricsSource {
       },
     });
     this.#rejected = new Counter({
-      name: 'upstream_rejected_total',
+      name: `${METRIC_PREFIX}upstream_rejected_total`,
       help: 'Upstream calls refused before they were sent, by EP code and reason (busy: the endpoint limit and its queue are full; circuit_open: its circuit is open).',
       labelNames: ['endpoint', 'reason'],
       registers,
     });
     this.#retries = new Counter({
-      name: 'upstream_retries_total',
+      name: `${METRIC_PREFIX}upstream_retries_total`,
       help: 'Reads sent upstream a second time after their connection failed before any answer byte, by EP code.',
       labelNames: ['endpoint'],
       registers,
     });
     this.#loadShed = new Counter({
-      name: 'load_shed_total',
+      name: `${METRIC_PREFIX}load_shed_total`,
       help: 'API requests answered 503 overloaded because the process was overloaded.',
       registers,
     });
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry });
+    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
     this.#notFound = new RouteCells(this.#http, NOT_FOUND_ROUTE);
   }
 
@@ -374,8 +380,8 @@ export class Metrics implements MetricsSource {
   watchRedis(store: Pick<SharedStore, 'kind' | 'up'>): void {
     if (store.kind !== 'redis') return;
     new Gauge({
-      name: 'redis_up',
-      help: '1 while Redis (REDIS_URL) can be reached, else 0.',
+      name: `${METRIC_PREFIX}redis_up`,
+      help: '1 while the Redis primary (REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES) can be reached, else 0.',
       registers: [this.registry],
       aggregator: 'min',
       collect() {

@@ -412,7 +412,7 @@ function errorAnswers(
     unavailableName += 'NotConfigured';
   }
   if (moneyMove) {
-    unavailable.push('`idempotency_unavailable`: the shared state (`REDIS_URL`) cannot be reached; nothing is sent upstream');
+    unavailable.push('`idempotency_unavailable`: the shared state (Redis) cannot be reached, or no replica acknowledged the record in time; nothing is sent upstream');
     unavailableName += 'Idempotency';
   }
   if (path === '/readyz') {

@@ -9,14 +9,22 @@
  *   move, and kept only as SHA-256 digests.
  * - Before the upstream call a pending marker is written atomically (`SET NX PX`, lease
  *   `UPSTREAM_TIMEOUT_MS` + {@link LEASE_MARGIN_MS}); after it, the answer (any status) replaces it.
+ *   Both are written `replicated` (CONTRACT.md "Several instances"): where Redis has replicas, the
+ *   marker must be acknowledged by one before the call goes upstream — else the key is left free and
+ *   the move answers 503 `idempotency_unavailable` — so that a replica promoted by a failover knows
+ *   every move in flight.
  * - A repeat of a settled key replays the stored answer (`replayed`). A repeat while the first is in
  *   flight waits for it up to {@link WAIT_MS} and replays it, else answers 409 `request_in_progress`
  *   with `Retry-After`. The same header key with another body answers 422 `idempotency_key_reused`.
+ * - An answer the store cannot take at once (a failover under way) is stored again every
+ *   {@link STORE_RETRY_MS} in the background until the marker's lease ends: meanwhile repeats answer
+ *   409, afterwards they replay it.
  * - An unknown outcome (time-out, connection broken after the request may have left) stores nothing:
  *   the marker stays until its lease ends, then a repeat goes upstream again with the same
  *   `Idempotency-Key`, so that the BFF's own idempotency decides. A call that certainly never left
  *   (connection refused, service not configured) frees the key at once.
- * - The store unreachable: 503 `idempotency_unavailable`, nothing sent upstream.
+ * - The store unreachable (or no replica acknowledging the marker): 503 `idempotency_unavailable`,
+ *   nothing sent upstream.
  * - Stored answers hold no credential: the session JWT is removed from the body before it is kept.
  *
  * @module
@@ -34,6 +42,8 @@ export const IMPLICIT_KEY_TTL_MS = 5_000;
 export const LEASE_MARGIN_MS = 5_000;
 /** Longest wait of a repeat for the first submission's answer before 409, in milliseconds. */
 export const WAIT_MS = 3_000;
+/** Pause between two attempts to store an answer the store refused (a failover under way), in milliseconds. */
+export const STORE_RETRY_MS = 250;
 /** What an `Idempotency-Key` header may hold. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -76,6 +86,9 @@ interface DoneRecord {
   enc: 'text' | 'b64' | 'json';
 }
 type StoredRecord = PendingRecord | DoneRecord;
+
+/** The records of a money move must survive a failover (see the module documentation). */
+const REPLICATED = { replicated: true } as const;
 
 const sha256 = (text: string): string => hash('sha256', text, 'hex');
 
@@ -190,7 +203,7 @@ export class Idempotency {
       }
       let existing: StoredRecord | undefined;
       try {
-        const previous = await this.#store.setIfAbsent(storeKey, JSON.stringify({ s: 'pending', f: fingerprint }), this.#leaseMs);
+        const previous = await this.#store.setIfAbsent(storeKey, JSON.stringify({ s: 'pending', f: fingerprint }), this.#leaseMs, REPLICATED);
         if (previous === null) {
           this.#onDecision?.('forwarded');
           return { answer: await this.#forward(storeKey, fingerprint, ttlMs, submission, call), decision: 'forwarded' };
@@ -208,6 +221,21 @@ export class Idempotency {
     }
   }
 
+  /**
+   * Tries again every {@link STORE_RETRY_MS} to store an answer the store refused, until it is stored
+   * or the marker's lease ends at `until` (epoch ms): never longer, since after it a repeat may be
+   * forwarded again.
+   */
+  #storeLater(storeKey: string, record: string, ttlMs: number, until: number): void {
+    const attempt = () => {
+      if (Date.now() + STORE_RETRY_MS >= until) return;
+      setTimeout(() => {
+        this.#store.set(storeKey, record, ttlMs, REPLICATED).catch(attempt);
+      }, STORE_RETRY_MS).unref();
+    };
+    attempt();
+  }
+
   async #forward(
     storeKey: string,
     fingerprint: string,
@@ -221,9 +249,11 @@ export class Idempotency {
     this.#inFlight.set(storeKey, { fingerprint, promise });
     try {
       const answer = await promise;
-      // Kept whatever its status: a repeat replays it. A store that fails now leaves the marker, whose
-      // lease then answers repeats 409 until the BFF's own idempotency can decide.
-      await this.#store.set(storeKey, JSON.stringify(doneRecord(fingerprint, answer, submission.token)), ttlMs).catch(() => {});
+      // Kept whatever its status: a repeat replays it. A store that fails now (a failover under way)
+      // leaves the marker, whose lease answers repeats 409: the answer is stored again in the
+      // background until the lease ends, so that a repeat after the failover replays it.
+      const record = JSON.stringify(doneRecord(fingerprint, answer, submission.token));
+      await this.#store.set(storeKey, record, ttlMs, REPLICATED).catch(() => this.#storeLater(storeKey, record, ttlMs, until));
       return answer;
     } catch (error) {
       if (neverSent(error)) {
@@ -231,7 +261,7 @@ export class Idempotency {
       } else {
         // Unknown outcome: repeats answer 409 at once, until the lease ends.
         const left = until - Date.now();
-        if (left > 0) await this.#store.set(storeKey, JSON.stringify({ s: 'unknown', f: fingerprint, until }), left).catch(() => {});
+        if (left > 0) await this.#store.set(storeKey, JSON.stringify({ s: 'unknown', f: fingerprint, until }), left, REPLICATED).catch(() => {});
       }
       throw error;
     } finally {

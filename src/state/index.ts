@@ -1,11 +1,12 @@
 /**
  * The shared state of one app (CONTRACT.md "Several instances", "Money moves: exactly once"): the
- * store — Redis with `REDIS_URL`, else process memory — and what is built on it: the idempotency of
+ * store — Redis with `REDIS_URL`, `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`, else process memory — and what is built on it: the idempotency of
  * the money moves, the fleet's purge and eviction announcements, and the registry of the proxy's
  * caches.
  *
  * @module
  */
+import type { RedisTopology } from '../config.js';
 import { type CacheRegistry } from './caches.js';
 import { Fleet, GENERATION_KEY } from './fleet.js';
 import { Idempotency, type IdempotencyDecision } from './idempotency.js';
@@ -30,7 +31,7 @@ export interface AppState {
 }
 
 /**
- * Builds the shared state. With `redisUrl` it connects to Redis and waits up to
+ * Builds the shared state. With `redis` (a {@link RedisTopology}) it connects to Redis and waits up to
  * {@link STATE_READY_WAIT_MS} for it (the proxy starts while Redis is down: money moves answer 503
  * until it is back), then reads the purge generation.
  *
@@ -39,15 +40,15 @@ export interface AppState {
  *   nothing observes.
  */
 export async function createState(
-  config: { readonly redisUrl: string | undefined; readonly upstreamTimeoutMs: number; readonly rateLimits: { readonly loginFailures: number } },
+  config: { readonly redis: RedisTopology | undefined; readonly upstreamTimeoutMs: number; readonly rateLimits: { readonly loginFailures: number } },
   log?: StateLog,
   observers: { readonly idempotencyDecision?: ((decision: IdempotencyDecision) => void) | undefined } = {},
 ): Promise<AppState> {
   let store: SharedStore;
-  if (config.redisUrl) {
-    // Loaded only with REDIS_URL: a single process never loads the Redis client.
+  if (config.redis) {
+    // Loaded only with Redis: a single process never loads the Redis client.
     const { RedisStore } = await import('./redis.js');
-    const redis = new RedisStore(config.redisUrl, log);
+    const redis = new RedisStore(config.redis, log);
     await redis.ready(STATE_READY_WAIT_MS);
     store = redis;
   } else {
@@ -67,4 +68,4 @@ export async function createState(
 }
 
 export { GENERATION_KEY };
-export type { IdempotencyDecision, SharedStore };
+export type { IdempotencyDecision, RedisTopology, SharedStore };

@@ -11,7 +11,7 @@
  * @module
  */
 import { LRUCache } from 'lru-cache';
-import type { SharedStore, StateEvent } from './store.js';
+import type { SharedStore, StateEvent, WriteOptions } from './store.js';
 
 /** Most entries kept in memory. */
 export const MEMORY_STORE_MAX_ENTRIES = 20_000;
@@ -34,13 +34,14 @@ export class MemoryStore implements SharedStore {
   });
   readonly #listeners: Listener[] = [];
 
-  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<string | null> {
+  /** One process has no replica: `options` changes nothing. */
+  async setIfAbsent(key: string, value: string, ttlMs: number, _options?: WriteOptions): Promise<string | null> {
     const existing = this.#entries.get(key);
     if (existing !== undefined) return existing.toString();
     this.#entries.set(key, value, { ttl: ttlMs });
     return null;
   }
-  async set(key: string, value: string | Buffer, ttlMs: number): Promise<void> {
+  async set(key: string, value: string | Buffer, ttlMs: number, _options?: WriteOptions): Promise<void> {
     const kept = typeof value === 'string' && value.length >= MEMORY_STORE_BYTES_FROM ? Buffer.from(value, 'utf8') : value;
     this.#entries.set(key, kept, { ttl: ttlMs });
   }

@@ -27,6 +27,12 @@ export type StateEvent =
   /** A session's profile entry is void (logout, profile update, refresh): `key` is the token's SHA-256 hex digest. */
   | { readonly type: 'evict'; readonly key: string };
 
+/** How a write must be kept (Redis with replicas; the memory store ignores it). */
+export interface WriteOptions {
+  /** Acknowledged by at least one replica where the primary has replicas (a money move's records). */
+  readonly replicated?: boolean;
+}
+
 /** The shared key-value store (see the module documentation). */
 export interface SharedStore {
   /** `memory` (this process only) or `redis` (shared by every instance). */
@@ -35,11 +41,17 @@ export interface SharedStore {
   readonly up: boolean;
   /**
    * Sets `key` to `value` for `ttlMs` unless it exists (Redis `SET NX PX … GET`, one round trip).
+   * With `replicated`, where the primary has replicas, the write must also be acknowledged by one of
+   * them (`WAIT 1`, bounded): when none does in time, the key is deleted again (when it still holds
+   * `value`) and the call rejects with {@link StateUnavailableError}.
    * @returns `null` when this call set it, else the value already there.
    */
-  setIfAbsent(key: string, value: string, ttlMs: number): Promise<string | null>;
-  /** Sets `key` to `value` for `ttlMs`, whatever was there. */
-  set(key: string, value: string | Buffer, ttlMs: number): Promise<void>;
+  setIfAbsent(key: string, value: string, ttlMs: number, options?: WriteOptions): Promise<string | null>;
+  /**
+   * Sets `key` to `value` for `ttlMs`, whatever was there. With `replicated`, waits (bounded) for one
+   * replica's acknowledgement where replicas exist; its absence is not an error (the value is written).
+   */
+  set(key: string, value: string | Buffer, ttlMs: number, options?: WriteOptions): Promise<void>;
   /** The text value of `key`, or `null`. */
   get(key: string): Promise<string | null>;
   /** The bytes of `key`, or `null`. */

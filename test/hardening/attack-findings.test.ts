@@ -100,7 +100,7 @@ async function upstreamErrors(): Promise<number> {
   const text = await (proxy.app.metrics as NonNullable<TestProxy['app']['metrics']>).registry.metrics();
   return text
     .split('\n')
-    .filter((l) => l.startsWith('upstream_errors_total{'))
+    .filter((l) => l.startsWith('front_proxy_upstream_errors_total{'))
     .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
 }
 const upstreamFailureLines = () => proxy.logs.lines.filter((l) => l.includes('"upstream failure"')).length;

@@ -1,10 +1,12 @@
 /**
- * A real `redis-server` for a test file (Debian's package; `.ci/run` installs it): started on a free
- * loopback port in a temporary directory with persistence off (`--save '' --appendonly no`), stopped
- * by PID; it can be killed and started again on the same port to see Redis fail and come back.
+ * Real `redis-server`s for a test file (Debian's package; `.ci/run` installs it): started on free
+ * loopback ports in a temporary directory with persistence off (`--save '' --appendonly no`), stopped
+ * by PID; a server can be killed and started again on the same port to see Redis fail and come back.
+ * Besides one server: a Sentinel deployment (one primary, one replica, three sentinels) and a cluster
+ * (three primaries with a replica each), for the failover tests (CONTRACT.md "Several instances").
  */
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -34,17 +36,23 @@ export interface TestRedis {
   kill(): Promise<void>;
   /** Starts it again on the same port (empty: persistence is off). */
   start(): Promise<void>;
+  /** Stops (SIGSTOP) or continues (SIGCONT) the process: it keeps its connections but answers nothing meanwhile. */
+  pause(paused: boolean): void;
   /** Stops it for good and removes its directory. */
   stop(): Promise<void>;
 }
 
-/** Starts a redis-server on a free port of 127.0.0.1. */
-export async function startRedis(): Promise<TestRedis> {
-  const dir = mkdtempSync(join(tmpdir(), 'front-proxy-redis-'));
-  const port = await freePort();
+/**
+ * Starts a redis-server on a free port of 127.0.0.1 (or `port`), with `args` after the common ones
+ * (`--sentinel` and a configuration file make it a sentinel).
+ */
+export async function startRedis(options: { port?: number; args?: readonly string[]; dir?: string; configFile?: string } = {}): Promise<TestRedis> {
+  const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'front-proxy-redis-'));
+  const port = options.port ?? (await freePort());
   let child: ChildProcess | undefined;
   const start = async () => {
-    child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir], {
+    const common = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
+    child = spawn('redis-server', [...(options.configFile === undefined ? [] : [options.configFile]), ...common, ...(options.args ?? [])], {
       stdio: 'ignore',
     });
     for (let i = 0; i < 100; i++) {
@@ -68,6 +76,9 @@ export async function startRedis(): Promise<TestRedis> {
     url: `redis://127.0.0.1:${port}`,
     kill,
     start,
+    pause(paused: boolean) {
+      child?.kill(paused ? 'SIGSTOP' : 'SIGCONT');
+    },
     async stop() {
       await kill();
       rmSync(dir, { recursive: true, force: true });
@@ -108,4 +119,177 @@ export async function startRedisFleet(
       await redis.stop();
     },
   };
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Runs `redis-cli -p <port> args…` (without blocking the event loop: proxies run in this process). */
+export function redisCli(port: number, ...args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(port), ...args], { timeout: 5_000 }, (error, stdout) =>
+      error ? reject(error) : resolve(stdout.trim()),
+    );
+  });
+}
+
+/** Polls `check` every 50 ms until it resolves true, for at most `limitMs`; throws `what` after. */
+async function until(limitMs: number, what: string, check: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + limitMs;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > deadline) throw new Error(`${what} not within ${limitMs} ms`);
+    await sleep(50);
+  }
+}
+
+/** The name the sentinels monitor the primary under. */
+export const SENTINEL_NAME = 'front-proxy-primary';
+
+/** A Sentinel deployment: one primary, one replica, three sentinels (quorum 2). */
+export interface TestSentinel {
+  /** The first primary and its replica, as started (the replica becomes primary after a failover). */
+  readonly primary: TestRedis;
+  readonly replica: TestRedis;
+  readonly sentinels: readonly TestRedis[];
+  /** `REDIS_SENTINELS` and `REDIS_SENTINEL_NAME` for a proxy. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The port of the primary the sentinels name now. */
+  primaryPort(): Promise<number>;
+  /** Stops every server and removes their directories. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a Sentinel deployment on free ports. The sentinels find the primary down after 1 s
+ * (`down-after-milliseconds`), so a killed primary is replaced within a few seconds.
+ */
+export async function startRedisSentinel(): Promise<TestSentinel> {
+  const started: TestRedis[] = [];
+  try {
+    const primary = await startRedis();
+    started.push(primary);
+    const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
+    started.push(replica);
+    await until(10_000, 'replica in sync', async () => (await redisCli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'));
+    const sentinels: TestRedis[] = [];
+    for (let i = 0; i < 3; i++) {
+      const dir = mkdtempSync(join(tmpdir(), 'front-proxy-sentinel-'));
+      const configFile = join(dir, 'sentinel.conf');
+      writeFileSync(
+        configFile,
+        [
+          `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${primary.port} 2`,
+          `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
+          `sentinel failover-timeout ${SENTINEL_NAME} 5000`,
+          `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
+          '',
+        ].join('\n'),
+      );
+      const sentinel = await startRedis({ dir, configFile, args: ['--sentinel'] });
+      sentinels.push(sentinel);
+      started.push(sentinel);
+    }
+    // Every sentinel has found the replica and the other sentinels.
+    await until(15_000, 'sentinels ready', async () => {
+      for (const sentinel of sentinels) {
+        const info = await redisCli(sentinel.port, 'SENTINEL', 'MASTER', SENTINEL_NAME);
+        const fields = info.split('\n');
+        const value = (name: string) => Number(fields[fields.indexOf(name) + 1]);
+        if (value('num-slaves') < 1 || value('num-other-sentinels') < 2) return false;
+      }
+      return true;
+    });
+    return {
+      primary,
+      replica,
+      sentinels,
+      env: { REDIS_SENTINELS: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','), REDIS_SENTINEL_NAME: SENTINEL_NAME },
+      async primaryPort() {
+        const reply = await redisCli(sentinels[0]!.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', SENTINEL_NAME);
+        return Number(reply.split('\n')[1]);
+      },
+      async stop() {
+        for (const server of started) await server.stop();
+      },
+    };
+  } catch (error) {
+    for (const server of started) await server.stop();
+    throw error;
+  }
+}
+
+/** A cluster of three primaries with a replica each. */
+export interface TestCluster {
+  readonly nodes: readonly TestRedis[];
+  /** `REDIS_CLUSTER_NODES` for a proxy. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The node that serves `key`'s slot now (as the cluster answers `CLUSTER KEYSLOT` and `CLUSTER SLOTS`). */
+  primaryOf(key: string): Promise<TestRedis>;
+  /** Stops every node and removes their directories. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a cluster of 6 nodes on free ports (`--cluster-enabled yes`, the bus on a free port of its
+ * own, `cluster-node-timeout` 1 s so that a killed primary's replica takes over within seconds), then
+ * `redis-cli --cluster create … --cluster-replicas 1`, and waits until every node reads `cluster_state:ok`.
+ */
+export async function startRedisCluster(): Promise<TestCluster> {
+  const nodes: TestRedis[] = [];
+  const root = mkdtempSync(join(tmpdir(), 'front-proxy-cluster-'));
+  try {
+    for (let i = 0; i < 6; i++) {
+      const dir = join(root, String(i));
+      mkdirSync(dir);
+      const busPort = await freePort();
+      nodes.push(
+        await startRedis({
+          dir,
+          args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--cluster-port', String(busPort)],
+        }),
+      );
+    }
+    await redisCli(nodes[0]!.port, '--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes');
+    await until(20_000, 'cluster ready', async () => {
+      let online = 0;
+      for (const node of nodes) {
+        if (!(await redisCli(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
+        online += (await redisCli(node.port, 'INFO', 'replication')).split('\n').filter((line) => /^slave\d+:.*state=online/.test(line)).length;
+      }
+      // Every primary's replica is in sync, so a WAIT 1 is acknowledged from the first write.
+      return online === 3;
+    });
+    // CLUSTER SLOTS names a replica once its replication offset is above 0: a write to each shard.
+    for (let i = 0; i < 30; i++) await redisCli(nodes[0]!.port, '-c', 'SET', `front-proxy-test:warm:${i}`, '1');
+    await until(20_000, 'replicas listed by CLUSTER SLOTS', async () => {
+      const slots = JSON.parse(await redisCli(nodes[0]!.port, '--json', 'CLUSTER', 'SLOTS')) as unknown[][];
+      return slots.length === 3 && slots.every((range) => range.length >= 4);
+    });
+    return {
+      nodes,
+      env: { REDIS_CLUSTER_NODES: nodes.map((n) => `127.0.0.1:${n.port}`).join(',') },
+      async primaryOf(key: string) {
+        for (const node of nodes) {
+          const slot = Number(await redisCli(node.port, 'CLUSTER', 'KEYSLOT', key).catch(() => 'x'));
+          if (!Number.isInteger(slot)) continue;
+          const slots = (await redisCli(node.port, '--json', 'CLUSTER', 'SLOTS').catch(() => '')) || '[]';
+          for (const [from, to, [, port]] of JSON.parse(slots) as [number, number, [string, number]][]) {
+            if (slot >= from && slot <= to) {
+              const owner = nodes.find((n) => n.port === port);
+              if (owner) return owner;
+            }
+          }
+        }
+        throw new Error(`no node serves ${key}`);
+      },
+      async stop() {
+        for (const node of nodes) await node.stop();
+        rmSync(root, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    for (const node of nodes) await node.stop();
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
 }

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ProxyAnswer } from '../../src/envelope.js';
-import { Idempotency, type Submission } from '../../src/state/idempotency.js';
+import { Idempotency, STORE_RETRY_MS, type Submission } from '../../src/state/idempotency.js';
 import { MEMORY_STORE_BYTES_FROM, MemoryStore } from '../../src/state/memory.js';
 import { type SharedStore, StateUnavailableError } from '../../src/state/store.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
@@ -105,6 +105,60 @@ describe('idempotency over the in-memory store', () => {
     assert.equal(result.answer.status, 503);
     assert.equal((result.answer.body as { error: string }).error, 'idempotency_unavailable');
     assert.equal(up.keys.length, 0);
+  });
+
+  test('an answer the store refuses (a failover under way) is stored again until the marker\'s lease ends; a repeat then replays it', async () => {
+    let refusals = 3;
+    const sets: { replicated: boolean | undefined }[] = [];
+    const failingOver = new Proxy(new MemoryStore(), {
+      get: (target, name) => {
+        if (name === 'set') {
+          return async (...args: Parameters<SharedStore['set']>) => {
+            sets.push({ replicated: args[3]?.replicated });
+            if (refusals-- > 0) throw new StateUnavailableError();
+            return target.set(...args);
+          };
+        }
+        if (name === 'setIfAbsent') {
+          return async (...args: Parameters<SharedStore['setIfAbsent']>) => {
+            assert.equal(args[3]?.replicated, true, 'the pending marker is written replicated');
+            return target.setIfAbsent(...args);
+          };
+        }
+        return (Reflect.get(target, name, target) as () => unknown).bind(target);
+      },
+    }) as SharedStore;
+    // Lease: 1 s + LEASE_MARGIN_MS, far longer than three retries of STORE_RETRY_MS.
+    const idem = new Idempotency(failingOver, 1_000, { waitMs: 0 });
+    const first = await idem.run(submission({ key: 'k-failover' }), upstream({ status: 201, body: { id: 'charge-9' } }).call);
+    assert.equal(first.decision, 'forwarded');
+    assert.equal((await idem.run(submission({ key: 'k-failover' }), upstream({ status: 500, body: {} }).call)).decision, 'in_progress');
+    await new Promise((r) => setTimeout(r, 4 * STORE_RETRY_MS + 200));
+    const repeat = upstream({ status: 500, body: {} });
+    const replay = await idem.run(submission({ key: 'k-failover' }), repeat.call);
+    assert.equal(replay.decision, 'replayed');
+    assert.deepEqual(replay.answer, { status: 201, body: { id: 'charge-9' } });
+    assert.equal(repeat.keys.length, 0);
+    assert.equal(sets.length, 4, 'three refusals, then stored');
+    assert.ok(sets.every((s) => s.replicated === true), 'the answer is written replicated');
+  });
+
+  test('an answer the store keeps refusing is tried only until the lease ends', async () => {
+    let attempts = 0;
+    const down = new Proxy(new MemoryStore(), {
+      get: (target, name) =>
+        name === 'set'
+          ? async () => {
+              attempts++;
+              throw new StateUnavailableError();
+            }
+          : (Reflect.get(target, name, target) as () => unknown).bind(target),
+    }) as SharedStore;
+    // Lease: 1 ms + LEASE_MARGIN_MS (5 s): at most 5,000 / STORE_RETRY_MS attempts.
+    await new Idempotency(down, 1, { waitMs: 0 }).run(submission({ key: 'k-down' }), upstream({ status: 201, body: {} }).call);
+    await new Promise((r) => setTimeout(r, 600));
+    assert.ok(attempts >= 2, `${attempts} attempts`);
+    assert.ok(attempts <= Math.ceil(5_001 / STORE_RETRY_MS) + 1, `${attempts} attempts`);
   });
 
   test('a long answer (kept as bytes) replays character for character, multi-byte text included', async () => {

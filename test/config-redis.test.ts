@@ -1,0 +1,106 @@
+// CONTRACT.md "Configuration" (REDIS_URL, REDIS_SENTINELS, REDIS_SENTINEL_NAME, REDIS_CLUSTER_NODES)
+// and "Several instances": which Redis deployment the variables name, table by table; every bad
+// combination is one line naming the variables, through loadConfig as the start reads it.
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { ConfigError, loadConfig, type RedisTopology, type RedisVariables, redisTopology } from '../src/config.js';
+import { onlineReplicas } from '../src/state/redis.js';
+
+function problemsOf(env: Record<string, string>): readonly string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, `a ConfigError, got ${String(error)}`);
+    return error.problems;
+  }
+  assert.fail(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe('Redis topology from the environment', () => {
+  const accepted: { env: RedisVariables; topology: RedisTopology | undefined }[] = [
+    { env: {}, topology: undefined },
+    { env: { REDIS_URL: 'redis://:pw@redis.internal:6379/0' }, topology: { mode: 'standalone', url: 'redis://:pw@redis.internal:6379/0' } },
+    {
+      env: { REDIS_SENTINELS: 'sentinel-0.redis:26379, sentinel-1.redis,[::1]:26380', REDIS_SENTINEL_NAME: 'mymaster' },
+      topology: {
+        mode: 'sentinel',
+        sentinels: [
+          { host: 'sentinel-0.redis', port: 26379 },
+          { host: 'sentinel-1.redis', port: 26379 },
+          { host: '::1', port: 26380 },
+        ],
+        name: 'mymaster',
+        password: undefined,
+        sentinelPassword: undefined,
+        tls: false,
+      },
+    },
+    {
+      env: { REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'm', REDIS_PASSWORD: 'p1', REDIS_SENTINEL_PASSWORD: 'p2', REDIS_TLS: 'true' },
+      topology: { mode: 'sentinel', sentinels: [{ host: '10.0.0.1', port: 26379 }], name: 'm', password: 'p1', sentinelPassword: 'p2', tls: true },
+    },
+    {
+      env: { REDIS_CLUSTER_NODES: 'redis-0:7000,redis-1', REDIS_PASSWORD: 'p', REDIS_TLS: 'false' },
+      topology: {
+        mode: 'cluster',
+        nodes: [
+          { host: 'redis-0', port: 7000 },
+          { host: 'redis-1', port: 6379 },
+        ],
+        password: 'p',
+        tls: false,
+      },
+    },
+  ];
+  for (const { env, topology } of accepted) {
+    test(`accepted: ${JSON.stringify(env)}`, () => {
+      const problems: string[] = [];
+      assert.deepEqual(redisTopology(env, problems), topology);
+      assert.deepEqual(problems, []);
+      assert.deepEqual(loadConfig(env as Record<string, string>).redis, topology);
+    });
+  }
+
+  const refused: [Record<string, string>, RegExp][] = [
+    [{ REDIS_URL: 'redis://a', REDIS_CLUSTER_NODES: 'b:1' }, /^REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES: expected exactly one of them, got REDIS_URL and REDIS_CLUSTER_NODES$/],
+    [
+      { REDIS_SENTINELS: 'a:1', REDIS_SENTINEL_NAME: 'm', REDIS_CLUSTER_NODES: 'b:1' },
+      /^REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES: expected exactly one of them, got REDIS_SENTINELS and REDIS_CLUSTER_NODES$/,
+    ],
+    [{ REDIS_SENTINELS: 'a:26379' }, /^REDIS_SENTINELS, REDIS_SENTINEL_NAME: expected REDIS_SENTINEL_NAME too/],
+    [{ REDIS_SENTINEL_NAME: 'mymaster' }, /^REDIS_SENTINEL_NAME: needs REDIS_SENTINELS/],
+    [{ REDIS_URL: 'redis://a', REDIS_SENTINEL_NAME: 'mymaster' }, /^REDIS_SENTINEL_NAME: needs REDIS_SENTINELS/],
+    [{ REDIS_URL: 'redis://a', REDIS_PASSWORD: 'hunter2-secret' }, /^REDIS_PASSWORD: needs REDIS_SENTINELS or REDIS_CLUSTER_NODES \(with REDIS_URL, the URL holds the password/],
+    [{ REDIS_TLS: 'true' }, /^REDIS_TLS: needs REDIS_SENTINELS or REDIS_CLUSTER_NODES/],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINEL_PASSWORD: 'x' }, /^REDIS_SENTINEL_PASSWORD: needs REDIS_SENTINELS$/],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_TLS: 'yes' }, /^REDIS_TLS: expected one of true \| false, got "yes"$/],
+    [{ REDIS_CLUSTER_NODES: 'a:1,,b:2' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port addresses, such as .*, got ""$/],
+    [{ REDIS_CLUSTER_NODES: 'redis://a:1' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port addresses, .*got "redis:\/\/a:1"$/],
+    [{ REDIS_CLUSTER_NODES: 'a:1/0' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port addresses, .*got "a:1\/0"$/],
+    [{ REDIS_CLUSTER_NODES: 'a:99999' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port addresses/],
+    [{ REDIS_SENTINELS: 'user:pw@a:26379', REDIS_SENTINEL_NAME: 'm' }, /^REDIS_SENTINELS: expected comma-separated host:port addresses, .*got an address with credentials \(REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD hold them\)$/],
+    [{ WORKERS: '2' }, /^WORKERS: 2 processes need REDIS_URL \(or REDIS_SENTINELS, REDIS_CLUSTER_NODES\)/],
+  ];
+  for (const [env, expected] of refused) {
+    test(`refused in one line: ${JSON.stringify(env)}`, () => {
+      const problems = problemsOf(env);
+      assert.equal(problems.length, 1, JSON.stringify(problems));
+      assert.match(problems[0] ?? '', expected);
+      for (const secret of ['hunter2', 'pw@']) assert.ok(!(problems[0] ?? '').includes(secret), `a secret echoed: ${problems[0]}`);
+    });
+  }
+
+  test('several workers accept any of the three topologies', () => {
+    assert.equal(loadConfig({ WORKERS: '2', REDIS_CLUSTER_NODES: 'a:1' }).workers, 2);
+    assert.equal(loadConfig({ WORKERS: '2', REDIS_SENTINELS: 'a:1', REDIS_SENTINEL_NAME: 'm' }).workers, 2);
+  });
+
+  const infos: [string, number][] = [
+    ['# Replication\r\nrole:master\r\nconnected_slaves:0\r\n', 0],
+    ['role:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=7001,state=online,offset=42,lag=0\r\n', 1],
+    ['role:master\r\nconnected_slaves:2\r\nslave0:ip=10.0.0.2,port=6379,state=wait_bgsave,offset=0,lag=0\r\nslave1:ip=10.0.0.3,port=6379,state=online,offset=9,lag=1\r\n', 1],
+  ];
+  for (const [info, count] of infos) {
+    test(`INFO replication → ${count} online replica(s)`, () => assert.equal(onlineReplicas(info), count));
+  }
+});

@@ -1,0 +1,328 @@
+/**
+ * Hardening row 19, Redis failover (CONTRACT.md "Several instances", "Money moves: exactly once"):
+ * two proxy instances in front of one recording upstream, on a real Sentinel deployment (one primary,
+ * one replica, three sentinels) and on a real cluster (three primaries with a replica each). In each:
+ *
+ * 0. every operation of the store (counters, `SET NX`, compare-and-delete, bytes) on keys spread over
+ *    the cluster's slots;
+ * 1. the replica is stopped (SIGSTOP): a deposit answers 503 `idempotency_unavailable` without
+ *    reaching the upstream (no replica acknowledged its marker), and once the replica runs again the
+ *    same deposit goes through (its key was left free);
+ * 2. 200 deposits, each submitted to both instances at once with one `Idempotency-Key` and submitted
+ *    again until one submission answers 200, while the primary (on the cluster: the one serving the
+ *    purge generation) is killed with SIGKILL after the first 60 have started; meanwhile every
+ *    250 ms a probe of 20 fresh deposits, until all 20 answer 200 at once;
+ * 3. after the failover: a purge and a logout on one instance seen by the other;
+ * 4. every deposit submitted again: replayed, never sent again.
+ *
+ * Pass: every `Idempotency-Key` reaches the upstream at most once (0 doubles) and each of the 200
+ * exactly once; the probe's 20 deposits answer 200 within 15 s of the kill; purge and eviction seen
+ * by the other instance within 1 s; every answer 200, 409 or 503.
+ */
+import assert from 'node:assert/strict';
+import { after, describe, test } from 'node:test';
+import { type RedisTopology, redisTopology } from '../../src/config.js';
+import { GENERATION_KEY } from '../../src/state/fleet.js';
+import { RedisStore } from '../../src/state/redis.js';
+import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from '../helpers/recording-upstream.js';
+import { HAVE_REDIS, redisCli, SENTINEL_NAME, startRedisCluster, startRedisSentinel, type TestRedis } from '../helpers/redis-server.js';
+import { Figures } from './helpers/figures.js';
+
+const figures = new Figures('redis-failover', 19, 'Redis failover');
+const DEPOSITS = 200;
+const KILL_AFTER = 60;
+const CONCURRENT = 10;
+const PROBE = 20;
+const RESUME_LIMIT_MS = 15_000;
+const PURGE_TOKEN = 'operator-secret-of-the-failover-row';
+const DEPOSIT_PATH = '/wallet/add-credit';
+const PROFILE_PATH = '/auth/user-profile';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function within(limitMs: number, pauseMs: number, check: () => Promise<boolean>): Promise<number | undefined> {
+  const started = Date.now();
+  while (!(await check().catch(() => false))) {
+    if (Date.now() - started > limitMs) return undefined;
+    await sleep(pauseMs);
+  }
+  return Date.now() - started;
+}
+
+/** Upstream deposit calls by `Idempotency-Key`. */
+function callsByKey(upstream: RecordingUpstream): Map<string, number> {
+  const calls = new Map<string, number>();
+  for (const r of upstream.requests) {
+    if (r.method !== 'POST' || r.path !== DEPOSIT_PATH) continue;
+    const key = String(r.headers['idempotency-key']);
+    calls.set(key, (calls.get(key) ?? 0) + 1);
+  }
+  return calls;
+}
+
+/** The Redis deployment of one run: its proxy variables, the server to stop and the primary to kill. */
+interface Deployment {
+  readonly env: Readonly<Record<string, string>>;
+  /** A replica of the primary that serves a deposit's marker (on the cluster: every replica). */
+  readonly replicas: readonly TestRedis[];
+  /** The primary to kill. */
+  victim(): Promise<TestRedis>;
+  /** The primaries as started. */
+  primaries(): Promise<TestRedis[]>;
+  /** True once the deployment names another primary than the victim. */
+  promoted(): Promise<boolean>;
+  /** What the deployment says of itself (noted when the moves do not resume). */
+  describe(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+async function sentinelDeployment(): Promise<Deployment> {
+  const sentinel = await startRedisSentinel();
+  return {
+    env: sentinel.env,
+    replicas: [sentinel.replica],
+    victim: async () => sentinel.primary,
+    primaries: async () => [sentinel.primary],
+    promoted: async () => (await sentinel.primaryPort()) === sentinel.replica.port,
+    describe: async () => {
+      const views = await Promise.all(
+        sentinel.sentinels.map((s) => redisCli(s.port, 'SENTINEL', 'MASTER', SENTINEL_NAME).then((text) => {
+          const fields = text.split('\n');
+          const field = (name: string) => fields[fields.indexOf(name) + 1];
+          return `${field('port')} ${field('flags')} failover ${field('failover-state')}`;
+        }, String)),
+      );
+      const role = await redisCli(sentinel.replica.port, 'ROLE').catch(String);
+      return `sentinels: ${views.join('; ')}; replica ${sentinel.replica.port} role ${role.split('\n')[0]}`;
+    },
+    stop: () => sentinel.stop(),
+  };
+}
+
+async function clusterDeployment(): Promise<Deployment> {
+  const cluster = await startRedisCluster();
+  const victim = await cluster.primaryOf(GENERATION_KEY);
+  const replicas: TestRedis[] = [];
+  for (const node of cluster.nodes) if ((await redisCli(node.port, 'ROLE')).startsWith('slave')) replicas.push(node);
+  return {
+    env: cluster.env,
+    // The three replicas: whichever shard holds the marker, its replica stops answering.
+    replicas,
+    victim: async () => victim,
+    primaries: async () => cluster.nodes.filter((n) => !replicas.includes(n)),
+    promoted: async () => (await cluster.primaryOf(GENERATION_KEY)) !== victim,
+    describe: async () => {
+      const views = await Promise.all(replicas.map((n) => redisCli(n.port, 'ROLE').then((role) => `${n.port} ${role.split('\n')[0]}`, String)));
+      return `killed ${victim.port}; former replicas: ${views.join(', ')}`;
+    },
+    stop: () => cluster.stop(),
+  };
+}
+
+async function run(topology: 'Sentinel' | 'cluster', deploy: () => Promise<Deployment>): Promise<void> {
+  const upstream = await startRecordingUpstream();
+  upstream.on('GET', PROFILE_PATH, { json: { user: { id: 7 }, userInfo: {} } });
+  upstream.on('POST', DEPOSIT_PATH, { json: { transaction_id: 'ch_failover', status: 'pending' }, delayMs: 20 });
+  let version = 1;
+  upstream.on('GET', '/casino-games/list/', (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ data: [{ slug: `v${version}` }] }));
+  });
+  const deployment = await deploy();
+  const proxies: TestProxy[] = [];
+  try {
+    for (let i = 0; i < 2; i++) {
+      proxies.push(await startProxy(upstream.url, { ...deployment.env, CACHE_PURGE_TOKEN: PURGE_TOKEN, UPSTREAM_TIMEOUT_MS: '3000' }));
+    }
+    const [a, b] = proxies as [TestProxy, TestProxy];
+    const token = fakeJwt({ sub: '7', n: Math.random() });
+    const tag = `${topology}-${Math.random().toString(36).slice(2)}`;
+    const submit = (proxy: TestProxy, key: string, amount: number) =>
+      send(proxy.url, 'POST', '/api/payments/deposit', {
+        json: { userId: 7, creditAmount: amount, paymentMethod: 'pix', currency: 'BRL' },
+        token,
+        headers: { 'idempotency-key': key },
+      });
+    const count = (answer: { status: number; json: unknown }) => {
+      const { status } = answer;
+      figures.inputs++;
+      figures.status(status === 503 ? `503 ${(answer.json as { error?: string } | undefined)?.error}` : status);
+      figures.check(status === 200 || status === 409 || status === 503, `${topology}: a deposit answered ${status}`);
+    };
+
+    await figures.run(`${topology}: every store operation`, async () => {
+      // Keys spread over the cluster's slots; each operation touches one key (no hash tag needed).
+      const problems: string[] = [];
+      const store = new RedisStore(redisTopology(deployment.env, problems) as RedisTopology);
+      try {
+        figures.check(problems.length === 0 && (await store.ready(5_000)), `${topology}: the store did not connect ${problems.join('; ')}`);
+        for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) {
+          const key = `front-proxy:test:${tag}:${name}`;
+          const hits = [await store.countHit(`${key}:rate`, 60_000), await store.countHit(`${key}:rate`, 60_000), await store.hits(`${key}:rate`)];
+          figures.check(hits.map((h) => h.count).join() === '1,2,2' && hits.every((h) => h.ttlMs > 0), `${topology}: countHit/hits ${JSON.stringify(hits)}`);
+          figures.check((await store.setIfAbsent(key, 'mine', 10_000, { replicated: true })) === null, `${topology}: setIfAbsent on a free key`);
+          figures.check((await store.setIfAbsent(key, 'theirs', 10_000)) === 'mine', `${topology}: setIfAbsent on a taken key`);
+          await store.deleteIfEquals(key, 'theirs');
+          figures.check((await store.get(key)) === 'mine', `${topology}: deleteIfEquals removed another's value`);
+          await store.deleteIfEquals(key, 'mine');
+          figures.check((await store.get(key)) === null, `${topology}: deleteIfEquals kept its own value`);
+          await store.set(`${key}:bytes`, Buffer.from([0, 255, 10]), 10_000, { replicated: true });
+          figures.check((await store.getBytes(`${key}:bytes`))?.equals(Buffer.from([0, 255, 10])) === true, `${topology}: bytes read back`);
+          figures.check((await store.increment(`${key}:n`)) === 1, `${topology}: increment`);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+    await figures.run(`${topology}: no replica acknowledges`, async () => {
+      for (const replica of deployment.replicas) replica.pause(true);
+      figures.faults++;
+      const key = `${tag}-unacknowledged`;
+      let refused;
+      try {
+        refused = await submit(a, key, 1);
+      } finally {
+        for (const replica of deployment.replicas) replica.pause(false);
+      }
+      count(refused);
+      figures.check(
+        refused.status === 503 && (refused.json as { error?: string }).error === 'idempotency_unavailable',
+        `${topology}: replica stopped: deposit ${refused.status} ${refused.text.slice(0, 80)}`,
+      );
+      figures.check(!callsByKey(upstream).has(key), `${topology}: an unacknowledged deposit reached the upstream`);
+      const waits = await Promise.all((await deployment.primaries()).map(async (p) => /cmdstat_wait:calls=[1-9]/.test(await redisCli(p.port, 'INFO', 'commandstats'))));
+      figures.check(waits.some(Boolean), `${topology}: no primary was asked to WAIT for its replica`);
+      const ms = await within(5_000, 100, async () => (await submit(b, key, 1)).status === 200);
+      figures.check(ms !== undefined, `${topology}: the key was not left free after the replica came back`);
+    });
+
+    const settled = new Array<boolean>(DEPOSITS).fill(false);
+    let killedAt = 0;
+    let resumeMs: number | undefined;
+    let probes = 0;
+    await figures.run(`${topology}: deposits while the primary is killed`, async () => {
+      const victim = await deployment.victim();
+      let started = 0;
+      let killing: Promise<void> | undefined;
+      const deposit = async (i: number) => {
+        const key = `${tag}-${i}`;
+        const deadline = Date.now() + 30_000;
+        for (let round = 0; !settled[i] && Date.now() < deadline; round++) {
+          // Both instances at once, as a double click landing on two pods; then again until one answers 200.
+          const answers = await Promise.all((round % 2 === 0 ? [a, b] : [b, a]).map((p) => submit(p, key, 1_000 + i)));
+          for (const r of answers) count(r);
+          if (answers.some((r) => r.status === 200)) settled[i] = true;
+          else await sleep(150);
+        }
+      };
+      const worker = async () => {
+        while (started < DEPOSITS) {
+          const i = started++;
+          if (i === KILL_AFTER) {
+            killing = victim.kill().then(() => {
+              killedAt = Date.now();
+              figures.faults++;
+            });
+          }
+          await deposit(i);
+        }
+      };
+      const prober = async () => {
+        while (killing === undefined) await sleep(20);
+        await killing;
+        while (resumeMs === undefined && Date.now() - killedAt < 2 * RESUME_LIMIT_MS) {
+          const round = probes++;
+          const answers = await Promise.all(
+            Array.from({ length: PROBE }, (_, j) => submit(j % 2 === 0 ? a : b, `${tag}-probe-${round}-${j}`, 50_000 + j)),
+          );
+          for (const r of answers) count(r);
+          if (answers.every((r) => r.status === 200)) resumeMs = Date.now() - killedAt;
+          else await sleep(250);
+        }
+      };
+      await Promise.all([...Array.from({ length: CONCURRENT }, worker), prober()]);
+      figures.check(settled.every(Boolean), `${topology}: ${settled.filter((s) => !s).length} deposits never answered 200 within 30 s`);
+      figures.check(resumeMs !== undefined && resumeMs <= RESUME_LIMIT_MS, `${topology}: deposits answered again ${resumeMs ?? 'never'} ms after the kill (limit ${RESUME_LIMIT_MS} ms)`);
+      figures.check(await deployment.promoted(), `${topology}: no replica was promoted`);
+      if (resumeMs === undefined) figures.note(`${topology} after the kill: ${await deployment.describe()}`);
+    });
+
+    await figures.run(`${topology}: purge after the failover`, async () => {
+      await send(b.url, 'GET', '/api/games/list?page=19');
+      version++;
+      const purge = await send(a.url, 'POST', '/api/cache/purge', { headers: { authorization: `Bearer ${PURGE_TOKEN}` } });
+      figures.inputs++;
+      figures.status(purge.status);
+      figures.check(purge.status === 200, `${topology}: purge after the failover answered ${purge.status}`);
+      const ms = await within(1_000, 20, async () => new RegExp(`"v${version}"`).test((await send(b.url, 'GET', '/api/games/list?page=19')).text));
+      figures.check(ms !== undefined, `${topology}: the other instance still served the purged catalogue 1 s after the purge`);
+      figures.note(`${topology}: purge seen by the other instance ${ms ?? '—'} ms after it`);
+    });
+
+    await figures.run(`${topology}: logout after the failover`, async () => {
+      const session = fakeJwt({ sub: '7', n: Math.random() });
+      await send(b.url, 'GET', '/api/auth/profile', { token: session });
+      const reads = () => upstream.requests.filter((r) => r.path === PROFILE_PATH).length;
+      const before = reads();
+      await send(b.url, 'GET', '/api/auth/profile', { token: session });
+      figures.check(reads() === before, `${topology}: the profile was not cached on the other instance`);
+      const out = await send(a.url, 'POST', '/api/auth/logout', { token: session });
+      figures.inputs++;
+      figures.status(out.status);
+      const ms = await within(1_000, 20, async () => {
+        const seen = reads();
+        await send(b.url, 'GET', '/api/auth/profile', { token: session });
+        return reads() > seen;
+      });
+      figures.check(ms !== undefined, `${topology}: the other instance still answered the cached profile 1 s after the logout`);
+      figures.note(`${topology}: logout eviction seen by the other instance ${ms ?? '—'} ms after it`);
+    });
+
+    await figures.run(`${topology}: every deposit submitted again`, async () => {
+      let replayed = 0;
+      for (let i = 0; i < DEPOSITS; i += CONCURRENT) {
+        await Promise.all(
+          Array.from({ length: Math.min(CONCURRENT, DEPOSITS - i) }, async (_, j) => {
+            // A marker whose answer is still being stored after the failover answers 409 meanwhile.
+            const ms = await within(10_000, 250, async () => {
+              const r = await submit((i + j) % 2 === 0 ? b : a, `${tag}-${i + j}`, 1_000 + i + j);
+              count(r);
+              return r.status === 200 && r.headers.get('idempotent-replayed') === 'true';
+            });
+            if (ms !== undefined) replayed++;
+          }),
+        );
+      }
+      figures.check(replayed === DEPOSITS, `${topology}: ${DEPOSITS - replayed} deposits were not replayed`);
+    });
+
+    const calls = callsByKey(upstream);
+    const doubles = [...calls.values()].filter((n) => n > 1).length;
+    const once = Array.from({ length: DEPOSITS }, (_, i) => calls.get(`${tag}-${i}`) ?? 0).filter((n) => n === 1).length;
+    figures.upstreamCallsForRejected += [...calls.values()].reduce((sum, n) => sum + Math.max(0, n - 1), 0);
+    figures.check(doubles === 0, `${topology}: ${doubles} Idempotency-Keys reached the upstream more than once`);
+    figures.check(once === DEPOSITS, `${topology}: ${DEPOSITS - once} of the ${DEPOSITS} deposits did not reach the upstream exactly once`);
+    figures.note(
+      `${topology}: ${DEPOSITS} deposits (and ${probes} probes of ${PROBE}), primary killed after ${KILL_AFTER} had started: ${doubles} doubles, ` +
+        `${once} of ${DEPOSITS} sent upstream exactly once, deposits answered again ${resumeMs === undefined ? 'never' : `${(resumeMs / 1000).toFixed(1)} s`} after the kill`,
+    );
+  } finally {
+    for (const proxy of proxies) await proxy.close();
+    await upstream.close();
+    await deployment.stop();
+  }
+}
+
+describe('row 19: Redis failover', { skip: HAVE_REDIS ? false : 'redis-server is not installed (.ci/run installs it)' }, () => {
+  after(() => figures.write());
+
+  test('Sentinel: a killed primary, 200 deposits, 0 doubles, moves resume after the promotion', { timeout: 120_000 }, async () => {
+    await run('Sentinel', sentinelDeployment);
+    assert.equal(figures.failureCount, 0, figures.summary());
+  });
+
+  test('cluster: a killed primary, 200 deposits, 0 doubles, moves resume after the promotion', { timeout: 120_000 }, async () => {
+    await run('cluster', clusterDeployment);
+    assert.equal(figures.failureCount, 0, figures.summary());
+  });
+});
