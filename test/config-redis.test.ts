@@ -3,18 +3,10 @@
 // combination is one line naming the variables, through loadConfig as the start reads it.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ConfigError, loadConfig, type RedisTopology, type RedisVariables, redisTopology } from '../src/config.js';
+import { loadConfig, type RedisTopology, type RedisVariables, redisTopology } from '../src/config.js';
+import { problemsOf } from './helpers/config-problems.js';
 import { onlineReplicas } from '../src/state/redis.js';
 
-function problemsOf(env: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, `a ConfigError, got ${String(error)}`);
-    return error.problems;
-  }
-  assert.fail(`expected a ConfigError for ${JSON.stringify(env)}`);
-}
 
 describe('Redis topology from the environment', () => {
   const accepted: { env: RedisVariables; topology: RedisTopology | undefined }[] = [

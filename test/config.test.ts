@@ -7,17 +7,8 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
 import { checkHostBindable, ConfigError, loadConfig, PACKAGE_VERSION } from '../src/config.js';
+import { problemsOf } from './helpers/config-problems.js';
 
-/** The problems `loadConfig(env)` throws, or fails the test when it throws nothing. */
-function problemsOf(env: Record<string, string>): readonly string[] {
-  try {
-    loadConfig(env);
-  } catch (error) {
-    assert.ok(error instanceof ConfigError, `a ConfigError, got ${String(error)}`);
-    return error.problems;
-  }
-  assert.fail(`expected a ConfigError for ${JSON.stringify(env)}`);
-}
 
 /** What a production start needs (CONTRACT.md: the sandbox never starts in production). */
 const PRODUCTION = { NODE_ENV: 'production', BFF_BASE_URL: 'https://bff.example.com/api', STICKER_API_URL: 'https://stickers.example.com' };

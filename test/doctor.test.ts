@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import { type DoctorReport, DoctorUsageError, runDoctor } from '../src/doctor/run.js';
 import { type SandboxHandle, startSandbox } from '../src/sandbox/index.js';
+import { sampleProfile } from './helpers/doctor-samples.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEMO = { login: 'demo@example.com', password: 'Demo#2026' };
@@ -104,16 +105,7 @@ describe('against the embedded sandbox', () => {
 function startDeviatingBff(options: { opaqueLogin: boolean }): Promise<{ url: string; close(): Promise<void> }> {
   const b64 = (v: object) => Buffer.from(JSON.stringify(v)).toString('base64url');
   const jwt = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: '7', exp: Math.floor(Date.now() / 1000) + 3600 })}.c2ln`;
-  const user = {
-    id: 7, email: 'a@b.c', username: 'a', name: 'A', first_name: 'A', last_name: 'B', phone: '1', ddi: '55', birth_date: '2000-01-01',
-    country: 'BR', language: 'pt', currency: 'BRL', token: 't', mother_name: 'M', created_at: 'x', updated_at: 'x', last_login: 'x',
-    gender: 1, document: null, country_data: null, wallet: null, is_active: 1, cancelled_account: 0, bonus_enabled: 1, ftd_date: null, ftd_value: 0,
-  };
-  const userInfo = {
-    validate_email_at: 'x', login_at: 'x', validate_sms_at: 'x', login_attempt_qty: 0, strong_password: 1,
-    seven_days_since_last_login: false, force_request_kyc: false, two_factor_enabled: false,
-  };
-  const { id: _id, ...userWithoutId } = user;
+  const { user, userInfo, userWithoutId } = sampleProfile(7);
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '').split('?')[0];
     req.resume();
