@@ -104,15 +104,11 @@ export interface RunResult extends LoadResult {
   runHeaders?: Record<string, string>;
 }
 
-/** One row of the table: a scenario against one target, its runs and their medians. */
-export interface RowReport {
-  id: string;
-  scenario: ScenarioId;
-  target: TargetId;
-  method: 'GET' | 'POST';
-  path: string;
-  /** Headers of every request besides the client's (session cookie, `X-Forwarded-For`) and the run's. */
-  headers: Record<string, string>;
+/**
+ * One row of the table: a scenario against one target (the {@link RowSpec} it ran: id, scenario,
+ * target, method, path and headers), its runs and their medians.
+ */
+export interface RowReport extends Pick<RowSpec, 'id' | 'scenario' | 'target' | 'method' | 'path' | 'headers'> {
   /** Whether every answer should be a 2xx. */
   success: boolean;
   /** The status every answer should have (`success`: any 2xx). */
