@@ -113,7 +113,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning:
       'calls of one upstream endpoint (EP code) running at once: a quarter of the 128 connections of an origin, so one slow endpoint leaves the others room (money moves and the session\'s calls have a pool of their own)',
   },
-  { variables: ['UPSTREAM_ENDPOINT_QUEUE'], meaning: 'calls of one endpoint that may wait for a slot (`0`: none wait); over it: 503 `upstream_busy`, nothing sent' },
+  { variables: ['UPSTREAM_ENDPOINT_QUEUE'], meaning: 'calls of one endpoint that may wait for a slot, each for at most `UPSTREAM_QUEUE_WAIT_MS` (`0`: none wait); over it: 503 `upstream_busy` at once, nothing sent. A waiting call costs a timer; a refusal at once costs a whole request each time a client comes straight back, so the default holds the clients of one slow endpoint (32 running + 384 waiting) rather than refusing them' },
   { variables: ['UPSTREAM_QUEUE_WAIT_MS'], meaning: 'longest wait for a slot (milliseconds); then 503 `upstream_busy` with `Retry-After`, nothing sent' },
   {
     variables: ['UPSTREAM_CIRCUIT_FAILURES'],

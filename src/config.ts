@@ -93,7 +93,7 @@ export const EnvSchema = Type.Object({
   RATE_LIMIT_BEACON_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10 }),
   RATE_LIMIT_API_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
   UPSTREAM_ENDPOINT_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 10_000, default: 32 }),
-  UPSTREAM_ENDPOINT_QUEUE: Type.Integer({ minimum: 0, maximum: 100_000, default: 64 }),
+  UPSTREAM_ENDPOINT_QUEUE: Type.Integer({ minimum: 0, maximum: 100_000, default: 384 }),
   UPSTREAM_QUEUE_WAIT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 1_000 }),
   UPSTREAM_CIRCUIT_FAILURES: Type.Integer({ minimum: 0, maximum: 10_000, default: 5 }),
   UPSTREAM_CIRCUIT_PAUSE_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 5_000 }),
