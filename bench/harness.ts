@@ -408,6 +408,8 @@ export interface ProxyLaunch {
   nodeOptions: string | undefined;
   /** The `node` binary. */
   node: string;
+  /** Longest wait for `GET /healthz` after the start, in milliseconds; default 30,000 (more under valgrind). */
+  startTimeoutMs?: number;
   /** More environment variables (`REDIS_URL`, `OTEL_EXPORTER_OTLP_ENDPOINT`). */
   env?: Record<string, string>;
 }
@@ -434,7 +436,7 @@ export async function startProxy(upstream: string, launch: ProxyLaunch): Promise
 
 /**
  * One attempt of {@link startProxy}: two free ports, the process, then `GET /healthz` every 100 ms until
- * 200 (30 s at most).
+ * 200 (`launch.startTimeoutMs`, 30 s by default).
  * @throws when the process exits (its standard error in the message, `EADDRINUSE` included) or does not answer in time.
  */
 export async function startProxyOnce(upstream: string, launch: ProxyLaunch): Promise<StartedProxy> {
@@ -469,7 +471,7 @@ export async function startProxyOnce(upstream: string, launch: ProxyLaunch): Pro
   const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', log, 'pipe'], env });
   closeSync(log);
   const { stderr } = track(child, 'proxy');
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + (launch.startTimeoutMs ?? 30_000);
   for (;;) {
     if (child.exitCode !== null) {
       await sleep(50); // its last lines on standard error

@@ -40,6 +40,12 @@ export interface RedisCommandReport {
   passthroughCommandsPerRequest: number;
   /** One deposit's commands in order (MONITOR), names and argument counts. */
   sequence: MonitoredCommand[];
+  /**
+   * The exactly-once records the deposits left (`front-proxy:idem:*`), measured on the server: how many,
+   * and their median value length and `MEMORY USAGE` in bytes (the kept answer, with its key and
+   * Redis's own overhead).
+   */
+  records: { count: number; medianBytes: number; medianMemoryBytes: number } | null;
   /** The replay of `sequence`: microseconds per deposit's worth, median of `replays` rounds. */
   replay: { replays: number; sequentialUs: number; pipelinedUs: number; scriptUs: number } | null;
 }
@@ -140,8 +146,10 @@ export async function measureRedisCommands(target: RedisCommandTarget): Promise<
     await new Promise((resolve) => setTimeout(resolve, 100));
     monitor.disconnect();
 
+    const records = await keptRecords(admin);
     const replay = sequence.length > 0 ? await replaySequence(admin, sequence, target.replays) : null;
     return {
+      records,
       deposits: target.count,
       succeeded,
       commandsPerDeposit,
@@ -154,6 +162,22 @@ export async function measureRedisCommands(target: RedisCommandTarget): Promise<
   } finally {
     admin.disconnect();
   }
+}
+
+/** The exactly-once records on the server (see {@link RedisCommandReport.records}); `null` when there are none. */
+async function keptRecords(admin: Redis): Promise<RedisCommandReport['records']> {
+  const keys: string[] = [];
+  let cursor = '0';
+  do {
+    const [next, found] = await admin.scan(cursor, 'MATCH', 'front-proxy:idem:*', 'COUNT', 1000);
+    cursor = next;
+    keys.push(...found);
+  } while (cursor !== '0' && keys.length < 10_000);
+  if (keys.length === 0) return null;
+  const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+  const lengths = await Promise.all(keys.map((key) => admin.strlen(key)));
+  const usage = await Promise.all(keys.map((key) => admin.memory('USAGE', key).then((n) => Number(n ?? 0))));
+  return { count: keys.length, medianBytes: median(lengths), medianMemoryBytes: median(usage) };
 }
 
 /** Sequences per replay round. */
@@ -209,6 +233,10 @@ export function formatRedisCommands(report: RedisCommandReport): string[] {
       .join(', ') || 'none'}; passthrough GET: ${f(report.passthroughCommandsPerRequest)} commands per request`,
     `  one deposit's sequence (MONITOR): ${report.sequence.map((c) => `${c.name}(${c.args})`).join(' → ') || 'none'}`,
   ];
+  if (report.records) {
+    const r = report.records;
+    lines.push(`  kept records: ${r.count} (front-proxy:idem:*), median value ${r.medianBytes} bytes, MEMORY USAGE ${r.medianMemoryBytes} bytes`);
+  }
   if (report.replay) {
     const r = report.replay;
     lines.push(

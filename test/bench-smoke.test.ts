@@ -248,6 +248,9 @@ test("bench redis-commands: a deposit's Redis commands and round trips, counted 
   assert.ok(counted.totalPerDeposit >= 2, JSON.stringify(counted.commandsPerDeposit));
   assert.ok(counted.roundTripsPerDeposit >= 1 && counted.roundTripsPerDeposit <= counted.totalPerDeposit + 0.05, String(counted.roundTripsPerDeposit));
   assert.ok(counted.sequence.length >= 2, JSON.stringify(counted.sequence));
+  // The deposits left their records (kept 5 s after each answer: the last ones at least), each with its answer.
+  assert.ok(counted.records && counted.records.count >= 1, JSON.stringify(counted.records));
+  assert.ok(counted.records.medianBytes > 50 && counted.records.medianMemoryBytes >= counted.records.medianBytes, JSON.stringify(counted.records));
   assert.ok(counted.replay && [counted.replay.sequentialUs, counted.replay.pipelinedUs, counted.replay.scriptUs].every((us) => Number.isFinite(us) && us > 0));
   assert.ok(report.checks.filter((c) => c.kind === 'correctness').every((c) => c.ok), JSON.stringify(report.checks));
   assert.match(formatRedisCommands(counted).join('\n'), /commands, \d+\.\d+ round trips/);
