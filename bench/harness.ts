@@ -345,6 +345,24 @@ export function startNodeOptions(): string[] {
   return match?.[1] ? match[1].split(/\s+/) : [];
 }
 
+/** The memory limit of `deploy/kubernetes/deployment.yaml`'s container, in MiB (`BENCH_MEMORY_LIMIT_MB`'s default). */
+export const CONTAINER_MEMORY_LIMIT_MB = 512;
+
+/**
+ * The heap limit the proxy's container gives it, as a Node.js option for the proxy processes:
+ * `--max-old-space-size=<half the limit>` (`BENCH_MEMORY_LIMIT_MB`, default
+ * {@link CONTAINER_MEMORY_LIMIT_MB}). Node.js sizes V8's heap from the memory limit of its cgroup: in a
+ * 512 MiB memory cgroup, `v8.getHeapStatistics().heap_size_limit` is 259 MB on Node.js 20 and 24 (4,288
+ * MB on this 24 GB machine outside one), the same as with this option. `BENCH_MEMORY_LIMIT_MB=0`: none
+ * (the heap may grow as the machine's memory allows, as before round 4).
+ */
+export function containerHeapOptions(env: NodeJS.ProcessEnv = process.env): string[] {
+  const raw = env.BENCH_MEMORY_LIMIT_MB;
+  const limit = raw === undefined || raw === '' ? CONTAINER_MEMORY_LIMIT_MB : Number(raw);
+  if (!Number.isInteger(limit) || limit < 0) throw new Error(`BENCH_MEMORY_LIMIT_MB: expected a whole number of MiB, got "${raw}"`);
+  return limit === 0 ? [] : [`--max-old-space-size=${Math.floor(limit / 2)}`];
+}
+
 /** A Node.js the bench runs processes on. */
 export interface NodeRuntime {
   /** How it was asked for (`BENCH_NODE`): `current`, a version, or a path. */
@@ -466,7 +484,7 @@ export async function startProxyOnce(upstream: string, launch: ProxyLaunch): Pro
   };
   const log = openSync(launch.logPath, 'a');
   // Node options go on the command line: it takes every option NODE_OPTIONS takes, and more (`--cpu-prof`).
-  const nodeArgs = [...startNodeOptions(), ...(launch.nodeOptions ? launch.nodeOptions.split(/\s+/).filter(Boolean) : [])];
+  const nodeArgs = [...startNodeOptions(), ...containerHeapOptions(), ...(launch.nodeOptions ? launch.nodeOptions.split(/\s+/).filter(Boolean) : [])];
   const [command, argv] = pinnedCommand(launch.cpus, launch.node, [...nodeArgs, join(ROOT, 'dist', 'server.js')]);
   const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', log, 'pipe'], env });
   closeSync(log);

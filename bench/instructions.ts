@@ -15,8 +15,9 @@
  * load bench's passthrough (`GET /api/user/last-casino-games`), each with the next of 4,096 sessions and
  * client addresses, 4 at a time. Variants run one after the other; nothing is pinned.
  *
- * Needs `valgrind` (Debian's package). `BENCH_NODE` as for the load bench (default `24`). Each variant
- * takes about a minute (the process runs some 40 times slower under callgrind).
+ * Needs `valgrind` (Debian's package). `BENCH_NODE` as for the load bench (default `24`);
+ * `BENCH_INSTR_ONLY` (comma-separated words) runs the variants whose names contain one. Each variant
+ * takes one to three minutes (the process runs some 40 times slower under callgrind).
  *
  * @module
  */
@@ -134,7 +135,10 @@ async function main(): Promise<void> {
   process.stdout.write(`callgrind, Node.js ${node.version}, ${warmup} requests of warm-up, then ${requests} counted (GET /api/user/last-casino-games, 4 at a time)\n`);
   try {
     const rows: [string, number][] = [];
-    for (const variant of variants(`http://127.0.0.1:${collector.port}/v1/traces`)) {
+    // BENCH_INSTR_ONLY: comma-separated words, a variant runs when its name contains one (e.g. `off,ratio 0`).
+    const only = (process.env.BENCH_INSTR_ONLY ?? '').split(',').filter((word) => word.length > 0);
+    const chosen = variants(`http://127.0.0.1:${collector.port}/v1/traces`).filter((v) => only.length === 0 || only.some((word) => v.id.includes(word)));
+    for (const variant of chosen) {
       const perRequest = await measure(variant, base, node.execPath, dir, warmup, requests);
       rows.push([variant.id, perRequest]);
       process.stdout.write(`  ${variant.id}: ${Math.round(perRequest).toLocaleString('en-US')} instructions per request\n`);

@@ -33,19 +33,30 @@ interface CpuProfile {
   timeDeltas: number[];
 }
 
+/** A script of the proxy's own (`src/` or `dist/`, outside `node_modules`) whose path below it matches `path`. */
+function ours(path: string): RegExp {
+  return new RegExp(`^(?!.*/node_modules/).*/(?:src|dist)/${path}`);
+}
+
+/** A rule that matches where either of two does. */
+function either(a: RegExp, b: RegExp): RegExp {
+  return new RegExp(`(?:${a.source})|(?:${b.source})`);
+}
+
 /** The steps, in the order their rules are tried: a name and what a frame's script URL (or function) must match. */
 export const STEPS: readonly [step: string, rule: RegExp][] = [
-  ['idempotency guard and double-submit store', /\/(?:src|dist)\/state\/(idempotency|memory|store|redis)\.[jt]s/],
-  ['session: profile cache, token, attribution', /\/(?:src|dist)\/session\//],
-  ['route handler and payload mapping', /\/(?:src|dist)\/(routes|contracts|envelope|wallet|payments)[/.]/],
-  ['upstream client and endpoint guard (ours)', /\/(?:src|dist)\/upstream\//],
-  ['rate limits and client address', /\/(?:src|dist)\/pipeline\/rate-limit|@fastify\/rate-limit|\/(?:src|dist)\/state\/rate-limit-store/],
-  ['log line (pino, redaction)', /\/(?:src|dist)\/pipeline\/logging|\/node_modules\/(pino|pino-std-serializers|fast-redact|sonic-boom|@pinojs)\//],
-  ['metrics (prom-client)', /\/(?:src|dist)\/pipeline\/(metrics|histogram-cells)|\/node_modules\/prom-client\//],
-  ['tracing (OpenTelemetry)', /\/(?:src|dist)\/pipeline\/tracing|\/node_modules\/(@opentelemetry|@fastify\/otel)\//],
-  ['body parsing and schema validation', /\/(?:src|dist)\/pipeline\/body|\/node_modules\/(ajv|fast-json-stringify|secure-json-parse|@sinclair)\//],
-  ['other pipeline steps (ours)', /\/(?:src|dist)\//],
-  ['undici (upstream HTTP)', /\/node_modules\/undici\//],
+  ['idempotency guard and double-submit store', ours('state/(idempotency|memory|store|redis)\\.[jt]s')],
+  ['session: profile cache, token, attribution', ours('session/')],
+  ['route handler and payload mapping', ours('(routes|contracts|envelope|wallet|payments)[/.]')],
+  ['upstream client and endpoint guard (ours)', ours('upstream/')],
+  ['rate limits and client address', either(ours('(pipeline/rate-limit|state/rate-limit-store)'), /\/node_modules\/(@fastify\/rate-limit|ipaddr\.js|proxy-addr)\//)],
+  ['log line (pino, redaction)', either(ours('pipeline/logging'), /\/node_modules\/(pino|pino-std-serializers|fast-redact|sonic-boom|@pinojs)\//)],
+  ['metrics (prom-client)', either(ours('pipeline/(metrics|histogram-cells)'), /\/node_modules\/prom-client\//)],
+  ['tracing (OpenTelemetry)', either(ours('pipeline/tracing'), /\/node_modules\/(@opentelemetry|@fastify\/otel)\//)],
+  ['body parsing and schema validation', either(ours('pipeline/body'), /\/node_modules\/(ajv|fast-json-stringify|secure-json-parse|@sinclair|fast-uri)\//)],
+  ['caches (lru-cache)', /\/node_modules\/lru-cache\//],
+  ['other pipeline steps (ours)', ours('')],
+  ['undici (upstream HTTP)', /\/node_modules\/undici\/|^wasm:/],
   ['Fastify (router, hooks, reply, cookies)', /\/node_modules\/(fastify|find-my-way|avvio|@fastify|light-my-request|fast-querystring|toad-cache|cookie)\//],
   ['other packages', /\/node_modules\//],
   ['Node.js http, net, streams, timers', /^node:/],

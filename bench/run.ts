@@ -71,6 +71,7 @@ import {
   scrapeMetrics,
   startBenchServer,
   startNodeOptions,
+  containerHeapOptions,
   startProxy,
   startRedisServer,
   stop,
@@ -278,7 +279,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         (hostNode ? " and the rows of the proxy on the bench's Node.js" : ''),
     );
     say(
-      `starting the proxy (node ${[...startNodeOptions(), 'dist/server.js'].join(' ')}, NODE_ENV=production, metrics on, ` +
+      `starting the proxy (node ${[...startNodeOptions(), ...containerHeapOptions(), 'dist/server.js'].join(' ')}, NODE_ENV=production, metrics on, ` +
         `${process.env.BENCH_RATE_LIMIT_API_PER_MIN ? `RATE_LIMIT_API_PER_MIN=${process.env.BENCH_RATE_LIMIT_API_PER_MIN}` : 'default rate limits'}, ` +
         `TRUSTED_PROXIES=127.0.0.1, tracing off)${pinned ? ' on CPU 0' : ''}; load from ${options.sessions} sessions and client addresses`,
     );

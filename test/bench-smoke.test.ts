@@ -21,7 +21,9 @@ import zlib from 'node:zlib';
 import { clientAddress, clientHeaders, COOKIE_NAME, sessionToken } from '../bench/clients.js';
 import { wrkScript } from '../bench/load.js';
 import { BROWSER_ACCEPT_ENCODING, formatPageBytes, pageBytes, pageBytesProblems } from '../bench/page-bytes.js';
-import { requestCountSample } from '../bench/harness.js';
+import { containerHeapOptions, requestCountSample } from '../bench/harness.js';
+import { callgrindTotal } from '../bench/instructions.js';
+import { stepsOf } from '../bench/profile-steps.js';
 import { formatRedisCommands, infoField, parseCommandStats } from '../bench/redis-commands.js';
 import { type BenchReport, resolveNode, runBench, SCENARIOS, startNodeOptions, statusesOfRoute } from '../bench/run.js';
 import { FAMILIES } from '../bench/scenarios/index.js';
@@ -312,4 +314,48 @@ test('bytes per page: each coding measured and decoded against identity; none se
   } finally {
     server.close();
   }
+});
+
+test('the container heap limit of the proxy processes: half the memory limit, 512 MiB by default, 0 for none', () => {
+  const cases: [value: string | undefined, options: string[] | 'throws'][] = [
+    [undefined, ['--max-old-space-size=256']],
+    ['', ['--max-old-space-size=256']],
+    ['1024', ['--max-old-space-size=512']],
+    ['0', []],
+    ['-1', 'throws'],
+    ['lots', 'throws'],
+  ];
+  for (const [value, options] of cases) {
+    const env = value === undefined ? {} : { BENCH_MEMORY_LIMIT_MB: value };
+    if (options === 'throws') assert.throws(() => containerHeapOptions(env), /BENCH_MEMORY_LIMIT_MB/, String(value));
+    else assert.deepEqual(containerHeapOptions(env), options, String(value));
+  }
+});
+
+test('a CPU profile split by step: a built-in counts for its caller, idle is left out', () => {
+  const frame = (id: number, functionName: string, url: string, children: number[] = []) => ({ id, callFrame: { functionName, url }, children });
+  const profile = {
+    nodes: [
+      frame(1, '(root)', '', [2, 5, 6, 7]),
+      frame(2, 'handler', 'file:///app/dist/routes/payments.js', [3]),
+      frame(3, 'parse', '', [4]),
+      frame(4, 'get', 'file:///app/node_modules/lru-cache/dist/esm/index.js'),
+      frame(5, '(garbage collector)', ''),
+      frame(6, '(idle)', ''),
+      frame(7, 'write', 'node:net'),
+    ],
+    samples: [2, 3, 3, 4, 5, 6, 6, 7],
+    timeDeltas: [10, 10, 10, 5, 7, 100, 100, 3],
+  };
+  assert.deepEqual(Object.fromEntries(stepsOf(profile)), {
+    'route handler and payload mapping': 30,
+    '(garbage collector)': 7,
+    'caches (lru-cache)': 5,
+    'Node.js http, net, streams, timers': 3,
+  });
+});
+
+test("callgrind's totals line is the instructions counted while the instrumentation was on", () => {
+  assert.equal(callgrindTotal('events: Ir\nsummary: 0\n\n\ntotals: 1234567\n'), 1_234_567);
+  assert.throws(() => callgrindTotal('events: Ir\nsummary: 0\n'), /no totals line/);
 });
