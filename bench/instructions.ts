@@ -10,8 +10,11 @@
  * shedding by event-loop delay off, which callgrind's slowness would set off), run
  * under `valgrind --tool=callgrind --instr-atstart=no` in front of the bench's upstream. After
  * `BENCH_INSTR_WARMUP` requests (2,000: the JIT's tiers settle) the instrumentation is turned on
- * (`callgrind_control -i on`), `BENCH_INSTR_REQUESTS` requests (2,000) are sent, and it is turned
- * off; the counts of that window, divided by the requests, are the variant's figure. Requests are the
+ * (`callgrind_control -i on`), `BENCH_INSTR_REQUESTS` requests (2,000) are sent, and the counts are
+ * written; then, with no request, as long again (20 s at most), and written again. The variant's
+ * figure is the requests' window less the idle window's rate over the same time, divided by the
+ * requests: the timers' work (metrics, load-shedding samples) depends on time, and under callgrind a
+ * second holds some 40 times fewer requests than at full speed. Requests are the
  * load bench's passthrough (`GET /api/user/last-casino-games`), each with the next of 4,096 sessions and
  * client addresses, 4 at a time. Variants run one after the other; nothing is pinned.
  *
@@ -37,16 +40,20 @@ export interface InstructionVariant {
 
 /**
  * The variants, in the table's order: tracing off, then the sampling ratios of the load bench's tracing
- * rows, exporting OTLP/HTTP JSON to `collector` (the bench's collector, `…/v1/traces`).
+ * rows, exporting OTLP/HTTP JSON to `collector` (the bench's collector, `…/v1/traces`) a batch at a
+ * time (512 spans; the 5 s timer set aside).
  */
 export function variants(collector: string): InstructionVariant[] {
+  // A batch leaves when it holds 512 spans, not every 5 s: under callgrind 5 s are some 40 times fewer
+  // requests than at full speed, where the sampled rows fill their batches faster than the timer.
+  const exporter = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector, OTEL_BSP_SCHEDULE_DELAY: '600000' };
   return [
     { id: 'tracing off', env: {} },
     ...[0, 0.01, 0.1].map((ratio) => ({
       id: `parentbased_traceidratio ${ratio}`,
-      env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(ratio) },
+      env: { ...exporter, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(ratio) },
     })),
-    { id: 'every request (parentbased_always_on)', env: { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector } },
+    { id: 'every request (parentbased_always_on)', env: exporter },
   ];
 }
 
@@ -87,6 +94,18 @@ function control(prefix: string, args: readonly string[], pid: number): void {
   if (!out.includes('OK')) throw new Error(`callgrind_control ${args.join(' ')}: ${out.trim()}`);
 }
 
+/** Longest idle window measured after the requests' one (its rate is taken off), in milliseconds. */
+const IDLE_WINDOW_MS = 20_000;
+
+/** The instructions of a callgrind dump, once it is written (60 s at most). */
+async function dumped(dir: string, name: string): Promise<number> {
+  const path = join(dir, name);
+  const written = () => existsSync(path) && /^totals:/m.test(readFileSync(path, 'utf8'));
+  for (let waited = 0; !written() && waited < 60_000; waited += 250) await sleep(250);
+  if (!written()) throw new Error(`no dump ${name} of the counts (${readdirSync(dir).join(', ')})`);
+  return callgrindTotal(readFileSync(path, 'utf8'));
+}
+
 async function measure(variant: InstructionVariant, upstream: string, node: string, dir: string, warmup: number, requests: number): Promise<number> {
   const slug = variant.id.replace(/[^a-z0-9.]+/gi, '-');
   const wrapper = join(dir, `${slug}.sh`);
@@ -107,16 +126,21 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
     await send(pool, headers, warmup, 0);
     const pid = proxy.child.pid as number;
     control(prefix, ['-i', 'on'], pid);
+    const started = performance.now();
     await send(pool, headers, requests, warmup);
-    control(prefix, ['-i', 'off'], pid);
-    // The counts are written now (`<out>.1`): the process's own exit, under callgrind, can outlast the
-    // bench's wait for it.
+    const windowMs = performance.now() - started;
+    // Dumps write the counts since the one before: `<out>.1` the requests' window, `<out>.2` an idle one.
     control(prefix, ['--dump'], pid);
-    const dump = join(dir, `${slug}.${pid}.out.1`);
-    const written = () => existsSync(dump) && /^totals:/m.test(readFileSync(dump, 'utf8'));
-    for (let waited = 0; !written() && waited < 60_000; waited += 250) await sleep(250);
-    if (!written()) throw new Error(`${variant.id}: no dump of the counts (${readdirSync(dir).join(', ')})`);
-    return callgrindTotal(readFileSync(dump, 'utf8')) / requests;
+    const idleMs = Math.min(windowMs, IDLE_WINDOW_MS);
+    await sleep(idleMs);
+    control(prefix, ['--dump'], pid);
+    control(prefix, ['-i', 'off'], pid);
+    const busy = await dumped(dir, `${slug}.${pid}.out.1`);
+    const idle = await dumped(dir, `${slug}.${pid}.out.2`);
+    // What the timers cost (metrics, load-shedding samples, caches' clocks) depends on time, and under
+    // callgrind a second holds some 40 times fewer requests than at full speed: the idle window's rate
+    // is taken off the requests' window.
+    return Math.max(0, busy - (idle * windowMs) / idleMs) / requests;
   } finally {
     await pool.close();
     await stop(proxy.child);
