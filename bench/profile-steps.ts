@@ -10,9 +10,9 @@
  * (`(garbage collector)`, `(program)`); `(idle)` is left out.
  *
  * ```sh
- * BENCH_PROXY_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" BENCH_SCENARIOS=deposit \
+ * BENCH_PROXY_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=<dir>" BENCH_SCENARIOS=deposit \
  *   BENCH_SECONDS=6 BENCH_RUNS=1 BENCH_WARMUP=1 BENCH_NODE=24 npm run bench
- * node --import tsx bench/profile-steps.ts /tmp/prof/<the deposit process>.cpuprofile <answers>
+ * node --import tsx bench/profile-steps.ts <dir>/<the deposit process>.cpuprofile <answers>
  * ```
  *
  * `<answers>`: the requests the process answered over its life (its `GET /metrics` count, or the
