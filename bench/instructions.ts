@@ -94,6 +94,11 @@ function control(prefix: string, args: readonly string[], pid: number): void {
   if (!out.includes('OK')) throw new Error(`callgrind_control ${args.join(' ')}: ${out.trim()}`);
 }
 
+/** `value` as one word of a shell command (single-quoted), whatever spaces or quotes it holds. */
+function shellWord(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}
+
 /** Longest idle window measured after the requests' one (its rate is taken off), in milliseconds. */
 const IDLE_WINDOW_MS = 20_000;
 
@@ -114,7 +119,7 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
   const prefix = join(dir, 'vgdb');
   writeFileSync(
     wrapper,
-    `#!/bin/sh\nexport ${VGDB_ENV}\nexec valgrind --tool=callgrind --instr-atstart=no --vgdb-prefix=${prefix} --callgrind-out-file=${join(dir, `${slug}.%p.out`)} ${node} "$@"\n`,
+    `#!/bin/sh\nexport ${VGDB_ENV}\nexec valgrind --tool=callgrind --instr-atstart=no ${shellWord(`--vgdb-prefix=${prefix}`)} ${shellWord(`--callgrind-out-file=${join(dir, `${slug}.%p.out`)}`)} ${shellWord(node)} "$@"\n`,
   );
   chmodSync(wrapper, 0o755);
   // Under callgrind every turn of the event loop is some 40 times longer: the event-loop delay would shed load.
