@@ -55,6 +55,7 @@ export {
   type RouteBodies,
   type RouteFunction,
   type RouteResults,
+  SESSION_ROUTE_PATH,
   type SessionEvent,
   type TypedRoutes,
 } from './proxy-client.js';
@@ -73,6 +74,18 @@ export {
   MESSAGES,
   resolveLocale,
 } from './messages.js';
+export {
+  type ClientSession,
+  parseSessionSnapshot,
+  SESSION_CHANNEL_NAME,
+  serializeSessionSnapshot,
+  type SessionChange,
+  type SessionChangeCause,
+  type SessionChannel,
+  type SessionSnapshot,
+  type SessionStatus,
+  UNKNOWN_SESSION,
+} from './session.js';
 export { isProxyError, NETWORK_FAILURE_REASON, ProxyError, type ProxyErrorInit } from './proxy-error.js';
 export {
   initialRefreshState,

@@ -30,7 +30,15 @@ import { type Locale, resolveLocale } from './messages.js';
 import { ProxyError } from './proxy-error.js';
 import { type RetryAfterPolicy, retryDelayMs } from './retry-after.js';
 import { type ClientRoute, matchRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
-import { defaultStorage, type KeyValueStorage, STORAGE_KEYS, safeGet, safeSet } from './storage.js';
+import {
+  type ClientSession,
+  SESSION_CHANNEL_NAME,
+  type SessionChangeCause,
+  type SessionChannel,
+  type SessionSnapshot,
+  SessionStore,
+} from './session.js';
+import { defaultStorage, type KeyValueStorage } from './storage.js';
 import type {
   AttributionEventPayload,
   DepositPayload,
@@ -42,6 +50,7 @@ import type {
   ProfileResponse,
   RecoveryPayload,
   RegisterSimplifiedPayload,
+  SessionStateResult,
   SocialLoginPayload,
   ValidateDocumentPayload,
   ValidateDocumentResponse,
@@ -87,6 +96,7 @@ export interface RouteResults {
   'auth.social': LoginResult;
   'auth.logout': OkAnswer;
   'auth.logoutAuto': OkAnswer;
+  'auth.session': SessionStateResult;
   'auth.profile': ProfileResponse;
   'auth.recheckSpa': ProfileResponse;
   'auth.refresh': OkAnswer;
@@ -161,11 +171,15 @@ export type TypedRoutes = {
 // Client
 // ---------------------------------------------------------------------------------------------
 
-/** A change of the session the client believes it has. */
+/**
+ * A change of the session the client believes it has ({@link ProxyClient.onSessionChange}): every
+ * login, registration, social login, refresh, logout and forced logout, and a change of
+ * {@link ProxyClient.hasSession} told by the session route, a call or another tab.
+ */
 export interface SessionEvent {
-  /** `established`: a login, registration, social login or refresh succeeded; `ended`: a logout. */
+  /** `established`: the client now believes it has a session; `ended`: it believes it has none. */
   readonly type: 'established' | 'ended';
-  readonly cause: 'login' | 'refresh' | 'logout' | 'forced-logout';
+  readonly cause: SessionChangeCause;
   /** Epoch ms. */
   readonly at: number;
 }
@@ -208,6 +222,18 @@ export interface ProxyClientOptions {
   readonly retry?: RetryAfterPolicy | false;
   /** Random numbers in [0, 1) for the jitter of the waits; default `Math.random`. */
   readonly random?: () => number;
+  /**
+   * Ask `GET /api/auth/session` once when the client is created with the session state `unknown`
+   * (nothing stored yet). Default `true` in a page (where `document` exists), `false` elsewhere
+   * (server-side rendering, tests).
+   */
+  readonly checkSession?: boolean;
+  /**
+   * Channel sharing the session state with the other tabs; default a `BroadcastChannel` named
+   * `front-proxy:session` in a page; `null` for none. The `storage` event of `window` is listened to
+   * as well.
+   */
+  readonly sessionChannel?: SessionChannel | null;
 }
 
 /** Input of {@link ProxyClient.request}, for paths outside `ROUTES`. */
@@ -232,10 +258,15 @@ export type ProxyClient = TypedRoutes & {
    */
   request<T = unknown>(method: string, path: string, input?: RawRequestInput): Promise<T>;
   /**
-   * Whether the client believes it has a session: set after a successful login, registration,
-   * social login or refresh, cleared by a logout. The HttpOnly cookie itself cannot be read.
+   * Whether the client believes it has a session (`session.status === 'signedIn'`): set after a
+   * successful login, registration, social login or refresh, or by the session route; cleared by a
+   * logout. The HttpOnly cookie itself cannot be read.
    */
   readonly hasSession: boolean;
+  /** The session state: `status`, `expiresAt`, `onChange(listener)`, `check()`. */
+  readonly session: ClientSession;
+  /** Stops listening to the other tabs (the `storage` event and the channel). */
+  close(): void;
   /** Whether a forced logout ran since the last successful login. */
   readonly forcedLogoutFired: boolean;
   /** The last beacon sent, if any (for diagnostics). */
@@ -252,6 +283,12 @@ interface AnyInput extends CommonInput {
 }
 
 const LOGIN_OUTCOMES = new Set(['two_factor_code', 'cancelled_account']);
+
+/** The session-state route (beyond the spec): answered from the cookie, never upstream. */
+export const SESSION_ROUTE_PATH = '/api/auth/session';
+
+/** The EM code of a 401 `no_token` (no session cookie at all). */
+const NO_TOKEN_ERROR_CODE = 'EM0001';
 
 /** Waits `ms`, or rejects with the abort reason as soon as `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -379,12 +416,29 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
   const listeners = new Set<(event: SessionEvent) => void>();
   let lastBeacon: ForcedLogoutBeacon | null = null;
 
-  const hasSession = (): boolean => safeGet(storage, STORAGE_KEYS.session) === '1';
+  const page = typeof (globalThis as { document?: unknown }).document !== 'undefined';
+  const BC = (globalThis as { BroadcastChannel?: new (name: string) => SessionChannel }).BroadcastChannel;
+  let channel: SessionChannel | null = null;
+  if (options.sessionChannel !== undefined) channel = options.sessionChannel;
+  else if (page && BC) {
+    try {
+      channel = new BC(SESSION_CHANNEL_NAME);
+    } catch {
+      channel = null;
+    }
+  }
+  const windowEvents = page ? (globalThis as { addEventListener?: unknown }).addEventListener : undefined;
+  const store = new SessionStore({
+    storage,
+    now,
+    channel,
+    events: typeof windowEvents === 'function' ? (globalThis as unknown as EventTarget) : null,
+  });
 
-  const setSession = (active: boolean, cause: SessionEvent['cause']): void => {
-    safeSet(storage, STORAGE_KEYS.session, active ? '1' : null);
-    if (active) gate.rearm();
-    const event: SessionEvent = { type: active ? 'established' : 'ended', cause, at: now() };
+  const hasSession = (): boolean => store.snapshot.status === 'signedIn';
+
+  const notify = (type: SessionEvent['type'], cause: SessionChangeCause): void => {
+    const event: SessionEvent = { type, cause, at: now() };
     for (const listener of [...listeners]) {
       try {
         listener(event);
@@ -392,6 +446,33 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
         // a listener's failure does not break the call
       }
     }
+  };
+
+  /**
+   * Sets the session state. The SessionEvent listeners hear every login, refresh, logout and forced
+   * logout, and any other cause only when `hasSession` flips.
+   */
+  const setState = (snapshot: SessionSnapshot, cause: SessionChangeCause): void => {
+    const before = hasSession();
+    store.set(snapshot, cause);
+    const active = snapshot.status === 'signedIn';
+    if (active && (!before || cause === 'login' || cause === 'refresh')) gate.rearm();
+    const always = cause === 'login' || cause === 'refresh' || cause === 'logout' || cause === 'forced-logout';
+    if (always || before !== active) notify(active ? 'established' : 'ended', cause);
+  };
+
+  // Another tab signing in or out flips this tab's belief too.
+  store.subscribe((change) => {
+    if (change.cause !== 'other-tab') return;
+    const active = change.status === 'signedIn';
+    if (active && change.previous !== 'signedIn') gate.rearm();
+    if (active !== (change.previous === 'signedIn')) notify(active ? 'established' : 'ended', 'other-tab');
+  });
+
+  /** `expiresAt` from a login answer's `expires_in` (seconds), else `null`. */
+  const expiryOf = (data: unknown): number | null => {
+    const expiresIn = (data as { expires_in?: unknown } | undefined)?.expires_in;
+    return typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? Math.floor(now() / 1000 + expiresIn) : null;
   };
 
   const forceLogout = (error: ProxyError, callInitiator: string): Promise<void> => {
@@ -415,7 +496,7 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       } catch {
         // the cookie may survive a failed logout; the page is logged out anyway
       }
-      setSession(false, 'forced-logout');
+      setState({ status: 'signedOut', expiresAt: null }, 'forced-logout');
       try {
         options.onForcedLogout?.(error.ref, error, beacon);
       } catch {
@@ -425,6 +506,8 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
   };
 
   const call = async (route: ClientRoute, input: AnyInput = {}): Promise<unknown> => {
+    // A state that changed while this call was under way is not overwritten by the session route's answer.
+    const generation = store.generation;
     const path = fillPath(route.path, input.params) + queryString(input.query);
     const url = baseUrl + path;
     const headers: Record<string, string> = { accept: 'application/json', ...input.headers };
@@ -493,7 +576,17 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
             );
       if (delay === null) {
         const error = fail({ status: res.status, data, rawBody: text });
-        if (shouldForceLogout(route, error)) await forceLogout(error, input.initiator ?? initiator);
+        if (shouldForceLogout(route, error)) {
+          // Only a session the client believed in is logged out (spec 6.1: a guest never was). With the
+          // state unknown, a refused cookie (expired, revoked, invalid) shows a session existed; a
+          // missing one (no_token) does not.
+          const status = store.snapshot.status;
+          if (status === 'signedIn' || (status === 'unknown' && error.errorCode !== NO_TOKEN_ERROR_CODE)) {
+            await forceLogout(error, input.initiator ?? initiator);
+          } else if (status !== 'signedOut') {
+            setState({ status: 'signedOut', expiresAt: null }, 'call');
+          }
+        }
         throw error;
       }
       await sleep(delay, input.signal);
@@ -503,13 +596,53 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     if (route.effect === 'establish') {
       const type = (data as { type?: unknown } | undefined)?.type;
       if (!(typeof type === 'string' && LOGIN_OUTCOMES.has(type))) {
-        setSession(true, route.name === 'refresh' ? 'refresh' : 'login');
+        const refresh = route.name === 'refresh';
+        const known = store.snapshot;
+        // A refresh answers { ok: true }: the new expiry is asked from the session route.
+        const expiresAt = refresh ? null : expiryOf(data);
+        setState({ status: 'signedIn', expiresAt: expiresAt ?? (refresh ? known.expiresAt : null) }, refresh ? 'refresh' : 'login');
+        if (refresh) void checkSession();
       }
     } else if (route.effect === 'end') {
-      setSession(false, 'logout');
+      setState({ status: 'signedOut', expiresAt: null }, 'logout');
+    } else if (route.path === SESSION_ROUTE_PATH && route.method === 'GET' && generation === store.generation) {
+      const answer = data as { signedIn?: unknown; expiresAt?: unknown } | undefined;
+      if (answer && typeof answer.signedIn === 'boolean') {
+        const expiresAt = typeof answer.expiresAt === 'number' ? answer.expiresAt : null;
+        setState(answer.signedIn ? { status: 'signedIn', expiresAt } : { status: 'signedOut', expiresAt: null }, 'session-check');
+      }
+    } else if (route.session && store.snapshot.status !== 'signedIn') {
+      // A success on a route that needs a session shows there is one.
+      setState({ status: 'signedIn', expiresAt: null }, 'call');
     }
     return data === undefined && text !== '' ? text : data;
   };
+
+  const sessionRoute = (ROUTES as readonly ClientRoute[]).find((r) => r.path === SESSION_ROUTE_PATH && r.method === 'GET') as ClientRoute;
+  /** `GET /api/auth/session`; the state is set by `call`; a failure leaves it as it was. */
+  const checkSession = async (): Promise<SessionSnapshot> => {
+    try {
+      await call(sessionRoute);
+    } catch {
+      // a network failure or a refusal (429, 503) says nothing about the session
+    }
+    return store.snapshot;
+  };
+  let initialCheck: Promise<SessionSnapshot> | null = null;
+  const session: ClientSession = {
+    get status() {
+      return store.snapshot.status;
+    },
+    get expiresAt() {
+      return store.snapshot.expiresAt;
+    },
+    onChange: (listener) => store.subscribe(listener),
+    check: checkSession,
+    get initialCheck() {
+      return initialCheck;
+    },
+  };
+  if ((options.checkSession ?? page) && store.snapshot.status === 'unknown') initialCheck = checkSession();
 
   const areas: Record<string, Record<string, (input?: AnyInput) => Promise<unknown>>> = {};
   for (const route of ROUTES as readonly ClientRoute[]) {
@@ -543,6 +676,8 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     get hasSession() {
       return hasSession();
     },
+    session,
+    close: () => store.close(),
     get forcedLogoutFired() {
       return gate.fired;
     },
