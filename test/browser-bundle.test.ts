@@ -53,10 +53,20 @@ describe('packages/browser imports nothing outside itself, and no Node built-in'
     assert.ok(Array.isArray(pkg.files));
     assert.match(String((pkg.scripts as Record<string, string>).prepack), /build/);
     const exportsMap = pkg.exports as Record<string, { types?: string; default?: string } | string>;
-    for (const subpath of ['.', './errors', './shapes']) {
+    const subpaths = ['.', './core', './errors', './shapes', './messages/pt-BR', './messages/en', './messages/es'];
+    for (const subpath of subpaths) {
       const entry = exportsMap[subpath];
       assert.ok(typeof entry === 'object' && entry.types?.endsWith('.d.ts') && entry.default?.endsWith('.js'), subpath);
+      // typesVersions: the same declarations for `moduleResolution: node`, which reads no `exports`.
+      if (subpath !== '.') assert.deepEqual((pkg.typesVersions as Record<string, Record<string, string[]>>)['*']?.[subpath.slice(2)], [entry.types], subpath);
+      assert.ok(existsSync(new URL(`src/${entry.types.slice('./dist/'.length).replace(/\.d\.ts$/, '.ts')}`, PACKAGE)), `${subpath}: a source module`);
     }
+    const root = exportsMap['.'] as { types: string; default: string };
+    assert.deepEqual([pkg.main, pkg.types], [root.default, root.types], 'main and types: the fallbacks of `.`');
+    // Nothing runs at install: an install script is flagged by npm and by security reviews.
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) assert.equal((pkg.scripts as Record<string, string>)[script], undefined, script);
+    assert.equal(pkg.license, 'MIT');
+    assert.ok((pkg.files as string[]).includes('LICENSE') && existsSync(new URL('LICENSE', PACKAGE)), 'the LICENSE file ships');
   });
 
   test(`${SHAPES} is types only: no imports, only exported interfaces and types`, () => {

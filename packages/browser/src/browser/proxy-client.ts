@@ -26,7 +26,7 @@ import {
   sendForcedLogoutBeacon,
 } from './beacon.js';
 import { ForcedLogoutGate, shouldForceLogout } from './forced-logout.js';
-import { type Locale, resolveLocale } from './messages.js';
+import { type Locale, type LocaleMessages, pickMessages } from './messages.js';
 import { ProxyError } from './proxy-error.js';
 import { type RetryAfterPolicy, retryDelayMs } from './retry-after.js';
 import { type ClientRoute, matchRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
@@ -184,6 +184,9 @@ export interface SessionEvent {
   readonly at: number;
 }
 
+/** Told of a forced logout: the reference (e.g. `'EP0702-EM0003'`), the failure and the beacon sent. */
+export type ForcedLogoutListener = (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon) => void;
+
 /** Options of {@link createProxyClient}. Every one has a browser default. */
 export interface ProxyClientOptions {
   /** Origin of the proxy, e.g. `'https://www.example.com'`; default `''` (same origin). */
@@ -215,6 +218,13 @@ export interface ProxyClientOptions {
    * is one the SDK has.
    */
   readonly locale?: string | readonly string[];
+  /**
+   * The message tables the client may speak, one or several (`@front-proxy/browser/messages/pt-BR`,
+   * `…/en`, `…/es`); `locale` picks among them. From `@front-proxy/browser` the default is all
+   * three; from `@front-proxy/browser/core` English only, so a page that imports one table bundles
+   * that one.
+   */
+  readonly messages?: LocaleMessages | readonly LocaleMessages[];
   /**
    * Honouring `Retry-After` on 503 and 429 (`retry-after.ts`): bounds, or `false` to never send a
    * refused call again. Default at most 2 more sends and 10 s of waiting per call.
@@ -271,6 +281,11 @@ export type ProxyClient = TypedRoutes & {
   readonly forcedLogoutFired: boolean;
   /** The last beacon sent, if any (for diagnostics). */
   readonly lastBeacon: ForcedLogoutBeacon | null;
+  /**
+   * Subscribes to forced logouts, like the `onForcedLogout` option (called after it, once per forced
+   * logout); returns the unsubscribe function. Bindings (e.g. `@front-proxy/react`) use it.
+   */
+  onForcedLogout(listener: ForcedLogoutListener): () => void;
   /** Subscribes to session changes; returns the unsubscribe function. */
   onSessionChange(listener: (event: SessionEvent) => void): () => void;
   /** The locale of the client's messages (option `locale`, else the browser's languages, else `pt-BR`). */
@@ -409,11 +424,13 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     options.pathname ?? (() => (globalThis as { location?: { pathname?: string } }).location?.pathname ?? '');
   const userAgent = options.userAgent ?? (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent ?? '';
   const initiator = options.initiator ?? DEFAULT_INITIATOR;
-  const locale = resolveLocale(options.locale);
+  const table = pickMessages(options.messages, options.locale);
+  const locale = table.locale;
   const retryPolicy = options.retry ?? {};
   const random = options.random ?? Math.random;
   const gate = new ForcedLogoutGate();
   const listeners = new Set<(event: SessionEvent) => void>();
+  const forcedListeners = new Set<ForcedLogoutListener>();
   let lastBeacon: ForcedLogoutBeacon | null = null;
 
   const page = typeof (globalThis as { document?: unknown }).document !== 'undefined';
@@ -502,6 +519,13 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       } catch {
         // the callback's failure does not change the outcome
       }
+      for (const listener of [...forcedListeners]) {
+        try {
+          listener(error.ref, error, beacon);
+        } catch {
+          // a listener's failure does not change the outcome
+        }
+      }
     }).done;
   };
 
@@ -528,7 +552,7 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     }
     const hasKey = Object.keys(headers).some((name) => name.toLowerCase() === 'idempotency-key');
     const fail = (init: { status: number; cause?: unknown; data?: unknown; rawBody?: string }) =>
-      new ProxyError({ ...init, method: route.method, url: path, preAuth: route.preAuth, locale });
+      new ProxyError({ ...init, method: route.method, url: path, preAuth: route.preAuth, messages: table });
     let retries = 0;
     let waitedMs = 0;
     let res: Response;
@@ -686,6 +710,12 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     },
     get locale() {
       return locale;
+    },
+    onForcedLogout(listener: ForcedLogoutListener) {
+      forcedListeners.add(listener);
+      return () => {
+        forcedListeners.delete(listener);
+      };
     },
     onSessionChange(listener: (event: SessionEvent) => void) {
       listeners.add(listener);
