@@ -58,8 +58,9 @@ describe('packages/browser imports nothing outside itself, and no Node built-in'
       const entry = exportsMap[subpath];
       assert.ok(typeof entry === 'object' && entry.types?.endsWith('.d.ts') && entry.default?.endsWith('.js'), subpath);
       // typesVersions: the same declarations for `moduleResolution: node`, which reads no `exports`.
-      if (subpath !== '.') assert.deepEqual((pkg.typesVersions as Record<string, Record<string, string[]>>)['*']?.[subpath.slice(2)], [entry.types], subpath);
-      assert.ok(existsSync(new URL(`src/${entry.types.slice('./dist/'.length).replace(/\.d\.ts$/, '.ts')}`, PACKAGE)), `${subpath}: a source module`);
+      const types = typeof entry === 'object' ? (entry.types ?? '') : '';
+      if (subpath !== '.') assert.deepEqual((pkg.typesVersions as Record<string, Record<string, string[]>>)['*']?.[subpath.slice(2)], [types], subpath);
+      assert.ok(existsSync(new URL(`src/${types.slice('./dist/'.length).replace(/\.d\.ts$/, '.ts')}`, PACKAGE)), `${subpath}: a source module`);
     }
     const root = exportsMap['.'] as { types: string; default: string };
     assert.deepEqual([pkg.main, pkg.types], [root.default, root.types], 'main and types: the fallbacks of `.`');
