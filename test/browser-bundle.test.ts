@@ -109,6 +109,22 @@ describe('scripts/build-browser.mjs', () => {
     assert.match(human, /front-proxy-sdk\.js: \d+ bytes .* gzipped \d+ bytes/);
   });
 
+  test('--sizes: a page that imports the core and one table bundles that table only (smaller than all three)', async () => {
+    const { measureSizes } = (await import(pathToFileURL(`${ROOT}/scripts/build-browser.mjs`).href)) as {
+      measureSizes: () => Promise<Record<string, { gzipBytes: number; text: string }>>;
+    };
+    const sizes = Object.values(await measureSizes());
+    const [core, one, all] = sizes;
+    assert.ok(core && one && all);
+    // ASCII phrases: esbuild escapes other characters.
+    const pt = /Login ou senha incorretos/;
+    const es = /El usuario o la contrase/;
+    assert.ok(!pt.test(core.text) && !es.test(core.text), 'the core: English only');
+    assert.ok(pt.test(one.text) && !es.test(one.text), 'core + pt-BR: Portuguese, no Spanish');
+    assert.ok(pt.test(all.text) && es.test(all.text), 'the main entry: every table');
+    assert.ok(core.gzipBytes < one.gzipBytes && one.gzipBytes < all.gzipBytes, sizes.map((s) => s.gzipBytes).join(' < '));
+  });
+
   test('the bundle is one minified ESM file exposing the public API', async () => {
     const code = readFileSync(size.file, 'utf8');
     assert.ok(code.split('\n').length < 5, 'minified');
