@@ -195,12 +195,13 @@ export interface ProxyClientOptions {
   readonly fetch?: typeof fetch;
   /** `navigator.sendBeacon` (bound); `null` to always use `fetch` with `keepalive`. */
   readonly sendBeacon?: SendBeacon | null;
-  /** Where the "has a session" flag persists; default `localStorage` (memory when unavailable). */
+  /** Where the session state persists (shared by the tabs); default `localStorage` (memory when unavailable). */
   readonly storage?: KeyValueStorage;
   /**
    * Called once when a session-ending failure forces a logout (after the beacon is sent and
    * `/api/auth/logout` answered or failed), however many calls fail together; again only after
-   * the next successful login. Receives the reference, e.g. `'EP0702-EM0003'`.
+   * the next successful login. Only for a session the client believed in (`session.status`
+   * `signedIn`, or `unknown` with a refused cookie): a guest's 401 `no_token` never calls it. Receives the reference, e.g. `'EP0702-EM0003'`.
    */
   readonly onForcedLogout?: (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon) => void;
   /** `initiator` of the beacons; default `'proxy-client'`. */
@@ -405,9 +406,12 @@ function defaultSendBeacon(): SendBeacon | null {
  *   jittered; a mutation only when it carries an `Idempotency-Key` and the answer is a refusal that
  *   sent nothing upstream; at most 2 more sends and 10 s of waiting per call (`retry-after.ts`);
  * - messages in the client's `locale` (pt-BR, en, es; `messages.ts`);
- * - a 401 of a session-ending family on a route that needs a session (see `shouldForceLogout`):
- *   before rejecting, the forced logout runs once: beacon (spec 6.1), `POST /api/auth/logout`,
- *   then `onForcedLogout(ref)`.
+ * - a 401 of a session-ending family on a route that needs a session (see `shouldForceLogout`),
+ *   for a session the client believed in: before rejecting, the forced logout runs once: beacon
+ *   (spec 6.1), `POST /api/auth/logout`, then `onForcedLogout(ref)`; for a guest (no session
+ *   believed, or a 401 `no_token` with the state unknown) only `session.status` becomes `signedOut`;
+ * - the session state (`client.session`, `session.ts`): set by logins, refreshes, logouts and
+ *   `GET /api/auth/session`, which a page asks once at start when the state is unknown.
  */
 export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient {
   const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');
