@@ -14,13 +14,16 @@
  * declared here, each typed `Record<ErrorCode, …>` and `Record<FormErrorCode, string>`, so a code
  * without a message does not compile (DESIGN.md habit 2).
  *
- * A client picks its locale with the `locale` option of `createProxyClient`; by default the
- * browser's languages (`navigator.languages`), the first one the SDK has, else `pt-BR`.
+ * This module holds the types, the locale rule and the English table; the pt-BR and es tables are
+ * modules of their own (`messages/pt-BR.ts`, `messages/es.ts`) and `all-messages.ts` gathers the
+ * three, so that a page importing one table bundles that one only. A client picks its locale
+ * among the tables it has with its `locale` option; by default the browser's languages
+ * (`navigator.languages`), the first one it has, else `pt-BR`.
  *
  * @example
  * resolveLocale(['es-AR', 'en']); // 'es'
- * errorMessage('EM0003', { locale: 'pt-BR' }); // 'Sua sessão expirou. Faça login novamente.'
- * formErrorMessage('invalid_credentials', 'en'); // 'The login or password is incorrect.'
+ * messageIn(EN_MESSAGES, 'EM0003'); // 'Your session has expired. Please log in again.'
+ * formMessageIn(EN_MESSAGES, 'invalid_credentials'); // 'The login or password is incorrect.'
  *
  * @module
  */
