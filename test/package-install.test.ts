@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { freshProject, pack, type Packed, REPO, repoVersion, WORKSPACES } from './helpers/packages.js';
+import { freshProject, pack, packInstalled, type Packed, REPO, WORKSPACES } from './helpers/packages.js';
 
 const CONSUMER = `import { createProxyClient, type ProxyClient, type SessionStatus } from '@front-proxy/browser';
 import { createProxyClient as createCoreClient } from '@front-proxy/browser/core';
@@ -47,7 +47,7 @@ function tsc(dir: string, project: string): { status: number | null; output: str
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
-describe('the packed packages install anywhere', { timeout: 300_000 }, () => {
+describe('the packed packages install anywhere', { timeout: 420_000 }, () => {
   let work: string;
   let packed: Packed[];
   let installLog: string;
@@ -58,8 +58,7 @@ describe('the packed packages install anywhere', { timeout: 300_000 }, () => {
     app = join(work, 'consumer');
     installLog = freshProject(app, [
       ...packed.map((p) => p.tarball),
-      `react@${repoVersion('react')}`,
-      `@types/react@${repoVersion('@types/react')}`,
+      ...['react', '@types/react', 'csstype'].map((name) => packInstalled(name, work)),
     ]);
   });
   after(() => rmSync(work, { recursive: true, force: true }));

@@ -1,7 +1,7 @@
 /**
  * The workspace packages as a front-end team gets them: `npm pack` of packages/browser and
- * packages/react (each `prepack` builds it), and a fresh project that installs the tarballs (and any
- * other package the npm cache already holds, e.g. react) with `npm install --offline`.
+ * packages/react (each `prepack` builds it), and a fresh project that installs the tarballs (and
+ * react, packed from the repository's node_modules) with `npm install --offline`.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -52,14 +52,27 @@ export function pack(workspace: (typeof WORKSPACES)[number], dest: string): Pack
   return { name: entry.name, version: entry.version, tarball: join(dest, entry.filename), files: entry.files.map((f) => f.path), manifest };
 }
 
-/** The version of a package installed in the repository (e.g. react), for an offline install from the npm cache. */
+/** The version of a package installed in the repository (e.g. react). */
 export function repoVersion(name: string): string {
   return (JSON.parse(readFileSync(join(REPO, 'node_modules', name, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 /**
- * A fresh project in `dir` (`type: module`) with `specs` installed by `npm install --offline`
- * (tarballs, or `name@version` the npm cache holds). Returns npm's output (its warnings included).
+ * A tarball of a package as the repository's `npm ci` installed it (react, react-dom, scheduler,
+ * @types/react: development dependencies), packed from node_modules into `dest`, so that a fresh
+ * project installs it offline whatever the npm cache holds. Returns the tarball's path.
+ */
+export function packInstalled(name: string, dest: string): string {
+  const result = spawnSync('npm', ['pack', '--json', '--pack-destination', dest, join(REPO, 'node_modules', name)], { cwd: dest, encoding: 'utf8', timeout: 60_000 });
+  if (result.status !== 0) throw new Error(`npm pack of node_modules/${name} failed: ${result.stdout}${result.stderr}`);
+  const entry = (JSON.parse(result.stdout.slice(result.stdout.indexOf('[\n'))) as { filename: string }[])[0];
+  if (!entry) throw new Error(`npm pack of node_modules/${name} printed no entry`);
+  return join(dest, entry.filename);
+}
+
+/**
+ * A fresh project in `dir` (`type: module`) with the tarballs `specs` installed by
+ * `npm install --offline`. Returns npm's output (its warnings included).
  */
 export function freshProject(dir: string, specs: readonly string[]): string {
   mkdirSync(dir, { recursive: true });
