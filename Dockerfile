@@ -1,10 +1,10 @@
 # syntax=docker/dockerfile:1
 #
 # Front proxy image: three stages on the Node.js 24 LTS line.
-#   build  - every dependency, then `npm run build` (the browser package packages/browser, tsc, the
-#            browser SDK bundle) into dist/ and packages/browser/dist/
-#   deps   - production dependencies only (`npm ci --omit=dev`; the workspace package
-#            @front-proxy/browser is a link to packages/browser)
+#   build  - every dependency, then `npm run build` (the packages packages/browser and
+#            packages/react, tsc, the browser SDK bundle) into dist/ and packages/*/dist/
+#   deps   - production dependencies only (`npm ci --omit=dev`; the workspace packages
+#            @front-proxy/browser and @front-proxy/react are links to packages/*)
 #   final  - dist/, the production node_modules, the browser package's dist/ (the server imports
 #            the error-reference registry from it) and the package.json files; runs as the unprivileged `node`
 #            user, writes nothing to its own filesystem (works with a read-only root filesystem).
@@ -16,7 +16,7 @@
 FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The browser package whole: npm ci runs its `prepare` (a build), which needs its sources.
+# The workspace packages whole: `npm run build` builds them from their sources.
 COPY packages ./packages
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
@@ -28,6 +28,7 @@ FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY packages/browser/package.json ./packages/browser/
+COPY packages/react/package.json ./packages/react/
 # package.json has no prepare/postinstall script and no production dependency needs an install
 # script, so scripts are skipped: nothing here may need a development dependency.
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
@@ -44,6 +45,7 @@ COPY --from=build /app/dist ./dist
 COPY --from=build /app/packages/browser/dist ./packages/browser/dist
 COPY package.json ./
 COPY packages/browser/package.json ./packages/browser/
+COPY packages/react/package.json ./packages/react/
 USER node
 EXPOSE 3000
 # Liveness of the process itself (GET /healthz); an orchestrator uses its own probes instead.

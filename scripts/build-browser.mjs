@@ -2,7 +2,9 @@
 // (packages/browser/src/browser/index.ts) with esbuild: one ESM file, platform browser, minified,
 // with a source map; prints its raw and gzipped sizes. A Node built-in or a module outside the
 // package reaching the bundle fails the build.
-// Usage: node scripts/build-browser.mjs [--json]
+// With --sizes, instead: the gzipped sizes of what a page bundles (esbuild, minified, tree-shaken)
+// for the core entry alone, the core with one message table, and the main entry with every table.
+// Usage: node scripts/build-browser.mjs [--json] [--sizes]
 import { mkdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,7 +37,39 @@ export async function buildBrowserBundle() {
   return { file: outfile, bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, modules: inputs.length };
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
+const SRC = join(root, 'packages/browser/src/browser');
+
+/** What a page imports, by case: its module source (imports from the package's sources). */
+export const SIZE_CASES = {
+  'core (English only): createProxyClient': `import { createProxyClient } from '${SRC}/core.ts'; export const c = createProxyClient();`,
+  'core + pt-BR: createProxyClient({ messages: ptBR })': `import { createProxyClient } from '${SRC}/core.ts'; import { ptBR } from '${SRC}/messages/pt-BR.ts'; export const c = createProxyClient({ messages: ptBR });`,
+  'all three tables: createProxyClient({ locale })': `import { createProxyClient } from '${SRC}/index.ts'; export const c = createProxyClient({ locale: 'pt-BR' });`,
+  'core + pt-BR, with startRefreshDriver': `import { createProxyClient, startRefreshDriver } from '${SRC}/core.ts'; import { ptBR } from '${SRC}/messages/pt-BR.ts'; export const d = startRefreshDriver({ client: createProxyClient({ messages: ptBR }) });`,
+  'all three tables, with startRefreshDriver': `import { createProxyClient, startRefreshDriver } from '${SRC}/index.ts'; export const d = startRefreshDriver({ client: createProxyClient({ locale: 'pt-BR' }) });`,
+};
+
+/** The raw and gzipped (level 9) size in bytes of each {@link SIZE_CASES} page bundle. */
+export async function measureSizes() {
+  const sizes = {};
+  for (const [name, contents] of Object.entries(SIZE_CASES)) {
+    const result = await build({
+      ...SDK_BUILD_OPTIONS,
+      entryPoints: undefined,
+      stdin: { contents, resolveDir: root, loader: 'js' },
+      write: false,
+    });
+    const code = result.outputFiles[0]?.contents ?? new Uint8Array();
+    sizes[name] = { bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, text: result.outputFiles[0]?.text ?? '' };
+  }
+  return sizes;
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1] && process.argv.includes('--sizes')) {
+  const sizes = await measureSizes();
+  for (const [name, size] of Object.entries(sizes)) {
+    console.log(`${name}: ${size.bytes} bytes, gzipped ${size.gzipBytes} bytes (${(size.gzipBytes / 1024).toFixed(1)} KiB)`);
+  }
+} else if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {
   const size = await buildBrowserBundle();
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(size));

@@ -53,10 +53,21 @@ describe('packages/browser imports nothing outside itself, and no Node built-in'
     assert.ok(Array.isArray(pkg.files));
     assert.match(String((pkg.scripts as Record<string, string>).prepack), /build/);
     const exportsMap = pkg.exports as Record<string, { types?: string; default?: string } | string>;
-    for (const subpath of ['.', './errors', './shapes']) {
+    const subpaths = ['.', './core', './errors', './shapes', './messages/pt-BR', './messages/en', './messages/es'];
+    for (const subpath of subpaths) {
       const entry = exportsMap[subpath];
       assert.ok(typeof entry === 'object' && entry.types?.endsWith('.d.ts') && entry.default?.endsWith('.js'), subpath);
+      // typesVersions: the same declarations for `moduleResolution: node`, which reads no `exports`.
+      const types = typeof entry === 'object' ? (entry.types ?? '') : '';
+      if (subpath !== '.') assert.deepEqual((pkg.typesVersions as Record<string, Record<string, string[]>>)['*']?.[subpath.slice(2)], [types], subpath);
+      assert.ok(existsSync(new URL(`src/${types.slice('./dist/'.length).replace(/\.d\.ts$/, '.ts')}`, PACKAGE)), `${subpath}: a source module`);
     }
+    const root = exportsMap['.'] as { types: string; default: string };
+    assert.deepEqual([pkg.main, pkg.types], [root.default, root.types], 'main and types: the fallbacks of `.`');
+    // Nothing runs at install: an install script is flagged by npm and by security reviews.
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) assert.equal((pkg.scripts as Record<string, string>)[script], undefined, script);
+    assert.equal(pkg.license, 'MIT');
+    assert.ok((pkg.files as string[]).includes('LICENSE') && existsSync(new URL('LICENSE', PACKAGE)), 'the LICENSE file ships');
   });
 
   test(`${SHAPES} is types only: no imports, only exported interfaces and types`, () => {
@@ -96,6 +107,22 @@ describe('scripts/build-browser.mjs', () => {
     assert.ok(size.gzipBytes < 32 * 1024, `gzipped bundle under 32 KiB (${size.gzipBytes})`);
     const human = execFileSync(process.execPath, ['scripts/build-browser.mjs'], { cwd: ROOT, encoding: 'utf8' });
     assert.match(human, /front-proxy-sdk\.js: \d+ bytes .* gzipped \d+ bytes/);
+  });
+
+  test('--sizes: a page that imports the core and one table bundles that table only (smaller than all three)', async () => {
+    const { measureSizes } = (await import(pathToFileURL(`${ROOT}/scripts/build-browser.mjs`).href)) as {
+      measureSizes: () => Promise<Record<string, { gzipBytes: number; text: string }>>;
+    };
+    const sizes = Object.values(await measureSizes());
+    const [core, one, all] = sizes;
+    assert.ok(core && one && all);
+    // ASCII phrases: esbuild escapes other characters.
+    const pt = /Login ou senha incorretos/;
+    const es = /El usuario o la contrase/;
+    assert.ok(!pt.test(core.text) && !es.test(core.text), 'the core: English only');
+    assert.ok(pt.test(one.text) && !es.test(one.text), 'core + pt-BR: Portuguese, no Spanish');
+    assert.ok(pt.test(all.text) && es.test(all.text), 'the main entry: every table');
+    assert.ok(core.gzipBytes < one.gzipBytes && one.gzipBytes < all.gzipBytes, sizes.map((s) => s.gzipBytes).join(' < '));
   });
 
   test('the bundle is one minified ESM file exposing the public API', async () => {

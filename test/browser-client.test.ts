@@ -121,6 +121,13 @@ async function rejection(promise: Promise<unknown>): Promise<ProxyError> {
 
 const tick = () => new Promise((resolve) => setTimeout(resolve, 0));
 
+/** A storage holding the signed-in state (as after a login in an earlier page). */
+function signedInStorage() {
+  const storage = memoryStorage();
+  storage.setItem('front-proxy:session', JSON.stringify({ status: 'signedIn', expiresAt: null }));
+  return storage;
+}
+
 describe('requests', () => {
   test('JSON in and out, credentials included, path and query built from the row', async () => {
     const proxy = fakeProxy(() => json(200, { games: [] }));
@@ -301,7 +308,8 @@ describe('forced logout rules (spec 5.7, 7.3, 7.4.4; DESIGN habit 9)', () => {
       const proxy = fakeProxy(() =>
         typeof body === 'string' ? new Response(body, { status, headers: { 'content-type': 'text/plain' } }) : json(status, body),
       );
-      const { client, forced } = makeClient(proxy);
+      // The rules apply to a session the client believes in (see "the session state decides" below).
+      const { client, forced } = makeClient(proxy, { storage: signedInStorage() });
       const call =
         route === 'profile'
           ? client.auth.profile()
@@ -433,14 +441,14 @@ describe('the beacon (spec 6.1)', () => {
     assert.deepEqual(client.lastBeacon, b?.body);
   });
 
-  test('hadCookie is false when the client never saw a login; the initiator can be set per call', async () => {
-    const proxy = fakeProxy(() => json(401, { reason: 'no_token' }));
+  test('hadCookie is false when the client never saw a session (state unknown, a refused cookie); the initiator can be set per call', async () => {
+    const proxy = fakeProxy(() => json(401, { reason: 'token_expired' }));
     const { client } = makeClient(proxy);
     await rejection(client.auth.refresh({ initiator: 'refresh-driver' }));
     await tick();
     assert.equal(proxy.beacons[0]?.body.hadCookie, false);
     assert.equal(proxy.beacons[0]?.body.initiator, 'refresh-driver');
-    assert.equal(proxy.beacons[0]?.body.ref, 'EP0704-EM0001');
+    assert.equal(proxy.beacons[0]?.body.ref, 'EP0704-EM0003');
   });
 
   test('falls back to fetch with keepalive when sendBeacon refuses or is missing', async () => {
@@ -501,7 +509,7 @@ describe('the session the client believes it has (hadCookie)', () => {
     answer = LOGIN_OK;
     await client.auth.login({ body: { login: '2fa@example.com', password: 'Demo#2026', two_factor_code: 123456 } });
     assert.equal(client.hasSession, true);
-    assert.equal(storage.getItem('front-proxy:session'), '1', 'a flag, never the token');
+    assert.deepEqual(JSON.parse(storage.getItem('front-proxy:session') ?? ''), { status: 'signedIn', expiresAt: 1_767_261_600 + 25_200 }, 'the state, never the token');
     answer = { ok: true };
     await client.auth.refresh();
     await client.auth.logout();
@@ -537,7 +545,7 @@ describe('typed functions', () => {
     assert.equal(typeof typeChecks, 'function');
     let count = 0;
     for (const [area, functions] of Object.entries(client)) {
-      if (typeof functions !== 'object' || functions === null || area === 'routes') continue;
+      if (typeof functions !== 'object' || functions === null || area === 'routes' || area === 'session') continue;
       count += Object.values(functions).filter((f) => typeof f === 'function').length;
     }
     assert.equal(count, client.routes.length);
@@ -582,5 +590,123 @@ describe('money moves carry an Idempotency-Key (CONTRACT.md "Money moves: exactl
     await assert.rejects(client.payments.deposit({ body: deposit }), (e: unknown) => e instanceof ProxyError && e.status === 0);
     assert.equal(proxy.apiCalls.length, 2);
     assert.equal(proxy.apiCalls[0]?.headers['idempotency-key'], proxy.apiCalls[1]?.headers['idempotency-key']);
+  });
+});
+
+describe('the session state decides (a guest is never logged out; spec 6.1)', () => {
+  const rows: [state: 'unknown' | 'signedIn' | 'signedOut', reason: string, forces: boolean, after: string][] = [
+    ['unknown', 'no_token', false, 'signedOut'],
+    ['unknown', 'token_expired', true, 'signedOut'],
+    ['unknown', 'invalid_token', true, 'signedOut'],
+    ['signedIn', 'no_token', true, 'signedOut'],
+    ['signedIn', 'token_expired', true, 'signedOut'],
+    ['signedOut', 'no_token', false, 'signedOut'],
+    ['signedOut', 'token_expired', false, 'signedOut'],
+  ];
+  for (const [state, reason, forces, after] of rows) {
+    test(`${state} + 401 ${reason} → ${forces ? 'forced logout' : 'no beacon, no logout call, no callback'}; then ${after}`, async () => {
+      const storage = memoryStorage();
+      if (state !== 'unknown') storage.setItem('front-proxy:session', JSON.stringify({ status: state, expiresAt: null }));
+      const proxy = fakeProxy(() => json(401, { reason }));
+      const { client, forced } = makeClient(proxy, { storage });
+      const changes: string[] = [];
+      client.session.onChange((c) => changes.push(`${c.previous}->${c.status}:${c.cause}`));
+      assert.equal(client.session.status, state);
+      await rejection(client.auth.profile());
+      await tick();
+      assert.deepEqual([forced.length, proxy.beacons.length, proxy.logoutCalls.length], forces ? [1, 1, 1] : [0, 0, 0]);
+      assert.equal(client.session.status, after);
+      assert.deepEqual(changes, state === after ? [] : [`${state}->${after}:${forces ? 'forced-logout' : 'call'}`]);
+    });
+  }
+
+  test('after an explicit logout, a 401 no_token forces nothing', async () => {
+    const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/login') ? json(200, LOGIN_OK) : json(401, { reason: 'no_token' })));
+    const { client, forced } = makeClient(proxy);
+    await client.auth.login({ body: { login: 'demo@example.com', password: 'Demo#2026' } });
+    await client.auth.logout();
+    assert.equal(client.session.status, 'signedOut');
+    await rejection(client.auth.profile());
+    await rejection(client.wallet.refresh());
+    assert.deepEqual([forced.length, proxy.beacons.length, proxy.logoutCalls.length], [0, 0, 1], 'only the explicit logout call');
+  });
+
+  test('checkSession: one GET /api/auth/session at start when unknown; its answer sets the state', async () => {
+    const answers = [{ signedIn: false }, { signedIn: true, expiresAt: 1_767_265_200 }];
+    for (const answer of answers) {
+      const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/session') ? json(200, answer) : json(200, {})));
+      const { client } = makeClient(proxy, { checkSession: true });
+      const changes: unknown[] = [];
+      client.session.onChange((c) => changes.push(c));
+      assert.equal(client.session.status, 'unknown');
+      const state = await client.session.initialCheck;
+      const expected = answer.signedIn ? { status: 'signedIn', expiresAt: answer.expiresAt } : { status: 'signedOut', expiresAt: null };
+      assert.deepEqual(state, expected);
+      assert.deepEqual([client.session.status, client.session.expiresAt], [expected.status, expected.expiresAt]);
+      assert.deepEqual(changes, [{ ...expected, cause: 'session-check', previous: 'unknown' }]);
+      assert.deepEqual(
+        proxy.calls.map((c) => `${c.method} ${c.url}`),
+        ['GET https://casino.example/api/auth/session'],
+      );
+    }
+  });
+
+  test('no check when the state is stored, nor by default outside a page; a stored expiry that passed reads unknown', async () => {
+    const proxy = fakeProxy(() => json(200, { signedIn: false }));
+    const known = makeClient(proxy, { checkSession: true, storage: signedInStorage() }).client;
+    assert.equal(known.session.initialCheck, null);
+    assert.equal(makeClient(proxy).client.session.initialCheck, null);
+    assert.equal(proxy.calls.length, 0);
+    const storage = memoryStorage();
+    storage.setItem('front-proxy:session', JSON.stringify({ status: 'signedIn', expiresAt: 1_767_261_599 }));
+    assert.equal(makeClient(proxy, { storage }).client.session.status, 'unknown');
+    assert.equal(storage.getItem('front-proxy:session'), null, 'forgotten');
+  });
+
+  test('an answer of the session route that comes after a login does not overwrite it', async () => {
+    let release: (r: Response) => void = () => undefined;
+    const proxy = fakeProxy((c) => {
+      if (c.url.endsWith('/api/auth/session')) return new Promise<Response>((resolve) => (release = resolve));
+      return json(200, LOGIN_OK);
+    });
+    const { client } = makeClient(proxy, { checkSession: true });
+    await client.auth.login({ body: { login: 'demo@example.com', password: 'Demo#2026' } });
+    release(json(200, { signedIn: false }));
+    await client.session.initialCheck;
+    assert.equal(client.session.status, 'signedIn');
+  });
+
+  test('a failed session check leaves the state unknown; a success on a session route shows a session', async () => {
+    const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/session') ? json(503, { ok: false, error: 'overloaded', detail: 'x' }) : json(200, { user: { id: 1 } })));
+    const { client } = makeClient(proxy, { checkSession: true, retry: false });
+    assert.deepEqual(await client.session.initialCheck, { status: 'unknown', expiresAt: null });
+    await client.auth.profile();
+    assert.equal(client.session.status, 'signedIn');
+  });
+
+  test('shared between tabs through the channel: a login in one tab signs the other in, a forced logout signs it out (one callback)', async () => {
+    // Two tabs with their own storage (partitioned), linked by a channel pair like BroadcastChannel.
+    type End = { postMessage(m: unknown): void; onmessage: ((e: { data: unknown }) => void) | null };
+    const a: End = { postMessage: (m) => queueMicrotask(() => b.onmessage?.({ data: structuredClone(m) })), onmessage: null };
+    const b: End = { postMessage: (m) => queueMicrotask(() => a.onmessage?.({ data: structuredClone(m) })), onmessage: null };
+    let expired = false;
+    const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/login') ? json(200, LOGIN_OK) : expired ? json(401, { reason: 'token_expired' }) : json(200, { user: { id: 1 } })));
+    const tabA = makeClient(proxy, { sessionChannel: a });
+    const tabB = makeClient(proxy, { sessionChannel: b });
+    const seenB: string[] = [];
+    tabB.client.session.onChange((c) => seenB.push(`${c.status}:${c.cause}`));
+    await tabA.client.auth.login({ body: { login: 'demo@example.com', password: 'Demo#2026' } });
+    await tick();
+    assert.equal(tabB.client.session.status, 'signedIn');
+    assert.equal(tabB.client.session.expiresAt, 1_767_261_600 + 25_200);
+    expired = true;
+    await rejection(tabA.client.auth.profile());
+    await tick();
+    assert.equal(tabB.client.session.status, 'signedOut');
+    assert.deepEqual(seenB, ['signedIn:other-tab', 'signedOut:other-tab']);
+    // Tab B then fails too: it already knows the session ended, so no second logout.
+    await rejection(tabB.client.wallet.refresh());
+    await tick();
+    assert.deepEqual([tabA.forced.length, tabB.forced.length, proxy.beacons.length, proxy.logoutCalls.length], [1, 0, 1, 1]);
   });
 });

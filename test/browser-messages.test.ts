@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import {
+  ALL_MESSAGES,
   createProxyClient,
   DEFAULT_LOCALE,
   errorMessage,
@@ -125,7 +126,7 @@ describe('the locale: the option, else the browser languages, else pt-BR', () =>
     assert.equal(resolveLocale(), 'en');
     setNavigator({ languages: ['ja-JP'], language: 'ja-JP' });
     assert.equal(resolveLocale(), 'pt-BR');
-    assert.equal(new ProxyError({ status: 503, method: 'GET', url: '/api/games/list' }).message, MESSAGES['pt-BR'].errors.EM0032.message);
+    assert.equal(new ProxyError({ status: 503, method: 'GET', url: '/api/games/list', messages: ALL_MESSAGES }).message, MESSAGES['pt-BR'].errors.EM0032.message);
     setNavigator(undefined);
     assert.equal(resolveLocale(), 'pt-BR');
   });
@@ -133,7 +134,7 @@ describe('the locale: the option, else the browser languages, else pt-BR', () =>
 
 describe('ProxyError speaks its locale', () => {
   test('message in the locale; on a pre-authentication route, the form-level error and its message', () => {
-    const expired = new ProxyError({ status: 401, method: 'GET', url: '/api/wallet/refresh', data: { reason: 'token_expired' }, locale: 'pt-BR' });
+    const expired = new ProxyError({ status: 401, method: 'GET', url: '/api/wallet/refresh', data: { reason: 'token_expired' }, messages: MESSAGES['pt-BR'] });
     assert.deepEqual([expired.locale, expired.errorCode, expired.message], ['pt-BR', 'EM0003', 'Sua sessão expirou. Faça login novamente.']);
     assert.equal(expired.formError, null);
     assert.equal(expired.formMessage, null);
@@ -143,13 +144,14 @@ describe('ProxyError speaks its locale', () => {
       url: '/api/auth/login',
       data: { ok: false, error: 'invalid_credentials', detail: 'Invalid credentials' },
       preAuth: true,
+      messages: ALL_MESSAGES,
       locale: 'es',
     });
     assert.equal(wrong.message, MESSAGES.es.errors.EM0005.preAuthMessage);
     assert.equal(wrong.formError, 'invalid_credentials');
     assert.equal(wrong.formMessage, 'El usuario o la contraseña son incorrectos.');
     // The same envelope off a pre-authentication route is no form error.
-    const notForm = new ProxyError({ status: 409, method: 'POST', url: '/api/wallet/action', data: { ok: false, error: 'conflict' }, locale: 'es' });
+    const notForm = new ProxyError({ status: 409, method: 'POST', url: '/api/wallet/action', data: { ok: false, error: 'conflict' }, messages: MESSAGES.es });
     assert.equal(notForm.formError, null);
   });
 
@@ -178,7 +180,7 @@ describe('over real sockets: the proxy and its sandbox', () => {
   });
 
   test('a wrong password in pt-BR: the form message and the pre-authentication message in Portuguese; a missing session in es', async () => {
-    const client = createProxyClient({ baseUrl: base, sendBeacon: null, storage: memoryStorage(), locale: 'pt-BR' });
+    const client = createProxyClient({ baseUrl: base, sendBeacon: null, storage: memoryStorage(), messages: MESSAGES['pt-BR'] });
     assert.equal(client.locale, 'pt-BR');
     const e = await client.auth.login({ body: { login: 'demo@example.com', password: 'not-the-password' } }).then(
       () => assert.fail('the login succeeded'),

@@ -216,12 +216,13 @@ describe('session failures on authenticated routes keep the session wording', ()
     assert.equal(browser.jar.size, 0, 'the logout cleared the cookie');
   });
 
-  test('no session cookie: 401 no_token on the profile reads "session has ended"', async () => {
+  test('no session cookie: 401 no_token on the profile reads "session has ended"; a guest is not forced out, only signed out', async () => {
     const { client, forced } = makeClient();
     const e = await rejection(client.auth.profile());
     assert.deepEqual([e.status, e.reason, e.ref, e.preAuth], [401, 'no_token', 'EP0702-EM0001', false]);
     assert.equal(e.message, getError('EM0001').message);
     assert.match(e.message, /session has ended/);
-    assert.deepEqual(forced, ['EP0702-EM0001']);
+    assert.deepEqual(forced, [], 'no forced logout for a page that never had a session');
+    assert.equal(client.session.status, 'signedOut');
   });
 });

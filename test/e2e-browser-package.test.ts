@@ -12,7 +12,7 @@
  * A screenshot is saved to test-output/package.png.
  */
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -78,6 +78,17 @@ function run(command: string, args: string[], cwd: string): string {
   });
 }
 
+/** Like {@link run}, with stderr as well (npm's warnings go there). */
+function runAll(command: string, args: string[], cwd: string): string {
+  const result = spawnSync(command, args, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, npm_config_audit: 'false', npm_config_fund: 'false', npm_config_update_notifier: 'false' },
+  });
+  if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} failed: ${result.stderr}`);
+  return `${result.stdout}${result.stderr}`;
+}
+
 test('the packed SDK installed in a fresh front-end project: login, profile, forced logout in Chromium', { skip, timeout: 120_000 }, async () => {
   const work = mkdtempSync(join(tmpdir(), 'front-proxy-package-'));
   const logs = new LogCapture();
@@ -95,11 +106,11 @@ test('the packed SDK installed in a fresh front-end project: login, profile, for
     const tarball = join(work, packed[0]?.filename ?? '');
     assert.ok(existsSync(tarball), tarball);
     const files = packed[0]?.files.map((f) => f.path) ?? [];
-    for (const want of ['package.json', 'CHANGELOG.md', 'README.md', 'dist/browser/index.js', 'dist/browser/index.d.ts', 'dist/errors/index.js', 'dist/contracts/shapes.d.ts']) {
+    for (const want of ['package.json', 'CHANGELOG.md', 'README.md', 'LICENSE', 'dist/browser/index.js', 'dist/browser/index.d.ts', 'dist/errors/index.js', 'dist/contracts/shapes.d.ts']) {
       assert.ok(files.includes(want), `the tarball holds ${want}`);
     }
     assert.deepEqual(
-      files.filter((f) => !/^(package\.json|CHANGELOG\.md|README\.md|dist\/.*\.(js|d\.ts))$/.test(f)),
+      files.filter((f) => !/^(package\.json|CHANGELOG\.md|README\.md|LICENSE|dist\/.*\.(js|d\.ts))$/.test(f)),
       [],
       'nothing but the manifest, the notes and the built modules',
     );
@@ -108,7 +119,8 @@ test('the packed SDK installed in a fresh front-end project: login, profile, for
     const app = join(work, 'front-end');
     mkdirSync(join(app, 'src'), { recursive: true });
     writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'front-end', private: true, type: 'module' }, null, 2));
-    run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], app);
+    const installLog = runAll('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], app);
+    assert.doesNotMatch(installLog, /install-scripts|prepare|postinstall/, 'the packed manifest declares no install script');
     const installed = JSON.parse(readFileSync(join(app, 'node_modules', PACKAGE.name, 'package.json'), 'utf8')) as { version: string };
     assert.equal(installed.version, PACKAGE.version);
     assert.deepEqual(readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.')), [PACKAGE.name.split('/')[0]], 'no other package installed');

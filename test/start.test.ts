@@ -95,6 +95,10 @@ describe('npm start', () => {
       assert.ok(!loginText.includes(jwt), 'the JWT is not in the body');
       assert.equal((JSON.parse(loginText) as { user: { email: string } }).user.email, 'demo@example.com');
 
+      const state = await fetch(`${base}/api/auth/session`, { headers: { cookie: session } });
+      const exp = (JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString('utf8')) as { exp: number }).exp;
+      assert.deepEqual(await state.json(), { signedIn: true, expiresAt: exp });
+
       const profile = await fetch(`${base}/api/auth/profile`, { headers: { cookie: session } });
       assert.equal(profile.status, 200);
       const profileText = await profile.text();

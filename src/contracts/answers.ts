@@ -132,6 +132,23 @@ export const ValidateDocumentAnswer = Type.Object(
 /** `{ ok: true }`: a success the proxy answers itself (logout, refresh, attribution, browser cache clear). */
 export const OkAnswer = Type.Object({ ok: Type.Literal(true) }, { additionalProperties: false, description: 'a success without data' });
 
+/** `GET /api/auth/session`: the session state from the cookie alone (beyond the spec). */
+export const SessionStateAnswer = Type.Union(
+  [
+    Type.Object(
+      {
+        signedIn: Type.Literal(true),
+        expiresAt: Type.Union([Type.Integer({ description: "epoch seconds of the token's `exp`" }), Type.Null()], {
+          description: "epoch seconds of the token's `exp`; `null` when the token has none",
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    Type.Object({ signedIn: Type.Literal(false) }, { additionalProperties: false }),
+  ],
+  { description: 'whether the session cookie holds a usable session; the cookie itself is never in the body' },
+);
+
 /** Description of a money field in integer cents, as the BFF sends it. */
 const CENTS = (what: string) => `${what}: integer cents, as the BFF sends it`;
 
@@ -377,6 +394,10 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   'POST /api/auth/register': { schema: LoginAnswer, session: 'establish' },
   'POST /api/auth/logout': { schema: OkAnswer, session: 'end', alwaysSucceeds: true },
   'POST /api/auth/logout-auto': { schema: OkAnswer, session: 'end', alwaysSucceeds: true },
+  'GET /api/auth/session': {
+    schema: SessionStateAnswer,
+    description: 'the session state, answered from the cookie alone (never upstream); a refused cookie is cleared',
+  },
   'GET /api/auth/profile': { schema: ProfileAnswer },
   'POST /api/auth/recheck-spa': { schema: ProfileAnswer },
   'POST /api/auth/refresh': { schema: OkAnswer, session: 'establish', description: 'a new session cookie; the JWT is never in the body' },

@@ -6,6 +6,7 @@
  * @module
  */
 import { Type } from '@sinclair/typebox';
+import { decodeJwt } from 'jose';
 import {
   FIRST_RECOVERY_STEP,
   ForcedLogoutBeacon,
@@ -27,6 +28,7 @@ import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/a
 import { clearSessionCookie, sessionMaxAge, setSessionCookie, tokenOf } from '../session/cookie.js';
 import { cachedProfile } from '../session/identity.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
+import { EXPIRY_LEEWAY_SECONDS } from '../session/token.js';
 import { authService, type BffCaller } from '../upstream/auth-service.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { bff, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
@@ -127,6 +129,33 @@ async function logout(ctx: RouteContext, path: '/auth/logout' | '/auth/logout-au
   return ok({ ok: true });
 }
 
+/** The answer of `GET /api/auth/session` (see {@link sessionState}). */
+export type SessionState = { readonly signedIn: true; readonly expiresAt: number | null } | { readonly signedIn: false };
+
+/**
+ * The session state of a request, from its cookie alone (never upstream): `{ signedIn: true,
+ * expiresAt }` (epoch seconds of the token's `exp`, `null` when it has none) when the auth gate
+ * accepted the cookie (well-formed, and with `JWT_*` keys verified and unexpired) and its `exp`, as
+ * read, has not passed beyond {@link EXPIRY_LEEWAY_SECONDS}; else `{ signedIn: false }`. The gate
+ * already refused a malformed, forged or (with keys) expired cookie (docs/behaviour.md "Which routes
+ * need a session"); the `exp` check here also covers a deployment without keys.
+ *
+ * @param token - the token the auth gate accepted (`RouteContext.token`), or `undefined`.
+ * @param nowMs - the clock, epoch milliseconds.
+ */
+export function sessionState(token: string | undefined, nowMs: number): SessionState {
+  if (token === undefined) return { signedIn: false };
+  let exp: unknown;
+  try {
+    exp = decodeJwt(token).exp;
+  } catch {
+    return { signedIn: false };
+  }
+  if (typeof exp !== 'number' || !Number.isFinite(exp)) return { signedIn: true, expiresAt: null };
+  if ((exp + EXPIRY_LEEWAY_SECONDS) * 1000 <= nowMs) return { signedIn: false };
+  return { signedIn: true, expiresAt: Math.floor(exp) };
+}
+
 /** spec 4.1 Auth, in the specification's order. */
 export const authRoutes: readonly RouteSpec[] = [
   route({
@@ -214,6 +243,23 @@ export const authRoutes: readonly RouteSpec[] = [
     evictsProfile: false,
     acceptsExpiredToken: true,
     handler: (ctx) => logout(ctx, '/auth/logout-auto'),
+  }),
+  route({
+    method: 'GET',
+    url: '/api/auth/session',
+    spec: '4.1 (beyond the spec)',
+    summary:
+      'the session state from the cookie alone, never upstream: `{ signedIn: true, expiresAt }` (epoch seconds of the token\'s `exp`) or `{ signedIn: false }`; a refused cookie is cleared',
+    auth: 'none',
+    upstream: [],
+    evictsProfile: false,
+    handler: async (ctx) => {
+      const state = sessionState(ctx.token, Date.now());
+      // A cookie the gate refused (malformed, forged, expired) or an expired token is cleared, so the
+      // browser stops sending it (docs/behaviour.md "Session cookie").
+      if (!state.signedIn && ctx.request.cookies[ctx.deps.config.sessionCookieName]) clearSessionCookie(ctx.reply, ctx.deps.config);
+      return ok(state);
+    },
   }),
   route({
     method: 'GET',

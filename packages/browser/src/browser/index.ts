@@ -1,13 +1,10 @@
 /**
  * The browser SDK of the front proxy, the package `@front-proxy/browser` (also the server's
- * `./browser` subpath): the token refresh cycle of spec 3.1 (pure functions and a driver), the
- * typed proxy client of spec part 4 with {@link ProxyError} and `Retry-After` honoured on 503 and
- * 429, the forced-logout beacon of spec 5.7 / 6, and its user-facing messages in pt-BR, en and es.
- *
- * It runs in the browser only through `fetch`, `navigator.sendBeacon`, `localStorage`,
- * `navigator.locks`, `navigator.languages` and `BroadcastChannel`, each optional or injectable: no
- * Node built-ins, no server code, no runtime dependency (imports stay inside the package: `browser/`,
- * the registry `errors/`, and the types-only shapes `contracts/shapes.ts`, erased from the bundle).
+ * `./browser` subpath): everything of `@front-proxy/browser/core` (the typed proxy client, the
+ * session state, the refresh cycle and driver, the forced logout, the registry) with the message
+ * tables of every locale (pt-BR, en, es): `createProxyClient` here picks among all three by its
+ * `locale` option or the browser's languages. A page that wants one table only imports
+ * `@front-proxy/browser/core` and `@front-proxy/browser/messages/<locale>` instead.
  *
  * @example
  * import { createProxyClient, startRefreshDriver } from '@front-proxy/browser';
@@ -17,130 +14,17 @@
  *
  * @module
  */
+import { ALL_MESSAGES } from './all-messages.js';
+import { createProxyClient as createCoreClient, type ProxyClient, type ProxyClientOptions } from './proxy-client.js';
 
-export {
-  BEACON_LIMITS,
-  type BeaconContext,
-  type BeaconFailure,
-  type BeaconResult,
-  type BeaconTransport,
-  buildForcedLogoutBeacon,
-  DEFAULT_INITIATOR,
-  FORCED_LOGOUT_BEACON_PATH,
-  type ForcedLogoutBeacon,
-  type SendBeacon,
-  sendForcedLogoutBeacon,
-  shortUserAgent,
-} from './beacon.js';
-export {
-  type ForcedLogoutFailure,
-  ForcedLogoutGate,
-  type ForcedLogoutRoute,
-  shouldForceLogout,
-} from './forced-logout.js';
-export {
-  type CallInput,
-  type CommonInput,
-  createProxyClient,
-  fillPath,
-  type ParamNames,
-  type PathParams,
-  type ProxyClient,
-  type ProxyClientOptions,
-  type Query,
-  type QueryValue,
-  queryString,
-  type RawRequestInput,
-  type ResultOf,
-  type RouteBodies,
-  type RouteFunction,
-  type RouteResults,
-  type SessionEvent,
-  type TypedRoutes,
-} from './proxy-client.js';
-export {
-  browserLanguages,
-  DEFAULT_LOCALE,
-  type ErrorMessages,
-  errorMessage,
-  FORM_ERROR_CODES,
-  type FormErrorCode,
-  formErrorMessage,
-  isFormErrorCode,
-  type Locale,
-  LOCALES,
-  type LocaleMessages,
-  MESSAGES,
-  resolveLocale,
-} from './messages.js';
-export { isProxyError, NETWORK_FAILURE_REASON, ProxyError, type ProxyErrorInit } from './proxy-error.js';
-export {
-  initialRefreshState,
-  isRefreshInProgress,
-  markRefreshCompleted,
-  markRefreshStarted,
-  markTokenSaved,
-  parseRefreshState,
-  REFRESH_INTERVAL_MS,
-  REFRESH_RETRY_BASE_MS,
-  REFRESH_RETRY_MAX_MS,
-  REFRESH_STUCK_MS,
-  type RefreshState,
-  refreshBackoffMs,
-  serializeRefreshState,
-  shouldRefreshToken,
-} from './refresh-cycle.js';
-export {
-  mayRetry,
-  NOTHING_SENT_ERRORS,
-  parseRetryAfter,
-  type RefusedCall,
-  RETRY_AFTER_MAX_RETRIES,
-  RETRY_AFTER_MAX_WAIT_MS,
-  RETRY_AFTER_MIN_JITTER_MS,
-  RETRY_AFTER_STATUSES,
-  type RetryAfterPolicy,
-  retryDelayMs,
-} from './retry-after.js';
-export {
-  type ChannelLike,
-  DEFAULT_CHECK_INTERVAL_MS,
-  defaultRefreshLock,
-  type LeaseLockOptions,
-  type LockManagerLike,
-  leaseLock,
-  noLock,
-  REFRESH_DRIVER_INITIATOR,
-  REFRESH_LEASE_MS,
-  REFRESH_LOCK_NAME,
-  type RefreshDriver,
-  type RefreshDriverOptions,
-  type RefreshLock,
-  type RefreshOutcome,
-  startRefreshDriver,
-  webLocksLock,
-} from './refresh-driver.js';
-export {
-  type BodyKind,
-  type ClientRoute,
-  findRoute,
-  matchRoute,
-  type ResponseKind,
-  ROUTES,
-  type Route,
-  type RouteAccess,
-  type RouteArea,
-  type RouteKey,
-  type RouteMethod,
-  type RoutesOf,
-  routeKey,
-  type SessionEffect,
-} from './routes.js';
-export {
-  defaultStorage,
-  type KeyValueStorage,
-  memoryStorage,
-  STORAGE_KEYS,
-} from './storage.js';
-export type * from './types.js';
-export { classifyError, type ErrorRef, explainRef, formatRef, isSessionEndingErrorCode, parseRef } from '../errors/index.js';
+export * from './core.js';
+export { ALL_MESSAGES, errorMessage, formErrorMessage, MESSAGES } from './all-messages.js';
+
+/**
+ * Creates the proxy client (see `createProxyClient` of `@front-proxy/browser/core`), speaking every
+ * table of the SDK unless `messages` says otherwise: the `locale` option, else the browser's
+ * languages, else `pt-BR`.
+ */
+export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient {
+  return createCoreClient({ ...options, messages: options.messages ?? ALL_MESSAGES });
+}

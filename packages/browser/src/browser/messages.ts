@@ -14,13 +14,16 @@
  * declared here, each typed `Record<ErrorCode, …>` and `Record<FormErrorCode, string>`, so a code
  * without a message does not compile (DESIGN.md habit 2).
  *
- * A client picks its locale with the `locale` option of `createProxyClient`; by default the
- * browser's languages (`navigator.languages`), the first one the SDK has, else `pt-BR`.
+ * This module holds the types, the locale rule and the English table; the pt-BR and es tables are
+ * modules of their own (`messages/pt-BR.ts`, `messages/es.ts`) and `all-messages.ts` gathers the
+ * three, so that a page importing one table bundles that one only. A client picks its locale
+ * among the tables it has with its `locale` option; by default the browser's languages
+ * (`navigator.languages`), the first one it has, else `pt-BR`.
  *
  * @example
  * resolveLocale(['es-AR', 'en']); // 'es'
- * errorMessage('EM0003', { locale: 'pt-BR' }); // 'Sua sessão expirou. Faça login novamente.'
- * formErrorMessage('invalid_credentials', 'en'); // 'The login or password is incorrect.'
+ * messageIn(EN_MESSAGES, 'EM0003'); // 'Your session has expired. Please log in again.'
+ * formMessageIn(EN_MESSAGES, 'invalid_credentials'); // 'The login or password is incorrect.'
  *
  * @module
  */
@@ -68,6 +71,8 @@ export interface ErrorMessages {
 
 /** One locale's table. */
 export interface LocaleMessages {
+  /** The locale the table speaks. */
+  readonly locale: Locale;
   readonly errors: Readonly<Record<ErrorCode, ErrorMessages>>;
   readonly forms: Readonly<Record<FormErrorCode, string>>;
   /** A failure that no code names. */
@@ -85,73 +90,12 @@ const EN_ERRORS = Object.fromEntries(
   ERROR_LIST.map((e) => [e.code, e.preAuthMessage === e.message ? { message: e.message } : { message: e.message, preAuthMessage: e.preAuthMessage }]),
 ) as Record<ErrorCode, ErrorMessages>;
 
-const PT_BR: LocaleMessages = {
-  errors: {
-    EM0001: { message: 'Sua sessão foi encerrada. Faça login novamente.', preAuthMessage: 'Falta algo de que esta etapa precisa. Comece de novo.' },
-    EM0002: {
-      message: 'Sua sessão não é válida. Faça login novamente.',
-      preAuthMessage: 'Os dados informados não são válidos. Confira e tente novamente.',
-    },
-    EM0003: { message: 'Sua sessão expirou. Faça login novamente.', preAuthMessage: 'O código ou link expirou. Comece de novo para receber um novo.' },
-    EM0004: { message: 'Seu acesso foi revogado. Faça login novamente.', preAuthMessage: 'Esta conta não pode entrar. Fale com o suporte.' },
-    EM0005: {
-      message: 'Sua sessão não é mais válida. Faça login novamente.',
-      preAuthMessage: 'Os dados informados não foram aceitos. Confira e tente novamente.',
-    },
-    EM0006: {
-      message: 'Notamos um acesso de outro endereço IP. Faça login novamente.',
-      preAuthMessage: 'Notamos uma solicitação de outro endereço IP. Tente novamente.',
-    },
-    EM0007: {
-      message: 'Notamos um acesso de outro dispositivo. Faça login novamente.',
-      preAuthMessage: 'Notamos uma solicitação de outro dispositivo. Tente novamente.',
-    },
-    EM0008: {
-      message: 'Notamos um acesso de outra localização. Faça login novamente.',
-      preAuthMessage: 'Notamos uma solicitação de outra localização. Tente novamente.',
-    },
-    EM0009: {
-      message: 'É necessária uma verificação de segurança. Faça login novamente para continuar.',
-      preAuthMessage: 'É necessária uma verificação de segurança antes de continuar.',
-    },
-    EM0010: {
-      message: 'Sua sessão é de uma versão antiga do site. Faça login novamente.',
-      preAuthMessage: 'Esta página é de uma versão antiga do site. Recarregue-a e tente novamente.',
-    },
-    EM0012: { message: 'Sua conta está bloqueada. Fale com o suporte.' },
-    EM0013: {
-      message: 'Ocorreu um erro de segurança ao validar sua sessão. Faça login novamente.',
-      preAuthMessage: 'Ocorreu um erro de segurança ao verificar seus dados. Tente novamente.',
-    },
-    EM0014: {
-      message: 'Sua sessão não passou na validação de segurança. Faça login novamente.',
-      preAuthMessage: 'Seus dados não passaram na validação de segurança. Tente novamente.',
-    },
-    EM0011: { message: 'Você não tem permissão para acessar isto.' },
-    EM0021: { message: 'Muitas tentativas em pouco tempo. Aguarde um momento e tente novamente.' },
-    EM0022: { message: 'Houve um conflito ao processar sua solicitação. Tente novamente.' },
-    EM0031: { message: 'Algo deu errado do nosso lado. Tente novamente mais tarde.' },
-    EM0032: { message: 'O serviço está temporariamente indisponível. Tente novamente em instantes.' },
-    EM0041: { message: 'Sua sessão de jogo atingiu o limite de tempo.' },
-    EM0042: { message: 'Ocorreu uma falha de rede. Verifique sua conexão e tente novamente.' },
-    EM0099: { message: 'Algo deu errado. Tente novamente.' },
-  },
-  forms: {
-    invalid_data: 'Alguns dados estão faltando ou não são válidos. Confira e tente novamente.',
-    invalid_credentials: 'Login ou senha incorretos.',
-    access_denied: 'Esta ação não é permitida para esta conta.',
-    not_found: 'Não encontramos uma conta com esses dados.',
-    conflict: 'Esses dados já estão em uso.',
-    account_locked: 'Esta conta está bloqueada. Fale com o suporte.',
-    too_many_attempts: 'Muitas tentativas. Aguarde um momento e tente novamente.',
-    request_failed: 'Não foi possível concluir a solicitação. Tente novamente.',
-    upstream_error: 'Algo deu errado do nosso lado. Tente novamente mais tarde.',
-    invalid_request: 'Alguns campos estão faltando ou em formato inválido. Confira e tente novamente.',
-  },
-  fallback: 'A solicitação falhou.',
-};
-
-const EN: LocaleMessages = {
+/**
+ * The English table (`en`): the registry's own `message` and `preAuthMessage` columns, so it costs
+ * little more than the registry the classifier needs anyway. The table of a client given no other.
+ */
+export const EN_MESSAGES: LocaleMessages = {
+  locale: 'en',
   errors: EN_ERRORS,
   forms: {
     invalid_data: 'Some of the details are missing or not valid. Please check them and try again.',
@@ -167,78 +111,6 @@ const EN: LocaleMessages = {
   },
   fallback: 'The request failed.',
 };
-
-const ES: LocaleMessages = {
-  errors: {
-    EM0001: { message: 'Tu sesión ha finalizado. Inicia sesión de nuevo.', preAuthMessage: 'Falta algo que este paso necesita. Empieza de nuevo.' },
-    EM0002: {
-      message: 'Tu sesión no es válida. Inicia sesión de nuevo.',
-      preAuthMessage: 'Los datos que ingresaste no son válidos. Revísalos e inténtalo de nuevo.',
-    },
-    EM0003: {
-      message: 'Tu sesión ha expirado. Inicia sesión de nuevo.',
-      preAuthMessage: 'El código o enlace ha expirado. Empieza de nuevo para recibir uno nuevo.',
-    },
-    EM0004: { message: 'Tu acceso fue revocado. Inicia sesión de nuevo.', preAuthMessage: 'Esta cuenta no puede iniciar sesión. Contacta con soporte.' },
-    EM0005: {
-      message: 'Tu sesión ya no es válida. Inicia sesión de nuevo.',
-      preAuthMessage: 'Los datos que ingresaste no fueron aceptados. Revísalos e inténtalo de nuevo.',
-    },
-    EM0006: {
-      message: 'Detectamos un acceso desde otra dirección IP. Inicia sesión de nuevo.',
-      preAuthMessage: 'Detectamos una solicitud desde otra dirección IP. Inténtalo de nuevo.',
-    },
-    EM0007: {
-      message: 'Detectamos un acceso desde otro dispositivo. Inicia sesión de nuevo.',
-      preAuthMessage: 'Detectamos una solicitud desde otro dispositivo. Inténtalo de nuevo.',
-    },
-    EM0008: {
-      message: 'Detectamos un acceso desde otra ubicación. Inicia sesión de nuevo.',
-      preAuthMessage: 'Detectamos una solicitud desde otra ubicación. Inténtalo de nuevo.',
-    },
-    EM0009: {
-      message: 'Se necesita una verificación de seguridad. Inicia sesión de nuevo para continuar.',
-      preAuthMessage: 'Se necesita una verificación de seguridad antes de continuar.',
-    },
-    EM0010: {
-      message: 'Tu sesión proviene de una versión anterior del sitio. Inicia sesión de nuevo.',
-      preAuthMessage: 'Esta página proviene de una versión anterior del sitio. Recárgala e inténtalo de nuevo.',
-    },
-    EM0012: { message: 'Tu cuenta está bloqueada. Contacta con soporte.' },
-    EM0013: {
-      message: 'Se produjo un error de seguridad al validar tu sesión. Inicia sesión de nuevo.',
-      preAuthMessage: 'Se produjo un error de seguridad al verificar tus datos. Inténtalo de nuevo.',
-    },
-    EM0014: {
-      message: 'Tu sesión no superó la validación de seguridad. Inicia sesión de nuevo.',
-      preAuthMessage: 'Tus datos no superaron la validación de seguridad. Inténtalo de nuevo.',
-    },
-    EM0011: { message: 'No tienes permiso para acceder a esto.' },
-    EM0021: { message: 'Demasiados intentos en poco tiempo. Espera un momento e inténtalo de nuevo.' },
-    EM0022: { message: 'Hubo un conflicto al procesar tu solicitud. Inténtalo de nuevo.' },
-    EM0031: { message: 'Algo salió mal de nuestro lado. Inténtalo de nuevo más tarde.' },
-    EM0032: { message: 'El servicio no está disponible temporalmente. Inténtalo de nuevo en unos instantes.' },
-    EM0041: { message: 'Tu sesión de juego alcanzó su límite de tiempo.' },
-    EM0042: { message: 'Se produjo un fallo de red. Revisa tu conexión e inténtalo de nuevo.' },
-    EM0099: { message: 'Algo salió mal. Inténtalo de nuevo.' },
-  },
-  forms: {
-    invalid_data: 'Faltan algunos datos o no son válidos. Revísalos e inténtalo de nuevo.',
-    invalid_credentials: 'El usuario o la contraseña son incorrectos.',
-    access_denied: 'Esta acción no está permitida para esta cuenta.',
-    not_found: 'No encontramos una cuenta con esos datos.',
-    conflict: 'Estos datos ya están en uso.',
-    account_locked: 'Esta cuenta está bloqueada. Contacta con soporte.',
-    too_many_attempts: 'Demasiados intentos. Espera un momento e inténtalo de nuevo.',
-    request_failed: 'No se pudo completar la solicitud. Inténtalo de nuevo.',
-    upstream_error: 'Algo salió mal de nuestro lado. Inténtalo de nuevo más tarde.',
-    invalid_request: 'Faltan algunos campos o tienen un formato incorrecto. Revísalos e inténtalo de nuevo.',
-  },
-  fallback: 'La solicitud falló.',
-};
-
-/** The tables, by locale. */
-export const MESSAGES: Readonly<Record<Locale, LocaleMessages>> = Object.freeze({ 'pt-BR': PT_BR, en: EN, es: ES });
 
 /** Each language the SDK has, by its primary subtag (`pt-PT` reads as `pt-BR`, `es-MX` as `es`). */
 const BY_LANGUAGE: Readonly<Record<string, Locale>> = { pt: 'pt-BR', en: 'en', es: 'es' };
@@ -259,35 +131,48 @@ export function browserLanguages(): readonly string[] {
  * case-insensitive), else {@link DEFAULT_LOCALE} (`pt-BR`). Never throws.
  * @param preferred - one tag or a list; default the browser's languages ({@link browserLanguages})
  */
-export function resolveLocale(preferred: string | readonly string[] | null | undefined = browserLanguages()): Locale {
+export function resolveLocale(
+  preferred: string | readonly string[] | null | undefined = browserLanguages(),
+  available: readonly Locale[] = LOCALES,
+): Locale {
   const tags = typeof preferred === 'string' ? [preferred] : (preferred ?? []);
   for (const tag of tags) {
     if (typeof tag !== 'string') continue;
     const language = tag.trim().toLowerCase().split(/[-_]/)[0] ?? '';
     const locale = BY_LANGUAGE[language];
-    if (locale !== undefined) return locale;
+    if (locale !== undefined && available.includes(locale)) return locale;
   }
-  return DEFAULT_LOCALE;
+  return available.includes(DEFAULT_LOCALE) ? DEFAULT_LOCALE : (available[0] ?? DEFAULT_LOCALE);
 }
 
 /**
- * The user-facing message of an EM code (spec 7.3) in a locale: on a pre-authentication route
- * (`preAuth: true`) the row's pre-authentication message when it has one, else its message; the
- * locale's fallback for an unknown code. Never throws.
- * @param options.locale - default the browser's languages, then `pt-BR`
+ * The table a client speaks, among the tables it was given: the first whose locale
+ * {@link resolveLocale} picks for `preferred` (default the browser's languages); `pt-BR` when given
+ * and nothing else matches, else the first table; {@link EN_MESSAGES} when none was given.
  */
-export function errorMessage(code: string, options: { readonly locale?: Locale; readonly preAuth?: boolean } = {}): string {
-  const table = MESSAGES[options.locale ?? resolveLocale()];
+export function pickMessages(
+  tables: LocaleMessages | readonly LocaleMessages[] | undefined,
+  preferred?: string | readonly string[] | null,
+): LocaleMessages {
+  const list = tables === undefined ? [] : 'errors' in tables ? [tables as LocaleMessages] : (tables as readonly LocaleMessages[]);
+  if (list.length === 0) return EN_MESSAGES;
+  const locale = resolveLocale(preferred === undefined ? browserLanguages() : preferred, list.map((t) => t.locale));
+  return list.find((t) => t.locale === locale) ?? (list[0] as LocaleMessages);
+}
+
+/**
+ * The message of an EM code (spec 7.3) in a table: on a pre-authentication route (`preAuth`) the
+ * row's pre-authentication message when it has one, else its message; the table's fallback for an
+ * unknown code.
+ */
+export function messageIn(table: LocaleMessages, code: string, preAuth = false): string {
   const entry = (table.errors as Readonly<Record<string, ErrorMessages>>)[code];
   if (entry === undefined) return table.fallback;
-  return (options.preAuth ? entry.preAuthMessage : undefined) ?? entry.message;
+  return (preAuth ? entry.preAuthMessage : undefined) ?? entry.message;
 }
 
-/**
- * The message of a form-level error code (spec 7.4.4) in a locale, or `undefined` for a code the
- * SDK does not know (show the EM message then). Never throws.
- * @param locale - default the browser's languages, then `pt-BR`
- */
-export function formErrorMessage(code: string, locale: Locale = resolveLocale()): string | undefined {
-  return isFormErrorCode(code) ? MESSAGES[locale].forms[code] : undefined;
+/** The message of a form-level error code in a table, or `undefined` for a code the SDK does not know. */
+export function formMessageIn(table: LocaleMessages, code: string): string | undefined {
+  return isFormErrorCode(code) ? table.forms[code] : undefined;
 }
+

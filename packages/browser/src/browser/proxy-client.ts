@@ -26,11 +26,19 @@ import {
   sendForcedLogoutBeacon,
 } from './beacon.js';
 import { ForcedLogoutGate, shouldForceLogout } from './forced-logout.js';
-import { type Locale, resolveLocale } from './messages.js';
+import { type Locale, type LocaleMessages, pickMessages } from './messages.js';
 import { ProxyError } from './proxy-error.js';
 import { type RetryAfterPolicy, retryDelayMs } from './retry-after.js';
 import { type ClientRoute, matchRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
-import { defaultStorage, type KeyValueStorage, STORAGE_KEYS, safeGet, safeSet } from './storage.js';
+import {
+  type ClientSession,
+  SESSION_CHANNEL_NAME,
+  type SessionChangeCause,
+  type SessionChannel,
+  type SessionSnapshot,
+  SessionStore,
+} from './session.js';
+import { defaultStorage, type KeyValueStorage } from './storage.js';
 import type {
   AttributionEventPayload,
   DepositPayload,
@@ -42,6 +50,7 @@ import type {
   ProfileResponse,
   RecoveryPayload,
   RegisterSimplifiedPayload,
+  SessionStateResult,
   SocialLoginPayload,
   ValidateDocumentPayload,
   ValidateDocumentResponse,
@@ -87,6 +96,7 @@ export interface RouteResults {
   'auth.social': LoginResult;
   'auth.logout': OkAnswer;
   'auth.logoutAuto': OkAnswer;
+  'auth.session': SessionStateResult;
   'auth.profile': ProfileResponse;
   'auth.recheckSpa': ProfileResponse;
   'auth.refresh': OkAnswer;
@@ -161,14 +171,21 @@ export type TypedRoutes = {
 // Client
 // ---------------------------------------------------------------------------------------------
 
-/** A change of the session the client believes it has. */
+/**
+ * A change of the session the client believes it has ({@link ProxyClient.onSessionChange}): every
+ * login, registration, social login, refresh, logout and forced logout, and a change of
+ * {@link ProxyClient.hasSession} told by the session route, a call or another tab.
+ */
 export interface SessionEvent {
-  /** `established`: a login, registration, social login or refresh succeeded; `ended`: a logout. */
+  /** `established`: the client now believes it has a session; `ended`: it believes it has none. */
   readonly type: 'established' | 'ended';
-  readonly cause: 'login' | 'refresh' | 'logout' | 'forced-logout';
+  readonly cause: SessionChangeCause;
   /** Epoch ms. */
   readonly at: number;
 }
+
+/** Told of a forced logout: the reference (e.g. `'EP0702-EM0003'`), the failure and the beacon sent. */
+export type ForcedLogoutListener = (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon) => void;
 
 /** Options of {@link createProxyClient}. Every one has a browser default. */
 export interface ProxyClientOptions {
@@ -178,12 +195,13 @@ export interface ProxyClientOptions {
   readonly fetch?: typeof fetch;
   /** `navigator.sendBeacon` (bound); `null` to always use `fetch` with `keepalive`. */
   readonly sendBeacon?: SendBeacon | null;
-  /** Where the "has a session" flag persists; default `localStorage` (memory when unavailable). */
+  /** Where the session state persists (shared by the tabs); default `localStorage` (memory when unavailable). */
   readonly storage?: KeyValueStorage;
   /**
    * Called once when a session-ending failure forces a logout (after the beacon is sent and
    * `/api/auth/logout` answered or failed), however many calls fail together; again only after
-   * the next successful login. Receives the reference, e.g. `'EP0702-EM0003'`.
+   * the next successful login. Only for a session the client believed in (`session.status`
+   * `signedIn`, or `unknown` with a refused cookie): a guest's 401 `no_token` never calls it. Receives the reference, e.g. `'EP0702-EM0003'`.
    */
   readonly onForcedLogout?: (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon) => void;
   /** `initiator` of the beacons; default `'proxy-client'`. */
@@ -202,12 +220,31 @@ export interface ProxyClientOptions {
    */
   readonly locale?: string | readonly string[];
   /**
+   * The message tables the client may speak, one or several (`@front-proxy/browser/messages/pt-BR`,
+   * `…/en`, `…/es`); `locale` picks among them. From `@front-proxy/browser` the default is all
+   * three; from `@front-proxy/browser/core` English only, so a page that imports one table bundles
+   * that one.
+   */
+  readonly messages?: LocaleMessages | readonly LocaleMessages[];
+  /**
    * Honouring `Retry-After` on 503 and 429 (`retry-after.ts`): bounds, or `false` to never send a
    * refused call again. Default at most 2 more sends and 10 s of waiting per call.
    */
   readonly retry?: RetryAfterPolicy | false;
   /** Random numbers in [0, 1) for the jitter of the waits; default `Math.random`. */
   readonly random?: () => number;
+  /**
+   * Ask `GET /api/auth/session` once when the client is created with the session state `unknown`
+   * (nothing stored yet). Default `true` in a page (where `document` exists), `false` elsewhere
+   * (server-side rendering, tests).
+   */
+  readonly checkSession?: boolean;
+  /**
+   * Channel sharing the session state with the other tabs; default a `BroadcastChannel` named
+   * `front-proxy:session` in a page; `null` for none. The `storage` event of `window` is listened to
+   * as well.
+   */
+  readonly sessionChannel?: SessionChannel | null;
 }
 
 /** Input of {@link ProxyClient.request}, for paths outside `ROUTES`. */
@@ -232,14 +269,24 @@ export type ProxyClient = TypedRoutes & {
    */
   request<T = unknown>(method: string, path: string, input?: RawRequestInput): Promise<T>;
   /**
-   * Whether the client believes it has a session: set after a successful login, registration,
-   * social login or refresh, cleared by a logout. The HttpOnly cookie itself cannot be read.
+   * Whether the client believes it has a session (`session.status === 'signedIn'`): set after a
+   * successful login, registration, social login or refresh, or by the session route; cleared by a
+   * logout. The HttpOnly cookie itself cannot be read.
    */
   readonly hasSession: boolean;
+  /** The session state: `status`, `expiresAt`, `onChange(listener)`, `check()`. */
+  readonly session: ClientSession;
+  /** Stops listening to the other tabs (the `storage` event and the channel). */
+  close(): void;
   /** Whether a forced logout ran since the last successful login. */
   readonly forcedLogoutFired: boolean;
   /** The last beacon sent, if any (for diagnostics). */
   readonly lastBeacon: ForcedLogoutBeacon | null;
+  /**
+   * Subscribes to forced logouts, like the `onForcedLogout` option (called after it, once per forced
+   * logout); returns the unsubscribe function. Bindings (e.g. `@front-proxy/react`) use it.
+   */
+  onForcedLogout(listener: ForcedLogoutListener): () => void;
   /** Subscribes to session changes; returns the unsubscribe function. */
   onSessionChange(listener: (event: SessionEvent) => void): () => void;
   /** The locale of the client's messages (option `locale`, else the browser's languages, else `pt-BR`). */
@@ -252,6 +299,12 @@ interface AnyInput extends CommonInput {
 }
 
 const LOGIN_OUTCOMES = new Set(['two_factor_code', 'cancelled_account']);
+
+/** The session-state route (beyond the spec): answered from the cookie, never upstream. */
+export const SESSION_ROUTE_PATH = '/api/auth/session';
+
+/** The EM code of a 401 `no_token` (no session cookie at all). */
+const NO_TOKEN_ERROR_CODE = 'EM0001';
 
 /** Waits `ms`, or rejects with the abort reason as soon as `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -353,9 +406,12 @@ function defaultSendBeacon(): SendBeacon | null {
  *   jittered; a mutation only when it carries an `Idempotency-Key` and the answer is a refusal that
  *   sent nothing upstream; at most 2 more sends and 10 s of waiting per call (`retry-after.ts`);
  * - messages in the client's `locale` (pt-BR, en, es; `messages.ts`);
- * - a 401 of a session-ending family on a route that needs a session (see `shouldForceLogout`):
- *   before rejecting, the forced logout runs once: beacon (spec 6.1), `POST /api/auth/logout`,
- *   then `onForcedLogout(ref)`.
+ * - a 401 of a session-ending family on a route that needs a session (see `shouldForceLogout`),
+ *   for a session the client believed in: before rejecting, the forced logout runs once: beacon
+ *   (spec 6.1), `POST /api/auth/logout`, then `onForcedLogout(ref)`; for a guest (no session
+ *   believed, or a 401 `no_token` with the state unknown) only `session.status` becomes `signedOut`;
+ * - the session state (`client.session`, `session.ts`): set by logins, refreshes, logouts and
+ *   `GET /api/auth/session`, which a page asks once at start when the state is unknown.
  */
 export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient {
   const baseUrl = (options.baseUrl ?? '').replace(/\/+$/, '');
@@ -372,19 +428,38 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     options.pathname ?? (() => (globalThis as { location?: { pathname?: string } }).location?.pathname ?? '');
   const userAgent = options.userAgent ?? (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent ?? '';
   const initiator = options.initiator ?? DEFAULT_INITIATOR;
-  const locale = resolveLocale(options.locale);
+  const table = pickMessages(options.messages, options.locale);
+  const locale = table.locale;
   const retryPolicy = options.retry ?? {};
   const random = options.random ?? Math.random;
   const gate = new ForcedLogoutGate();
   const listeners = new Set<(event: SessionEvent) => void>();
+  const forcedListeners = new Set<ForcedLogoutListener>();
   let lastBeacon: ForcedLogoutBeacon | null = null;
 
-  const hasSession = (): boolean => safeGet(storage, STORAGE_KEYS.session) === '1';
+  const page = typeof (globalThis as { document?: unknown }).document !== 'undefined';
+  const BC = (globalThis as { BroadcastChannel?: new (name: string) => SessionChannel }).BroadcastChannel;
+  let channel: SessionChannel | null = null;
+  if (options.sessionChannel !== undefined) channel = options.sessionChannel;
+  else if (page && BC) {
+    try {
+      channel = new BC(SESSION_CHANNEL_NAME);
+    } catch {
+      channel = null;
+    }
+  }
+  const windowEvents = page ? (globalThis as { addEventListener?: unknown }).addEventListener : undefined;
+  const store = new SessionStore({
+    storage,
+    now,
+    channel,
+    events: typeof windowEvents === 'function' ? (globalThis as unknown as EventTarget) : null,
+  });
 
-  const setSession = (active: boolean, cause: SessionEvent['cause']): void => {
-    safeSet(storage, STORAGE_KEYS.session, active ? '1' : null);
-    if (active) gate.rearm();
-    const event: SessionEvent = { type: active ? 'established' : 'ended', cause, at: now() };
+  const hasSession = (): boolean => store.snapshot.status === 'signedIn';
+
+  const notify = (type: SessionEvent['type'], cause: SessionChangeCause): void => {
+    const event: SessionEvent = { type, cause, at: now() };
     for (const listener of [...listeners]) {
       try {
         listener(event);
@@ -392,6 +467,33 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
         // a listener's failure does not break the call
       }
     }
+  };
+
+  /**
+   * Sets the session state. The SessionEvent listeners hear every login, refresh, logout and forced
+   * logout, and any other cause only when `hasSession` flips.
+   */
+  const setState = (snapshot: SessionSnapshot, cause: SessionChangeCause): void => {
+    const before = hasSession();
+    store.set(snapshot, cause);
+    const active = snapshot.status === 'signedIn';
+    if (active && (!before || cause === 'login' || cause === 'refresh')) gate.rearm();
+    const always = cause === 'login' || cause === 'refresh' || cause === 'logout' || cause === 'forced-logout';
+    if (always || before !== active) notify(active ? 'established' : 'ended', cause);
+  };
+
+  // Another tab signing in or out flips this tab's belief too.
+  store.subscribe((change) => {
+    if (change.cause !== 'other-tab') return;
+    const active = change.status === 'signedIn';
+    if (active && change.previous !== 'signedIn') gate.rearm();
+    if (active !== (change.previous === 'signedIn')) notify(active ? 'established' : 'ended', 'other-tab');
+  });
+
+  /** `expiresAt` from a login answer's `expires_in` (seconds), else `null`. */
+  const expiryOf = (data: unknown): number | null => {
+    const expiresIn = (data as { expires_in?: unknown } | undefined)?.expires_in;
+    return typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? Math.floor(now() / 1000 + expiresIn) : null;
   };
 
   const forceLogout = (error: ProxyError, callInitiator: string): Promise<void> => {
@@ -415,16 +517,25 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       } catch {
         // the cookie may survive a failed logout; the page is logged out anyway
       }
-      setSession(false, 'forced-logout');
+      setState({ status: 'signedOut', expiresAt: null }, 'forced-logout');
       try {
         options.onForcedLogout?.(error.ref, error, beacon);
       } catch {
         // the callback's failure does not change the outcome
       }
+      for (const listener of [...forcedListeners]) {
+        try {
+          listener(error.ref, error, beacon);
+        } catch {
+          // a listener's failure does not change the outcome
+        }
+      }
     }).done;
   };
 
   const call = async (route: ClientRoute, input: AnyInput = {}): Promise<unknown> => {
+    // A state that changed while this call was under way is not overwritten by the session route's answer.
+    const generation = store.generation;
     const path = fillPath(route.path, input.params) + queryString(input.query);
     const url = baseUrl + path;
     const headers: Record<string, string> = { accept: 'application/json', ...input.headers };
@@ -445,7 +556,7 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     }
     const hasKey = Object.keys(headers).some((name) => name.toLowerCase() === 'idempotency-key');
     const fail = (init: { status: number; cause?: unknown; data?: unknown; rawBody?: string }) =>
-      new ProxyError({ ...init, method: route.method, url: path, preAuth: route.preAuth, locale });
+      new ProxyError({ ...init, method: route.method, url: path, preAuth: route.preAuth, messages: table });
     let retries = 0;
     let waitedMs = 0;
     let res: Response;
@@ -493,7 +604,17 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
             );
       if (delay === null) {
         const error = fail({ status: res.status, data, rawBody: text });
-        if (shouldForceLogout(route, error)) await forceLogout(error, input.initiator ?? initiator);
+        if (shouldForceLogout(route, error)) {
+          // Only a session the client believed in is logged out (spec 6.1: a guest never was). With the
+          // state unknown, a refused cookie (expired, revoked, invalid) shows a session existed; a
+          // missing one (no_token) does not.
+          const status = store.snapshot.status;
+          if (status === 'signedIn' || (status === 'unknown' && error.errorCode !== NO_TOKEN_ERROR_CODE)) {
+            await forceLogout(error, input.initiator ?? initiator);
+          } else if (status !== 'signedOut') {
+            setState({ status: 'signedOut', expiresAt: null }, 'call');
+          }
+        }
         throw error;
       }
       await sleep(delay, input.signal);
@@ -503,13 +624,53 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     if (route.effect === 'establish') {
       const type = (data as { type?: unknown } | undefined)?.type;
       if (!(typeof type === 'string' && LOGIN_OUTCOMES.has(type))) {
-        setSession(true, route.name === 'refresh' ? 'refresh' : 'login');
+        const refresh = route.name === 'refresh';
+        const known = store.snapshot;
+        // A refresh answers { ok: true }: the new expiry is asked from the session route.
+        const expiresAt = refresh ? null : expiryOf(data);
+        setState({ status: 'signedIn', expiresAt: expiresAt ?? (refresh ? known.expiresAt : null) }, refresh ? 'refresh' : 'login');
+        if (refresh) void checkSession();
       }
     } else if (route.effect === 'end') {
-      setSession(false, 'logout');
+      setState({ status: 'signedOut', expiresAt: null }, 'logout');
+    } else if (route.path === SESSION_ROUTE_PATH && route.method === 'GET' && generation === store.generation) {
+      const answer = data as { signedIn?: unknown; expiresAt?: unknown } | undefined;
+      if (answer && typeof answer.signedIn === 'boolean') {
+        const expiresAt = typeof answer.expiresAt === 'number' ? answer.expiresAt : null;
+        setState(answer.signedIn ? { status: 'signedIn', expiresAt } : { status: 'signedOut', expiresAt: null }, 'session-check');
+      }
+    } else if (route.session && store.snapshot.status !== 'signedIn') {
+      // A success on a route that needs a session shows there is one.
+      setState({ status: 'signedIn', expiresAt: null }, 'call');
     }
     return data === undefined && text !== '' ? text : data;
   };
+
+  const sessionRoute = (ROUTES as readonly ClientRoute[]).find((r) => r.path === SESSION_ROUTE_PATH && r.method === 'GET') as ClientRoute;
+  /** `GET /api/auth/session`; the state is set by `call`; a failure leaves it as it was. */
+  const checkSession = async (): Promise<SessionSnapshot> => {
+    try {
+      await call(sessionRoute);
+    } catch {
+      // a network failure or a refusal (429, 503) says nothing about the session
+    }
+    return store.snapshot;
+  };
+  let initialCheck: Promise<SessionSnapshot> | null = null;
+  const session: ClientSession = {
+    get status() {
+      return store.snapshot.status;
+    },
+    get expiresAt() {
+      return store.snapshot.expiresAt;
+    },
+    onChange: (listener) => store.subscribe(listener),
+    check: checkSession,
+    get initialCheck() {
+      return initialCheck;
+    },
+  };
+  if ((options.checkSession ?? page) && store.snapshot.status === 'unknown') initialCheck = checkSession();
 
   const areas: Record<string, Record<string, (input?: AnyInput) => Promise<unknown>>> = {};
   for (const route of ROUTES as readonly ClientRoute[]) {
@@ -543,6 +704,8 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     get hasSession() {
       return hasSession();
     },
+    session,
+    close: () => store.close(),
     get forcedLogoutFired() {
       return gate.fired;
     },
@@ -551,6 +714,12 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     },
     get locale() {
       return locale;
+    },
+    onForcedLogout(listener: ForcedLogoutListener) {
+      forcedListeners.add(listener);
+      return () => {
+        forcedListeners.delete(listener);
+      };
     },
     onSessionChange(listener: (event: SessionEvent) => void) {
       listeners.add(listener);

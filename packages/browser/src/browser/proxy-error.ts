@@ -6,7 +6,7 @@
  * @module
  */
 import { classifyError, type EndpointCode, type ErrorCode, type ErrorRef } from '../errors/index.js';
-import { errorMessage, type FormErrorCode, formErrorMessage, isFormErrorCode, type Locale, resolveLocale } from './messages.js';
+import { type FormErrorCode, formMessageIn, isFormErrorCode, type Locale, type LocaleMessages, messageIn, pickMessages } from './messages.js';
 
 /** The reason given to a call that got no response (status 0, EM0042). */
 export const NETWORK_FAILURE_REASON = 'network_error';
@@ -31,10 +31,16 @@ export interface ProxyErrorInit {
    */
   readonly preAuth?: boolean;
   /**
-   * The language of `message` and `formMessage` (a BCP 47 tag, e.g. `'pt-BR'`, `'en'`, `'es'`;
-   * see `resolveLocale`); default the browser's languages, then `pt-BR`.
+   * The message tables to speak from (`MESSAGES['pt-BR']`, or the table of
+   * `@front-proxy/browser/messages/<locale>`), one or several; default English only (the
+   * registry's own columns). The client passes its own table.
    */
-  readonly locale?: string;
+  readonly messages?: LocaleMessages | readonly LocaleMessages[];
+  /**
+   * With several `messages` tables, the language to pick (a BCP 47 tag or a list, see
+   * `resolveLocale`); default the browser's languages, then `pt-BR` when given.
+   */
+  readonly locale?: string | readonly string[];
 }
 
 function pathOf(url: string): string {
@@ -46,7 +52,7 @@ function pathOf(url: string): string {
  * A failed proxy call: an error answer (status 400-599: the envelope `{ ok: false, error,
  * detail }`, or the 401/403 body passed through unchanged, spec 7.4) or no answer at all
  * (status 0). `message` is the user-facing message of the EM code in the error's locale
- * (`messages.ts`: pt-BR, en, es): its pre-authentication message for a pre-authentication call (a
+ * (the table given, `messages.ts`: pt-BR, en, es; English when none): its pre-authentication message for a pre-authentication call (a
  * wrong password is not a session that ended), else its message. On a pre-authentication route
  * whose answer names a form-level error (`invalid_credentials`, …), `formError` and `formMessage`
  * say it more precisely: a form shows `formMessage ?? message`.
@@ -96,8 +102,9 @@ export class ProxyError extends Error {
       method: init.method,
     });
     const preAuth = init.preAuth === true;
-    const locale = resolveLocale(init.locale);
-    super(errorMessage(classification.errorCode, { locale, preAuth }), { cause: init.cause });
+    const table = pickMessages(init.messages, init.locale);
+    const locale = table.locale;
+    super(messageIn(table, classification.errorCode, preAuth), { cause: init.cause });
     this.preAuth = preAuth;
     this.locale = locale;
     this.status = init.status;
@@ -115,7 +122,7 @@ export class ProxyError extends Error {
     const detail = isEnvelope ? (d as { detail?: unknown }).detail : undefined;
     this.detail = typeof detail === 'string' ? detail : null;
     this.formError = preAuth && isFormErrorCode(this.envelopeError) ? this.envelopeError : null;
-    this.formMessage = this.formError === null ? null : (formErrorMessage(this.formError, locale) ?? null);
+    this.formMessage = this.formError === null ? null : (formMessageIn(table, this.formError) ?? null);
   }
 
   /** A network failure (status 0, EM0042): never a reason to end the session (DESIGN habit 9). */

@@ -114,6 +114,7 @@ export const ROUTES = [
   row('4.1', 'auth', 'register', 'POST', '/api/auth/register', PRE, { effect: 'establish' }),
   row('4.1', 'auth', 'logout', 'POST', '/api/auth/logout', PUB, { effect: 'end' }),
   row('4.1', 'auth', 'logoutAuto', 'POST', '/api/auth/logout-auto', PUB, { effect: 'end' }),
+  row('4.1', 'auth', 'session', 'GET', '/api/auth/session', PUB),
   row('4.1', 'auth', 'profile', 'GET', '/api/auth/profile', S),
   row('4.1', 'auth', 'recheckSpa', 'POST', '/api/auth/recheck-spa', S),
   row('4.1', 'auth', 'refresh', 'POST', '/api/auth/refresh', S, { effect: 'establish' }),

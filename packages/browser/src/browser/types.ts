@@ -187,3 +187,9 @@ export interface OkAnswer {
   [key: string]: unknown;
 }
 
+
+/**
+ * `GET /api/auth/session` (a proxy route beyond the spec): the session state read from the cookie
+ * alone. `expiresAt` is the token's `exp` in epoch seconds (`null` when the token has none).
+ */
+export type SessionStateResult = { signedIn: true; expiresAt: number | null } | { signedIn: false };
