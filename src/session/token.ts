@@ -298,7 +298,8 @@ export class JwksKeys {
  * Verifies session tokens with the BFF's keys (CONTRACT.md "Which routes need a session"): a PEM
  * public key or an HMAC secret, with the algorithms of {@link KEY_ALGORITHMS} for that key; or a
  * JWKS ({@link JwksKeys}, fetched at once), with {@link JWKS_ALGORITHMS}, each token checked against
- * the key of the set its header names. A request waits on the JWKS only when its `kid` is unknown or
+ * the key of the set its header names, or against each matching key when several match (a set in
+ * rotation: no `kid`, or a shared one). A request waits on the JWKS only when its `kid` is unknown or
  * no set was ever fetched, and then at most {@link JWKS_WAIT_MS}.
  */
 export class TokenVerifier {
@@ -366,19 +367,67 @@ export class TokenVerifier {
     await this.#jwks?.close();
   }
 
-  /** One check with jose: the verdict, or {@link NO_MATCHING_KEY} when a key set holds no key for the token's header. */
+  /**
+   * One check with jose: the verdict, or {@link NO_MATCHING_KEY} when a key set holds no key for the
+   * token's header. When several keys of the set match the header (no `kid`, or a `kid` shared while
+   * keys rotate), jose names them all (`ERR_JWKS_MULTIPLE_MATCHING_KEYS`, whose error iterates over the
+   * matching keys of the algorithm's key type): each is tried in the set's order, at most
+   * {@link MAX_MATCHING_KEYS}; the token is `valid` when one verifies it, `token_expired` when one
+   * verifies its signature but `exp` has passed, `invalid_token` when none does.
+   */
   async #attempt(token: string, acceptExpired: boolean, key: KeyObject | Uint8Array | JWTVerifyGetKey): Promise<TokenCheck | typeof NO_MATCHING_KEY> {
-    const algorithms = this.#algorithms as string[];
     try {
-      if (acceptExpired) await compactVerify(token, key as KeyObject, { algorithms });
-      else await jwtVerify(token, key as KeyObject, { algorithms, clockTolerance: EXPIRY_LEEWAY_SECONDS });
-      return 'valid';
+      return await this.#check(token, acceptExpired, key);
     } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
+      const code = errorCode(error);
       if (code === 'ERR_JWKS_NO_MATCHING_KEY') return NO_MATCHING_KEY;
-      return code === 'ERR_JWT_EXPIRED' ? 'token_expired' : 'invalid_token';
+      if (code !== 'ERR_JWKS_MULTIPLE_MATCHING_KEYS' || !isAsyncIterable(error)) return verdictOf(code);
+      let verdict: TokenCheck = 'invalid_token';
+      let tried = 0;
+      for await (const candidate of error) {
+        if (++tried > MAX_MATCHING_KEYS) break;
+        try {
+          return await this.#check(token, acceptExpired, candidate as CryptoKey);
+        } catch (failure) {
+          if (verdictOf(errorCode(failure)) === 'token_expired') verdict = 'token_expired';
+        }
+      }
+      return verdict;
     }
   }
+
+  /**
+   * jose's verification with one key or key set: resolves `valid`.
+   * @throws jose's error (an expiry is `ERR_JWT_EXPIRED`, thrown only once the signature held).
+   */
+  async #check(token: string, acceptExpired: boolean, key: KeyObject | CryptoKey | Uint8Array | JWTVerifyGetKey): Promise<'valid'> {
+    const algorithms = this.#algorithms as string[];
+    if (acceptExpired) await compactVerify(token, key as KeyObject, { algorithms });
+    else await jwtVerify(token, key as KeyObject, { algorithms, clockTolerance: EXPIRY_LEEWAY_SECONDS });
+    return 'valid';
+  }
+}
+
+/**
+ * Most keys of a JWKS tried for one token when several match its header (a set in rotation holds
+ * two or three): a token cannot make the proxy run more signature checks than this, whatever the
+ * size of the published set.
+ */
+export const MAX_MATCHING_KEYS = 8;
+
+/** The `code` of a jose error (`undefined` for anything else). */
+function errorCode(error: unknown): unknown {
+  return (error as { code?: unknown } | null)?.code;
+}
+
+/** The verdict of a failed check: an expiry (the signature held) or `invalid_token`. */
+function verdictOf(code: unknown): TokenCheck {
+  return code === 'ERR_JWT_EXPIRED' ? 'token_expired' : 'invalid_token';
+}
+
+/** Whether `value` can be read with `for await` (jose's `JWKSMultipleMatchingKeys` can). */
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
 }
 
 /** The `alg` of a token's header ('' when it has none or cannot be read). */
