@@ -286,7 +286,7 @@ function checkUrl(name: string, value: string, problems: string[]): string | und
 export const MIN_JWT_SECRET_BYTES = 32;
 
 /**
- * The signature algorithms each kind of key accepts (CONTRACT.md "Which routes need a session"):
+ * The signature algorithms each kind of key accepts (docs/behaviour.md "Which routes need a session"):
  * RSA → RS256/384/512 and PS256/384/512 (an RSA-PSS key: PS only); EC → the ES algorithm of the
  * key's own curve; Ed25519 → EdDSA (and its fully specified name `Ed25519`, RFC 9864);
  * `JWT_SECRET` → HS256/384/512. Never `none`.
@@ -386,7 +386,7 @@ const PRIVATE_KEY_PEM = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
 const PRIVATE_KEY_PROBLEM = 'give the public key, not a private key';
 
 /**
- * Reads `JWT_PUBLIC_KEY` (CONTRACT.md "Which routes need a session"): a PEM public key (SPKI
+ * Reads `JWT_PUBLIC_KEY` (docs/behaviour.md "Which routes need a session"): a PEM public key (SPKI
  * `-----BEGIN PUBLIC KEY-----`, PKCS#1 RSA or an X.509 certificate) of a kind of {@link KEY_ALGORITHMS}.
  * An RSA-PSS key accepts PS256/384/512, or only the PS algorithm of the hash it is restricted to.
  * A private key is refused: Node would derive the public key from it, and the BFF's signing key would
