@@ -142,9 +142,9 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   {
     variables: ['JWT_JWKS_URL', 'JWT_PUBLIC_KEY', 'JWT_SECRET'],
     defaultText: 'none',
-    accepts: 'http(s) URL of a JWKS, a PEM public key (RSA of 2048 bits or more, EC P-256/P-384/P-521, Ed25519), or an HMAC secret of at least 32 bytes (one of them)',
+    accepts: 'http(s) URL of a JWKS, a PEM public key, never a private one (RSA or RSA-PSS of 2048 bits or more, EC P-256/P-384/P-521, Ed25519), or an HMAC secret of at least 32 bytes (one of them)',
     meaning:
-      "the BFF's token-signing keys: a session token is then verified before any upstream call (signature: 401 `invalid_token`; expiry with 60 s leeway, except on refresh and logout: 401 `token_expired`). The algorithms follow the key: RSA → RS256/384/512 and PS256/384/512, EC → the ES algorithm of its curve, Ed25519 → EdDSA, `JWT_SECRET` → HS256/384/512, never `none`. The JWKS is fetched at start and again in the background after 10 minutes; the last key set serves while a fetch fails or hangs; an unknown `kid` refetches it at most once per 30 s. Only while no JWKS was ever fetched does a token pass unverified. Without them a token is checked for its form only",
+      "the BFF's token-signing keys: a session token is then verified before any upstream call (signature: 401 `invalid_token`; expiry with 60 s leeway, except on refresh and logout: 401 `token_expired`). The algorithms follow the key: RSA → RS256/384/512 and PS256/384/512, RSA-PSS → PS256/384/512, EC → the ES algorithm of its curve, Ed25519 → EdDSA, `JWT_SECRET` → HS256/384/512, never `none`. The JWKS is fetched at start and again in the background after 10 minutes; the last key set serves while a fetch fails or hangs; an unknown `kid` refetches it at most once per 30 s; when several keys match a token (no `kid`, or a shared one), each is tried. Only while no JWKS was ever fetched does a token pass unverified. Without them a token is checked for its form only",
   },
   { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
   {

@@ -6,8 +6,13 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { checkHostBindable, ConfigError, loadConfig, PACKAGE_VERSION } from '../src/config.js';
+import { checkHostBindable, ConfigError, KEY_ALGORITHMS, loadConfig, PACKAGE_VERSION, readTokenPublicKey } from '../src/config.js';
 import { problemsOf } from './helpers/config-problems.js';
+
+/** An RSA-PSS key pair restricted to `hash`, MGF1 `mgf1` and a salt of at least `saltLength` bytes (@types/node types the salt length as a string; Node takes a number). */
+function restrictedPss(hash: string, mgf1: string, saltLength: number): { publicKey: KeyObject; privateKey: KeyObject } {
+  return generateKeyPairSync('rsa-pss', { modulusLength: 2048, hashAlgorithm: hash, mgf1HashAlgorithm: mgf1, saltLength: saltLength as unknown as string });
+}
 
 
 /** What a production start needs (CONTRACT.md: the sandbox never starts in production). */
@@ -246,6 +251,68 @@ describe('CONTRACT.md configuration: every bad value stops the start with one li
       const problems = problemsOf(env);
       assert.equal(problems.length, 1, JSON.stringify(problems));
       assert.match(problems[0] ?? '', expected);
+    }
+  });
+
+  test('JWT_PUBLIC_KEY: an RSA-PSS public key is read as the RSA key jose verifies with; a private key of any form is refused', () => {
+    const pemOf = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
+    const pss = generateKeyPairSync('rsa-pss', { modulusLength: 2048 });
+    const pss256 = restrictedPss('sha256', 'sha256', 32);
+    // The PEM really is the id-RSASSA-PSS form (OID 1.2.840.113549.1.1.10), not rsaEncryption.
+    assert.ok(pss.publicKey.export({ type: 'spki', format: 'der' }).includes(Buffer.from('06092a864886f70d01010a', 'hex')));
+    const table: [string, KeyObject, readonly string[]][] = [
+      ['RSA-PSS', pss.publicKey, ['PS256', 'PS384', 'PS512']],
+      ['RSA-PSS restricted to SHA-256', pss256.publicKey, ['PS256']],
+      ['RSA', generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey, KEY_ALGORITHMS.rsa],
+      ['EC P-521', generateKeyPairSync('ec', { namedCurve: 'P-521' }).publicKey, ['ES512']],
+      ['Ed25519', generateKeyPairSync('ed25519').publicKey, ['EdDSA', 'Ed25519']],
+    ];
+    for (const [label, key, algorithms] of table) {
+      assert.deepEqual(loadConfig({ JWT_PUBLIC_KEY: pemOf(key) }).tokenKeys, { publicKeyPem: pemOf(key) }, label);
+      const read = readTokenPublicKey(pemOf(key));
+      assert.ok(!('problem' in read), label);
+      assert.deepEqual(read.algorithms, algorithms, label);
+      assert.equal(read.key.type, 'public');
+      // The same modulus and exponent: what jose gets is the key given, as an RSA key for an RSA-PSS one.
+      if (key.asymmetricKeyType === 'rsa-pss') {
+        assert.equal(read.key.asymmetricKeyType, 'rsa', label);
+        assert.deepEqual(read.key.asymmetricKeyDetails, { modulusLength: 2048, publicExponent: 65537n });
+        const rsaSpki = read.key.export({ type: 'spki', format: 'der' });
+        const pssSpki = key.export({ type: 'spki', format: 'der' });
+        assert.ok(pssSpki.includes(rsaSpki.subarray(rsaSpki.length - 270)), 'same RSAPublicKey');
+      }
+    }
+    const privatePems: [string, string][] = [
+      ['PKCS#8 RSA', generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()],
+      ['PKCS#8 RSA-PSS', pss.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()],
+      ['PKCS#1 RSA', generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()],
+      ['SEC 1 EC', generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'sec1', format: 'pem' }).toString()],
+      ['PKCS#8 Ed25519', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()],
+      [
+        'encrypted PKCS#8',
+        generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'x' }).toString(),
+      ],
+    ];
+    for (const [label, pem] of privatePems) {
+      for (const value of [pem, pem.replaceAll('\n', '\\n')]) {
+        assert.deepEqual(
+          problemsOf({ JWT_PUBLIC_KEY: value }),
+          ["JWT_PUBLIC_KEY: give the public key, not a private key (the proxy only verifies tokens; keep the BFF's signing key out of its environment)"],
+          label,
+        );
+      }
+    }
+    const sha1 = restrictedPss('sha1', 'sha1', 20).publicKey;
+    const mixed = restrictedPss('sha256', 'sha1', 32).publicKey;
+    const longSalt = restrictedPss('sha256', 'sha256', 64).publicKey;
+    for (const [key, says] of [
+      [sha1, 'restricted to sha1 with MGF1 sha1 and a salt of 20 bytes or more'],
+      [mixed, 'restricted to sha256 with MGF1 sha1 and a salt of 32 bytes or more'],
+      [longSalt, 'restricted to sha256 with MGF1 sha256 and a salt of 64 bytes or more'],
+    ] as const) {
+      assert.deepEqual(problemsOf({ JWT_PUBLIC_KEY: pemOf(key) }), [
+        `JWT_PUBLIC_KEY: expected an RSA or RSA-PSS (2048 bits or more), EC P-256/P-384/P-521 or Ed25519 public key in PEM (-----BEGIN PUBLIC KEY-----…), got an RSA-PSS key ${says}, which no PS256/384/512 signature meets`,
+      ]);
     }
   });
 

@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, test } from 'node:test';
-import { judgeAnswer, type RawAnswer, verdictOf } from '../src/doctor/checks.js';
+import { dedupeFindings, judgeAnswer, type RawAnswer, verdictOf } from '../src/doctor/checks.js';
+import { scrubText } from '../src/doctor/scrub.js';
 import { PROBES, type Probe, UNPROBED } from '../src/doctor/probes.js';
 import { ENDPOINT_LIST, endpointCodeFor } from '../src/errors/index.js';
 import { allRouteTables } from '../src/routes/index.js';
@@ -94,7 +95,11 @@ const CASES: Case[] = [
   { name: 'gzip that is not gzip', probe: listProbe, answer: { ...json({}), headers: { 'content-encoding': 'gzip' } }, verdict: 'fail', says: /not valid gzip data/ },
   { name: 'a small gzip body that inflates past the limit', probe: listProbe, answer: { ...json({}), headers: { 'content-encoding': 'gzip' }, body: gzipSync(Buffer.alloc(LIMIT * 4, 32)) }, verdict: 'fail', says: /inflates past 65536 bytes \(502 upstream_response_too_large\)/ },
   { name: 'an answer over the limit', probe: listProbe, answer: { ...json({}), overLimit: true }, verdict: 'fail', says: /over 65536 bytes: the proxy answers 502 upstream_response_too_large/ },
-  { name: 'an HTML page', probe: listProbe, answer: { status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<html>maintenance</html>'), overLimit: false }, verdict: 'fail', says: /not JSON \(Content-Type text\/html\)/ },
+  { name: 'an HTML page', probe: listProbe, answer: { status: 200, headers: { 'content-type': 'text/html' }, body: Buffer.from('<html>maintenance</html>'), overLimit: false }, verdict: 'fail', says: /^the body is an HTML page \(24 bytes\) \(Content-Type text\/html\)/ },
+  { name: 'HTML without its media type', probe: listProbe, answer: { status: 200, headers: { 'content-type': 'text/plain' }, body: Buffer.from('<!DOCTYPE html><p>x</p>'), overLimit: false }, verdict: 'fail', says: /^the body is an HTML page \(23 bytes\) \(Content-Type text\/plain\)/ },
+  { name: 'plain text that is not HTML', probe: listProbe, answer: { status: 200, headers: { 'content-type': 'text/plain' }, body: Buffer.from('ok'), overLimit: false }, verdict: 'fail', says: /^the body is not JSON \(Content-Type text\/plain\)/ },
+  { name: 'an HTML error page is described, not quoted', probe: listProbe, answer: { status: 502, headers: { 'content-type': 'text/html' }, body: Buffer.from('<html><title>Bad gateway</title></html>'), overLimit: false }, verdict: 'fail', says: /^a server error 502 with an HTML page \(39 bytes\) \(EP0143-EM\d{4}\)$/ },
+  { name: 'a JWT in a reason is not quoted', probe: listProbe, answer: json({ reason: 'bad eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI3In0.c2ln' }, undefined, 400), verdict: 'fail', says: /^400 with reason "bad \[redacted JWT\]"/ },
   { name: 'JSON labelled text/plain', probe: listProbe, answer: json({ data: [] }, { 'content-type': 'text/plain' }), verdict: 'warn', says: /Content-Type text\/plain on a JSON body/ },
   { name: 'application/problem+json is JSON', probe: listProbe, answer: json({}, { 'content-type': 'application/problem+json' }), verdict: 'pass' },
   { name: 'an empty success where the body is not needed', probe: listProbe, answer: { status: 200, headers: {}, body: Buffer.alloc(0), overLimit: false }, verdict: 'pass' },
@@ -121,4 +126,34 @@ describe('judging an answer', () => {
       if (c.says) assert.ok(findings.some((f) => c.says?.test(f.text)), `${c.says} in ${JSON.stringify(findings)}`);
     });
   }
+});
+
+describe('one finding per field', () => {
+  const f = (level: 'fail' | 'warn' | 'note', text: string) => ({ level, text });
+  const table: [string, ReturnType<typeof f>[], ReturnType<typeof f>[]][] = [
+    ['the shape check and the session check on user.id: the one that says why', [f('fail', 'user.id: missing'), f('fail', 'user.id: missing; the proxy needs it')], [f('fail', 'user.id: missing; the proxy needs it')]],
+    ['the worst level wins, at the place of the first', [f('note', 'a: x'), f('fail', 'b: y'), f('fail', 'a: shorter')], [f('fail', 'a: shorter'), f('fail', 'b: y')]],
+    ['identical texts without a field: once', [f('warn', 'Content-Encoding gzip although'), f('warn', 'Content-Encoding gzip although')], [f('warn', 'Content-Encoding gzip although')]],
+    ['different fields stay', [f('fail', 'user.id: missing'), f('fail', 'user.email: missing')], [f('fail', 'user.id: missing'), f('fail', 'user.email: missing')]],
+  ];
+  for (const [name, input, expected] of table) test(name, () => assert.deepEqual(dedupeFindings(input), expected));
+});
+
+describe('scrubbing what the doctor writes', () => {
+  const table: [string, string, string | undefined, string][] = [
+    ['the password as given', 'bad password Demo#2026 here', 'Demo#2026', 'bad password [redacted] here'],
+    ['the password escaped inside JSON', '{"password":"a\\"b\\\\c"}', 'a"b\\c', '{"password":"[redacted]"}'],
+    ['the password percent-encoded', 'login=x&password=a%20b%26', 'a b&', 'login=x&password=[redacted]'],
+    ['a JWS', 'token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI3In0.c2ln-x_y rejected', undefined, 'token [redacted JWT] rejected'],
+    ['a JWT without signature', 'eyJhbGciOiJub25lIn0.eyJzdWIiOiI3In0.', undefined, '[redacted JWT]'],
+    ['nothing to take out', 'user.id: missing', 'Demo#2026', 'user.id: missing'],
+    ['no password given', 'Demo#2026', undefined, 'Demo#2026'],
+  ];
+  for (const [name, text, password, expected] of table) test(name, () => assert.equal(scrubText(text, [password]), expected));
+  test('a reason that echoes the password is scrubbed before it is cut to 80 characters', () => {
+    const password = `pw-${'x'.repeat(70)}-end`;
+    const { findings } = judgeAnswer(listProbe, json({ reason: `invalid body: {"login":"qa@example.com","password":"${password}"}` }, undefined, 422), LIMIT, URL_OF, [password]);
+    assert.ok(findings.every((f) => !f.text.includes('xxxxx')), JSON.stringify(findings));
+    assert.match(findings[0]?.text ?? '', /"password":"\[redacted\]"/);
+  });
 });

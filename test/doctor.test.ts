@@ -31,9 +31,10 @@ const said = (report: DoctorReport, code: string, pattern: RegExp, path?: string
  * Runs the CLI (TypeScript through tsx) in a child process, without blocking this process (which serves
  * the BFF it probes); answers its exit code and output.
  */
-function cli(args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
+function cli(args: string[], env: Record<string, string> = {}): Promise<{ status: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/doctor/main.ts', ...args], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 }, (error, stdout, stderr) => {
+    const options = { cwd: ROOT, encoding: 'utf8' as const, timeout: 60_000, env: { ...process.env, ...env } };
+    execFile(process.execPath, ['--import', 'tsx', 'src/doctor/main.ts', ...args], options, (error, stdout, stderr) => {
       resolve({ status: error ? (typeof error.code === 'number' ? error.code : null) : 0, stdout, stderr });
     });
   });
@@ -87,7 +88,7 @@ describe('against the embedded sandbox', () => {
     const dir = mkdtempSync(join(tmpdir(), 'doctor-'));
     try {
       const out = join(dir, 'report.json');
-      const r = await cli(['--bff', sandbox.bffUrl, '--login', DEMO.login, '--password', DEMO.password, '--json', out]);
+      const r = await cli(['--bff', sandbox.bffUrl, '--login', DEMO.login, '--json', out], { DOCTOR_PASSWORD: DEMO.password });
       assert.equal(r.status, 0, r.stderr + r.stdout);
       assert.match(r.stdout, /^EP0003 +GET +\/auth\/user-profile\?check_spa_again=1 +200 +\d+ +pass$/m);
       assert.match(r.stdout, /exit 0: every required endpoint conforms/);
@@ -166,11 +167,14 @@ describe('against a BFF with known deviations', () => {
     assert.equal(report.exitCode, 1);
     assert.equal(report.sandbox, false);
     assert.equal(rowOf(report, 'EP0001').verdict, 'pass');
-    said(report, 'EP0003', /^user\.id: missing$/);
-    said(report, 'EP0003', /user\.id: missing; the proxy needs it/);
+    // One finding for the field, the one that says why (the shape check found it missing too).
+    assert.deepEqual(
+      rowOf(report, 'EP0003').findings.filter((f) => f.text.startsWith('user.id')).map((f) => f.text),
+      ["user.id: missing; the proxy needs it for the user's own upstream paths (/users/update/{id})"],
+    );
     assert.equal(rowOf(report, 'EP0034').verdict, 'warn');
     said(report, 'EP0034', /Content-Encoding gzip although the call asked for Accept-Encoding: identity/);
-    said(report, 'EP0141', /not JSON \(Content-Type text\/html\): the proxy answers 502 upstream_bad_response/);
+    said(report, 'EP0141', /^the body is an HTML page \(47 bytes\) \(Content-Type text\/html\): the proxy answers 502 upstream_bad_response$/);
     said(report, 'EP0032', /401 with reason "mystery_reason", which no 401 row of the EM table maps \(EP0032-EM0005\)/);
     said(report, 'EP0142', /over 65536 bytes: the proxy answers 502 upstream_response_too_large/);
     said(report, 'EP0090', /^deposit: expected array, got string$/);
@@ -210,7 +214,7 @@ describe('against a BFF with known deviations', () => {
   });
 
   test('the CLI exits 1 and prints the failing rows with their findings', async () => {
-    const r = await cli(['--bff', fake.url, '--login', DEMO.login, '--password', DEMO.password, '--max-bytes', '65536', '--timeout', '1000']);
+    const r = await cli(['--bff', fake.url, '--login', DEMO.login, '--max-bytes', '65536', '--timeout', '1000'], { DOCTOR_PASSWORD: DEMO.password });
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stdout, /^EP0141 +GET +\/casino-games\/home +200 +\d+ +FAIL$/m);
     assert.match(r.stdout, /exit 1: a required endpoint deviates/);

@@ -7,8 +7,10 @@
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { generateKeyPairSync, sign as cryptoSign } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { startRecordingUpstream } from './helpers/recording-upstream.js';
 
 const ENTRY = ['--import', 'tsx', 'src/server.ts'];
 
@@ -183,6 +185,39 @@ describe('npm start', () => {
     assert.match(lines[0] ?? '', /^BFF_BASE_URL: .*required with NODE_ENV=production/);
     assert.match(lines[1] ?? '', /^STICKER_API_URL: .*required with NODE_ENV=production/);
     assert.ok(!/sandbox login|listening/.test(proc.output()), 'no sandbox, no listener');
+  });
+
+  test('JWT_PUBLIC_KEY: an RSA-PSS public key starts the process and verifies PS256/384/512; a private key stops it, saying why', async () => {
+    const pss = generateKeyPairSync('rsa-pss', { modulusLength: 2048 });
+    const upstream = await startRecordingUpstream();
+    const proc = startProcess({ PORT: '0', BFF_BASE_URL: upstream.url, STICKER_API_URL: `${upstream.url}/sticker`, JWT_PUBLIC_KEY: pss.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+    try {
+      const base = await proc.address;
+      const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      for (const bits of [256, 384, 512]) {
+        const input = `${enc({ alg: `PS${bits}`, typ: 'JWT' })}.${enc({ sub: '7', exp: Math.floor(Date.now() / 1000) + 600 })}`;
+        const token = `${input}.${cryptoSign(`sha${bits}`, Buffer.from(input), { key: pss.privateKey, saltLength: bits / 8 }).toString('base64url')}`;
+        const good = await fetch(`${base}/api/user/last-casino-games`, { headers: { cookie: `access_token=${token}` } });
+        assert.equal(good.status, 200, `PS${bits}: ${await good.text()}`);
+        assert.equal(upstream.requests.at(-1)?.headers.authorization, `Bearer ${token}`);
+        const forged = await fetch(`${base}/api/user/last-casino-games`, { headers: { cookie: `access_token=${input}.${'A'.repeat(342)}` } });
+        assert.equal(forged.status, 401);
+        assert.equal(((await forged.json()) as { reason: string }).reason, 'invalid_token');
+      }
+    } finally {
+      proc.child.kill('SIGKILL');
+      await upstream.close();
+    }
+    for (const privateKey of [pss.privateKey, generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey]) {
+      const pem = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+      const refused = startProcess({ PORT: '0', JWT_PUBLIC_KEY: pem });
+      const [code] = await once(refused.child, 'close');
+      assert.equal(code, 1);
+      assert.deepEqual(refused.output().trim().split('\n'), [
+        "JWT_PUBLIC_KEY: give the public key, not a private key (the proxy only verifies tokens; keep the BFF's signing key out of its environment)",
+      ]);
+      assert.ok(!refused.output().includes(pem.split('\n')[1] ?? '-'), 'the key is not echoed');
+    }
   });
 
   test('HOST must be an address this machine can bind', async () => {

@@ -3,7 +3,8 @@
  * RS256/384/512 and PS256/384/512; EC → the ES algorithm of its own curve; Ed25519 → EdDSA;
  * `JWT_SECRET` → HS256/384/512; never `none`). Every algorithm × every key type (RSA 2048, EC P-256,
  * EC P-384, Ed25519 — each as `JWT_PUBLIC_KEY` and in a JWKS — and an HMAC secret), through the running
- * proxy over real sockets with a recording upstream:
+ * proxy over real sockets with a recording upstream (and, as `JWT_PUBLIC_KEY` only, RSA-PSS keys, one
+ * restricted to SHA-384, and EC P-521):
  * - an algorithm the key accepts: a good signature is the session (forwarded as the Bearer); a junk
  *   signature, a signature of another key, an unknown `kid` are 401 `invalid_token`; an expired token
  *   401 `token_expired`;
@@ -13,12 +14,17 @@
  * docs/hardening.md ("Forged tokens: the algorithm follows the key").
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync, type KeyObject, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomBytes, sign as cryptoSign } from 'node:crypto';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { KEY_ALGORITHMS, type TokenKeyKind } from '../src/session/token.js';
 import { publicJwk, type JwksServer, startJwksServer } from './helpers/jwks-server.js';
 import { type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
+
+/** An RSA-PSS key pair restricted to `hash`, MGF1 `mgf1` and a salt of at least `saltLength` bytes (@types/node types the salt length as a string; Node takes a number). */
+function restrictedPss(hash: string, mgf1: string, saltLength: number): { publicKey: KeyObject; privateKey: KeyObject } {
+  return generateKeyPairSync('rsa-pss', { modulusLength: 2048, hashAlgorithm: hash, mgf1HashAlgorithm: mgf1, saltLength: saltLength as unknown as string });
+}
 
 const SESSION_ROUTE = '/api/user/last-casino-games';
 const SESSION_UPSTREAM = '/bff/games/user-last-casino-games-dl';
@@ -40,17 +46,23 @@ interface BffKey {
   publicKey?: KeyObject;
   /** The proxy's variable for it (`JWT_PUBLIC_KEY` or `JWT_SECRET`). */
   env: Record<string, string>;
+  /** The algorithms it accepts when not all of its kind's (an RSA-PSS key restricted to one hash). */
+  accepted?: readonly string[];
 }
 
-function keyPair(name: string, kind: TokenKeyKind, pair: { publicKey: KeyObject; privateKey: KeyObject }): BffKey {
-  return { name, kind, signing: pair.privateKey, publicKey: pair.publicKey, env: { JWT_PUBLIC_KEY: pemOf(pair.publicKey) } };
+function keyPair(name: string, kind: TokenKeyKind, pair: { publicKey: KeyObject; privateKey: KeyObject }, accepted?: readonly string[]): BffKey {
+  return { name, kind, signing: pair.privateKey, publicKey: pair.publicKey, env: { JWT_PUBLIC_KEY: pemOf(pair.publicKey) }, ...(accepted ? { accepted } : {}) };
 }
 
 const SECRET = randomBytes(48).toString('base64url');
 const BFF_KEYS: BffKey[] = [
   keyPair('RSA 2048', 'rsa', generateKeyPairSync('rsa', { modulusLength: 2048 })),
+  // SPKI with the id-RSASSA-PSS identifier: unrestricted, and restricted to SHA-384 (PS384 only).
+  keyPair('RSA-PSS 2048', 'rsa-pss', generateKeyPairSync('rsa-pss', { modulusLength: 2048 })),
+  keyPair('RSA-PSS 2048 (SHA-384)', 'rsa-pss', restrictedPss('sha384', 'sha384', 48), ['PS384']),
   keyPair('EC P-256', 'ec:P-256', generateKeyPairSync('ec', { namedCurve: 'P-256' })),
   keyPair('EC P-384', 'ec:P-384', generateKeyPairSync('ec', { namedCurve: 'P-384' })),
+  keyPair('EC P-521', 'ec:P-521', generateKeyPairSync('ec', { namedCurve: 'P-521' })),
   keyPair('Ed25519', 'ed25519', generateKeyPairSync('ed25519')),
   { name: 'HMAC secret', kind: 'secret', signing: new TextEncoder().encode(SECRET), env: { JWT_SECRET: SECRET } },
 ];
@@ -75,6 +87,13 @@ function attackerKeyFor(alg: string): KeyObject | Uint8Array {
 }
 
 async function sign(alg: string, key: KeyObject | Uint8Array, kid: string | undefined, expiresInSeconds = 3600): Promise<string> {
+  if (!(key instanceof Uint8Array) && key.asymmetricKeyType === 'rsa-pss') {
+    // jose cannot sign with an RSA-PSS key object on Node 20 or 24: signed as a BFF on Node does it.
+    const hash = `sha${alg.slice(2)}`;
+    const input = `${enc({ alg, typ: 'JWT', ...(kid === undefined ? {} : { kid }) })}.${enc({ sub: '7', n: randomBytes(4).toString('hex'), iat: nowSeconds(), exp: nowSeconds() + expiresInSeconds })}`;
+    const signature = cryptoSign(hash, Buffer.from(input), { key, saltLength: Number(alg.slice(2)) / 8 });
+    return `${input}.${signature.toString('base64url')}`;
+  }
   return new SignJWT({ sub: '7', n: randomBytes(4).toString('hex') })
     .setProtectedHeader({ alg, typ: 'JWT', ...(kid === undefined ? {} : { kid }) })
     .setIssuedAt()
@@ -105,7 +124,8 @@ interface Source {
 
 const SOURCES: Source[] = [
   ...BFF_KEYS.map((key) => ({ label: `${key.name} as ${Object.keys(key.env)[0]}`, key, kid: undefined, jwks: false })),
-  ...BFF_KEYS.filter((key) => key.publicKey).map((key) => ({ label: `${key.name} in a JWKS`, key, kid: `bff-${key.kind}`, jwks: true })),
+  // A JWK has no RSA-PSS form: a JWKS publishes such a key as an RSA key (the RSA row).
+  ...BFF_KEYS.filter((key) => key.publicKey && key.kind !== 'rsa-pss').map((key) => ({ label: `${key.name} in a JWKS`, key, kid: `bff-${key.kind}`, jwks: true })),
 ];
 
 describe('the algorithm follows the key: every alg × key type through the proxy', () => {
@@ -147,7 +167,7 @@ describe('the algorithm follows the key: every alg × key type through the proxy
   }
 
   for (const source of SOURCES) {
-    const accepted: readonly string[] = KEY_ALGORITHMS[source.key.kind];
+    const accepted: readonly string[] = source.key.accepted ?? KEY_ALGORITHMS[source.key.kind];
     describe(source.label, () => {
       for (const alg of ALGORITHMS) {
         if (accepted.includes(alg)) {
@@ -186,7 +206,7 @@ describe('the algorithm follows the key: every alg × key type through the proxy
   }
 
   test('the table covers every kind of key and each kind accepts its algorithms only', () => {
-    assert.deepEqual(new Set(BFF_KEYS.map((k) => k.kind)), new Set(['rsa', 'ec:P-256', 'ec:P-384', 'ed25519', 'secret']));
+    assert.deepEqual(new Set(BFF_KEYS.map((k) => k.kind)), new Set(Object.keys(KEY_ALGORITHMS)));
     for (const algs of Object.values(KEY_ALGORITHMS)) {
       assert.ok(!(algs as readonly string[]).includes('none'));
       for (const alg of algs) assert.ok(ALGORITHMS.includes(alg), alg);

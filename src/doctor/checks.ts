@@ -17,6 +17,7 @@ import { Value } from '@sinclair/typebox/value';
 import { classifyError, getError, SESSION_FALLBACK_ERROR_CODE } from '../errors/index.js';
 import { isWellFormedJwt } from '../session/token.js';
 import type { Probe } from './probes.js';
+import { scrubText } from './scrub.js';
 
 /** How bad a finding is: `fail` breaks the proxy's use of the endpoint, `warn` the proxy absorbs, `note` informs. */
 export type FindingLevel = 'fail' | 'warn' | 'note';
@@ -179,6 +180,33 @@ export function shapeFindings(schema: TSchema, value: unknown): Finding[] {
   return findings;
 }
 
+/** A finding about one field of an answer: `user.id: missing`, `deposit: expected array, got string`. */
+const FIELD_FINDING = /^([A-Za-z0-9_$[\].-]+): /;
+
+/**
+ * One finding per field: when several findings name the same field (the shape check and a session
+ * check both find `user.id` missing), the worst is kept, and of equally bad ones the longest (the one
+ * that says why the proxy needs it), at the place of the first. Findings that name no field are kept
+ * once each.
+ */
+export function dedupeFindings(findings: readonly Finding[]): Finding[] {
+  const rank: Readonly<Record<FindingLevel, number>> = { fail: 2, warn: 1, note: 0 };
+  const kept = new Map<string, Finding>();
+  for (const f of findings) {
+    const key = FIELD_FINDING.exec(f.text)?.[1] ?? f.text;
+    const held = kept.get(key);
+    if (held === undefined) kept.set(key, f);
+    else if (rank[f.level] > rank[held.level] || (rank[f.level] === rank[held.level] && f.text.length > held.text.length)) kept.set(key, f);
+  }
+  return [...kept.values()];
+}
+
+/** Whether a body that is not JSON is an HTML page (by its media type, or its first characters). */
+function isHtml(contentType: string | undefined, text: string): boolean {
+  const type = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === 'text/html' || type === 'application/xhtml+xml' || /^\s*<(!doctype html|html[\s>])/i.test(text);
+}
+
 /** Checks a session token of a login or refresh answer: a well-formed JWT a cookie can carry. Never quotes the token. */
 export function tokenFindings(token: unknown): Finding[] {
   if (typeof token !== 'string' || token === '') return [fail('access_token: missing, so no session (502 upstream_bad_response)')];
@@ -194,8 +222,10 @@ export function tokenFindings(token: unknown): Finding[] {
  * @param answer - the answer as read, at most `limit` bytes
  * @param limit - `UPSTREAM_MAX_RESPONSE_BYTES`, in bytes
  * @param url - the URL called, for the classifier's EP code
+ * @param secrets - taken out of a quoted reason before it is cut to 80 characters (the password of a
+ *   run, which a BFF may echo), as JWT-like values always are ({@link scrubText})
  */
-export function judgeAnswer(probe: Probe, answer: RawAnswer, limit: number, url: string): Judgement {
+export function judgeAnswer(probe: Probe, answer: RawAnswer, limit: number, url: string, secrets: readonly (string | undefined)[] = []): Judgement {
   const findings: Finding[] = [];
   const { status } = answer;
   if (status >= 300 && status < 400) {
@@ -233,7 +263,8 @@ export function judgeAnswer(probe: Probe, answer: RawAnswer, limit: number, url:
       return { findings };
     }
     if (!parsed) {
-      findings.push(fail(`the body is not JSON (Content-Type ${contentType ?? 'none'}): the proxy answers 502 upstream_bad_response`));
+      const what = isHtml(contentType, text) ? `an HTML page (${body.length} bytes)` : 'not JSON';
+      findings.push(fail(`the body is ${what} (Content-Type ${contentType ?? 'none'}): the proxy answers 502 upstream_bad_response`));
       return { findings };
     }
     if (!isJsonMediaType(contentType)) {
@@ -246,7 +277,8 @@ export function judgeAnswer(probe: Probe, answer: RawAnswer, limit: number, url:
   // An error answer: what the browser SDK's classifier makes of it (spec 7.1-7.3).
   const { ref, errorCode, reason } = classifyError({ status, data: parsed ? json : undefined, rawBody: text, url, method: probe.method });
   const meaning = getError(errorCode)?.meaning ?? '';
-  const said = reason === null ? 'no reason' : `reason "${reason.slice(0, 80)}"`;
+  // An HTML error page is described, never quoted (its text is no reason, and may echo the request).
+  const said = !parsed && text.trim() !== '' && isHtml(contentType, text) ? `an HTML page (${body.length} bytes)` : reason === null ? 'no reason' : `reason "${scrubText(reason, secrets).slice(0, 80)}"`;
   if (status === 401 && errorCode === SESSION_FALLBACK_ERROR_CODE) {
     findings.push(fail(`401 with ${said}, which no 401 row of the EM table maps (${ref}): the front end can only show a generic session error`));
   } else if (status === 401 || status === 403) {

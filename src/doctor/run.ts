@@ -20,8 +20,9 @@
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
 import { buildPath, buildQuery } from '../upstream/paths.js';
-import { type Finding, judgeAnswer, type RawAnswer, tokenFindings, type Verdict, verdictOf } from './checks.js';
+import { dedupeFindings, type Finding, judgeAnswer, type RawAnswer, tokenFindings, type Verdict, verdictOf } from './checks.js';
 import { type Discovered, PROBES, type Probe, UNPROBED } from './probes.js';
+import { scrubText } from './scrub.js';
 
 /** Options of {@link runDoctor}. */
 export interface DoctorOptions {
@@ -88,6 +89,16 @@ export interface DoctorReport {
 
 /** Thrown by {@link runDoctor} for options it refuses (a write run against a BFF that is not a sandbox). */
 export class DoctorUsageError extends Error {}
+
+/**
+ * Thrown by {@link runDoctor} when the BFF cannot be reached at all: its first call failed to connect
+ * (refused, no such host, no route, connect time limit) before any answer. The message is one line
+ * naming the origin and the cause; nothing else was probed.
+ */
+export class DoctorUnreachableError extends Error {}
+
+/** Connection failures that mean nothing listens at the BFF URL (undici's and the system's codes). */
+const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
 
 const DEFAULTS = { probeTimeoutMs: 10_000, totalTimeoutMs: 120_000, maxBytes: 4 * 1024 * 1024, cookieName: 'access_token' };
 
@@ -171,6 +182,7 @@ function bodyOf(probe: Probe, found: Discoveries): string | undefined {
 /**
  * Probes the BFF and judges every answer (see the module comment).
  * @throws {@link DoctorUsageError} when `allowWrites` is set and the BFF is not a sandbox.
+ * @throws {@link DoctorUnreachableError} when the first call cannot connect (nothing listens at the URL).
  */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const probeTimeoutMs = options.probeTimeoutMs ?? DEFAULTS.probeTimeoutMs;
@@ -196,10 +208,16 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       );
     }
 
-    /** Records the row of `probe`: its identity and target, and what came of it. */
+    /**
+     * Records the row of `probe`: its identity and target, and what came of it; its findings one per
+     * field ({@link dedupeFindings}) and without the password or any JWT-like value ({@link scrubText}).
+     */
     const record = (probe: Probe, path: string, outcome: Pick<DoctorRow, 'status' | 'latencyMs' | 'verdict' | 'findings'> & { ref?: string }): void => {
-      results.set(probe, { code: probe.code, method: probe.method, path, kind: probe.kind, required: probe.required, ...outcome });
+      const findings = dedupeFindings(outcome.findings).map((f) => ({ level: f.level, text: scrubText(f.text, [options.password]) }));
+      results.set(probe, { code: probe.code, method: probe.method, path, kind: probe.kind, required: probe.required, ...outcome, findings });
     };
+    /** Whether any call got an answer yet (a connection failure before that is an unreachable BFF). */
+    let answered = false;
 
     const skip = (probe: Probe, why: string, level: 'skip' | 'fail' = 'skip'): void => {
       const { path, query } = target(probe, found);
@@ -248,6 +266,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
         answer = { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), overLimit };
       } catch (error) {
         const e = error as { name?: string; code?: string; message?: string };
+        if (!answered && UNREACHABLE_CODES.has(e.code ?? '')) {
+          throw new DoctorUnreachableError(`the BFF at ${base.origin} cannot be reached (${e.code}): nothing was probed; check --bff and that the BFF is running`);
+        }
         const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError' || (e.code ?? '').includes('TIMEOUT');
         const text = timedOut
           ? `no answer within ${probeTimeoutMs} ms (the proxy answers 504 upstream_timeout)`
@@ -255,8 +276,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
         record(probe, path + query, { status: null, latencyMs: Math.round(performance.now() - t0), verdict: 'fail', findings: [{ level: 'fail', text }] });
         return undefined;
       }
+      answered = true;
       const latencyMs = Math.round(performance.now() - t0);
-      const judged = judgeAnswer(probe, answer, maxBytes, url);
+      const judged = judgeAnswer(probe, answer, maxBytes, url, [options.password]);
       const findings = [...judged.findings];
       if (judged.json !== undefined && answer.status >= 200 && answer.status < 300 && extra) findings.push(...extra(judged.json));
       record(probe, path + query, { status: answer.status, latencyMs, verdict: verdictOf(findings), findings, ...(judged.ref ? { ref: judged.ref } : {}) });
@@ -276,7 +298,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     // 2. The doctor's own session: login, profile, the reads, [the writes], refresh, logout.
     const sessionRows = PROBES.filter((p) => p.session || p.kind === 'session');
     if (options.login === undefined || options.password === undefined) {
-      for (const p of sessionRows) if (p.kind === 'read' || p.kind === 'session') skip(p, 'not probed: no --login and --password');
+      for (const p of sessionRows) if (p.kind === 'read' || p.kind === 'session') skip(p, 'not probed: no --login (with its password)');
     } else {
       await probeOne(byCode('EP0001'), (json) => {
         const answer = json as { access_token?: unknown; expires_in?: unknown; type?: unknown };

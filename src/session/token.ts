@@ -13,10 +13,11 @@
  *
  * @module
  */
-import { createPublicKey, type KeyObject } from 'node:crypto';
+import type { KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { Agent, request } from 'undici';
+import { KEY_ALGORITHMS, readTokenPublicKey, type TokenPublicKey } from '../config.js';
 import { tokenKey } from './hash.js';
 
 /** Longest session cookie value read as a token, in characters (a larger value is no session). */
@@ -25,31 +26,7 @@ export const MAX_TOKEN_LENGTH = 8192;
 /** Clock leeway of the `exp` (and `nbf`) check, in seconds (CONTRACT.md "Configuration"). */
 export const EXPIRY_LEEWAY_SECONDS = 60;
 
-/**
- * The signature algorithms each kind of key accepts (CONTRACT.md "Which routes need a session"):
- * RSA → RS256/384/512 and PS256/384/512 (an RSA-PSS key: PS only); EC → the ES algorithm of the
- * key's own curve; Ed25519 → EdDSA (and its fully specified name `Ed25519`, RFC 9864);
- * `JWT_SECRET` → HS256/384/512. Never `none`.
- */
-export const KEY_ALGORITHMS = {
-  rsa: ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512'],
-  'rsa-pss': ['PS256', 'PS384', 'PS512'],
-  'ec:P-256': ['ES256'],
-  'ec:P-384': ['ES384'],
-  'ec:P-521': ['ES512'],
-  ed25519: ['EdDSA', 'Ed25519'],
-  secret: ['HS256', 'HS384', 'HS512'],
-} as const satisfies Record<string, readonly string[]>;
-
-/** A kind of key of {@link KEY_ALGORITHMS}. */
-export type TokenKeyKind = keyof typeof KEY_ALGORITHMS;
-
-/** Node's names of the EC curves a token key may use, by their JOSE names. */
-const EC_CURVES: Readonly<Record<string, TokenKeyKind>> = {
-  prime256v1: 'ec:P-256',
-  secp384r1: 'ec:P-384',
-  secp521r1: 'ec:P-521',
-};
+export { KEY_ALGORITHMS, keyKindOf, type TokenKeyKind } from '../config.js';
 
 /**
  * The algorithms a JWKS may be used with: every asymmetric one of {@link KEY_ALGORITHMS} (a published
@@ -57,19 +34,6 @@ const EC_CURVES: Readonly<Record<string, TokenKeyKind>> = {
  * and the key's own `alg` (`createLocalJWKSet`), so the algorithm still follows the key.
  */
 export const JWKS_ALGORITHMS: readonly string[] = [...new Set(Object.entries(KEY_ALGORITHMS).flatMap(([kind, algs]) => (kind === 'secret' ? [] : algs)))];
-
-/**
- * The kind of a public key ({@link KEY_ALGORITHMS}), or `undefined` for a key no session token may be
- * signed with (an RSA key under 2,048 bits, an EC key of another curve, Ed448, X25519, DSA…).
- */
-export function keyKindOf(key: KeyObject): TokenKeyKind | undefined {
-  const type = key.asymmetricKeyType;
-  const details = key.asymmetricKeyDetails;
-  if (type === 'rsa' || type === 'rsa-pss') return (details?.modulusLength ?? 0) >= 2048 ? type : undefined;
-  if (type === 'ec') return EC_CURVES[details?.namedCurve ?? ''];
-  if (type === 'ed25519') return 'ed25519';
-  return undefined;
-}
 
 /** How long a fetched JWKS serves before it is fetched again in the background, in milliseconds (10 minutes). */
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
@@ -155,14 +119,15 @@ export interface TokenVerifierEvents {
 }
 
 /**
- * Reads a PEM public key (SPKI `-----BEGIN PUBLIC KEY-----`, PKCS#1 RSA or an X.509 certificate).
+ * Reads a PEM public key for verification ({@link readTokenPublicKey}: SPKI `-----BEGIN PUBLIC KEY-----`,
+ * PKCS#1 RSA or an X.509 certificate; an RSA-PSS key as the RSA key jose verifies PS algorithms with).
  * Literal `\n` sequences count as line breaks (a PEM written on one line of an environment file).
- * @throws Error when the text is not a public key.
+ * @throws Error saying why when the text is not a public key a token may be signed with (a private key among them).
  */
-export function readPublicKey(pem: string): KeyObject {
-  const key = createPublicKey(pem.includes('\\n') ? pem.replaceAll('\\n', '\n') : pem);
-  if (key.type !== 'public') throw new Error('not a public key');
-  return key;
+export function readPublicKey(pem: string): TokenPublicKey {
+  const read = readTokenPublicKey(pem.includes('\\n') ? pem.replaceAll('\\n', '\n') : pem);
+  if ('problem' in read) throw new Error(`JWT_PUBLIC_KEY: ${read.problem}`);
+  return read;
 }
 
 /** Waits for `promise` at most `ms` milliseconds; `undefined` when the time ran out first. */
@@ -298,7 +263,8 @@ export class JwksKeys {
  * Verifies session tokens with the BFF's keys (CONTRACT.md "Which routes need a session"): a PEM
  * public key or an HMAC secret, with the algorithms of {@link KEY_ALGORITHMS} for that key; or a
  * JWKS ({@link JwksKeys}, fetched at once), with {@link JWKS_ALGORITHMS}, each token checked against
- * the key of the set its header names. A request waits on the JWKS only when its `kid` is unknown or
+ * the key of the set its header names, or against each matching key when several match (a set in
+ * rotation: no `kid`, or a shared one). A request waits on the JWKS only when its `kid` is unknown or
  * no set was ever fetched, and then at most {@link JWKS_WAIT_MS}.
  */
 export class TokenVerifier {
@@ -311,16 +277,14 @@ export class TokenVerifier {
    * @param keys - exactly one of `jwksUrl`, `publicKeyPem`, `secret`.
    * @param events - told when a token passes unverified and when a JWKS fetch fails.
    * @param now - clock of the JWKS's age and of the time between fetches, in epoch milliseconds (not of the tokens' `exp`).
-   * @throws Error when none is set, the PEM is not a public key, or its kind accepts no algorithm ({@link keyKindOf}).
+   * @throws Error when none is set, or the PEM is not a public key a token may be signed with ({@link readPublicKey}).
    */
   constructor(keys: TokenKeys, events: TokenVerifierEvents = {}, now: () => number = () => Date.now()) {
     this.#events = events;
     if (keys.publicKeyPem !== undefined) {
-      const key = readPublicKey(keys.publicKeyPem);
-      const kind = keyKindOf(key);
-      if (kind === undefined) throw new Error(`a ${key.asymmetricKeyType ?? 'unknown'} key cannot verify session tokens`);
+      const { key, algorithms } = readPublicKey(keys.publicKeyPem);
       this.#key = key;
-      this.#algorithms = KEY_ALGORITHMS[kind];
+      this.#algorithms = algorithms;
     } else if (keys.secret !== undefined) {
       this.#key = new TextEncoder().encode(keys.secret);
       this.#algorithms = KEY_ALGORITHMS.secret;
@@ -366,19 +330,67 @@ export class TokenVerifier {
     await this.#jwks?.close();
   }
 
-  /** One check with jose: the verdict, or {@link NO_MATCHING_KEY} when a key set holds no key for the token's header. */
+  /**
+   * One check with jose: the verdict, or {@link NO_MATCHING_KEY} when a key set holds no key for the
+   * token's header. When several keys of the set match the header (no `kid`, or a `kid` shared while
+   * keys rotate), jose names them all (`ERR_JWKS_MULTIPLE_MATCHING_KEYS`, whose error iterates over the
+   * matching keys of the algorithm's key type): each is tried in the set's order, at most
+   * {@link MAX_MATCHING_KEYS}; the token is `valid` when one verifies it, `token_expired` when one
+   * verifies its signature but `exp` has passed, `invalid_token` when none does.
+   */
   async #attempt(token: string, acceptExpired: boolean, key: KeyObject | Uint8Array | JWTVerifyGetKey): Promise<TokenCheck | typeof NO_MATCHING_KEY> {
-    const algorithms = this.#algorithms as string[];
     try {
-      if (acceptExpired) await compactVerify(token, key as KeyObject, { algorithms });
-      else await jwtVerify(token, key as KeyObject, { algorithms, clockTolerance: EXPIRY_LEEWAY_SECONDS });
-      return 'valid';
+      return await this.#check(token, acceptExpired, key);
     } catch (error) {
-      const code = (error as { code?: unknown } | null)?.code;
+      const code = errorCode(error);
       if (code === 'ERR_JWKS_NO_MATCHING_KEY') return NO_MATCHING_KEY;
-      return code === 'ERR_JWT_EXPIRED' ? 'token_expired' : 'invalid_token';
+      if (code !== 'ERR_JWKS_MULTIPLE_MATCHING_KEYS' || !isAsyncIterable(error)) return verdictOf(code);
+      let verdict: TokenCheck = 'invalid_token';
+      let tried = 0;
+      for await (const candidate of error) {
+        if (++tried > MAX_MATCHING_KEYS) break;
+        try {
+          return await this.#check(token, acceptExpired, candidate as CryptoKey);
+        } catch (failure) {
+          if (verdictOf(errorCode(failure)) === 'token_expired') verdict = 'token_expired';
+        }
+      }
+      return verdict;
     }
   }
+
+  /**
+   * jose's verification with one key or key set: resolves `valid`.
+   * @throws jose's error (an expiry is `ERR_JWT_EXPIRED`, thrown only once the signature held).
+   */
+  async #check(token: string, acceptExpired: boolean, key: KeyObject | CryptoKey | Uint8Array | JWTVerifyGetKey): Promise<'valid'> {
+    const algorithms = this.#algorithms as string[];
+    if (acceptExpired) await compactVerify(token, key as KeyObject, { algorithms });
+    else await jwtVerify(token, key as KeyObject, { algorithms, clockTolerance: EXPIRY_LEEWAY_SECONDS });
+    return 'valid';
+  }
+}
+
+/**
+ * Most keys of a JWKS tried for one token when several match its header (a set in rotation holds
+ * two or three): a token cannot make the proxy run more signature checks than this, whatever the
+ * size of the published set.
+ */
+export const MAX_MATCHING_KEYS = 8;
+
+/** The `code` of a jose error (`undefined` for anything else). */
+function errorCode(error: unknown): unknown {
+  return (error as { code?: unknown } | null)?.code;
+}
+
+/** The verdict of a failed check: an expiry (the signature held) or `invalid_token`. */
+function verdictOf(code: unknown): TokenCheck {
+  return code === 'ERR_JWT_EXPIRED' ? 'token_expired' : 'invalid_token';
+}
+
+/** Whether `value` can be read with `for await` (jose's `JWKSMultipleMatchingKeys` can). */
+function isAsyncIterable(value: unknown): value is AsyncIterable<unknown> {
+  return typeof (value as { [Symbol.asyncIterator]?: unknown } | null)?.[Symbol.asyncIterator] === 'function';
 }
 
 /** The `alg` of a token's header ('' when it has none or cannot be read). */
