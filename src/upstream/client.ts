@@ -17,6 +17,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { type Dispatcher, interceptors, Pool } from 'undici';
 import { endpointCodeFor } from '../errors/index.js';
+import { answerFraming } from './answer-framing.js';
 import { type CallOutcome, type CircuitListener, EndpointGuard, type GuardLimits, type ResilienceObserver, type Ticket } from './endpoint-guard.js';
 import { CIRCUIT_FAILURES, toUpstreamError, UpstreamError } from './errors.js';
 import { buildQuery, type QueryValue } from './paths.js';
@@ -238,7 +239,8 @@ export class PoolRegistry {
    * `deflate`, `br` (and `zstd` where the runtime has it), whatever the status, and stops a decoded
    * body at {@link maxResponseBytes} (`upstream_response_too_large`, decoded no further); the pool
    * itself stops the received bytes at the same size. A coding it does not know stays in
-   * `Content-Encoding`, and the calls refuse such an answer.
+   * `Content-Encoding`, and the calls refuse such an answer. Before the decoding, interim 1xx answers
+   * are dropped and an answer without content loses its coding (`answer-framing.ts`).
    */
   get(origin: string, priority = false): Dispatcher {
     const key = priority ? `${origin} priority` : origin;
@@ -254,7 +256,7 @@ export class PoolRegistry {
         bodyTimeout: this.#timeoutMs,
         connectTimeout: Math.min(this.#timeoutMs, 10_000),
         maxResponseSize: limit,
-      }).compose(decompression(limit));
+      }).compose(answerFraming(), decompression(limit));
       this.#pools.set(key, pool);
     }
     return pool;
