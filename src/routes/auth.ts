@@ -202,6 +202,7 @@ export const authRoutes: readonly RouteSpec[] = [
     upstream: [bff('POST', '/auth/logout')],
     evictsProfile: false,
     acceptsExpiredToken: true,
+    alwaysSucceeds: true,
     handler: (ctx) => logout(ctx, '/auth/logout'),
   }),
   route({
@@ -213,6 +214,7 @@ export const authRoutes: readonly RouteSpec[] = [
     upstream: [bff('POST', '/auth/logout-auto')],
     evictsProfile: false,
     acceptsExpiredToken: true,
+    alwaysSucceeds: true,
     handler: (ctx) => logout(ctx, '/auth/logout-auto'),
   }),
   route({
