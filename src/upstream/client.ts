@@ -462,7 +462,7 @@ export class UpstreamService {
     retryGuard: EndpointGuard | undefined,
     bodySource?: BodySource,
   ): Promise<UpstreamResponse> {
-    const call = new BufferedCall();
+    const call = new BufferedCall(this.#pools.maxResponseBytes);
     const started = performance.now();
     const answer = call.start(timeoutMs, signal);
     const body = options.body;
@@ -669,6 +669,12 @@ class BufferedCall implements Dispatcher.DispatchHandler {
   answerStarted = false;
   /** For a streamed request body with a {@link BodySource}: whether it is waiting on its source (read at the time limit). */
   bodyStarved: (() => boolean) | undefined;
+  /** Largest answer accepted, in bytes: a declared `Content-Length` over it is refused at once. */
+  readonly #maxBytes: number;
+
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
 
   /**
    * The promise of the answer; the call fails with `upstream_timeout` after `timeoutMs`, and with
@@ -718,6 +724,8 @@ class BufferedCall implements Dispatcher.DispatchHandler {
     this.#headers = headers;
     // Decoded by the pool's interceptor when it could be; a coding left here is one nobody can read.
     if (!isDecodedCoding(headers['content-encoding'])) this.fail(unknownCoding());
+    // A declared length over the limit is refused before its body is waited for (as the streamed calls do).
+    else if (Number(headers['content-length']) > this.#maxBytes) this.fail(new UpstreamError('upstream_response_too_large'));
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
