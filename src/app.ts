@@ -15,6 +15,7 @@ import { body, JSON_BODY_LIMIT } from './pipeline/body.js';
 import { createClientErrors, SERVER_TIMEOUTS, type ServerTimeouts } from './pipeline/client-errors.js';
 import { csrf } from './pipeline/csrf.js';
 import { createDrain } from './pipeline/drain.js';
+import { alwaysSucceeds } from './pipeline/always-succeeds.js';
 import { errorRef } from './pipeline/error-ref.js';
 import { errors } from './pipeline/errors.js';
 import { createHealthListener, type HealthListener, health } from './pipeline/health.js';
@@ -146,6 +147,8 @@ export async function createServer(
   await app.register(body);
   await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
   await app.register(errors);
+  // After the error handler's answers, before X-Error-Ref (onSend hooks run in the order they were added).
+  await app.register(alwaysSucceeds, { config: cfg });
   await app.register(errorRef);
   // The API reference exists outside production only; its modules (the document builder, the
   // OpenAPI generator, the reference page) are not even loaded in production.

@@ -372,7 +372,7 @@ export interface SuccessDoc {
   readonly session?: SessionEffect;
   /** A request body the handler checks itself (a row with several methods, a multipart upload). */
   readonly requestBody?: { readonly mediaType: string; readonly schema: TSchema; readonly optional?: boolean };
-  /** The operation answers 200 whatever its upstream does (logout): no upstream failure reaches the client. */
+  /** The operation answers 200 whatever its upstream does and whatever the proxy refused on the way (logout, spec 5.5): no upstream failure, body, media-type or rate-limit refusal reaches the client. */
   readonly alwaysSucceeds?: boolean;
   /**
    * Answered from the shared catalogue cache when not forwarded with a session (spec 4.6 "cacheable"):

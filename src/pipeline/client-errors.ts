@@ -4,9 +4,15 @@
  * Fastify routes them — malformed requests (400), headers over 16 KiB (431), too slow (408), a
  * malformed escape or an over-long path parameter (400). Such answers never echo the request.
  *
+ * Two requests Node's parser lets through are refused by the step's first `onRequest` hook, with the
+ * envelope, `X-Error-Ref` and `Connection: close`: a request line without an HTTP version (HTTP/0.9
+ * style, `GET /path` alone, which llhttp also reads out of a line cut by a bare LF), 400; and an
+ * HTTP/1.1 request without `Host` (RFC 9112 §3.2), 400 — Node's own check (`requireHostHeader`)
+ * answers a bare 400 without a body, so it is turned off and made here.
+ *
  * @module
  */
-import { STATUS_CODES } from 'node:http';
+import { type IncomingMessage, STATUS_CODES } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
@@ -92,12 +98,23 @@ function answerClientError(this: FastifyInstance, error: Error & { code?: string
   socket.destroy();
 }
 
+/**
+ * Why a request Node's parser accepted is refused (see the module documentation), or `undefined`
+ * when it is not: a version other than HTTP/1.x (a request line without one is read as HTTP/0.9), or
+ * HTTP/1.1 without a `Host` header (HTTP/1.0 may omit it).
+ */
+export function protocolRefusal(raw: Pick<IncomingMessage, 'httpVersionMajor' | 'httpVersionMinor' | 'headers'>): string | undefined {
+  if (raw.httpVersionMajor !== 1) return 'The request line has no HTTP/1.x version';
+  if (raw.httpVersionMinor !== 0 && raw.headers.host === undefined) return 'The request has no Host header';
+  return undefined;
+}
+
 /** The client-error step of one app: Fastify constructor options and the plugin that completes them. */
 export interface ClientErrors {
   readonly options: Pick<
     FastifyServerOptions,
     'requestTimeout' | 'connectionTimeout' | 'keepAliveTimeout' | 'frameworkErrors' | 'clientErrorHandler'
-  > & { http: { connectionsCheckingInterval: number } };
+  > & { http: { connectionsCheckingInterval: number; requireHostHeader: false } };
   readonly plugin: FastifyPluginAsync;
 }
 
@@ -116,7 +133,8 @@ export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial
       requestTimeout: t.requestTimeoutMs,
       connectionTimeout: t.connectionTimeoutMs,
       keepAliveTimeout: keepAliveTimeoutMs,
-      http: { connectionsCheckingInterval: t.checkIntervalMs },
+      // The Host check is the plugin's hook, which answers the envelope (see the module documentation).
+      http: { connectionsCheckingInterval: t.checkIntervalMs, requireHostHeader: false },
       // A malformed escape or an over-long path parameter is refused by the router before any hook:
       // answer the envelope (spec 7.4) with the usual headers, never Fastify's body that echoes the path.
       // Such an answer skips the hooks (no onSend, no completion line): its reference and its line are made here.
@@ -137,6 +155,14 @@ export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial
     plugin: fp(
       async (app: FastifyInstance) => {
         app.server.headersTimeout = t.headersTimeoutMs;
+        app.addHook('onRequest', (request, reply, done) => {
+          const refusal = protocolRefusal(request.raw);
+          if (refusal === undefined) {
+            done();
+            return;
+          }
+          reply.header('connection', 'close').code(400).send(envelope('invalid_request', refusal));
+        });
       },
       { name: 'client-errors' },
     ),

@@ -382,14 +382,17 @@ function errorAnswers(
       ENVELOPE,
     ));
   }
-  if (stateChanging) {
+  // A route that always succeeds (logout, spec 5.5) answers its success where the proxy refuses a body,
+  // a media type or a rate limit (`pipeline/always-succeeds.ts`).
+  const refusable = doc?.alwaysSucceeds !== true;
+  if (stateChanging && refusable) {
     const limit = facts?.bodyLimit ?? JSON_BODY_LIMIT;
     out['413'] = share(`PayloadTooLarge${bytes(limit).replace(' ', '')}`, errorAnswer(`\`payload_too_large\`: the body is over ${bytes(limit)}.`, ENVELOPE));
     const types = facts?.contentTypes ?? ['application/json'];
     const name = `UnsupportedMediaType${types.includes('application/json') ? '' : 'ForUpload'}`;
     out['415'] = share(name, errorAnswer(`\`unsupported_media_type\`: a body that is not ${types.map((t) => `\`${t}\``).join(' or ')}; nothing is sent upstream.`, ENVELOPE));
   }
-  if (api) {
+  if (api && refusable) {
     out['429'] = share('RateLimited', errorAnswer('`rate_limited`: a request limit of the proxy (`RATE_LIMIT_*`); nothing is sent upstream. `Retry-After` says when to try again.', ENVELOPE, RETRY_AFTER_HEADER));
   }
   if (upstream) {

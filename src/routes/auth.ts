@@ -231,6 +231,7 @@ export const authRoutes: readonly RouteSpec[] = [
     upstream: [bff('POST', '/auth/logout')],
     evictsProfile: false,
     acceptsExpiredToken: true,
+    alwaysSucceeds: true,
     handler: (ctx) => logout(ctx, '/auth/logout'),
   }),
   route({
@@ -242,6 +243,7 @@ export const authRoutes: readonly RouteSpec[] = [
     upstream: [bff('POST', '/auth/logout-auto')],
     evictsProfile: false,
     acceptsExpiredToken: true,
+    alwaysSucceeds: true,
     handler: (ctx) => logout(ctx, '/auth/logout-auto'),
   }),
   route({

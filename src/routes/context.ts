@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { badResponse, JSON_CONTENT_TYPE, type ProxyAnswer } from '../envelope.js';
 import { readSessionToken } from '../session/cookie.js';
 import type { SessionCaches } from '../session/identity.js';
-import { MIN_REDACTED_TOKEN_LENGTH, redactEscapedJson, redactText } from '../session/redact.js';
+import { redactBody, redactText, sentCookieValues } from '../session/redact.js';
 import type { CacheReadObserver, CacheRegistry } from '../state/caches.js';
 import type { AppState } from '../state/index.js';
 import type { UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
@@ -52,8 +52,9 @@ export const NO_METRICS: ProxyMetrics = Object.freeze({
 /**
  * What a handler gets: the validated input, the session token and upstream calls that carry the
  * proxy's headers (`Authorization: Bearer <jwt>` when a session is present, the incoming `Cookie`
- * header (spec 1.3), the request id and the client's address; headers sent by the browser never
- * override these).
+ * header without the session cookie (spec 1.3; docs/behaviour.md "Upstream requests": the token
+ * travels only as the Bearer of an accepted session), the request id and the client's address;
+ * headers sent by the browser never override these).
  */
 export interface RouteContext<B = unknown, Q = unknown, P = unknown> extends UpstreamCaller {
   readonly request: FastifyRequest;
@@ -62,6 +63,12 @@ export interface RouteContext<B = unknown, Q = unknown, P = unknown> extends Ups
   readonly query: Q;
   readonly params: P;
   readonly deps: AppDeps;
+  /**
+   * Every value the browser sent as the session cookie (accepted or refused: expired, forged,
+   * malformed), as sent and as decoded; redacted from every answer body and header
+   * (docs/behaviour.md "Session cookie"). Empty when the request carries no session cookie.
+   */
+  readonly secrets: readonly string[];
   /**
    * The route's `config` as `registerRoutes` declared it (auth need, upstream rows, cache control…):
    * the same values as `request.routeOptions.config`, which builds a new object on every read.
@@ -94,6 +101,11 @@ export class RequestContext implements RouteContext {
   }
   get requestId(): string {
     return this.request.id;
+  }
+  #secrets: readonly string[] | undefined;
+  get secrets(): readonly string[] {
+    this.#secrets ??= sentCookieValues(this.request.headers.cookie, this.deps.config.sessionCookieName);
+    return this.#secrets;
   }
   call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null; shared?: boolean }): Promise<UpstreamResponse> {
     const upstream = this.deps.services[service];
@@ -145,9 +157,33 @@ export class RequestContext implements RouteContext {
     if (lang) headers['accept-language'] = lang.slice(0, 128);
     const jwt = bearer === undefined ? this.token : bearer;
     if (jwt) headers.authorization = `Bearer ${jwt}`;
-    if (request.headers.cookie && (service === 'bff' || jwt)) headers.cookie = request.headers.cookie;
+    const cookie = request.headers.cookie;
+    if (cookie && (service === 'bff' || jwt)) {
+      const others = withoutCookie(cookie, this.deps.config.sessionCookieName);
+      if (others) headers.cookie = others;
+    }
     return headers;
   }
+}
+
+/**
+ * A `Cookie` header without any pair named `name` (the session cookie, which travels only as the
+ * Bearer of an accepted session: docs/behaviour.md "Upstream requests"); the other pairs unchanged
+ * and in order; `''` when none is left. A header without `name` is returned as it is.
+ *
+ * @example withoutCookie('theme=dark; access_token=eyJ…; _ga=GA1', 'access_token') // 'theme=dark; _ga=GA1'
+ */
+export function withoutCookie(header: string, name: string): string {
+  if (!header.includes(name)) return header;
+  return header
+    .split(';')
+    .filter((pair) => {
+      const at = pair.indexOf('=');
+      return (at < 0 ? pair : pair.slice(0, at)).trim() !== name;
+    })
+    .map((pair) => pair.trim())
+    .filter((pair) => pair !== '')
+    .join('; ');
 }
 
 /**
@@ -168,9 +204,10 @@ export function forwardedFor(request: FastifyRequest): string {
 
 /**
  * Sends a handler's answer: its status; the route's `Cache-Control` on success; a JSON body serialised
- * (a buffer or text as it is, with the upstream's content type). The session JWT is removed from the
- * body (also when a JSON body writes it with `\u` escapes) and from the content type, whatever the
- * upstream sent (CONTRACT.md "Session cookie").
+ * (a buffer or text as it is, with the upstream's content type). Every value the browser sent as the
+ * session cookie (`ctx.secrets`: the accepted JWT, or a refused one) is removed from the body (also
+ * when a JSON body writes it with `\u` escapes) and from the headers, whatever the upstream sent
+ * (docs/behaviour.md "Session cookie").
  */
 export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteContext): FastifyReply {
   let body = answer.body;
@@ -185,7 +222,7 @@ export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteC
     // The only header a buffered answer takes from the upstream: the JWT never appears in a response
     // header other than the session cookie. Streamed answers go through `sendRedactedStream`, which
     // checks every header.
-    reply.type(redactText(answer.contentType, ctx.token));
+    reply.type(redactText(answer.contentType, ctx.secrets));
   }
   reply.code(answer.status);
   if (answer.status < 400) {
@@ -194,20 +231,11 @@ export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteC
   }
   const headers = answer.headers;
   if (headers !== undefined) {
-    for (const name in headers) if (!reply.hasHeader(name)) reply.header(name, redactText(headers[name] as string, ctx.token));
+    for (const name in headers) if (!reply.hasHeader(name)) reply.header(name, redactText(headers[name] as string, ctx.secrets));
   }
   if (body === null) return reply.send();
   // A cookie value too short to be a credential ("a", "1") is not redacted: it would mangle the body.
-  const token = ctx.token;
-  if (token && token.length >= MIN_REDACTED_TOKEN_LENGTH) {
-    if (Buffer.isBuffer(body) ? body.includes(token) : body.includes(token)) {
-      body = body.toString().replaceAll(token, '[redacted]');
-    } else if (body.includes('\\u')) {
-      // A JSON answer may write the token with \u escapes, which the browser decodes back.
-      body = redactEscapedJson(body.toString(), token) ?? body;
-    }
-  }
-  return reply.send(body);
+  return reply.send(redactBody(body, ctx.secrets));
 }
 
 /** The JSON text of an answer's value, or `undefined` when it cannot be written (too deep, too large). */
@@ -228,7 +256,7 @@ function serialise(value: object): string | undefined {
  * ignore `If-None-Match` (a `HEAD` gets the 200's headers).
  *
  * Only for answers that hold no session data (filled without any session). The safety net of
- * {@link sendAnswer} stays: when the request carries a session token (at least
+ * {@link sendAnswer} stays: when the request carries a session cookie value (at least
  * `MIN_REDACTED_TOKEN_LENGTH` characters) that the identity bytes contain, nothing is sent and
  * `false` tells the caller to answer through {@link sendAnswer}, which redacts it.
  *
@@ -243,8 +271,7 @@ export function sendRepresentation(
   headers: Readonly<Record<string, string>>,
   ctx: RouteContext,
 ): boolean {
-  const token = ctx.token;
-  if (token && token.length >= MIN_REDACTED_TOKEN_LENGTH && representation.identity.body.includes(token)) return false;
+  for (const value of ctx.secrets) if (representation.identity.body.includes(value)) return false;
   const request = ctx.request;
   const variant = representation.select(request.headers['accept-encoding']);
   if (request.method === 'GET' && ifNoneMatchMatches(request.headers['if-none-match'], representation.etags)) {

@@ -84,6 +84,12 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
    * need a session"): with `JWT_JWKS_URL` / `JWT_PUBLIC_KEY` only its signature is checked. Default `false`.
    */
   acceptsExpiredToken?: boolean;
+  /**
+   * The route answers success whatever the proxy refused before its handler (rate limit, body, media
+   * type: then nothing is sent upstream): logout and logout-auto (spec 5.5; `pipeline/always-succeeds.ts`).
+   * Default `false`.
+   */
+  alwaysSucceeds?: boolean;
   handler: (ctx: RouteContext<Static<B>, Static<Q>, Static<P>>) => Promise<ProxyAnswer | undefined>;
 }
 
@@ -200,6 +206,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
       devOnly: r.devOnly === true,
       limit: limitOf(r),
       acceptsExpiredToken: r.acceptsExpiredToken === true,
+      alwaysSucceeds: r.alwaysSucceeds === true,
     };
     app.route({
       method: methods,

@@ -24,6 +24,7 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { cleanAnswer, type ProxyAnswer, upstreamFailureAnswer } from '../envelope.js';
+import { sendRedactedStream } from '../session/redact.js';
 import { rawSubPath, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
 import { bff, forward, type RouteContext, type RouteSpec, route } from './route.js';
 
@@ -164,7 +165,8 @@ export const sportsRoutes: readonly RouteSpec[] = [
         if (typeof type === 'string') ctx.reply.type(type);
         const headers = passthroughHeaders(up.headers);
         if (headers) ctx.reply.headers(headers);
-        ctx.reply.send(up.body);
+        // A session cookie the gate refused is no session, but its value is still redacted as the body flows.
+        sendRedactedStream(ctx.reply, up.body, ctx.secrets);
         return undefined;
       }
       const body = await drain(up.body);

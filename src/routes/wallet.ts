@@ -134,7 +134,7 @@ async function receipt(ctx: RouteContext<{ transactionId?: string | number; id?:
   const extension = type === 'application/pdf' ? 'pdf' : 'html';
   reply.header('content-disposition', `inline; filename="receipt-${String(id).replace(/[^A-Za-z0-9_-]/g, '_')}.${extension}"`);
   if (type === 'text/html') reply.header('content-security-policy', RECEIPT_HTML_CSP);
-  sendRedactedStream(reply, res.body, ctx.token);
+  sendRedactedStream(reply, res.body, ctx.secrets);
   return undefined;
 }
 

@@ -4,6 +4,7 @@
  *
  * @module
  */
+import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { UpstreamError } from '../upstream/errors.js';
@@ -99,15 +100,14 @@ export function commitSessionCookie(reply: FastifyReply): void {
   });
 }
 
+/** The attributes of the cleared session cookie (same name and path as the session's, `Max-Age=0`). */
+export function clearedCookieOptions(config: Pick<Config, 'production'>): CookieSerializeOptions & { secure: boolean } {
+  return { path: '/', httpOnly: true, sameSite: 'lax', secure: config.production, maxAge: 0 };
+}
+
 /** Clears the session cookie (same name and path, `Max-Age=0`): logout and logout-auto. */
-export function clearSessionCookie(reply: FastifyReply, config: Config): void {
-  reply.setCookie(config.sessionCookieName, '', {
-    path: '/',
-    httpOnly: true,
-    sameSite: 'lax',
-    secure: config.production,
-    maxAge: 0,
-  });
+export function clearSessionCookie(reply: FastifyReply, config: Pick<Config, 'sessionCookieName' | 'production'>): void {
+  reply.setCookie(config.sessionCookieName, '', clearedCookieOptions(config));
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
- * Removal of the session JWT from streamed response bodies (CONTRACT.md "Session cookie": the JWT
- * never appears in a response body), for answers the proxy passes on without buffering them
- * (receipts, the dev forwarder): every occurrence is replaced by `[redacted]`, also when it is split
- * across chunks. The buffered answers are redacted by the app's `send`.
+ * Removal of the session cookie's values from answers (docs/behaviour.md "Session cookie": neither the
+ * JWT nor any value the browser sent as the session cookie — accepted, refused, expired, forged or
+ * malformed — ever appears in a response body or header). Every occurrence is replaced by
+ * `[redacted]`: in buffered bodies and header values ({@link redactText}, {@link redactBody}, used by
+ * the routes' `sendAnswer`), and in streamed bodies as they flow, also when a value is split across
+ * chunks ({@link sendRedactedStream}: receipts, the raw passthrough).
  *
  * @module
  */
@@ -12,30 +14,102 @@ import type { FastifyReply } from 'fastify';
 /** Shortest session cookie value redacted from responses (shorter values are no JWT, and common text). */
 export const MIN_REDACTED_TOKEN_LENGTH = 16;
 
-/** `text` with every occurrence of `token` replaced by `[redacted]` (a header value, a buffered body). */
-export function redactText(text: string, token: string | undefined): string {
-  return token && token.length >= MIN_REDACTED_TOKEN_LENGTH && text.includes(token) ? text.replaceAll(token, '[redacted]') : text;
+/**
+ * The values to redact: one value or several (the session cookie as the browser sent it, each of its
+ * spellings); `undefined` or an empty list when there is none. Values shorter than
+ * {@link MIN_REDACTED_TOKEN_LENGTH} are never redacted (they would mangle ordinary text).
+ */
+export type Secrets = string | readonly string[] | undefined;
+
+/** The values of `secrets` long enough to be redacted, longest first (a value inside another is found after it). */
+function needles(secrets: Secrets): readonly string[] {
+  if (secrets === undefined) return [];
+  if (typeof secrets === 'string') return secrets.length >= MIN_REDACTED_TOKEN_LENGTH ? [secrets] : [];
+  if (secrets.length === 1) return (secrets[0] as string).length >= MIN_REDACTED_TOKEN_LENGTH ? secrets : [];
+  return secrets.filter((value) => value.length >= MIN_REDACTED_TOKEN_LENGTH).sort((a, b) => b.length - a.length);
+}
+
+/** Largest number of values of the session cookie one request may make the proxy redact (the cookie repeated). */
+const MAX_SENT_VALUES = 8;
+
+/**
+ * Every value the browser sent as the cookie `name` in a `Cookie` header, as it sent it and as the
+ * cookie parser decodes it (percent-decoded, without surrounding quotes), at most
+ * {@link MAX_SENT_VALUES} distinct values, each at least {@link MIN_REDACTED_TOKEN_LENGTH} characters
+ * (shorter values are never redacted). A header without the cookie gives `[]` without being split.
+ *
+ * @example sentCookieValues('a=1; access_token=eyJ…%3D; b=2', 'access_token') // ['eyJ…%3D', 'eyJ…=']
+ */
+export function sentCookieValues(header: string | undefined, name: string): string[] {
+  if (!header || !header.includes(name)) return [];
+  const values: string[] = [];
+  const add = (value: string) => {
+    if (value.length >= MIN_REDACTED_TOKEN_LENGTH && !values.includes(value) && values.length < MAX_SENT_VALUES) values.push(value);
+  };
+  for (const pair of header.split(';')) {
+    const at = pair.indexOf('=');
+    if (at < 0 || pair.slice(0, at).trim() !== name) continue;
+    const raw = pair.slice(at + 1).trim();
+    add(raw);
+    const unquoted = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+    add(unquoted);
+    if (unquoted.includes('%')) {
+      try {
+        add(decodeURIComponent(unquoted));
+      } catch {
+        // not percent-encoding: the value as sent is already in the list
+      }
+    }
+  }
+  return values;
+}
+
+/** `text` with every occurrence of each of `secrets` replaced by `[redacted]` (a header value, a buffered body). */
+export function redactText(text: string, secrets: Secrets): string {
+  let out = text;
+  for (const value of needles(secrets)) if (out.includes(value)) out = out.replaceAll(value, '[redacted]');
+  return out;
+}
+
+/**
+ * A buffered body with every occurrence of each of `secrets` replaced by `[redacted]`, also where a
+ * JSON body writes a value with `\u` escapes (which the browser's `JSON.parse` decodes back); the body
+ * itself (same object) when it holds none.
+ */
+export function redactBody(body: string | Buffer, secrets: Secrets): string | Buffer {
+  const values = needles(secrets);
+  if (values.length === 0) return body;
+  let out: string | Buffer = body;
+  for (const value of values) {
+    if (Buffer.isBuffer(out) ? out.includes(value) : out.includes(value)) out = out.toString().replaceAll(value, '[redacted]');
+  }
+  if (out.includes('\\u')) {
+    for (const value of values) out = redactEscapedJson(out.toString(), value) ?? out;
+  }
+  return out;
 }
 
 function ignore(): void {}
 
 /**
- * Sends a streamed upstream answer (a receipt) with the session token redacted from every reply header
- * and from the body as it flows (CONTRACT.md "Session cookie"). The redacted body may be shorter or
- * longer, so a `Content-Length` is dropped. Without a token (or one too short to be a credential) the
- * stream is sent as it is.
+ * Sends a streamed upstream answer (a receipt, the raw passthrough) with each of `secrets` redacted
+ * from every reply header and from the body as it flows (docs/behaviour.md "Session cookie"). The
+ * redacted body may be shorter or longer, so a `Content-Length` is dropped. Without a value long
+ * enough to be a credential the stream is sent as it is.
  */
-export function sendRedactedStream(reply: FastifyReply, body: Readable, token: string | undefined): FastifyReply {
-  if (!token || token.length < MIN_REDACTED_TOKEN_LENGTH) return reply.send(body);
+export function sendRedactedStream(reply: FastifyReply, body: Readable, secrets: Secrets): FastifyReply {
+  const values = needles(secrets);
+  if (values.length === 0) return reply.send(body);
   const headers = reply.getHeaders();
   for (const name in headers) {
     const value = headers[name];
     if (name === 'set-cookie' || value === undefined) continue;
     const text = Array.isArray(value) ? value.join(', ') : String(value);
-    if (text.includes(token)) reply.header(name, redactText(text, token));
+    const redacted = redactText(text, values);
+    if (redacted !== text) reply.header(name, redacted);
   }
   reply.removeHeader('content-length');
-  return reply.send(pipeline(body, redactingStream(token), ignore));
+  return reply.send(pipeline(body, redactingStream(values), ignore));
 }
 
 const MARK = Buffer.from('[redacted]');
@@ -63,19 +137,23 @@ function partialStart(data: Buffer, needle: Buffer): number {
 }
 
 /**
- * A transform that passes bytes through with every occurrence of `token` replaced by `[redacted]`.
- * Between chunks it holds back only an end that could begin the token (a token may straddle two
- * chunks); everything else flows at once.
+ * A transform that passes bytes through with every occurrence of each of `secrets` replaced by
+ * `[redacted]`. Between chunks it holds back only an end that could begin a value (a value may
+ * straddle two chunks); everything else flows at once.
  *
  * @example pipeline(upstreamBody, redactingStream(jwt), () => {})
  */
-export function redactingStream(token: string): Transform {
-  const needle = Buffer.from(token);
+export function redactingStream(secrets: string | readonly string[]): Transform {
+  const found = needles(secrets);
+  const list = found.length > 0 ? found : typeof secrets === 'string' ? [secrets] : secrets;
+  const buffers = list.map((value) => Buffer.from(value));
   let tail: Buffer = Buffer.alloc(0);
   return new Transform({
     transform(chunk: Buffer | string, _encoding, callback) {
-      const data = replaceAll(Buffer.concat([tail, Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)]), needle);
-      const cut = partialStart(data, needle);
+      let data: Buffer = Buffer.concat([tail, Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk)]);
+      for (const needle of buffers) data = replaceAll(data, needle);
+      let cut = data.length;
+      for (const needle of buffers) cut = Math.min(cut, partialStart(data, needle));
       tail = data.subarray(cut);
       callback(null, data.subarray(0, cut));
     },

@@ -17,6 +17,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { type Dispatcher, interceptors, Pool } from 'undici';
 import { endpointCodeFor } from '../errors/index.js';
+import { answerFraming } from './answer-framing.js';
 import { type CallOutcome, type CircuitListener, EndpointGuard, type GuardLimits, type ResilienceObserver, type Ticket } from './endpoint-guard.js';
 import { CIRCUIT_FAILURES, toUpstreamError, UpstreamError } from './errors.js';
 import { buildQuery, type QueryValue } from './paths.js';
@@ -238,7 +239,8 @@ export class PoolRegistry {
    * `deflate`, `br` (and `zstd` where the runtime has it), whatever the status, and stops a decoded
    * body at {@link maxResponseBytes} (`upstream_response_too_large`, decoded no further); the pool
    * itself stops the received bytes at the same size. A coding it does not know stays in
-   * `Content-Encoding`, and the calls refuse such an answer.
+   * `Content-Encoding`, and the calls refuse such an answer. Before the decoding, interim 1xx answers
+   * are dropped and an answer without content loses its coding (`answer-framing.ts`).
    */
   get(origin: string, priority = false): Dispatcher {
     const key = priority ? `${origin} priority` : origin;
@@ -254,7 +256,7 @@ export class PoolRegistry {
         bodyTimeout: this.#timeoutMs,
         connectTimeout: Math.min(this.#timeoutMs, 10_000),
         maxResponseSize: limit,
-      }).compose(decompression(limit));
+      }).compose(answerFraming(), decompression(limit));
       this.#pools.set(key, pool);
     }
     return pool;
@@ -460,7 +462,7 @@ export class UpstreamService {
     retryGuard: EndpointGuard | undefined,
     bodySource?: BodySource,
   ): Promise<UpstreamResponse> {
-    const call = new BufferedCall();
+    const call = new BufferedCall(this.#pools.maxResponseBytes);
     const started = performance.now();
     const answer = call.start(timeoutMs, signal);
     const body = options.body;
@@ -667,6 +669,12 @@ class BufferedCall implements Dispatcher.DispatchHandler {
   answerStarted = false;
   /** For a streamed request body with a {@link BodySource}: whether it is waiting on its source (read at the time limit). */
   bodyStarved: (() => boolean) | undefined;
+  /** Largest answer accepted, in bytes: a declared `Content-Length` over it is refused at once. */
+  readonly #maxBytes: number;
+
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
 
   /**
    * The promise of the answer; the call fails with `upstream_timeout` after `timeoutMs`, and with
@@ -716,6 +724,8 @@ class BufferedCall implements Dispatcher.DispatchHandler {
     this.#headers = headers;
     // Decoded by the pool's interceptor when it could be; a coding left here is one nobody can read.
     if (!isDecodedCoding(headers['content-encoding'])) this.fail(unknownCoding());
+    // A declared length over the limit is refused before its body is waited for (as the streamed calls do).
+    else if (Number(headers['content-length']) > this.#maxBytes) this.fail(new UpstreamError('upstream_response_too_large'));
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {

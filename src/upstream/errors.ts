@@ -9,9 +9,9 @@
 export const UPSTREAM_FAILURES = {
   /** No answer (headers or whole body) within `UPSTREAM_TIMEOUT_MS`. */
   upstream_timeout: { status: 504, detail: 'The service did not answer in time' },
-  /** Connection refused, reset, closed, or the host could not be reached. */
+  /** Connection refused, reset or closed (before or in the middle of an answer), or the host could not be reached. */
   upstream_unavailable: { status: 502, detail: 'The service could not be reached' },
-  /** The answer could not be read: malformed HTTP, wrong length, an impossible status. */
+  /** The answer could not be read: malformed HTTP, an impossible status, a coding that does not decode. */
   upstream_bad_response: { status: 502, detail: 'The service sent an invalid answer' },
   /** The answer was larger than the proxy accepts. */
   upstream_response_too_large: { status: 502, detail: 'The service sent an answer that is too large' },
@@ -95,15 +95,13 @@ export function withoutStack<E extends Error>(make: () => E): E {
 }
 
 /**
- * The failures a circuit breaker counts (CONTRACT.md "Resilience"): no answer in time, no connection,
- * an unreadable answer. Refusals of the proxy itself, a client that left, a redirect or an answer too
- * large never count.
+ * The failures a circuit breaker counts (docs/behaviour.md "Resilience"): no answer in time, no
+ * connection (refused, reset at any point of an answer). The proxy's own verdicts on an answer that
+ * arrived (`upstream_bad_response`, `upstream_response_too_large`) never count: a client can provoke
+ * them through a path it chooses (the raw passthrough), and one client must not open a circuit for
+ * every user. Refusals of the proxy itself, a client that left and a redirect never count either.
  */
-export const CIRCUIT_FAILURES: ReadonlySet<UpstreamFailureCode> = new Set<UpstreamFailureCode>([
-  'upstream_timeout',
-  'upstream_unavailable',
-  'upstream_bad_response',
-]);
+export const CIRCUIT_FAILURES: ReadonlySet<UpstreamFailureCode> = new Set<UpstreamFailureCode>(['upstream_timeout', 'upstream_unavailable']);
 
 /** The failures that are the proxy's own refusals: the call was never sent upstream. */
 export const REFUSALS: ReadonlySet<UpstreamFailureCode> = new Set<UpstreamFailureCode>(['not_configured', 'upstream_busy', 'upstream_circuit_open']);
@@ -126,7 +124,11 @@ const TRANSPORT_CODES: Readonly<Record<string, UpstreamFailureCode>> = {
   UND_ERR_SOCKET: 'upstream_unavailable',
   UND_ERR_CLOSED: 'upstream_unavailable',
   UND_ERR_DESTROYED: 'upstream_unavailable',
-  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: 'upstream_bad_response',
+  // An answer that ends before its declared length: the connection closed or was reset mid-body (a
+  // `Connection: close` answer is finished by the close, which undici reports as this mismatch).
+  UND_ERR_RES_CONTENT_LENGTH_MISMATCH: 'upstream_unavailable',
+  // A chunked or close-delimited answer whose connection ended mid-body.
+  HPE_INVALID_EOF_STATE: 'upstream_unavailable',
   UND_ERR_REQ_CONTENT_LENGTH_MISMATCH: 'upstream_bad_response',
   UND_ERR_INFO: 'upstream_bad_response',
   UND_ERR_RES_EXCEEDED_MAX_SIZE: 'upstream_response_too_large',

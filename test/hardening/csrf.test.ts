@@ -129,6 +129,10 @@ async function matrix(target: Harness, byList: boolean): Promise<void> {
               if (csrf) {
                 const error = (jsonOf(res.body) as { error?: unknown } | undefined)?.error;
                 figures.check(res.status === 403 && error === 'csrf_rejected', `${label}: expected 403 csrf_rejected, got ${res.status} ${String(error)}`);
+              } else if (rc.route.alwaysSucceeds === true) {
+                // Logout answers success whatever the proxy refused (spec 5.5): 200 with the cleared cookie, nothing upstream.
+                const cleared = String(res.headers['set-cookie'] ?? '').includes('Max-Age=0');
+                figures.check(res.status === 200 && cleared, `${label}: expected 200 with the cleared cookie, got ${res.status}`);
               } else {
                 figures.check(res.status === 415, `${label}: expected 415, got ${res.status}`);
               }

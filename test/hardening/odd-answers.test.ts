@@ -559,3 +559,202 @@ test('a game start whose connection resets before any answer byte is not sent ag
   await row('profile reset before answer', profile, (a) => assert.equal(a.status, 502));
   assert.equal(up.count('/auth/user-profile'), 2, 'a plain read is retried once');
 });
+
+// --- interim answers (RFC 9110 §15.2): read and dropped ---
+
+/** `interim` (one or more 1xx heads) then `final`, in one write: what a CDN with Early Hints sends. */
+function afterInterim(interim: string, final: Buffer): RawRule {
+  return writes(Buffer.concat([Buffer.from(interim, 'latin1'), final]));
+}
+
+const EARLY_HINTS = 'HTTP/1.1 103 Early Hints\r\nLink: </app.css>; rel=preload; as=style\r\n\r\n';
+
+for (const [label, interim] of [
+  ['a 103 Early Hints', EARLY_HINTS],
+  ['two 103s and a 102', `${EARLY_HINTS}HTTP/1.1 102 Processing\r\n\r\n${EARLY_HINTS}`],
+] as const) {
+  test(`${label} before the final answer is dropped: profile, passthrough (with and without a session), deposit`, async () => {
+    arrange({
+      '/auth/user-profile': afterInterim(interim, okJson(PROFILE_TEXT)),
+      '/core-sportbook/': afterInterim(interim, okJson('{"events":[7]}')),
+      '/wallet/add-credit': afterInterim(interim, okJson('{"status":"pending","id":"dep-103"}', 201)),
+    });
+    await row(`profile after ${label}`, profile, (a) => {
+      assert.equal(a.status, 200);
+      assert.deepEqual(json(a), PROFILE);
+      assert.equal(a.headers.link, undefined, 'the interim answer’s headers are not the answer’s');
+    });
+    await row(`passthrough anonymous after ${label}`, () => call('GET', '/api/core-sportbook/early'), (a) => {
+      assert.equal(a.status, 200);
+      assert.deepEqual(json(a), { events: [7] });
+    });
+    await row(`passthrough session after ${label}`, () => call('GET', '/api/core-sportbook/early', { token: session() }), (a) => {
+      assert.equal(a.status, 200);
+      assert.deepEqual(json(a), { events: [7] });
+    });
+    await row(`deposit after ${label}`, () => deposit(session()), (a) => {
+      assert.equal(a.status, 201);
+      assert.equal((json(a) as { id?: string }).id, 'dep-103');
+    });
+    assert.equal(up.count('/wallet/add-credit'), 1, 'a money move is sent once');
+    // The connection is still usable: the next read on it is answered.
+    up.on('/auth/user-profile', writes(okJson(PROFILE_TEXT)));
+    await row(`profile after ${label}, next`, profile, (a) => assert.equal(a.status, 200));
+  });
+}
+
+test('a 100 Continue nobody asked for: undici closes the connection, 502 upstream_unavailable (known limit)', async () => {
+  // undici (7.x) destroys the connection on a 100 it did not ask for, before any handler sees it:
+  // the one interim answer the proxy cannot drop. This row notices when that changes.
+  arrange({ '/core-sportbook/': afterInterim('HTTP/1.1 100 Continue\r\n\r\n', okJson('{"events":[]}')) });
+  await row('passthrough after 100 Continue', () => call('GET', '/api/core-sportbook/continue'), (a) => {
+    assert.equal(a.status, 502);
+    assert.equal(errorOf(a), 'upstream_unavailable');
+  });
+});
+
+// --- a connection that ends in the middle of an answer: upstream_unavailable wherever it ends ---
+
+for (const [label, head, body, end] of [
+  ['Content-Length, Connection: close, reset', [['Content-Length', '1000'], ['Connection', 'close']], '{"user":{"id":42', 'reset'],
+  ['Content-Length, Connection: close, FIN', [['Content-Length', '1000'], ['Connection', 'close']], '{"user":{"id":42', 'fin'],
+  ['chunked, Connection: close, reset', [['Transfer-Encoding', 'chunked'], ['Connection', 'close']], '10\r\n{"user":{"id":42', 'reset'],
+  ['chunked, keep-alive, reset', [['Transfer-Encoding', 'chunked']], '10\r\n{"user":{"id":42', 'reset'],
+  ['Content-Length, keep-alive, FIN', [['Content-Length', '1000']], '{"user":{"id":42', 'fin'],
+] as const) {
+  test(`a connection ended mid-body (${label}) is upstream_unavailable: profile and deposit`, async () => {
+    const cut =
+      (status: number): RawRule =>
+      (socket) => {
+        socket.write(rawAnswer(status, [JSON_TYPE, ...head.map(([n, v]) => [n, v] as [string, string])], body));
+        setTimeout(() => (end === 'reset' ? socket.resetAndDestroy() : socket.end()), 20);
+      };
+    arrange({ '/auth/user-profile': cut(200) });
+    await row(`profile ${label}`, profile, (a) => {
+      assert.equal(a.status, 502);
+      assert.equal(errorOf(a), 'upstream_unavailable');
+    });
+    assert.equal(up.count('/auth/user-profile'), 1, 'an answer had started: the read is not sent again');
+    // The deposit reads the profile first (its user id): a whole one here, then its own answer is cut.
+    arrange({ '/wallet/add-credit': cut(201) });
+    await row(`deposit ${label}`, () => deposit(session()), (a) => {
+      assert.equal(a.status, 502);
+      assert.equal(errorOf(a), 'upstream_unavailable');
+    });
+    assert.equal(up.count('/wallet/add-credit'), 1, 'a money move is sent once');
+  });
+}
+
+// --- coded answers without content ---
+
+const GZIP: [string, string] = ['Content-Encoding', 'gzip'];
+const LAST_GAMES = () => call('GET', '/api/user/last-casino-games', { token: session() });
+
+test('a coded 204 stays a 204 without its coding: passthrough (with and without a session) and a JSON route', async () => {
+  arrange({ '/core-sportbook/': writes(rawAnswer(204, [GZIP], '', { length: false })), '/bff/games/user-last-casino-games-dl': writes(rawAnswer(204, [GZIP], '', { length: false })) });
+  for (const [label, send] of [
+    ['passthrough anonymous', () => call('GET', '/api/core-sportbook/none')],
+    ['passthrough session', () => call('GET', '/api/core-sportbook/none', { token: session() })],
+    ['JSON route', LAST_GAMES],
+  ] as const) {
+    await row(`coded 204, ${label}`, send, (a) => {
+      assert.equal(a.status, 204);
+      assert.equal(a.body.length, 0);
+      assert.equal(a.headers['content-encoding'], undefined);
+    });
+  }
+});
+
+test('a coded 304 is answered as the same 304 without a coding is', async () => {
+  const answers: number[] = [];
+  for (const headers of [[GZIP, ['ETag', '"v1"']], [['ETag', '"v1"']]] as [string, string][][]) {
+    arrange({ '/core-sportbook/': writes(rawAnswer(304, headers, '', { length: false })) });
+    const a = await row(`304 ${headers.length === 2 ? 'gzip' : 'plain'}`, () => call('GET', '/api/core-sportbook/cond'), (x) => {
+      assert.notEqual(errorOf(x), 'upstream_bad_response', 'never "a coding the proxy cannot read"');
+    });
+    answers.push(a.status);
+  }
+  assert.equal(answers[0], answers[1]);
+});
+
+for (const [label, empty] of [
+  ['Content-Length: 0', (status: number) => rawAnswer(status, [JSON_TYPE, GZIP, ['Content-Length', '0']], '')],
+  ['a chunked body without a byte', (status: number) => rawAnswer(status, [JSON_TYPE, GZIP, ['Transfer-Encoding', 'chunked']], '0\r\n\r\n')],
+] as const) {
+  test(`a gzip 2xx with an empty body (${label}) follows the empty-answer rule`, async () => {
+    arrange({
+      '/bff/games/user-last-casino-games-dl': writes(empty(201)),
+      '/auth/user-profile': writes(empty(200)),
+      '/auth/login': writes(empty(200)),
+      '/users/refresh-token': writes(empty(200)),
+      '/bff/register-simplified': writes(empty(201)),
+      '/core-sportbook/': writes(empty(200)),
+    });
+    await row(`gzip empty, JSON route (${label})`, LAST_GAMES, (a) => {
+      assert.equal(a.status, 201, 'the upstream status');
+      assert.deepEqual(json(a), { ok: true });
+    });
+    await row(`gzip empty, passthrough (${label})`, () => call('GET', '/api/core-sportbook/empty'), (a) => {
+      assert.equal(a.status, 200);
+      assert.equal(a.body.length, 0);
+      assert.equal(a.headers['content-encoding'], undefined);
+    });
+    const needed: [string, () => Promise<Answer>][] = [
+      ['profile', profile],
+      ['login', login],
+      ['refresh', () => call('POST', '/api/auth/refresh', { token: session() })],
+      ['registration', () => call('POST', '/api/auth/register', { json: { email: 'new@example.com', password: 'Odd#2026', country: 'BR', nationalities: '["BR"]', optIn: true } })],
+    ];
+    for (const [name, send] of needed) {
+      await row(`gzip empty, ${name} (${label})`, send, (a) => {
+        assert.equal(a.status, 502, 'the body is needed');
+        assert.equal(errorOf(a), 'upstream_bad_response');
+        assert.equal(sessionCookieOf(a), undefined);
+      });
+    }
+  });
+}
+
+// --- the proxy's verdicts never open a circuit (docs/behaviour.md "Resilience") ---
+
+test('20 answers one client provokes into 502 (unknown coding, coded 204 of old, declared 64 MiB) open no circuit: another user’s read is 200', async () => {
+  // The default breaker (5 failures in a row), on a proxy of its own.
+  const guarded = await startProxy(up.url, { UPSTREAM_TIMEOUT_MS: '3000' });
+  try {
+    arrange({
+      '/core-sportbook/garbled': writes(rawAnswer(200, [JSON_TYPE, ['Content-Encoding', 'x-custom']], 'zz')),
+      '/core-sportbook/huge': writes(rawAnswer(200, [JSON_TYPE, ['Content-Length', String(64 * 1024 * 1024)]], '{"a":')),
+      '/core-sportbook/events': writes(okJson('{"events":[1]}')),
+    });
+    const viaGuarded = (path: string, token?: string) => {
+      const url = new URL(path, guarded.url);
+      return new Promise<Answer>((resolve, reject) => {
+        const headers: Record<string, string> = token ? { cookie: `${COOKIE}=${token}` } : {};
+        const req = httpRequest(url, { headers, agent: false }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut: !res.complete }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    };
+    const attacker = session();
+    const verdicts = new Map<string, number>();
+    for (let i = 0; i < 20; i++) {
+      const a = await row(`provoked 502 #${i + 1}`, () => viaGuarded(i % 2 === 0 ? '/api/core-sportbook/garbled' : '/api/core-sportbook/huge', i % 4 < 2 ? attacker : undefined), (x) => {
+        assert.equal(x.status, 502);
+      });
+      const error = String(errorOf(a));
+      verdicts.set(error, (verdicts.get(error) ?? 0) + 1);
+    }
+    assert.deepEqual([...verdicts.keys()].sort(), ['upstream_bad_response', 'upstream_response_too_large']);
+    await row('another user’s read after 20 provoked 502s', () => viaGuarded('/api/core-sportbook/events', session()), (a) => {
+      assert.equal(a.status, 200, `the circuit stayed closed (got ${a.status} ${String(a.headers['x-error-ref'] ?? '')})`);
+      assert.deepEqual(json(a), { events: [1] });
+    });
+    figures.note(`20 provoked 502s (${[...verdicts].map(([k, v]) => `${k}×${v}`).join(', ')}) with UPSTREAM_CIRCUIT_FAILURES=5, then another user's passthrough read: 200`);
+  } finally {
+    await guarded.close();
+  }
+});

@@ -11,8 +11,13 @@
  * response headers other than the session's own `Set-Cookie`.
  */
 import assert from 'node:assert/strict';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { generateKeyPairSync } from 'node:crypto';
+import { type IncomingMessage, request as httpRequest, type ServerResponse } from 'node:http';
 import { Readable } from 'node:stream';
+import * as zlib from 'node:zlib';
+import { SignJWT } from 'jose';
+import { rawAnswer, startRawUpstream } from '../helpers/raw-upstream.js';
+import { startProxy } from '../helpers/recording-upstream.js';
 import { text as readText } from 'node:stream/consumers';
 import { after, before, test } from 'node:test';
 import { redactingStream } from '../../src/session/redact.js';
@@ -177,6 +182,89 @@ test('row 9: a streamed body is redacted whatever its chunking', async () => {
     }
     figures.inputs += cuts;
     figures.note(`stream redaction checked over ${cuts} chunkings`);
+  });
+  assert.equal(figures.failureCount, 0, figures.summary());
+});
+
+/** An answer as the browser reads it over a real socket, asking for every coding. */
+function browserGet(base: string, path: string, cookie: string): Promise<{ status: number; headers: string; body: Buffer }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(new URL(path, base), { headers: { cookie, 'accept-encoding': 'gzip, deflate, br' }, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.rawHeaders.join('\n'), body: Buffer.concat(chunks) }));
+    });
+    req.setTimeout(10_000, () => req.destroy(new Error(`${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+/** Every decoding of `body` the browser could apply: as it is, gzip, deflate, raw deflate, br. */
+function decodings(body: Buffer): string[] {
+  const out = [body.toString('latin1')];
+  for (const decode of [zlib.gunzipSync, zlib.inflateSync, zlib.inflateRawSync, zlib.brotliDecompressSync]) {
+    try {
+      out.push(decode(body).toString('latin1'));
+    } catch {
+      // not this coding
+    }
+  }
+  return out;
+}
+
+test('row 9: the session cookie as the browser sent it (valid, expired, forged, malformed) never goes upstream in Cookie and never comes back', async () => {
+  await figures.run('refused tokens', async () => {
+    const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    const now = Math.floor(Date.now() / 1000);
+    const sign = (key: typeof pair.privateKey, exp: number) =>
+      new SignJWT({ sub: '4242' }).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(now - 7200).setExpirationTime(exp).sign(key);
+    const tokens: [string, string][] = [
+      ['valid', await sign(pair.privateKey, now + 3600)],
+      ['expired (genuine signature)', await sign(pair.privateKey, now - 3600)],
+      ['forged (another key)', await sign(generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey, now + 3600)],
+      ['malformed', 'not-a-jwt-but-a-long-session-cookie-value-0123456789'],
+    ];
+    const up = await startRawUpstream();
+    const proxy = await startProxy(up.url, { JWT_PUBLIC_KEY: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(), UPSTREAM_CIRCUIT_FAILURES: '0' });
+    try {
+      // The BFF echoes what it received (its Cookie and Authorization headers, the target) in a header and
+      // in a gzip body, and, for the streamed passthrough, in chunks of 7 bytes that cut the token anywhere.
+      up.on('/core-sportbook/', (socket, req) => {
+        const echo = JSON.stringify({ target: req.target, cookie: req.headers.cookie ?? null, authorization: req.headers.authorization ?? null });
+        if (req.path.includes('/chunks/')) {
+          const pieces = echo.match(/[^]{1,7}/g) ?? [];
+          socket.write(rawAnswer(200, [['Content-Type', 'application/json'], ['Transfer-Encoding', 'chunked']], pieces.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join('') + '0\r\n\r\n'));
+          return;
+        }
+        socket.write(rawAnswer(200, [['Content-Type', 'application/json'], ['Content-Encoding', 'gzip'], ['X-Echo', encodeURIComponent(echo)]], zlib.gzipSync(echo)));
+      });
+      for (const [label, token] of tokens) {
+        for (const spelling of [token, encodeURIComponent(token).replaceAll('-', '%2D')]) {
+          for (const path of [`/api/core-sportbook/echo?t=${token}`, `/api/core-sportbook/chunks/?t=${token}`]) {
+            const cookie = `theme=dark; access_token=${spelling}; _ga=GA1.2.3.4`;
+            const res = await browserGet(proxy.url, path, cookie);
+            figures.inputs++;
+            figures.status(res.status);
+            figures.check(res.status === 200, `${label} ${path}: ${res.status}`);
+            const seen = up.seen.at(-1);
+            figures.check(seen?.headers.cookie === 'theme=dark; _ga=GA1.2.3.4', `${label}: the BFF got Cookie ${String(seen?.headers.cookie).slice(0, 60)}`);
+            const bearer = seen?.headers.authorization;
+            figures.check(label === 'valid' ? bearer === `Bearer ${token}` : bearer === undefined, `${label}: the BFF got Authorization ${String(bearer).slice(0, 20)}`);
+            for (const text of [...decodings(res.body), res.headers, decodeURIComponent(res.headers)]) {
+              const found = [token, spelling].filter((value) => text.includes(value)).length;
+              occurrences.bodies += found;
+              figures.check(found === 0, `${label} (${spelling === token ? 'as is' : 'percent-encoded'}) ${path.split(/[/?]/)[3]}: the cookie value reached the browser`);
+            }
+            figures.check(decodings(res.body).some((text) => text.includes('[redacted]')), `${label}: the echo was redacted, not lost`);
+          }
+        }
+      }
+      figures.note(`refused tokens: ${tokens.length} kinds × 2 spellings × buffered gzip and streamed 7-byte chunks, with JWT_PUBLIC_KEY; the BFF's Cookie never held the session cookie`);
+    } finally {
+      await proxy.close();
+      await up.close();
+    }
   });
   assert.equal(figures.failureCount, 0, figures.summary());
 });

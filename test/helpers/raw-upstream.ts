@@ -12,6 +12,8 @@ export interface RawSeen {
   method: string;
   /** The target without its query string. */
   path: string;
+  /** The target as it came, query string included. */
+  target: string;
   /** Lower-case header names, the last value of each. */
   headers: Record<string, string>;
   body: Buffer;
@@ -82,6 +84,7 @@ export async function startRawUpstream(): Promise<RawUpstream> {
         const req: RawSeen = {
           method,
           path: q < 0 ? target : target.slice(0, q),
+          target,
           headers,
           body: pending.subarray(end + 4, end + 4 + length),
         };

@@ -1,6 +1,8 @@
 /**
  * Requests refused by Node's HTTP parser (headers over 16 KiB, malformed request lines) answer the
- * envelope of spec 7.4 too, not the framework's own body.
+ * envelope of spec 7.4 too, not the framework's own body; so do the protocol edges the parser lets
+ * through: a request line without an HTTP version (HTTP/0.9 style, also out of a bare LF) and an
+ * HTTP/1.1 request without `Host`.
  */
 import assert from 'node:assert/strict';
 import { connect } from 'node:net';
@@ -29,5 +31,26 @@ test('headers over 16 KiB → 431 envelope; a malformed request → 400 envelope
   const bad = await raw(proxy.url, 'GARBAGE\r\n\r\n');
   assert.match(bad, /^HTTP\/1\.1 400 /);
   assert.match(bad, /"error":"invalid_request"/);
+  assert.equal(upstream.requests.length, 0);
+});
+
+test('protocol edges: no HTTP version, a bare LF in the request line, HTTP/1.1 without Host → 400 envelope with X-Error-Ref; nothing upstream', async () => {
+  for (const [label, request] of [
+    ['a request line without a version', 'GET /api/version\r\n\r\n'],
+    ['a request line without a version, with a Host', 'GET /api/version\r\nHost: x\r\n\r\n'],
+    ['a bare LF inside the request line', 'GET /api/ver\nsion\r\n\r\n'],
+    ['a bare LF ending a line without a version, then a header', 'GET /api/version\nX-A: b\r\n\r\n'],
+    ['a bare LF inside the target, with a version', 'GET /api/ver\nsion HTTP/1.1\r\nHost: x\r\n\r\n'],
+    ['HTTP/1.1 without Host', 'GET /api/version HTTP/1.1\r\nConnection: close\r\n\r\n'],
+    ['HTTP/1.1 without Host, on a session route', 'GET /api/auth/profile HTTP/1.1\r\nCookie: access_token=x\r\n\r\n'],
+  ] as const) {
+    const out = await raw(proxy.url, request);
+    assert.match(out, /^HTTP\/1\.1 400 /, `${label}: ${JSON.stringify(out.slice(0, 40))}`);
+    assert.match(out, /\r\nx-error-ref: EP\d{4}-EM\d{4}\r\n/i, `${label}: X-Error-Ref`);
+    assert.match(out, /\{"ok":false,"error":"invalid_request","detail":"[^"]+"\}$/, `${label}: the envelope`);
+    assert.doesNotMatch(out, /buildId/, `${label}: not answered`);
+  }
+  // HTTP/1.0 may omit Host (RFC 9112 §3.2): still answered.
+  assert.match(await raw(proxy.url, 'GET /api/version HTTP/1.0\r\n\r\n'), /^HTTP\/1\.1 200 /);
   assert.equal(upstream.requests.length, 0);
 });
