@@ -13,7 +13,12 @@
  *    purge generation) is killed with SIGKILL after the first 60 have started; meanwhile every
  *    250 ms a probe of 20 fresh deposits, until all 20 answer 200 at once;
  * 3. after the failover: a purge and a logout on one instance seen by the other;
- * 4. every deposit submitted again: replayed, never sent again.
+ * 4. every deposit submitted again: replayed, never sent again;
+ * 5. the events table (below): planned switchovers, paused and killed replicas, each on a deployment
+ *    of its own, with a repeat pass once every lease ended.
+ *
+ * The data servers run with `min-replicas-to-write 1` (docs/operations.md "Redis topologies"); a
+ * killed primary is started again as a replica once the other is promoted.
  *
  * Pass: every `Idempotency-Key` reaches the upstream at most once (0 doubles) and each of the 200
  * exactly once; the probe's 20 deposits answer 200 within 15 s of the kill; purge and eviction seen
