@@ -99,6 +99,12 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning: 'with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`: `true` connects to the servers (and the sentinels) over TLS (with `REDIS_URL`: `rediss://`)',
   },
   {
+    variables: ['REDIS_MIN_REPLICAS_ACK'],
+    defaultText: '`1` with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`; `0` with `REDIS_URL`',
+    meaning:
+      "replicas that must acknowledge a deposit's or withdraw's record (`WAIT`) before it goes upstream; fewer within 500 ms: 503 `idempotency_unavailable`, nothing sent, the key left free. Set it to the replicas each primary has, at most (with `0`, a failover may forget a move in flight and a repeat may be charged twice)",
+  },
+  {
     variables: ['TRUSTED_PROXIES'],
     defaultText: 'none',
     meaning:

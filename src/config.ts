@@ -29,6 +29,9 @@ const MAX_MS = 600_000;
  * (the error line quotes it). `secret` variables are never echoed in an error line. Also the source of
  * the README's configuration table (`npm run docs:config`).
  */
+/** Largest `REDIS_MIN_REPLICAS_ACK`: replicas that must acknowledge a money move's records. */
+export const MAX_REPLICAS_ACK = 16;
+
 export const EnvSchema = Type.Object({
   PORT: Type.Integer({ minimum: 0, maximum: 65535, default: 3000 }),
   HOST: Type.String({ minLength: 1, default: '127.0.0.1', description: 'an IPv4 or IPv6 address (without brackets) or a host name' }),
@@ -76,6 +79,7 @@ export const EnvSchema = Type.Object({
   REDIS_PASSWORD: Type.Optional(Type.String({ secret: true })),
   REDIS_SENTINEL_PASSWORD: Type.Optional(Type.String({ secret: true })),
   REDIS_TLS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
+  REDIS_MIN_REPLICAS_ACK: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_REPLICAS_ACK })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   HEALTH_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   MAX_CONNECTIONS: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
@@ -514,8 +518,10 @@ function checkTrustedProxies(value: string, problems: string[]): string[] | unde
  *
  * With Sentinel or a cluster, `REDIS_PASSWORD` is the servers' password, `REDIS_SENTINEL_PASSWORD`
  * the sentinels' and `REDIS_TLS=true` turns TLS on towards both (with `REDIS_URL` the URL says all
- * of it: `rediss://:password@host:port`). Any other combination stops the start with one line naming
- * the variables.
+ * of it: `rediss://:password@host:port`). `REDIS_MIN_REPLICAS_ACK` is how many replicas must
+ * acknowledge a money move's records before it goes upstream (docs/behaviour.md "Several
+ * instances"): 1 by default with Sentinel or a cluster, 0 with `REDIS_URL`; never what the primary
+ * reports at the moment. Any other combination stops the start with one line naming the variables.
  */
 
 /** A server address from `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`. */
@@ -525,7 +531,7 @@ export interface RedisAddress {
 }
 
 /** The Redis deployment of the shared state (see the module documentation). */
-export type RedisTopology =
+export type RedisTopology = (
   | { readonly mode: 'standalone'; readonly url: string }
   | {
       readonly mode: 'sentinel';
@@ -536,7 +542,14 @@ export type RedisTopology =
       readonly sentinelPassword: string | undefined;
       readonly tls: boolean;
     }
-  | { readonly mode: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly password: string | undefined; readonly tls: boolean };
+  | { readonly mode: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly password: string | undefined; readonly tls: boolean }
+) & {
+  /**
+   * Replicas that must acknowledge (`WAIT`) a money move's records before it goes upstream
+   * (`REDIS_MIN_REPLICAS_ACK`); `0`: none is asked.
+   */
+  readonly minReplicasAck: number;
+};
 
 /** The variables {@link redisTopology} reads. */
 export interface RedisVariables {
@@ -547,6 +560,8 @@ export interface RedisVariables {
   readonly REDIS_PASSWORD?: string | undefined;
   readonly REDIS_SENTINEL_PASSWORD?: string | undefined;
   readonly REDIS_TLS?: string | undefined;
+  /** As text (the environment) or as the schema read it. */
+  readonly REDIS_MIN_REPLICAS_ACK?: string | number | undefined;
 }
 
 /** The default port of a sentinel when an address leaves it out. */
@@ -571,6 +586,18 @@ function checkRedisUrl(value: string, problems: string[]): string | undefined {
     return undefined;
   }
   return value;
+}
+
+/**
+ * `REDIS_MIN_REPLICAS_ACK` (a plain decimal integer 0–{@link MAX_REPLICAS_ACK}), or `undefined` when unset;
+ * a bad value is one problem line.
+ */
+function checkReplicasAck(value: string | number | undefined, problems: string[]): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const number = typeof value === 'number' ? value : PLAIN_INTEGER.test(value) ? Number(value) : Number.NaN;
+  if (Number.isSafeInteger(number) && number >= 0 && number <= MAX_REPLICAS_ACK) return number;
+  problems.push(`REDIS_MIN_REPLICAS_ACK: expected a plain decimal integer from 0 to ${MAX_REPLICAS_ACK}, got ${quoted(String(value))}`);
+  return undefined;
 }
 
 /** Parses `host:port,…` (a bracketed IPv6 host is allowed; a missing port is `defaultPort`). */
@@ -629,22 +656,26 @@ export function redisTopology(env: RedisVariables, problems: string[]): RedisTop
   }
   const tls = env.REDIS_TLS === 'true';
   const password = env.REDIS_PASSWORD === '' ? undefined : env.REDIS_PASSWORD;
+  const replicasAck = checkReplicasAck(env.REDIS_MIN_REPLICAS_ACK, problems);
+  if (replicasAck !== undefined && mode === undefined) {
+    problems.push('REDIS_MIN_REPLICAS_ACK: needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES (without Redis, money moves are recorded in process memory)');
+  }
   switch (mode) {
     case undefined:
       return undefined;
     case 'REDIS_URL': {
       const url = checkRedisUrl(env.REDIS_URL as string, problems);
-      return url === undefined || problems.length > before ? undefined : { mode: 'standalone', url };
+      return url === undefined || problems.length > before ? undefined : { mode: 'standalone', url, minReplicasAck: replicasAck ?? 0 };
     }
     case 'REDIS_SENTINELS': {
       const sentinels = checkAddresses('REDIS_SENTINELS', env.REDIS_SENTINELS as string, SENTINEL_DEFAULT_PORT, 'redis-sentinel-0.redis:26379,redis-sentinel-1.redis:26379', problems);
       if (sentinels === undefined || problems.length > before) return undefined;
       const sentinelPassword = env.REDIS_SENTINEL_PASSWORD === '' ? undefined : env.REDIS_SENTINEL_PASSWORD;
-      return { mode: 'sentinel', sentinels, name: (env.REDIS_SENTINEL_NAME as string).trim(), password, sentinelPassword, tls };
+      return { mode: 'sentinel', sentinels, name: (env.REDIS_SENTINEL_NAME as string).trim(), password, sentinelPassword, tls, minReplicasAck: replicasAck ?? 1 };
     }
     case 'REDIS_CLUSTER_NODES': {
       const nodes = checkAddresses('REDIS_CLUSTER_NODES', env.REDIS_CLUSTER_NODES as string, REDIS_DEFAULT_PORT, 'redis-0.redis:6379,redis-1.redis:6379', problems);
-      return nodes === undefined || problems.length > before ? undefined : { mode: 'cluster', nodes, password, tls };
+      return nodes === undefined || problems.length > before ? undefined : { mode: 'cluster', nodes, password, tls, minReplicasAck: replicasAck ?? 1 };
     }
   }
 }

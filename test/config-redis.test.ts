@@ -5,13 +5,17 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { loadConfig, type RedisTopology, type RedisVariables, redisTopology } from '../src/config.js';
 import { problemsOf } from './helpers/config-problems.js';
-import { onlineReplicas } from '../src/state/redis.js';
+import { acknowledgedBy, reconnectOnReadonly } from '../src/state/redis.js';
 
 
 describe('Redis topology from the environment', () => {
   const accepted: { env: RedisVariables; topology: RedisTopology | undefined }[] = [
     { env: {}, topology: undefined },
-    { env: { REDIS_URL: 'redis://:pw@redis.internal:6379/0' }, topology: { mode: 'standalone', url: 'redis://:pw@redis.internal:6379/0' } },
+    { env: { REDIS_URL: 'redis://:pw@redis.internal:6379/0' }, topology: { mode: 'standalone', url: 'redis://:pw@redis.internal:6379/0', minReplicasAck: 0 } },
+    {
+      env: { REDIS_URL: 'redis://redis.internal', REDIS_MIN_REPLICAS_ACK: '1' },
+      topology: { mode: 'standalone', url: 'redis://redis.internal', minReplicasAck: 1 },
+    },
     {
       env: { REDIS_SENTINELS: 'sentinel-0.redis:26379, sentinel-1.redis,[::1]:26380', REDIS_SENTINEL_NAME: 'mymaster' },
       topology: {
@@ -25,11 +29,20 @@ describe('Redis topology from the environment', () => {
         password: undefined,
         sentinelPassword: undefined,
         tls: false,
+        minReplicasAck: 1,
       },
     },
     {
       env: { REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'm', REDIS_PASSWORD: 'p1', REDIS_SENTINEL_PASSWORD: 'p2', REDIS_TLS: 'true' },
-      topology: { mode: 'sentinel', sentinels: [{ host: '10.0.0.1', port: 26379 }], name: 'm', password: 'p1', sentinelPassword: 'p2', tls: true },
+      topology: { mode: 'sentinel', sentinels: [{ host: '10.0.0.1', port: 26379 }], name: 'm', password: 'p1', sentinelPassword: 'p2', tls: true, minReplicasAck: 1 },
+    },
+    {
+      env: { REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'm', REDIS_MIN_REPLICAS_ACK: '2' },
+      topology: { mode: 'sentinel', sentinels: [{ host: '10.0.0.1', port: 26379 }], name: 'm', password: undefined, sentinelPassword: undefined, tls: false, minReplicasAck: 2 },
+    },
+    {
+      env: { REDIS_CLUSTER_NODES: 'redis-0', REDIS_MIN_REPLICAS_ACK: '0' },
+      topology: { mode: 'cluster', nodes: [{ host: 'redis-0', port: 6379 }], password: undefined, tls: false, minReplicasAck: 0 },
     },
     {
       env: { REDIS_CLUSTER_NODES: 'redis-0:7000,redis-1', REDIS_PASSWORD: 'p', REDIS_TLS: 'false' },
@@ -41,6 +54,7 @@ describe('Redis topology from the environment', () => {
         ],
         password: 'p',
         tls: false,
+        minReplicasAck: 1,
       },
     },
   ];
@@ -72,6 +86,10 @@ describe('Redis topology from the environment', () => {
     [{ REDIS_CLUSTER_NODES: 'a:99999' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port addresses/],
     [{ REDIS_SENTINELS: 'user:pw@a:26379', REDIS_SENTINEL_NAME: 'm' }, /^REDIS_SENTINELS: expected comma-separated host:port addresses, .*got an address with credentials \(REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD hold them\)$/],
     [{ WORKERS: '2' }, /^WORKERS: 2 processes need REDIS_URL \(or REDIS_SENTINELS, REDIS_CLUSTER_NODES\)/],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_MIN_REPLICAS_ACK: 'one' }, /^REDIS_MIN_REPLICAS_ACK: expected a plain decimal integer from 0 to 16, got "one"$/],
+    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_MIN_REPLICAS_ACK: '17' }, /^REDIS_MIN_REPLICAS_ACK: expected a plain decimal integer from 0 to 16, got "17"$/],
+    [{ REDIS_URL: 'redis://a', REDIS_MIN_REPLICAS_ACK: '-1' }, /^REDIS_MIN_REPLICAS_ACK: expected a plain decimal integer from 0 to 16, got "-1"$/],
+    [{ REDIS_MIN_REPLICAS_ACK: '1' }, /^REDIS_MIN_REPLICAS_ACK: needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES/],
   ];
   for (const [env, expected] of refused) {
     test(`refused in one line: ${JSON.stringify(env)}`, () => {
@@ -87,12 +105,50 @@ describe('Redis topology from the environment', () => {
     assert.equal(loadConfig({ WORKERS: '2', REDIS_SENTINELS: 'a:1', REDIS_SENTINEL_NAME: 'm' }).workers, 2);
   });
 
-  const infos: [string, number][] = [
-    ['# Replication\r\nrole:master\r\nconnected_slaves:0\r\n', 0],
-    ['role:master\r\nconnected_slaves:1\r\nslave0:ip=127.0.0.1,port=7001,state=online,offset=42,lag=0\r\n', 1],
-    ['role:master\r\nconnected_slaves:2\r\nslave0:ip=10.0.0.2,port=6379,state=wait_bgsave,offset=0,lag=0\r\nslave1:ip=10.0.0.3,port=6379,state=online,offset=9,lag=1\r\n', 1],
+  // redisTopology alone (as the failover row calls it with the raw environment) checks the text too.
+  const raw: [string, RegExp | number][] = [
+    ['3', 3],
+    ['16', 16],
+    ['03', /^REDIS_MIN_REPLICAS_ACK: expected a plain decimal integer from 0 to 16, got "03"$/],
+    ['1.5', /^REDIS_MIN_REPLICAS_ACK: expected a plain decimal integer from 0 to 16, got "1.5"$/],
+    ['99', /^REDIS_MIN_REPLICAS_ACK: expected a plain decimal integer from 0 to 16, got "99"$/],
   ];
-  for (const [info, count] of infos) {
-    test(`INFO replication → ${count} online replica(s)`, () => assert.equal(onlineReplicas(info), count));
+  for (const [text, expected] of raw) {
+    test(`redisTopology: REDIS_MIN_REPLICAS_ACK=${text}`, () => {
+      const problems: string[] = [];
+      const topology = redisTopology({ REDIS_CLUSTER_NODES: 'a:1', REDIS_MIN_REPLICAS_ACK: text }, problems);
+      if (typeof expected === 'number') {
+        assert.deepEqual(problems, []);
+        assert.equal(topology?.minReplicasAck, expected);
+      } else {
+        assert.equal(problems.length, 1, JSON.stringify(problems));
+        assert.match(problems[0] ?? '', expected);
+      }
+    });
+  }
+
+  const waits: [[Error | null, unknown] | undefined, number, boolean][] = [
+    [[null, 1], 1, true],
+    [[null, 2], 1, true],
+    [[null, 0], 1, false],
+    [[null, 1], 2, false],
+    [[null, '1'], 1, true],
+    [[new Error('ERR WAIT cannot be used with replica instances'), null], 1, false],
+    [[null, null], 1, false],
+    [undefined, 1, false],
+  ];
+  for (const [reply, wanted, expected] of waits) {
+    test(`WAIT ${wanted} answered ${JSON.stringify(reply?.[0]?.message ?? reply?.[1])}: ${expected ? '' : 'not '}acknowledged`, () =>
+      assert.equal(acknowledgedBy(reply, wanted), expected));
+  }
+
+  const errors: [string, boolean, false | 1 | 2][] = [
+    ["READONLY You can't write against a read only replica.", true, 2],
+    ["READONLY You can't write against a read only replica.", false, 1],
+    ['NOREPLICAS Not enough good replicas to write.', true, false],
+    ['ERR unknown command', false, false],
+  ];
+  for (const [message, resend, expected] of errors) {
+    test(`${message.split(' ')[0]} (${resend ? 'commands' : 'lane'}): reconnect ${expected}`, () => assert.equal(reconnectOnReadonly(new Error(message), resend), expected));
   }
 });

@@ -8,17 +8,18 @@
  *   {@link IMPLICIT_KEY_TTL_MS} after the first answer). Keys are scoped by the session and by the
  *   move, and kept only as SHA-256 digests.
  * - Before the upstream call a pending marker is written atomically (`SET NX PX`, lease
- *   `UPSTREAM_TIMEOUT_MS` + {@link LEASE_MARGIN_MS}); after it, the answer (any status) replaces it.
- *   Both are written `replicated` (CONTRACT.md "Several instances"): where Redis has replicas, the
- *   marker must be acknowledged by one before the call goes upstream — else the key is left free and
- *   the move answers 503 `idempotency_unavailable` — so that a replica promoted by a failover knows
- *   every move in flight.
+ *   `UPSTREAM_TIMEOUT_MS` + {@link LEASE_MARGIN_MS}; its value names the attempt); after it, the
+ *   answer (any status) replaces it. Both are written `replicated` (docs/behaviour.md "Several
+ *   instances"): the marker must be acknowledged by the configured number of replicas
+ *   (`REDIS_MIN_REPLICAS_ACK`) before the call goes upstream — else the key is left free and the
+ *   move answers 503 `idempotency_unavailable` — so that a replica promoted by a failover knows every
+ *   move in flight.
  * - A repeat of a settled key replays the stored answer (`replayed`). A repeat while the first is in
  *   flight waits for it up to {@link WAIT_MS} and replays it, else answers 409 `request_in_progress`
  *   with `Retry-After`. The same header key with another body answers 422 `idempotency_key_reused`.
  * - An answer the store cannot take at once (a failover under way) is stored again every
- *   {@link STORE_RETRY_MS} in the background until the marker's lease ends: meanwhile repeats answer
- *   409, afterwards they replay it.
+ *   {@link STORE_RETRY_MS} in the background until the marker's lease ends (meanwhile repeats
+ *   answer 409, afterwards they replay it), then for {@link STORE_GRACE_MS} more where the key is free.
  * - An unknown outcome (time-out, connection broken after the request may have left) stores nothing:
  *   the marker stays until its lease ends, then a repeat goes upstream again with the same
  *   `Idempotency-Key`, so that the BFF's own idempotency decides. A call that certainly never left
@@ -29,7 +30,7 @@
  *
  * @module
  */
-import { hash } from 'node:crypto';
+import { hash, randomUUID } from 'node:crypto';
 import { envelope, type ProxyAnswer } from '../envelope.js';
 import { REFUSALS, UpstreamError } from '../upstream/errors.js';
 import { KEY_PREFIX, type SharedStore, StateUnavailableError } from './store.js';
@@ -44,6 +45,8 @@ export const LEASE_MARGIN_MS = 5_000;
 export const WAIT_MS = 3_000;
 /** Pause between two attempts to store an answer the store refused (a failover under way), in milliseconds. */
 export const STORE_RETRY_MS = 250;
+/** How long after the marker's lease an answer the store refused is still tried (only where the key is free), in milliseconds. */
+export const STORE_GRACE_MS = 60_000;
 /** What an `Idempotency-Key` header may hold. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -75,6 +78,11 @@ interface PendingRecord {
   s: 'pending' | 'unknown';
   f: string;
   until?: number;
+  /**
+   * `pending`: the attempt that wrote it (a random UUID), so that deleting it again can only remove
+   * this attempt's own marker, never another instance's marker for the same key and body.
+   */
+  a?: string;
 }
 interface DoneRecord {
   s: 'done';
@@ -203,10 +211,11 @@ export class Idempotency {
       }
       let existing: StoredRecord | undefined;
       try {
-        const previous = await this.#store.setIfAbsent(storeKey, JSON.stringify({ s: 'pending', f: fingerprint }), this.#leaseMs, REPLICATED);
+        const marker = JSON.stringify({ s: 'pending', f: fingerprint, a: randomUUID() } satisfies PendingRecord);
+        const previous = await this.#store.setIfAbsent(storeKey, marker, this.#leaseMs, REPLICATED);
         if (previous === null) {
           this.#onDecision?.('forwarded');
-          return { answer: await this.#forward(storeKey, fingerprint, ttlMs, submission, call), decision: 'forwarded' };
+          return { answer: await this.#forward(storeKey, fingerprint, marker, ttlMs, submission, call), decision: 'forwarded' };
         }
         existing = parseRecord(previous);
       } catch (error) {
@@ -222,15 +231,23 @@ export class Idempotency {
   }
 
   /**
-   * Tries again every {@link STORE_RETRY_MS} to store an answer the store refused, until it is stored
-   * or the marker's lease ends at `until` (epoch ms): never longer, since after it a repeat may be
-   * forwarded again.
+   * Tries again every {@link STORE_RETRY_MS} to store an answer the store refused. Until the marker's
+   * lease ends at `until` (epoch ms), the answer replaces the marker; after it, for at most
+   * {@link STORE_GRACE_MS} more, it is written only where the key is free (`setIfAbsent`), never over
+   * a later attempt's marker. (A Redis primary left without its replica by a planned switchover
+   * refuses every write for as long as the sentinels take to give it one — about 15 s with one
+   * replica —, which may outlast a short lease: the marker ends meanwhile, a repeat is refused 503 as
+   * long as writes are, and the answer is stored as soon as they are accepted again.)
    */
   #storeLater(storeKey: string, record: string, ttlMs: number, until: number): void {
     const attempt = () => {
-      if (Date.now() + STORE_RETRY_MS >= until) return;
+      if (Date.now() + STORE_RETRY_MS >= until + STORE_GRACE_MS) return;
       setTimeout(() => {
-        this.#store.set(storeKey, record, ttlMs, REPLICATED).catch(attempt);
+        const write =
+          Date.now() < until
+            ? this.#store.set(storeKey, record, ttlMs, REPLICATED)
+            : this.#store.setIfAbsent(storeKey, record, ttlMs, REPLICATED).then(() => undefined);
+        write.catch(attempt);
       }, STORE_RETRY_MS).unref();
     };
     attempt();
@@ -239,6 +256,7 @@ export class Idempotency {
   async #forward(
     storeKey: string,
     fingerprint: string,
+    marker: string,
     ttlMs: number,
     submission: Submission,
     call: (upstreamKey: string) => Promise<ProxyAnswer>,
@@ -257,7 +275,7 @@ export class Idempotency {
       return answer;
     } catch (error) {
       if (neverSent(error)) {
-        await this.#store.deleteIfEquals(storeKey, JSON.stringify({ s: 'pending', f: fingerprint })).catch(() => {});
+        await this.#store.deleteIfEquals(storeKey, marker).catch(() => {});
       } else {
         // Unknown outcome: repeats answer 409 at once, until the lease ends.
         const left = until - Date.now();

@@ -29,7 +29,10 @@ export type StateEvent =
 
 /** How a write must be kept (Redis with replicas; the memory store ignores it). */
 export interface WriteOptions {
-  /** Acknowledged by at least one replica where the primary has replicas (a money move's records). */
+  /**
+   * Acknowledged by the configured number of replicas (`REDIS_MIN_REPLICAS_ACK`; a money move's
+   * records), never by what the primary reports at the moment.
+   */
   readonly replicated?: boolean;
 }
 
@@ -41,15 +44,17 @@ export interface SharedStore {
   readonly up: boolean;
   /**
    * Sets `key` to `value` for `ttlMs` unless it exists (Redis `SET NX PX … GET`, one round trip).
-   * With `replicated`, where the primary has replicas, the write must also be acknowledged by one of
-   * them (`WAIT 1`, bounded): when none does in time, the key is deleted again (when it still holds
-   * `value`) and the call rejects with {@link StateUnavailableError}.
+   * With `replicated`, the write must also be acknowledged by the configured number of replicas
+   * (`WAIT <n>`, bounded): when fewer do in time, or the call gives up before its write answered, the
+   * key is deleted again (when it still holds `value`) and the call rejects with
+   * {@link StateUnavailableError}. `value` must be unique to the attempt (the delete compares it).
    * @returns `null` when this call set it, else the value already there.
    */
   setIfAbsent(key: string, value: string, ttlMs: number, options?: WriteOptions): Promise<string | null>;
   /**
-   * Sets `key` to `value` for `ttlMs`, whatever was there. With `replicated`, waits (bounded) for one
-   * replica's acknowledgement where replicas exist; its absence is not an error (the value is written).
+   * Sets `key` to `value` for `ttlMs`, whatever was there. With `replicated`, waits (bounded) for the
+   * configured number of replicas to acknowledge it; fewer in time rejects with
+   * {@link StateUnavailableError} (the value may be written on the primary alone: write it again).
    */
   set(key: string, value: string | Buffer, ttlMs: number, options?: WriteOptions): Promise<void>;
   /** The text value of `key`, or `null`. */

@@ -34,8 +34,8 @@ export interface TestRedis {
   readonly url: string;
   /** Kills it (SIGKILL): clients see the connection drop. */
   kill(): Promise<void>;
-  /** Starts it again on the same port (empty: persistence is off). */
-  start(): Promise<void>;
+  /** Starts it again on the same port (empty: persistence is off), with `extra` arguments after the others (`--replicaof …`). */
+  start(extra?: readonly string[]): Promise<void>;
   /** Stops (SIGSTOP) or continues (SIGCONT) the process: it keeps its connections but answers nothing meanwhile. */
   pause(paused: boolean): void;
   /** Stops it for good and removes its directory. */
@@ -50,9 +50,9 @@ export async function startRedis(options: { port?: number; args?: readonly strin
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'front-proxy-redis-'));
   const port = options.port ?? (await freePort());
   let child: ChildProcess | undefined;
-  const start = async () => {
+  const start = async (extra: readonly string[] = []) => {
     const common = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
-    child = spawn('redis-server', [...(options.configFile === undefined ? [] : [options.configFile]), ...common, ...(options.args ?? [])], {
+    child = spawn('redis-server', [...(options.configFile === undefined ? [] : [options.configFile]), ...common, ...(options.args ?? []), ...extra], {
       stdio: 'ignore',
     });
     for (let i = 0; i < 100; i++) {
@@ -123,6 +123,32 @@ export async function startRedisFleet(
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * The arguments of the data servers of a Sentinel deployment or a cluster: `DEBUG` allowed from
+ * loopback (a test pauses a server with `DEBUG SLEEP`), and, as docs/operations.md asks of a
+ * deployment, a primary refuses writes while fewer than `minReplicasToWrite` replicas acknowledged
+ * it within the last 10 s (`min-replicas-to-write`, `min-replicas-max-lag`; 0 turns it off).
+ */
+export function dataServerArgs(minReplicasToWrite: number): string[] {
+  return [
+    '--enable-debug-command',
+    'local',
+    ...(minReplicasToWrite > 0 ? ['--min-replicas-to-write', String(minReplicasToWrite), '--min-replicas-max-lag', '10'] : []),
+  ];
+}
+
+/**
+ * `DEBUG SLEEP <seconds>` on the server at `port`: it answers nothing meanwhile (its connections stay
+ * open, as in a long pause of its process); resolves when it answers again.
+ */
+export function debugSleep(port: number, seconds: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'DEBUG', 'SLEEP', String(seconds)], { timeout: seconds * 1000 + 10_000 }, (error) =>
+      error ? reject(error) : resolve(),
+    );
+  });
+}
+
 /** Runs `redis-cli -p <port> args…` (without blocking the event loop: proxies run in this process). */
 export function redisCli(port: number, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
@@ -145,11 +171,21 @@ async function until(limitMs: number, what: string, check: () => Promise<boolean
 /** The name the sentinels monitor the primary under. */
 export const SENTINEL_NAME = 'front-proxy-primary';
 
-/** A Sentinel deployment: one primary, one replica, three sentinels (quorum 2). */
+/** The data servers' settings of {@link startRedisSentinel} and {@link startRedisCluster}. */
+export interface RedisDeploymentOptions {
+  /** Replicas of the (each) primary: 1 by default (Sentinel only: 1 or 2). */
+  readonly replicas?: number;
+  /** `min-replicas-to-write` of the data servers ({@link dataServerArgs}); 1 by default, 0 turns it off. */
+  readonly minReplicasToWrite?: number;
+}
+
+/** A Sentinel deployment: one primary, one replica (or two), three sentinels (quorum 2). */
 export interface TestSentinel {
   /** The first primary and its replica, as started (the replica becomes primary after a failover). */
   readonly primary: TestRedis;
   readonly replica: TestRedis;
+  /** Every replica as started (`replica` first). */
+  readonly replicas: readonly TestRedis[];
   readonly sentinels: readonly TestRedis[];
   /** `REDIS_SENTINELS` and `REDIS_SENTINEL_NAME` for a proxy. */
   readonly env: Readonly<Record<string, string>>;
@@ -161,16 +197,23 @@ export interface TestSentinel {
 
 /**
  * Starts a Sentinel deployment on free ports. The sentinels find the primary down after 1 s
- * (`down-after-milliseconds`), so a killed primary is replaced within a few seconds.
+ * (`down-after-milliseconds`), so a killed primary is replaced within a few seconds. The data
+ * servers run with {@link dataServerArgs}.
  */
-export async function startRedisSentinel(): Promise<TestSentinel> {
+export async function startRedisSentinel(options: RedisDeploymentOptions = {}): Promise<TestSentinel> {
   const started: TestRedis[] = [];
+  const args = dataServerArgs(options.minReplicasToWrite ?? 1);
   try {
-    const primary = await startRedis();
+    const primary = await startRedis({ args });
     started.push(primary);
-    const replica = await startRedis({ args: ['--replicaof', '127.0.0.1', String(primary.port)] });
-    started.push(replica);
-    await until(10_000, 'replica in sync', async () => (await redisCli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'));
+    const replicas: TestRedis[] = [];
+    for (let i = 0; i < (options.replicas ?? 1); i++) {
+      const replica = await startRedis({ args: [...args, '--replicaof', '127.0.0.1', String(primary.port)] });
+      started.push(replica);
+      replicas.push(replica);
+      await until(10_000, 'replica in sync', async () => (await redisCli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'));
+    }
+    const replica = replicas[0] as TestRedis;
     const sentinels: TestRedis[] = [];
     for (let i = 0; i < 3; i++) {
       const dir = mkdtempSync(join(tmpdir(), 'front-proxy-sentinel-'));
@@ -195,13 +238,14 @@ export async function startRedisSentinel(): Promise<TestSentinel> {
         const info = await redisCli(sentinel.port, 'SENTINEL', 'MASTER', SENTINEL_NAME);
         const fields = info.split('\n');
         const value = (name: string) => Number(fields[fields.indexOf(name) + 1]);
-        if (value('num-slaves') < 1 || value('num-other-sentinels') < 2) return false;
+        if (value('num-slaves') < replicas.length || value('num-other-sentinels') < 2) return false;
       }
       return true;
     });
     return {
       primary,
       replica,
+      replicas,
       sentinels,
       env: { REDIS_SENTINELS: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','), REDIS_SENTINEL_NAME: SENTINEL_NAME },
       async primaryPort() {
@@ -234,8 +278,9 @@ export interface TestCluster {
  * own, `cluster-node-timeout` 1 s so that a killed primary's replica takes over within seconds), then
  * `redis-cli --cluster create … --cluster-replicas 1`, and waits until every node reads `cluster_state:ok`.
  */
-export async function startRedisCluster(): Promise<TestCluster> {
+export async function startRedisCluster(options: Pick<RedisDeploymentOptions, 'minReplicasToWrite'> = {}): Promise<TestCluster> {
   const nodes: TestRedis[] = [];
+  const args = dataServerArgs(options.minReplicasToWrite ?? 1);
   const root = mkdtempSync(join(tmpdir(), 'front-proxy-cluster-'));
   try {
     for (let i = 0; i < 6; i++) {
@@ -245,7 +290,7 @@ export async function startRedisCluster(): Promise<TestCluster> {
       nodes.push(
         await startRedis({
           dir,
-          args: ['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--cluster-port', String(busPort)],
+          args: [...args, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--cluster-port', String(busPort)],
         }),
       );
     }

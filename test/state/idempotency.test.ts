@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ProxyAnswer } from '../../src/envelope.js';
-import { Idempotency, STORE_RETRY_MS, type Submission } from '../../src/state/idempotency.js';
+import { Idempotency, LEASE_MARGIN_MS, STORE_RETRY_MS, type Submission } from '../../src/state/idempotency.js';
 import { MEMORY_STORE_BYTES_FROM, MemoryStore } from '../../src/state/memory.js';
 import { type SharedStore, StateUnavailableError } from '../../src/state/store.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
@@ -141,6 +141,61 @@ describe('idempotency over the in-memory store', () => {
     assert.equal(repeat.keys.length, 0);
     assert.equal(sets.length, 4, 'three refusals, then stored');
     assert.ok(sets.every((s) => s.replicated === true), 'the answer is written replicated');
+  });
+
+  test('an answer still refused when the lease ends is stored afterwards only where the key is free, never over a later marker', async () => {
+    let refusing = true;
+    const writes: string[] = [];
+    const switching = new Proxy(new MemoryStore(), {
+      get: (target, name) => {
+        if (name === 'set') {
+          return async (...args: Parameters<SharedStore['set']>) => {
+            writes.push('set');
+            if (refusing) throw new StateUnavailableError();
+            return target.set(...args);
+          };
+        }
+        if (name === 'setIfAbsent') {
+          return async (...args: Parameters<SharedStore['setIfAbsent']>) => {
+            if (String(args[1]).includes('"done"')) writes.push('setIfAbsent');
+            if (refusing && String(args[1]).includes('"done"')) throw new StateUnavailableError();
+            return target.setIfAbsent(...args);
+          };
+        }
+        return (Reflect.get(target, name, target) as () => unknown).bind(target);
+      },
+    }) as SharedStore;
+    // Lease: 1 ms + LEASE_MARGIN_MS (5 s); the store accepts writes again 0.5 s after it.
+    const idem = new Idempotency(switching, 1, { waitMs: 0 });
+    await idem.run(submission({ key: 'k-switch' }), upstream({ status: 201, body: { id: 'charge-1' } }).call);
+    await new Promise((r) => setTimeout(r, LEASE_MARGIN_MS + 500));
+    refusing = false;
+    await new Promise((r) => setTimeout(r, 3 * STORE_RETRY_MS));
+    const repeat = upstream({ status: 500, body: {} });
+    const replay = await idem.run(submission({ key: 'k-switch' }), repeat.call);
+    assert.equal(replay.decision, 'replayed');
+    assert.equal(repeat.keys.length, 0);
+    const first = writes.indexOf('setIfAbsent');
+    assert.ok(first > 0 && writes.slice(first).every((w) => w === 'setIfAbsent'), `set during the lease, setIfAbsent after it: ${writes.join()}`);
+    // A later attempt's marker in place: the late answer does not replace it.
+    const other = new Idempotency(switching, 1, { waitMs: 0 });
+    refusing = true;
+    await other.run(submission({ key: 'k-later' }), upstream({ status: 201, body: { id: 'charge-2' } }).call);
+    await new Promise((r) => setTimeout(r, LEASE_MARGIN_MS + 100));
+    const later = upstream({ status: 202, body: { id: 'charge-3' } });
+    let release: (() => void) | undefined;
+    const held = new Promise<void>((r) => (release = r));
+    const inFlight = other.run(submission({ key: 'k-later' }), async (key) => {
+      refusing = false;
+      await held;
+      return later.call(key);
+    });
+    await new Promise((r) => setTimeout(r, 3 * STORE_RETRY_MS));
+    // Another instance sees the later attempt in progress, not the first attempt's answer.
+    assert.equal((await new Idempotency(switching, 1, { waitMs: 0 }).run(submission({ key: 'k-later' }), upstream({ status: 500, body: {} }).call)).decision, 'in_progress');
+    release?.();
+    assert.equal((await inFlight).decision, 'forwarded');
+    assert.deepEqual((await other.run(submission({ key: 'k-later' }), upstream({ status: 500, body: {} }).call)).answer, { status: 202, body: { id: 'charge-3' } });
   });
 
   test('an answer the store keeps refusing is tried only until the lease ends', async () => {
