@@ -30,7 +30,7 @@ mkdirSync(out, { recursive: true });
 const started = Date.now();
 const run = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=dot', ...files],
+  ['--import', 'tsx', '--test', '--test-force-exit', '--test-concurrency=1', '--test-reporter=dot', ...files],
   {
     stdio: 'inherit',
     env: {

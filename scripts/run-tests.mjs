@@ -1,6 +1,8 @@
 // Runs every test/**/*.test.ts file with node's test runner (TypeScript through tsx), after
 // building the browser package (packages/browser, `tsc -b`: nothing is redone when it is up to
 // date), which the server imports from its dist/.
+// A test file whose process would stay alive after its last test (a client still reconnecting, a
+// timer left behind) ends with it (`--test-force-exit`): a leak never holds a CI run until its limit.
 // Usage: node scripts/run-tests.mjs [substring filter ...]
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
@@ -31,7 +33,7 @@ if (sdk.status !== 0) {
 }
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
+  ['--import', 'tsx', '--test', '--test-force-exit', '--test-concurrency=2', '--test-reporter=spec', ...files],
   { stdio: 'inherit', env: { ...process.env, NODE_ENV: process.env.TEST_NODE_ENV ?? 'test' } },
 );
 process.exit(result.status ?? 1);
