@@ -49,6 +49,8 @@ interface Operation {
 }
 
 const PURGE_TOKEN = 'operator-token-0123456789';
+/** The longest a call may take (a loaded machine included). */
+const ANSWER_WITHIN_MS = 15_000;
 /** Operations called at once. */
 const WALKERS = 6;
 const DEMO = { login: 'demo@example.com', password: 'Demo#2026' };
@@ -270,8 +272,13 @@ async function call(method: string, path: string, op: Operation, kind: Case, coo
     body = Buffer.from(JSON.stringify(value));
     headers['content-type'] = 'application/json';
   }
-  const res = await fetch(`${base}${url}`, { method, headers, body: body ? new Uint8Array(body) : undefined, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
-  return { label: `${method} ${url} [${kind}]`, status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
+  const label = `${method} ${url} [${kind}]`;
+  try {
+    const res = await fetch(`${base}${url}`, { method, headers, body: body ? new Uint8Array(body) : undefined, redirect: 'manual', signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
+    return { label, status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
+  } catch (error) {
+    throw new Error(`${label}: no whole answer within ${ANSWER_WITHIN_MS} ms`, { cause: error });
+  }
 }
 
 /** Every operation of the document, the ones of {@link LAST} at the end. */
