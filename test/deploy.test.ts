@@ -861,6 +861,8 @@ interface Panel {
   panels?: Panel[];
 }
 interface Dashboard {
+  __inputs?: { name?: string; type?: string; pluginId?: string; label?: string }[];
+  __requires?: { type?: string; id?: string }[];
   schemaVersion?: number;
   uid?: string;
   title?: string;
@@ -902,9 +904,12 @@ function checkDashboard(dashboard: Dashboard): string[] {
   }
   if (!dashboard.uid || !dashboard.title) problems.push('the dashboard needs a uid and a title');
   const variables = dashboard.templating?.list ?? [];
-  if (!variables.some((v) => v.name === 'datasource' && v.type === 'datasource' && v.query === 'prometheus')) {
-    problems.push('no datasource variable of type prometheus in templating');
+  // Grafana's import asks for each `__inputs` data source and puts the chosen one where `${DS_PROMETHEUS}` stands.
+  const inputs = dashboard.__inputs ?? [];
+  if (!inputs.some((i) => i.name === 'DS_PROMETHEUS' && i.type === 'datasource' && i.pluginId === 'prometheus' && i.label)) {
+    problems.push('no __inputs entry DS_PROMETHEUS of type datasource (pluginId prometheus): the import would not ask for the data source');
   }
+  if (!(dashboard.__requires ?? []).some((r) => r.type === 'datasource' && r.id === 'prometheus')) problems.push('__requires does not name the prometheus data source');
   for (const v of variables) {
     const labelValues = /label_values\((\w+)\s*,\s*(\w+)\)/.exec(v.definition ?? '');
     if (labelValues && !metricLabels(labelValues[1] ?? '')) problems.push(`variable ${v.name ?? ''} reads ${labelValues[1] ?? ''}, not a metric of the contract`);
@@ -914,15 +919,22 @@ function checkDashboard(dashboard: Dashboard): string[] {
   const ids = panels.map((p) => p.id);
   if (ids.some((id, i) => id === undefined || ids.indexOf(id) !== i)) problems.push('panel ids must be present and unique');
   const facts = new Map<Panel, PromqlFacts[]>();
-  const isDatasource = (d: Target['datasource']) => d?.type === 'prometheus' && d.uid === '${datasource}';
+  const isDatasource = (d: Target['datasource']) => d?.type === 'prometheus' && d.uid === '${DS_PROMETHEUS}';
+  for (const v of variables as { name?: string; datasource?: Target['datasource'] }[]) {
+    if (v.datasource && !isDatasource(v.datasource)) problems.push(`variable ${v.name ?? ''}: datasource must be the \${DS_PROMETHEUS} input`);
+  }
+  const panelTypes = new Set(panels.map((p) => p.type).filter((t) => t !== 'row'));
+  for (const type of panelTypes) {
+    if (!(dashboard.__requires ?? []).some((r) => r.type === 'panel' && r.id === type)) problems.push(`__requires does not name the panel type ${type ?? ''}`);
+  }
   for (const panel of panels.filter((p) => p.type !== 'row')) {
     const title = panel.title ?? `panel ${String(panel.id)}`;
     if (!panel.gridPos) problems.push(`${title}: no gridPos`);
-    if (!isDatasource(panel.datasource)) problems.push(`${title}: datasource must be the \${datasource} variable`);
+    if (!isDatasource(panel.datasource)) problems.push(`${title}: datasource must be the \${DS_PROMETHEUS} input`);
     if (!panel.targets?.length) problems.push(`${title}: no query`);
     const list: PromqlFacts[] = [];
     for (const target of panel.targets ?? []) {
-      if (target.datasource && !isDatasource(target.datasource)) problems.push(`${title}: a query's datasource is not \${datasource}`);
+      if (target.datasource && !isDatasource(target.datasource)) problems.push(`${title}: a query's datasource is not \${DS_PROMETHEUS}`);
       if (!target.expr) {
         problems.push(`${title}: a query without expr`);
         continue;
@@ -969,8 +981,9 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
     ['a wrong label on a metric', 'front_proxy_cache_requests_total{job=~\\"$job\\", result=\\"hit\\"}', 'front_proxy_cache_requests_total{job=~\\"$job\\", outcome=\\"hit\\"}', /front_proxy_cache_requests_total has no label outcome/],
     ['a syntax error', 'sum by (route) (rate(', 'sum by (route) (rate((', /does not parse/],
     ['a fixed range', 'front_proxy_rate_limited_total{job=~\\"$job\\"}[$__rate_interval]', 'front_proxy_rate_limited_total{job=~\\"$job\\"}[5m]', /range \[5m\]/],
-    ['a fixed datasource', '"uid": "${datasource}"', '"uid": "P1809F7CD0C75ACF3"', /datasource must be/],
-    ['no datasource variable', '"type": "datasource",', '"type": "custom",', /no datasource variable/],
+    ['a fixed datasource', '"uid": "${DS_PROMETHEUS}"', '"uid": "P1809F7CD0C75ACF3"', /datasource must be/],
+    ['no data source input', '"name": "DS_PROMETHEUS"', '"name": "DS_OTHER"', /no __inputs entry DS_PROMETHEUS/],
+    ['a panel type not required', '"id": "state-timeline"', '"id": "state-timeline-old"', /__requires does not name the panel type state-timeline/],
     ['the cache hit ratio panel missing', '"title": "Cache hit ratio"', '"title": "Cache"', /cache hit ratio/],
     ['the EM family grouping missing', '\\"error\\", \\"EM00([0-9])[0-9]\\"', '\\"endpoint\\", \\"EM00([0-9])[0-9]\\"', /error ratio by EM family/],
     ['an old schema', '"schemaVersion": 39', '"schemaVersion": 16', /schemaVersion 16/],

@@ -16,6 +16,24 @@ describe('README and docs against the code', () => {
     assert.ok(word, `${rows} rows`);
     assert.match(readme, new RegExp(`run ${word} rows of attacks`));
     assert.match(read('docs/hardening.md'), new RegExp(`A suite of\\s+${word} rows`));
+    assert.match(read('SECURITY.md'), new RegExp(`runs ${word} rows of attacks`));
+  });
+
+  test('SECURITY.md names the Node.js versions of package.json and the image, as the README does, and an address to report to', () => {
+    const security = read('SECURITY.md');
+    const engines = (JSON.parse(read('package.json')) as { engines: { node: string } }).engines.node;
+    const lowest = /^>=(\d+\.\d+)$/.exec(engines)?.[1];
+    assert.ok(lowest, `engines.node ${engines}`);
+    const image = /^FROM node:(\d+)[-.@\s]/m.exec(read('Dockerfile'))?.[1];
+    assert.ok(image, 'the Dockerfile names its Node.js line');
+    for (const [name, text] of [['SECURITY.md', security], ['README.md', readme]] as const) {
+      assert.match(text, new RegExp(`Node\\.js\\s+${lowest.replace('.', '\\.')}\\s+or\\s+later`), `${name} says Node.js ${lowest} or later`);
+      assert.match(text, new RegExp(`Node\\.js\\s+${image}\\b`), `${name} names Node.js ${image}, the image's line`);
+    }
+    const other = [...security.matchAll(/Node\.js\s+(?:LTS\s+lines\s+\()?(\d+)/g)].map((m) => m[1]).filter((major) => major !== lowest.split('.')[0] && major !== image);
+    assert.deepEqual(other, [], 'SECURITY.md names no other Node.js line');
+    const report = security.slice(security.indexOf('## How to report'), security.indexOf('## Supported versions'));
+    assert.match(report, /\*\*[a-z0-9.-]+@[a-z0-9.-]+\.[a-z]+\*\*/, 'an e-mail address to report to');
   });
 
   test("the README's performance table is the latest round of bench/README.md, row for row", () => {

@@ -281,11 +281,49 @@ export const CashbackAnswer = Type.Object(
 /** A page of the game catalogue as the BFF answers it (spec 4.6; game fields not shown by the specification). */
 export const CataloguePage = openRecord('a catalogue page as the BFF answers it (game records: fields not shown by the specification); served from the proxy cache when fresh');
 
-/** Games looked up by slug (`/api/games/by-slugs`, `/api/games/stats-batch`): found records and missing slugs. */
+/** Games looked up by slug (`/api/games/by-slugs`): found records and missing slugs. */
 export const SlugLookupAnswer = Type.Object(
   {
     data: Type.Array(openRecord('a record (fields not shown by the specification)')),
     missing: Type.Array(Type.String(), { description: 'the slugs with no record' }),
+  },
+  { additionalProperties: false },
+);
+
+/**
+ * `/api/games/stats-batch` (spec 4.6, from the cache only): the cached statistics by slug, and the
+ * slugs with none cached.
+ */
+export const StatsBatchAnswer = Type.Object(
+  {
+    data: Type.Record(Type.String(), openRecord("a game's statistics as the BFF answered `statistics-dl` (fields not shown by the specification)"), {
+      description: 'the cached statistics, by slug',
+    }),
+    missing: Type.Array(Type.String(), { description: 'the slugs with no cached statistics' }),
+  },
+  { additionalProperties: false },
+);
+
+/** `GET /readyz` once the BFF has answered once: `bff` says whether it answers now. */
+export const ReadyAnswer = Type.Object(
+  {
+    ok: Type.Literal(true),
+    bff: Type.Union([Type.Literal('up'), Type.Literal('down')], {
+      description: '`down` when the latest call or probe of the BFF failed without an answer; the probe stays 200 either way',
+    }),
+  },
+  { additionalProperties: false, description: 'ready: the BFF has answered once (any HTTP status)' },
+);
+
+/** `GET /debug/analytics` (development only): the attribution the proxy reads from the tracking cookies. */
+export const DebugAnalyticsAnswer = Type.Object(
+  {
+    tracking: Type.Record(Type.String(), Type.String(), { description: 'the `utm_*` values of the `cookie_tracking` cookie' }),
+    gaClientId: Type.Union([Type.String(), Type.Null()], { description: 'the client id read from the `_ga` cookie' }),
+    cookies: Type.Object(
+      { cookie_tracking: Type.Boolean(), _ga: Type.Boolean() },
+      { additionalProperties: false, description: 'which of the two cookies the request carried' },
+    ),
   },
   { additionalProperties: false },
 );
@@ -363,6 +401,12 @@ export type SessionEffect = 'establish' | 'end';
 export interface SuccessDoc {
   /** Status of a success; default 200. */
   readonly status?: number;
+  /**
+   * The upstream creates a record and its success status is passed through (spec 4.12: success
+   * statuses not shown): 201 when it says so (the sandbox does), 200 otherwise; both are documented,
+   * with the same body.
+   */
+  readonly created?: boolean;
   /** Schema of the JSON body; `null` for an answer without a body. Default: the upstream's answer, not shown. */
   readonly schema?: TSchema | null;
   /** Bodies that are not JSON, by media type (receipts, pages, scripts). */
@@ -405,6 +449,7 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   'POST /api/auth/validate-document': { schema: ValidateDocumentAnswer },
   'POST /api/logs/auth-logout': { status: 204, schema: null, description: 'accepted (sampled into the log at 50%)' },
   'POST /api/user/store-document': {
+    created: true,
     requestBody: { mediaType: 'multipart/form-data', schema: DocumentUpload },
   },
   'POST /api/wallet/refresh': { schema: WalletRefreshAnswer },
@@ -415,12 +460,12 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
     description: 'the withdrawal receipt, streamed from the BFF as it comes',
   },
   'GET /api/payments/providers': { schema: ProvidersAnswer },
-  'POST /api/payments/deposit': { schema: DepositAnswer },
+  'POST /api/payments/deposit': { schema: DepositAnswer, created: true },
   'GET /api/payments/deposit-status': {
     schema: DepositAnswer,
     description: 'the deposit status as the BFF answers it: real-wallet `balance` in currency units (spec 2.7 rule 2), every other amount in integer cents',
   },
-  'POST /api/payments/withdraw': { schema: WithdrawAnswer },
+  'POST /api/payments/withdraw': { schema: WithdrawAnswer, created: true },
   'POST /api/payments/pix-key': { requestBody: { mediaType: 'application/json', schema: PixKeyUpdate } },
   'GET /api/games/list': { schema: CataloguePage, catalogueCache: true },
   'POST /api/games/search': { schema: CataloguePage, catalogueCache: true },
@@ -429,7 +474,7 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   'GET /api/games/by-slugs': { schema: SlugLookupAnswer },
   'GET /api/games/top-wins': { catalogueCache: true },
   'GET /api/games/statistics-dl': { catalogueCache: true },
-  'POST /api/games/stats-batch': { schema: SlugLookupAnswer },
+  'POST /api/games/stats-batch': { schema: StatsBatchAnswer },
   'POST /api/search/unified': { schema: UnifiedSearchAnswer },
   'GET /api/album/bootstrap': { schema: AlbumBootstrapAnswer },
   'POST /api/ftd-cashback/verify': { schema: CashbackAnswer },
@@ -439,12 +484,12 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   'GET /api/clear-cache': { schema: OkAnswer, description: 'with `Clear-Site-Data: "cache"`' },
   'POST /api/cache/purge': { schema: PurgeAnswer, requestBody: { mediaType: 'application/json', schema: PurgeBody, optional: true } },
   'GET /healthz': { schema: OkAnswer },
-  'GET /readyz': { schema: OkAnswer },
+  'GET /readyz': { schema: ReadyAnswer },
   'GET /api/dev/cache-clear': { schema: Type.Object({ ok: Type.Literal(true), cleared: Type.Record(Type.String(), Type.Integer()) }) },
   'POST /api/dev/cache-clear': { schema: Type.Object({ ok: Type.Literal(true), cleared: Type.Record(Type.String(), Type.Integer()) }) },
   'GET /dev/ftd-cashback': { content: { 'text/html': text('a development page') } },
   'GET /debug': { content: { 'text/html': text('a development page') } },
-  'GET /debug/analytics': { content: { 'text/html': text('a development page') } },
+  'GET /debug/analytics': { schema: DebugAnalyticsAnswer },
   'GET /playground': { content: { 'text/html': text('the playground page') } },
   'GET /playground/sdk.js': { content: { 'text/javascript': text('the browser SDK bundle') } },
   'GET /playground/app.js': { content: { 'text/javascript': text("the playground page's script") } },
@@ -483,6 +528,8 @@ export const ANSWER_COMPONENTS: Readonly<Record<string, TSchema>> = {
   ProvidersAnswer,
   DepositAnswer,
   CataloguePage,
+  StatsBatchAnswer,
+  ReadyAnswer,
   VersionAnswer,
 };
 

@@ -278,6 +278,17 @@ const NOT_MODIFIED: Json = {
   },
 };
 
+/**
+ * The success answers of an operation, by status: one, or 201 and 200 with the same body when the
+ * upstream's status is passed through and it creates a record (`SuccessDoc.created`).
+ */
+function successAnswers(facts: RouteFacts | undefined, doc: SuccessDoc | undefined, moneyMove: boolean): Json {
+  const [status, answer] = successAnswer(facts, doc, moneyMove);
+  if (doc?.created !== true) return { [status]: answer };
+  const both = { ...answer, description: `${String(answer.description)}\n\nThe status is the upstream's (spec 4.12): 201 when it created the record, 200 otherwise.` };
+  return { [status]: both, '201': both };
+}
+
 /** The success answer of an operation. */
 function successAnswer(facts: RouteFacts | undefined, doc: SuccessDoc | undefined, moneyMove: boolean): [string, Json] {
   const status = String(doc?.status ?? 200);
@@ -541,9 +552,8 @@ export function completeDocument(document: Json, facts: ReadonlyMap<string, Rout
           content: { [doc.requestBody.mediaType]: { schema: documented(doc.requestBody.schema) } },
         };
       }
-      const [status, success] = successAnswer(f, doc, moneyMove);
       op.responses = {
-        [status]: success,
+        ...successAnswers(f, doc, moneyMove),
         ...(conditional ? { '304': share('NotModified', NOT_MODIFIED) } : {}),
         ...errorAnswers(method, path, f, doc, moneyMove, share),
       };

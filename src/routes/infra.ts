@@ -76,7 +76,11 @@ export const infraRoutes: readonly RouteSpec[] = [
           body: envelope('purge_rejected', `The cache purge endpoint answered ${res.status}`, { cleared }),
         };
       } catch (error) {
-        if (error instanceof UpstreamError) return { status: error.status, body: envelope(error.code, error.detail, { cleared }) };
+        if (error instanceof UpstreamError) {
+          // A refusal of the endpoint's guard (503 upstream_busy, upstream_circuit_open) says when to try again, as on every route.
+          const headers = error.retryAfterSeconds === undefined ? undefined : { 'retry-after': String(error.retryAfterSeconds) };
+          return { status: error.status, body: envelope(error.code, error.detail, { cleared }), ...(headers ? { headers } : {}) };
+        }
         throw error;
       }
     },

@@ -12,10 +12,19 @@
  * Pass: the documented status and envelope within `UPSTREAM_TIMEOUT_MS` + 100 ms (300 + 100 here);
  * no upstream address, stack or token in the body; nothing reaches the canary; after each fault the
  * next good request succeeds (the process and its pool recover).
+ *
+ * Connection refused runs on two more proxies (the BFF, then every external service, at a closed
+ * port), with the endpoints' circuit breakers as configured there (5 failures, a 500 ms pause): each
+ * route's first refused call answers 502 `upstream_unavailable`; a refused connection counts toward
+ * its endpoint's circuit, so within 5 such calls in a row the proxy answers 503
+ * `upstream_circuit_open` with `Retry-After` without calling; the circuit is waited out before the
+ * next route. Once the port listens again, the time until each route's first good answer (a trial
+ * after the pause, then the pool) is measured and must stay within the pause plus 5 s.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceName } from '../../src/routes/route.js';
 import { fakeJwt, startProxy, type TestProxy } from '../helpers/recording-upstream.js';
 import { jsonOf, type RawAnswer, rawRequest } from './helpers/client.js';
@@ -42,6 +51,13 @@ let stalls = 0;
 /** Faults that answered 504 because the loaded machine made them outlast the upstream limit. */
 let slowTimeouts = 0;
 const REPEAT = scaled(3, 1);
+/** Failures in a row that open an endpoint's circuit, on the proxies whose upstream refuses connections. */
+const CIRCUIT_FAILURES = 5;
+/** Their circuits' pause: short, so that each target starts on a circuit that is closed or past its pause. */
+const CIRCUIT_PAUSE_MS = 500;
+/** How long the recovery after the refused connections may take: a pause, plus a loaded machine's delays. */
+const RECOVERY_DEADLINE_MS = CIRCUIT_PAUSE_MS + 5_000;
+const RECOVERY_POLL_MS = 25;
 const CANARY_TOKEN = fakeJwt({ sub: '7', role: 'fault-canary' });
 const OPERATOR = 'operator-credential-for-hardening';
 let h: Harness;
@@ -63,6 +79,8 @@ after(async () => {
 /** The statuses and envelope codes each fault may answer on a buffered (JSON) route. */
 const EXPECTED: Readonly<Record<string, { statuses: number[]; errors: string[] }>> = {
   'connection-refused': { statuses: [502], errors: ['upstream_unavailable'] },
+  // Not a fault of the upstream's: the proxy's own refusal once an endpoint's circuit is open.
+  'circuit-open': { statuses: [503], errors: ['upstream_circuit_open'] },
   'accept-then-silence': { statuses: [504], errors: ['upstream_timeout'] },
   'stall-mid-body': { statuses: [504], errors: ['upstream_timeout'] },
   'reset-after-headers': { statuses: [502], errors: ['upstream_unavailable', 'upstream_bad_response'] },
@@ -240,9 +258,12 @@ test('row 5: every upstream fault answers its documented status and envelope in 
     figures.check(canary.connections === 0, `the canary got ${canary.connections} connection(s)`);
 
     // Connection refused: one proxy with the BFF at a closed port, one with every external service there.
+    // A refused connection is a failure of its endpoint: after CIRCUIT_FAILURES in a row the circuit
+    // opens and the proxy refuses at once (503 upstream_circuit_open, Retry-After) without calling.
     const closed = await closedPort();
     const dead = `http://127.0.0.1:${closed}`;
-    const refusedBff = await startProxy(dead, { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), CACHE_PURGE_TOKEN: OPERATOR });
+    const circuit = { UPSTREAM_CIRCUIT_FAILURES: String(CIRCUIT_FAILURES), UPSTREAM_CIRCUIT_PAUSE_MS: String(CIRCUIT_PAUSE_MS) };
+    const refusedBff = await startProxy(dead, { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), CACHE_PURGE_TOKEN: OPERATOR, ...circuit });
     const externals: Record<string, string> = {};
     for (const [variable, prefix] of [
       ['STICKER_API_URL', '/sticker'],
@@ -255,33 +276,67 @@ test('row 5: every upstream fault answers its documented status and envelope in 
     ] as const) {
       externals[variable] = `${dead}${prefix}`;
     }
-    const refusedExternal = await startProxy(h.upstream.url, { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), CACHE_PURGE_TOKEN: OPERATOR, ...externals });
+    const refusedExternal = await startProxy(h.upstream.url, { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), CACHE_PURGE_TOKEN: OPERATOR, ...externals, ...circuit });
     const proxies: [TestProxy, (t: Target) => boolean][] = [
       [refusedBff, (t) => t.service === 'bff'],
       [refusedExternal, (t) => t.service !== 'bff'],
     ];
     for (const [proxy, which] of proxies) {
       for (const target of targets.filter(which)) {
-        for (let round = 0; round < REPEAT; round++) {
+        const label = `${target.service} ${target.rc.label}${target.streamed ? ' streamed' : ''} [connection-refused]`;
+        const seen: string[] = [];
+        // Each target starts on a closed circuit, or on one whose pause is over (an endpoint shared
+        // with the previous target): its first call is sent, and refused.
+        for (let call = 0; call <= CIRCUIT_FAILURES; call++) {
           loop.reset();
           const res = await target.send(proxy.url);
           figures.faults++;
           figures.inputs++;
-          checkAnswer(`${target.service} ${target.rc.label}${target.streamed ? ' streamed' : ''} [connection-refused]`, 'connection-refused', target, res);
+          const error = (jsonOf(res.body) as { error?: unknown } | undefined)?.error;
+          seen.push(`${res.status} ${String(error)}`);
+          if (call === 0 || res.status !== 503) {
+            checkAnswer(label, 'connection-refused', target, res);
+          } else {
+            checkAnswer(label, 'circuit-open', target, res);
+            figures.check(/^[1-9][0-9]*$/.test(String(res.headers['retry-after'])), `${label}: 503 upstream_circuit_open without Retry-After (${String(res.headers['retry-after'])})`);
+          }
         }
+        // The refused calls counted: the circuit opened within CIRCUIT_FAILURES of them.
+        figures.check(seen.at(-1) === '503 upstream_circuit_open', `${label}: ${CIRCUIT_FAILURES + 1} refused calls in a row did not open the circuit: ${seen.join(', ')}`);
+        // Wait the circuit out before the next target, which may share the endpoint.
+        await sleep(CIRCUIT_PAUSE_MS + 20);
       }
     }
-    // The same pools recover once something listens again.
+    // The same pools recover once something listens again: the open circuits let a trial through
+    // after their pause; the time until the first good answer is measured.
     const revived = await startFaultUpstream({ port: closed });
+    const recoveries: number[] = [];
     try {
       for (const [proxy, which] of proxies) {
-        for (const target of targets.filter(which)) await recovers(`${target.service} ${target.rc.label} [after refused]`, target, proxy.url);
+        for (const target of targets.filter(which)) {
+          const label = `${target.service} ${target.rc.label}${target.streamed ? ' streamed' : ''} [after refused]`;
+          const started = performance.now();
+          let last: RawAnswer | undefined;
+          while (performance.now() - started < RECOVERY_DEADLINE_MS) {
+            last = await target.send(proxy.url);
+            if (last.status >= 200 && last.status < 300) break;
+            const error = (jsonOf(last.body) as { error?: unknown } | undefined)?.error;
+            figures.check(last.status === 503 && error === 'upstream_circuit_open', `${label}: while the circuit waits, answered ${last.status} ${String(error)}`);
+            await sleep(RECOVERY_POLL_MS);
+          }
+          const ms = Math.round(performance.now() - started);
+          recoveries.push(ms);
+          figures.check(last !== undefined && last.status >= 200 && last.status < 300, `${label}: no good answer within ${RECOVERY_DEADLINE_MS} ms (last ${last?.status ?? 'none'})`);
+        }
       }
     } finally {
       await refusedBff.close();
       await refusedExternal.close();
       await revived.close();
     }
+    figures.note(
+      `connection refused: ${CIRCUIT_FAILURES} failures in a row open an endpoint's circuit (pause ${CIRCUIT_PAUSE_MS} ms); first good answer after the upstream came back: ${Math.min(...recoveries)}-${Math.max(...recoveries)} ms over ${recoveries.length} routes`,
+    );
     figures.check(h.crashes.length === 0, `uncaught errors: ${h.crashes.slice(0, 3).join('; ')}`);
     const memory = process.memoryUsage();
     figures.memory = `rss ${Math.round(memory.rss / 1048576)} MiB`;
