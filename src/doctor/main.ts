@@ -15,6 +15,7 @@
  * | `--max-bytes <n>` | largest answer (`UPSTREAM_MAX_RESPONSE_BYTES`), default 4194304 |
  * | `--strict` | a `WARN` row (a deviation the proxy absorbs, such as a coded answer) fails the run too |
  * | `--verbose` | also print the notes of passing rows |
+ * | `--from-metrics <url>` | instead of probing: what the live contract checks saw, read from a metrics endpoint (`from-metrics.ts`) |
  *
  * Exit codes: 0 every required endpoint conforms; 1 one deviates; 2 bad options or a refused
  * `--allow-writes`; 3 required reads not probed. Reads only `process.argv`; the token is never printed.
@@ -23,6 +24,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { fromMetricsOption, runFromMetrics } from './from-metrics.js';
 import { formatReport } from './report.js';
 import { DoctorUsageError, runDoctor } from './run.js';
 
@@ -39,6 +41,9 @@ function positiveInteger(name: string, text: string | undefined): number | undef
   if (!/^[1-9]\d{0,9}$/.test(text)) usage(`--${name}: expected a positive integer, got "${text}"`);
   return Number(text);
 }
+
+// `--from-metrics <url>`: what the live contract checks saw, instead of probing a BFF (from-metrics.ts).
+if (fromMetricsOption(process.argv.slice(2)) !== undefined) process.exit(await runFromMetrics(process.argv.slice(2)));
 
 let values;
 try {
