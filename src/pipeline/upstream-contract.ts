@@ -155,7 +155,10 @@ export class UpstreamContractChecks {
 
   /** Checks every waiting answer now (tests; the app's close). */
   flush(): void {
-    while (this.#queue.length > 0) this.#drain();
+    while (this.#queue.length > 0) {
+      if (this.#immediate !== undefined) clearImmediate(this.#immediate);
+      this.#drain();
+    }
     if (this.#immediate !== undefined) clearImmediate(this.#immediate);
     this.#immediate = undefined;
   }
