@@ -28,6 +28,8 @@ import type { UpstreamCallRecord, UpstreamObserver } from '../upstream/client.js
 
 /** The service whose answers are checked: the BFF (the other upstreams have no shapes in the specification). */
 const CHECKED_SERVICE = 'BFF_BASE_URL';
+/** Most `METHOD path` keys remembered with their EP code (paths carry ids); then forgotten at once, as the metrics do. */
+const ENDPOINT_MEMORY = 1_024;
 
 /** Where the checks' counts go (the metrics; `Metrics` implements it). */
 export interface ContractCheckReport {
@@ -98,6 +100,8 @@ export class UpstreamContractChecks {
   readonly #queue: Waiting[] = [];
   #queuedBytes = 0;
   #immediate: NodeJS.Immediate | undefined;
+  /** EP code by `METHOD path` of the answers checked (the registry's lookup walks every row). */
+  readonly #endpoints = new Map<string, EndpointCode>();
   /** When each endpoint, path and kind was last logged (insertion order: oldest first). */
   readonly #logged = new Map<string, number>();
   /** Answers dropped because the queue was full, and log lines left out because the log's memory was full (tests, diagnostics). */
@@ -172,7 +176,7 @@ export class UpstreamContractChecks {
   }
 
   #check(answer: Waiting): void {
-    const endpoint = endpointCodeFor(answer.method, answer.url);
+    const endpoint = this.#endpointOf(answer.method, answer.url);
     if (endpoint === UNKNOWN_ENDPOINT_CODE) return;
     const expectation = UPSTREAM_ANSWER_EXPECTATIONS[endpoint] ?? {};
     // An empty answer is not a JSON answer: checked only where the proxy needs the body.
@@ -190,6 +194,17 @@ export class UpstreamContractChecks {
       else this.#log.warn(fields, message);
     }
     for (const kind of kinds) this.#report?.contractFinding(endpoint, kind);
+  }
+
+  #endpointOf(method: string, url: string): EndpointCode {
+    const key = `${method} ${url}`;
+    let code = this.#endpoints.get(key);
+    if (code === undefined) {
+      code = endpointCodeFor(method, url);
+      if (this.#endpoints.size >= ENDPOINT_MEMORY) this.#endpoints.clear();
+      this.#endpoints.set(key, code);
+    }
+    return code;
   }
 
   /** Whether a line for `key` may be written now (none in the last interval); remembers it if so. */
