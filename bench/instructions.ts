@@ -41,7 +41,8 @@ export interface InstructionVariant {
 /**
  * The variants, in the table's order: tracing off, then the sampling ratios of the load bench's tracing
  * rows, exporting OTLP/HTTP JSON to `collector` (the bench's collector, `…/v1/traces`) a batch at a
- * time (512 spans; the 5 s timer set aside).
+ * time (512 spans; the 5 s timer set aside); then the upstream contract checks off and on every answer
+ * (the rows before run the default sample, 0.01).
  */
 export function variants(collector: string): InstructionVariant[] {
   // A batch leaves when it holds 512 spans, not every 5 s: under callgrind 5 s are some 40 times fewer
@@ -54,6 +55,10 @@ export function variants(collector: string): InstructionVariant[] {
       env: { ...exporter, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(ratio) },
     })),
     { id: 'every request (parentbased_always_on)', env: exporter },
+    // The live upstream contract checks (UPSTREAM_CONTRACT_SAMPLE): every row above runs the default
+    // sample (0.01); these two are checks off and every answer checked, with tracing off.
+    { id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', env: { UPSTREAM_CONTRACT_SAMPLE: '0' } },
+    { id: 'contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)', env: { UPSTREAM_CONTRACT_SAMPLE: '1' } },
   ];
 }
 

@@ -47,6 +47,12 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
       'largest upstream answer the proxy buffers (bytes), counted on the received and on the decoded bytes of a coded answer; over it: 502 `upstream_response_too_large`. The raw passthrough refuses a declared length over it before sending anything and cuts a stream that runs over it',
   },
   {
+    variables: ['UPSTREAM_CONTRACT_SAMPLE'],
+    accepts: 'decimal 0–1',
+    meaning:
+      'share of the BFF\'s 2xx answers checked against the shapes the proxy expects (the doctor\'s), off the request\'s path (`0` off, `1` every answer, for staging); findings are counted in `front_proxy_upstream_contract_findings_total` and logged (`event: "upstream-contract"`, EP code and JSON path, never a value), never change an answer (docs/operations.md "Upstream contract checks")',
+  },
+  {
     variables: ['REGISTER_TYPE'],
     meaning:
       '`bff-simplified` → `POST /bff/register-simplified`, `classic` → `POST /auth/register`, `simplified` → `POST /auth/register/simplified`; a body with a social `provider` always goes to `POST /bff/social/{provider}/registerSimplified`',

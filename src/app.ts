@@ -25,6 +25,7 @@ import type { Metrics } from './pipeline/metrics.js';
 import { rateLimits } from './pipeline/rate-limit.js';
 import { requestContext, requestIdOptions } from './pipeline/request-context.js';
 import { sessionCookie } from './pipeline/session-cookie.js';
+import { joinObservers, UpstreamContractChecks } from './pipeline/upstream-contract.js';
 import { createTracing } from './pipeline/tracing.js';
 import { allRouteTables } from './routes/index.js';
 import { NO_METRICS } from './routes/context.js';
@@ -101,8 +102,12 @@ export async function createServer(
     cfg.metricsPort === undefined
       ? undefined
       : new (await import('./pipeline/metrics.js')).Metrics({ version: PACKAGE_VERSION, buildId: cfg.buildId });
+  // Sampled checks of the BFF's answers against the shapes the proxy expects (UPSTREAM_CONTRACT_SAMPLE),
+  // off the request's path: the observer only queues a sampled answer (docs/operations.md "Upstream contract checks").
+  const contractChecks =
+    cfg.upstreamContractSample > 0 ? new UpstreamContractChecks({ sample: cfg.upstreamContractSample, log: app.log, report: metrics }) : undefined;
   const upstreams = createUpstreamServices(cfg, {
-    observer: metrics?.observeUpstream,
+    observer: joinObservers(metrics?.observeUpstream, contractChecks?.observe),
     resilience: metrics?.resilience,
     // Circuit changes are logged at warn with the EP code (CONTRACT.md "Resilience").
     onCircuit: (endpoint, service, from, to) =>
@@ -167,6 +172,7 @@ export async function createServer(
   });
 
   app.addHook('onClose', async () => {
+    contractChecks?.close();
     await upstreams.close();
     await state.close();
     await sandbox.close?.();

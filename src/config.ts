@@ -48,6 +48,7 @@ export const EnvSchema = Type.Object({
   CACHE_PURGE_URL: Type.Optional(Type.String()),
   UPSTREAM_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 15_000 }),
   UPSTREAM_MAX_RESPONSE_BYTES: Type.Integer({ minimum: 1_024, maximum: 1_073_741_824, default: 4_194_304 }),
+  UPSTREAM_CONTRACT_SAMPLE: Type.Number({ minimum: 0, maximum: 1, default: 0.01 }),
   REGISTER_TYPE: Type.Union(
     REGISTER_TYPES.map((t) => Type.Literal(t)),
     { default: 'bff-simplified' },
@@ -142,6 +143,11 @@ export interface Config {
    * declared length over it and cuts a stream that runs over it.
    */
   readonly upstreamMaxResponseBytes: number;
+  /**
+   * Share of the BFF's 2xx answers checked against the shapes the proxy expects, off the request's
+   * path, from 0 (off) to 1 (every answer; `UPSTREAM_CONTRACT_SAMPLE`; docs/behaviour.md "Operations").
+   */
+  readonly upstreamContractSample: number;
   readonly registerType: RegisterType;
   readonly sessionCookieName: string;
   /** Origins allowed to send state-changing requests; `undefined` = the request's own origin only. */
@@ -695,6 +701,8 @@ function checkOrigin(value: string, problems: string[]): string | undefined {
 
 /** A plain decimal integer: digits only, no sign, exponent, space, prefix or leading zero. */
 const PLAIN_INTEGER = /^(0|[1-9][0-9]*)$/;
+/** A plain decimal number: an integer part, optionally a point and up to 9 digits (`0.01`, `1`, `0.5`; no `1e-2`, `.5`). */
+const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]{1,9})?$/;
 
 /** A host name: dot-separated labels of letters, digits, `-` and `_`, at most 253 characters. */
 const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
@@ -721,6 +729,9 @@ function expectation(schema: TSchema): string {
   if (schema[Kind] === 'Integer') {
     return `a plain decimal integer from ${String(schema.minimum)} to ${String(schema.maximum)}`;
   }
+  if (schema[Kind] === 'Number') {
+    return `a plain decimal number from ${String(schema.minimum)} to ${String(schema.maximum)}`;
+  }
   const literals = literalsOf(schema);
   if (literals) return `one of ${literals.join(' | ')}`;
   return typeof schema.description === 'string' ? schema.description : 'a text value';
@@ -735,6 +746,11 @@ function readVariable(name: string, schema: TSchema, text: string): { value: unk
   const refused = { problem: `${name}: expected ${expectation(schema)}, ${got}` };
   if (schema[Kind] === 'Integer') {
     if (!PLAIN_INTEGER.test(text)) return refused;
+    const value = Number(text);
+    return Value.Check(schema, value) ? { value } : refused;
+  }
+  if (schema[Kind] === 'Number') {
+    if (!PLAIN_DECIMAL.test(text)) return refused;
     const value = Number(text);
     return Value.Check(schema, value) ? { value } : refused;
   }
@@ -839,6 +855,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     useSandbox: upstreams.BFF_BASE_URL === undefined,
     upstreamTimeoutMs: e.UPSTREAM_TIMEOUT_MS,
     upstreamMaxResponseBytes: e.UPSTREAM_MAX_RESPONSE_BYTES,
+    upstreamContractSample: e.UPSTREAM_CONTRACT_SAMPLE,
     registerType: e.REGISTER_TYPE as RegisterType,
     sessionCookieName,
     allowedOrigins: allowedOrigins === undefined ? undefined : Object.freeze(allowedOrigins),

@@ -158,6 +158,9 @@ const BAD_VALUES: readonly (readonly [variable: string, value: string, says: Reg
   ...['-1', 'x', '86400001'].map(
     (v) => ['CATALOGUE_CACHE_TTL_MS', v, /^CATALOGUE_CACHE_TTL_MS: expected a plain decimal integer from 0 to 86400000, got ".*"$/] as const,
   ),
+  ...['-0.1', '1.5', '2', '1e-2', '.5', '0,01', '1%', ' 0.1', '0.1234567891'].map(
+    (v) => ['UPSTREAM_CONTRACT_SAMPLE', v, /^UPSTREAM_CONTRACT_SAMPLE: expected a plain decimal number from 0 to 1, got ".*"$/] as const,
+  ),
   ...['10.0.0.0/33', 'lb.example.com', '10.0.0.1,nope', '999.1.1.1', ','].map(
     (v) => ['TRUSTED_PROXIES', v, /^TRUSTED_PROXIES: expected comma-separated IP addresses or CIDR ranges, such as 10\.0\.0\.0\/8,192\.168\.1\.7, got ".*"$/] as const,
   ),
@@ -197,6 +200,10 @@ describe('CONTRACT.md configuration: every bad value stops the start with one li
     );
     for (const host of ['0.0.0.0', '127.0.0.1', '::', 'localhost', 'proxy-1.internal.example.com', 'front_proxy', 'proxy.example.com.']) {
       assert.equal(loadConfig({ HOST: host }).host, host);
+    }
+    assert.equal(loadConfig({}).upstreamContractSample, 0.01);
+    for (const [text, value] of [['0', 0], ['1', 1], ['0.5', 0.5], ['1.0', 1], ['0.001', 0.001]] as const) {
+      assert.equal(loadConfig({ UPSTREAM_CONTRACT_SAMPLE: text }).upstreamContractSample, value);
     }
     assert.equal(loadConfig({ PORT: '9464', METRICS_PORT: '9465' }).metricsPort, 9465);
     assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '9464' }).metricsPort, 9464);

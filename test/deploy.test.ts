@@ -725,6 +725,8 @@ const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
   front_proxy_circuit_state: ['endpoint'],
   front_proxy_upstream_retries_total: ['endpoint'],
   front_proxy_load_shed_total: [],
+  front_proxy_upstream_contract_checks_total: ['endpoint'],
+  front_proxy_upstream_contract_findings_total: ['endpoint', 'kind'],
 };
 const HISTOGRAMS = ['front_proxy_http_request_duration_seconds', 'front_proxy_upstream_request_duration_seconds'];
 /** Labels Prometheus adds to every series it scrapes (`namespace`: Kubernetes service discovery, the Prometheus Operator). */
@@ -894,6 +896,7 @@ const REQUIRED_PANELS: readonly RequiredPanel[] = [
   { title: /retries rate/i, metric: 'front_proxy_upstream_retries_total', grouping: ['endpoint'], functions: ['rate'] },
   { title: /retry ratio/i, metric: 'front_proxy_upstream_retries_total', grouping: ['endpoint'], functions: ['rate'], ratio: true },
   { title: /load shed rate/i, metric: 'front_proxy_load_shed_total', functions: ['rate'] },
+  { title: /upstream contract findings/i, metric: 'front_proxy_upstream_contract_findings_total', grouping: ['endpoint', 'kind'], functions: ['rate'], ratio: true },
 ];
 
 /** The dashboard's facts; an empty list when they hold. */
@@ -1069,6 +1072,7 @@ const REQUIRED_ALERTS: readonly RequiredAlert[] = [
   { name: 'FrontProxyHigh5xxRatio', metric: 'front_proxy_http_request_duration_seconds_count', matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
   { name: 'FrontProxyUpstreamBusy', metric: 'front_proxy_upstream_rejected_total', grouping: ['endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
   { name: 'FrontProxyRedisDown', metric: 'front_proxy_redis_up', grouping: ['namespace', 'instance'] },
+  { name: 'FrontProxyUpstreamContractDrift', metric: 'front_proxy_upstream_contract_findings_total', grouping: ['endpoint'], matcher: { label: 'kind', value: 'extra' }, functions: ['rate'], ratio: true },
 ];
 
 /** The rule file's facts (`text` as YAML, runbooks against `operations`, docs/operations.md); an empty list when they hold. */
@@ -1322,7 +1326,8 @@ describe('Prometheus Operator objects (deploy/kubernetes/servicemonitor.yaml, pr
   test('a real scrape of GET /metrics, after traffic that makes every series of the alerts', async () => {
     const redis = await startRedis();
     const upstream = await startRecordingUpstream();
-    const proxy = await startProxy(upstream.url, { METRICS_PORT: '0', REDIS_URL: redis.url });
+    // Every BFF answer checked, so the contract-check series exist (the findings' start at 0).
+    const proxy = await startProxy(upstream.url, { METRICS_PORT: '0', REDIS_URL: redis.url, UPSTREAM_CONTRACT_SAMPLE: '1' });
     const metrics = proxy.app.metrics;
     assert.ok(metrics, 'METRICS_PORT builds the metrics');
     const server = await startMetricsServer(0, '127.0.0.1', metrics);

@@ -6,6 +6,7 @@
  */
 import type { ScenarioFamily } from '../harness.js';
 import { catalogue } from './catalogue.js';
+import { contract } from './contract.js';
 import { money } from './money.js';
 import { passthrough } from './passthrough.js';
 import { refusals } from './refusals.js';
@@ -13,4 +14,4 @@ import { state } from './state.js';
 import { tracing } from './tracing.js';
 import { workers } from './workers.js';
 
-export const FAMILIES: readonly ScenarioFamily[] = [passthrough, money, catalogue, refusals, state, tracing, workers];
+export const FAMILIES: readonly ScenarioFamily[] = [passthrough, money, catalogue, refusals, state, tracing, contract, workers];

@@ -12,8 +12,8 @@
  * @module
  */
 import * as zlib from 'node:zlib';
-import { Kind, type TSchema } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
+import type { TSchema } from '@sinclair/typebox';
+import { checkAnswerShape, contractFindingText, MAX_EXTRA_FINDINGS, MAX_SHAPE_FINDINGS } from '../contracts/conformance.js';
 import { classifyError, getError, SESSION_FALLBACK_ERROR_CODE } from '../errors/index.js';
 import { isWellFormedJwt } from '../session/token.js';
 import type { Probe } from './probes.js';
@@ -52,10 +52,6 @@ export interface Judgement {
 /** The codings the proxy decodes (CONTRACT.md "Upstream answers"); zstd only where the runtime decodes it. */
 export const DECODABLE_CODINGS: readonly string[] = ['gzip', 'x-gzip', 'deflate', 'br', ...('zstdDecompressSync' in zlib ? ['zstd'] : [])];
 
-/** Most schema errors listed per answer. */
-const MAX_SHAPE_FINDINGS = 8;
-/** Most extra field names listed per answer. */
-const MAX_EXTRA_FIELDS = 10;
 
 const fail = (text: string): Finding => ({ level: 'fail', text });
 const warn = (text: string): Finding => ({ level: 'warn', text });
@@ -115,67 +111,20 @@ export function decodeBody(body: Buffer, contentEncoding: string | undefined, li
   return { body: out, findings };
 }
 
-/** A schema error path `/user/id` as `user.id` (`(body)` for the root). */
-function fieldName(path: string): string {
-  const name = path.replace(/^\//, '').replaceAll('/', '.').replaceAll('~1', '/').replaceAll('~0', '~');
-  return name === '' ? '(body)' : name;
-}
-
-function jsonType(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'array';
-  return typeof value;
-}
-
-/** The branch of a union that the value matches, else the first object branch. */
-function branchOf(schema: TSchema, value: unknown): TSchema {
-  const anyOf = (schema as { anyOf?: TSchema[] }).anyOf;
-  if (!anyOf) return schema;
-  return anyOf.find((s) => Value.Check(s, value)) ?? anyOf.find((s) => s[Kind] === 'Object') ?? schema;
-}
-
 /**
- * The fields of `value` that its object schema does not name, recursively through named object
- * fields (open records, whose fields the specification does not show, are not walked).
- */
-export function extraFields(schema: TSchema, value: unknown, prefix = ''): string[] {
-  const s = branchOf(schema, value);
-  const properties = (s as { properties?: Record<string, TSchema> }).properties;
-  if (s[Kind] !== 'Object' || !properties || Object.keys(properties).length === 0) return [];
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return [];
-  const out: string[] = [];
-  for (const [key, v] of Object.entries(value)) {
-    const sub = properties[key];
-    if (sub === undefined) out.push(`${prefix}${key}`);
-    else out.push(...extraFields(sub, v, `${prefix}${key}.`));
-  }
-  return out;
-}
-
-/**
- * The differences between a JSON body and its schema (spec part 2 shapes, `src/contracts`): one `fail`
- * per missing field or wrong type (at most {@link MAX_SHAPE_FINDINGS}), and one `note` naming the
- * fields the schema does not know.
+ * The differences between a JSON body and its schema (spec part 2 shapes, `src/contracts`), judged by
+ * the module the live checks of upstream answers share (`src/contracts/conformance.ts`), so that a
+ * row here reads like a finding in production: one `fail` per `missing`, `type` or `enum` finding
+ * (`user.id: missing`, `deposit: expected array, got string`), and one `note` naming the fields the
+ * schema does not know (`extra`).
  */
 export function shapeFindings(schema: TSchema, value: unknown): Finding[] {
-  const target = branchOf(schema, value);
-  const findings: Finding[] = [];
-  const seen = new Set<string>();
-  for (const error of Value.Errors(target, value)) {
-    const field = fieldName(error.path);
-    if (seen.has(field)) continue;
-    seen.add(field);
-    const actual = jsonType(error.value);
-    findings.push(fail(actual === 'undefined' ? `${field}: missing` : `${field}: ${error.message.toLowerCase()}, got ${actual}`));
-    if (findings.length === MAX_SHAPE_FINDINGS) {
-      findings.push(fail('… (more shape errors not listed)'));
-      break;
-    }
-  }
-  const extras = extraFields(target, value);
+  const all = checkAnswerShape(schema, value);
+  const findings: Finding[] = all.filter((f) => f.kind !== 'extra').map((f) => fail(contractFindingText(f)));
+  if (findings.length === MAX_SHAPE_FINDINGS) findings.push(fail('… (more shape errors not listed)'));
+  const extras = all.filter((f) => f.kind === 'extra').map((f) => f.path);
   if (extras.length > 0) {
-    const listed = extras.slice(0, MAX_EXTRA_FIELDS).join(', ');
-    findings.push(note(`fields the specification does not name (kept as they are): ${listed}${extras.length > MAX_EXTRA_FIELDS ? ', …' : ''}`));
+    findings.push(note(`fields the specification does not name (kept as they are): ${extras.join(', ')}${extras.length === MAX_EXTRA_FINDINGS ? ', …' : ''}`));
   }
   return findings;
 }

@@ -16,6 +16,7 @@
  * | `--max-bytes <n>` | largest answer (`UPSTREAM_MAX_RESPONSE_BYTES`), default 4194304 |
  * | `--strict` | a `WARN` row (a deviation the proxy absorbs, such as a coded answer) fails the run too |
  * | `--verbose` | also print the notes of passing rows |
+ * | `--from-metrics <url>` | instead of probing: what the live contract checks saw, read from a metrics endpoint (`from-metrics.ts`) |
  *
  * `--password` with any value but `-` is refused (exit 2): a password on the command line shows in
  * the process list, in npm's command banner and in npm's debug log. Every text printed or written
@@ -29,6 +30,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { fromMetricsOption, runFromMetrics } from './from-metrics.js';
 import { formatReport } from './report.js';
 import { DoctorUnreachableError, DoctorUsageError, runDoctor } from './run.js';
 import { scrubText } from './scrub.js';
@@ -111,6 +113,9 @@ function positiveInteger(name: string, text: string | undefined): number | undef
   if (!/^[1-9]\d{0,9}$/.test(text)) usage(`--${name}: expected a positive integer, got "${text}"`);
   return Number(text);
 }
+
+// `--from-metrics <url>`: what the live contract checks saw, instead of probing a BFF (from-metrics.ts).
+if (fromMetricsOption(process.argv.slice(2)) !== undefined) process.exit(await runFromMetrics(process.argv.slice(2)));
 
 let values;
 try {

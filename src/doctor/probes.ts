@@ -13,8 +13,8 @@
  *
  * @module
  */
-import { type TSchema, Type } from '@sinclair/typebox';
-import { AuthUser, AuthUserInfo, LoginAnswer, ProfileAnswer, ValidateDocumentAnswer, WalletRecord, openRecord } from '../contracts/answers.js';
+import type { TSchema } from '@sinclair/typebox';
+import { UPSTREAM_ANSWER_EXPECTATIONS } from '../contracts/upstream-answers.js';
 import type { EndpointCode } from '../errors/index.js';
 
 /**
@@ -74,31 +74,17 @@ export interface Probe {
 }
 
 /**
- * spec 2.2 LoginResponse as the BFF answers it: the proxy's {@link LoginAnswer} session branch plus
- * `access_token` (a JWT, checked apart), or the no-session branch (`type`).
+ * A row's `answer` and `needsBody`, from the table the live checks of upstream answers share
+ * (`src/contracts/upstream-answers.ts`).
  */
-export const UpstreamLoginResponse: TSchema = Type.Union(
-  [
-    Type.Object(
-      { access_token: Type.String(), expires_in: Type.Number(), token_type: Type.String(), user: AuthUser, userInfo: AuthUserInfo },
-      { additionalProperties: true, description: 'a session' },
-    ),
-    (LoginAnswer as unknown as { anyOf: TSchema[] }).anyOf[1] as TSchema,
-  ],
-  { description: 'spec 2.2 LoginResponse' },
-);
+function answerOf(code: EndpointCode): Pick<Probe, 'answer' | 'needsBody'> {
+  const expectation = UPSTREAM_ANSWER_EXPECTATIONS[code];
+  if (expectation?.schema === undefined) throw new Error(`${code}: no answer shape in UPSTREAM_ANSWER_EXPECTATIONS`);
+  return { answer: expectation.schema, ...(expectation.needsBody === true ? { needsBody: true } : {}) };
+}
 
-/** spec 2.3 RefreshTokenResponse: `{ access_token }` (a JWT, checked apart). */
-export const UpstreamRefreshResponse: TSchema = Type.Object(
-  { access_token: Type.String({ description: 'JWT' }), expires_in: Type.Optional(Type.Number()) },
-  { additionalProperties: true, description: 'spec 2.3 RefreshTokenResponse' },
-);
-
-/** spec 2.8 provider listing as the BFF answers it: the two collections the proxy filters and decorates. */
-export const UpstreamProviders: TSchema = Type.Object(
-  { deposit: Type.Array(openRecord('a provider record')), withdraw: Type.Array(openRecord('a provider record')) },
-  { additionalProperties: true, description: 'spec 2.8 provider listing' },
-);
+/** The shapes the doctor holds answers to, re-exported under their former home. */
+export { UpstreamLoginResponse, UpstreamProviders, UpstreamRefreshResponse } from '../contracts/upstream-answers.js';
 
 const SLUG: Discovered = { from: 'slug', fallback: 'doctor-probe' };
 const GAME_ID: Discovered = { from: 'gameId', fallback: '1' };
@@ -112,12 +98,12 @@ const NOT_FOUND_OK = [404] as const;
  */
 export const PROBES: readonly Probe[] = [
   // spec 4.1 Auth
-  { code: 'EP0001', method: 'POST', path: '/auth/login', kind: 'session', session: false, required: true, answer: UpstreamLoginResponse, needsBody: true },
+  { code: 'EP0001', method: 'POST', path: '/auth/login', kind: 'session', session: false, required: true, ...answerOf('EP0001') },
   { code: 'EP0002', method: 'POST', path: '/auth/logout', kind: 'session', session: true, required: true, note: "ends the doctor's own session, last" },
-  { code: 'EP0003', method: 'GET', path: '/auth/user-profile', query: { check_spa_again: '1' }, kind: 'read', session: true, required: true, answer: ProfileAnswer, needsBody: true },
-  { code: 'EP0004', method: 'POST', path: '/users/refresh-token', kind: 'session', session: true, required: true, answer: UpstreamRefreshResponse, needsBody: true },
+  { code: 'EP0003', method: 'GET', path: '/auth/user-profile', query: { check_spa_again: '1' }, kind: 'read', session: true, required: true, ...answerOf('EP0003') },
+  { code: 'EP0004', method: 'POST', path: '/users/refresh-token', kind: 'session', session: true, required: true, ...answerOf('EP0004') },
   { code: 'EP0005', method: 'POST', path: '/bff/register-simplified', kind: 'write', session: false, required: true },
-  { code: 'EP0006', method: 'POST', path: '/documents/validate', body: { number: '52998224725' }, kind: 'read', session: false, required: true, answer: ValidateDocumentAnswer, alsoAccept: [422] },
+  { code: 'EP0006', method: 'POST', path: '/documents/validate', body: { number: '52998224725' }, kind: 'read', session: false, required: true, ...answerOf('EP0006'), alsoAccept: [422] },
   { code: 'EP0007', method: 'POST', path: '/auth/passwords/reset/options', kind: 'write', session: false, required: true },
   { code: 'EP0008', method: 'POST', path: '/auth/passwords/reset/by-email', kind: 'write', session: false, required: true },
   { code: 'EP0009', method: 'POST', path: '/auth/passwords/reset/by-sms', kind: 'write', session: false, required: true },
@@ -144,7 +130,7 @@ export const PROBES: readonly Probe[] = [
   { code: 'EP0031', method: 'GET', path: '/bff/users/account-social', kind: 'read', session: true, required: false },
   { code: 'EP0032', method: 'GET', path: '/bff/users/login-history', query: { page: '1' }, kind: 'read', session: true, required: true },
   { code: 'EP0033', method: 'GET', path: '/bff/games/user-last-casino-games-dl', kind: 'read', session: true, required: true },
-  { code: 'EP0034', method: 'GET', path: '/users/wallet', kind: 'read', session: true, required: true, answer: WalletRecord },
+  { code: 'EP0034', method: 'GET', path: '/users/wallet', kind: 'read', session: true, required: true, ...answerOf('EP0034') },
   { code: 'EP0035', method: 'GET', path: '/bonus/rollover', kind: 'read', session: true, required: true },
   { code: 'EP0036', method: 'GET', path: '/bonus/rollover-accomplished', kind: 'read', session: true, required: true },
   { code: 'EP0037', method: 'POST', path: '/documents/{type}', params: { type: 'selfie' }, kind: 'write', session: true, required: true },
@@ -176,7 +162,7 @@ export const PROBES: readonly Probe[] = [
   { code: 'EP0074', method: 'GET', path: '/withdraw/{id}/generate', params: { id: MADE_UP }, kind: 'read', session: true, required: true, alsoAccept: NOT_FOUND_OK, media: ['text/html', 'application/pdf'], note: 'the receipt (HTML or PDF); a made-up id: 404 is a proper answer' },
 
   // spec 4.5 Payments
-  { code: 'EP0090', method: 'GET', path: '/payment-providers', kind: 'read', session: true, required: true, answer: UpstreamProviders },
+  { code: 'EP0090', method: 'GET', path: '/payment-providers', kind: 'read', session: true, required: true, ...answerOf('EP0090') },
   {
     code: 'EP0091',
     method: 'POST',

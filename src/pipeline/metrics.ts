@@ -29,6 +29,7 @@ import fp from 'fastify-plugin';
 import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import { classifyError, type EndpointCode, endpointCodeFor, isEndpointCode, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
 import type { CacheResult } from '../state/caches.js';
+import { CONTRACT_FINDING_KIND_NAMES, type ContractFindingKind } from '../contracts/conformance.js';
 import type { IdempotencyDecision } from '../state/idempotency.js';
 import type { SharedStore } from '../state/store.js';
 import type { UpstreamCallRecord } from '../upstream/client.js';
@@ -167,6 +168,10 @@ export class Metrics implements MetricsSource {
   readonly #rejected: Counter<'endpoint' | 'reason'>;
   readonly #retries: Counter<'endpoint'>;
   readonly #loadShed: Counter;
+  readonly #contractChecks: Counter<'endpoint'>;
+  readonly #contractFindings: Counter<'endpoint' | 'kind'>;
+  /** The contract-check counters of each EP code checked: its checks, and its findings by kind. */
+  readonly #contractCells = new Map<EndpointCode, { checks: Count; findings: Readonly<Record<ContractFindingKind, Count>> }>();
   /** The resilience series per EP code (at most one record per code of the registry). */
   readonly #guardCells = new Map<string, GuardCells>();
 
@@ -261,6 +266,18 @@ export class Metrics implements MetricsSource {
     this.#loadShed = new Counter({
       name: `${METRIC_PREFIX}load_shed_total`,
       help: 'API requests answered 503 overloaded because the process was overloaded.',
+      registers,
+    });
+    this.#contractChecks = new Counter({
+      name: `${METRIC_PREFIX}upstream_contract_checks_total`,
+      help: "BFF 2xx answers checked against the shapes the proxy expects (a sample, UPSTREAM_CONTRACT_SAMPLE), by EP code.",
+      labelNames: ['endpoint'],
+      registers,
+    });
+    this.#contractFindings = new Counter({
+      name: `${METRIC_PREFIX}upstream_contract_findings_total`,
+      help: 'BFF answers checked that had at least one finding of a kind (missing, type, enum, extra, not_json), by EP code and kind; extra is never an error.',
+      labelNames: ['endpoint', 'kind'],
       registers,
     });
     if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
@@ -371,6 +388,32 @@ export class Metrics implements MetricsSource {
   readonly loadShed = (): void => {
     this.#loadShed.inc();
   };
+
+  /**
+   * One BFF answer of `endpoint` checked by the live contract checks (`upstream_contract_checks_total`;
+   * docs/behaviour.md "Operations"). On a code's first check its finding counters start at 0 for
+   * every kind, so that `increase()` sees the first finding. An unknown code counts as `EP0000`.
+   */
+  contractChecked(endpoint: EndpointCode): void {
+    this.#contract(endpoint).checks.inc();
+  }
+
+  /** One checked answer of `endpoint` with at least one finding of `kind` (`upstream_contract_findings_total`). */
+  contractFinding(endpoint: EndpointCode, kind: ContractFindingKind): void {
+    this.#contract(endpoint).findings[kind]?.inc();
+  }
+
+  #contract(endpoint: EndpointCode): { checks: Count; findings: Readonly<Record<ContractFindingKind, Count>> } {
+    const code = isEndpointCode(endpoint) ? endpoint : UNKNOWN_ENDPOINT_CODE;
+    return entry(this.#contractCells, code, () => {
+      const findings = {} as Record<ContractFindingKind, Count>;
+      for (const kind of CONTRACT_FINDING_KIND_NAMES) {
+        findings[kind] = this.#contractFindings.labels({ endpoint: code, kind });
+        this.#contractFindings.inc({ endpoint: code, kind }, 0);
+      }
+      return { checks: this.#contractChecks.labels({ endpoint: code }), findings };
+    });
+  }
 
   /**
    * Exports `redis_up` (1 while the store reaches Redis, else 0; read at each scrape) when the store

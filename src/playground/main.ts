@@ -407,8 +407,9 @@ interface FaultView {
   path: string;
   delayMs?: number;
   status?: number;
-  answer?: 'compressed' | 'truncated' | 'empty';
+  answer?: 'compressed' | 'truncated' | 'empty' | 'drifted';
   coding?: string;
+  field?: string;
   hits: number;
   held: number;
 }
@@ -420,7 +421,7 @@ function describeFault(rule: FaultView): string {
       : rule.kind === 'slow'
         ? `slow, ${rule.delayMs ?? 0} ms`
         : rule.kind === 'answer'
-          ? `answers ${rule.answer === 'compressed' ? `compressed (${rule.coding ?? 'gzip'}, not asked for)` : rule.answer}`
+          ? `answers ${rule.answer === 'compressed' ? `compressed (${rule.coding ?? 'gzip'}, not asked for)` : rule.answer === 'drifted' ? `drifted (${rule.field ?? '?'})` : rule.answer}`
           : `fails ${rule.status ?? '?'}${rule.delayMs ? ` after ${rule.delayMs} ms` : ''}`;
   return `${rule.method ?? 'any method'} ${rule.path}: ${what} (hits ${rule.hits}, held now ${rule.held})`;
 }
@@ -450,15 +451,17 @@ async function loadFaults(): Promise<void> {
 }
 
 /** The fault kinds of the form that spoil the real answer, and the rule each posts (sandbox `answer` rules). */
-const ANSWER_KINDS: Readonly<Record<string, { answer: 'compressed' | 'truncated' | 'empty'; coding?: 'gzip' | 'br' }>> = {
+const ANSWER_KINDS: Readonly<Record<string, { answer: 'compressed' | 'truncated' | 'empty' | 'drifted'; coding?: 'gzip' | 'br' }>> = {
   'compressed-gzip': { answer: 'compressed', coding: 'gzip' },
   'compressed-br': { answer: 'compressed', coding: 'br' },
   truncated: { answer: 'truncated' },
   empty: { answer: 'empty' },
+  drifted: { answer: 'drifted' },
 };
 
 function syncFaultDelay(): void {
   $<HTMLInputElement>('fault-delay').disabled = $<HTMLSelectElement>('fault-kind').value !== 'slow';
+  $<HTMLInputElement>('fault-field').disabled = $<HTMLSelectElement>('fault-kind').value !== 'drifted';
 }
 
 async function changeFaults(action: () => Promise<string>): Promise<void> {
@@ -484,16 +487,18 @@ $('fault-form').addEventListener('submit', (event) => {
   const kind = $<HTMLSelectElement>('fault-kind').value;
   const delayMs = Number($<HTMLInputElement>('fault-delay').value);
   const answer = ANSWER_KINDS[kind];
+  const field = $<HTMLInputElement>('fault-field').value.trim();
   const body =
     kind === 'hang'
       ? { path, hang: true }
       : kind === 'fail'
         ? { path, status: 503, body: { message: 'Service Unavailable (sandbox fault)' } }
         : answer !== undefined
-          ? { path, ...answer }
+          ? { path, ...answer, ...(answer.answer === 'drifted' ? { field } : {}) }
           : { path, delayMs };
   void changeFaults(async () => {
     await client.request('POST', FAULTS_PATH, { body });
+    if (answer?.answer === 'drifted') return `${path} now answers with ${field} drifted`;
     if (answer !== undefined) return `${path} now answers ${answer.answer === 'compressed' ? `${answer.coding}-compressed without being asked` : answer.answer}`;
     return kind === 'slow' ? `${path} now answers after ${delayMs} ms` : kind === 'hang' ? `${path} now hangs` : `${path} now fails with 503`;
   });

@@ -146,7 +146,8 @@ export const PLAYGROUND_HTML = `<!doctype html>
     <h2 id="faults-title">Upstream faults (sandbox)</h2>
     <p class="muted">Makes one endpoint of the sandbox BFF slow, hang, fail, or spoil its answers (compressed without
       being asked, truncated, empty) until it is cleared, to watch the proxy keep the other routes answering and turn a
-      spoilt answer into a clear error. Through <code>/api/dev/proxy/__sandbox/faults</code>.</p>
+      spoilt answer into a clear error; a drifted answer shows up in the proxy's upstream contract checks (its log
+      and metrics). Through <code>/api/dev/proxy/__sandbox/faults</code>.</p>
     <form id="fault-form">
       <label for="fault-path">BFF path (exact, or a prefix ending in <code>*</code>)</label>
       <input id="fault-path" name="path" type="text" value="/users/wallet" list="fault-paths" required pattern="/.*" maxlength="200">
@@ -167,7 +168,10 @@ export const PLAYGROUND_HTML = `<!doctype html>
         <option value="compressed-br">compressed: the real answer br-coded without being asked</option>
         <option value="truncated">truncated: the first half of the real answer</option>
         <option value="empty">empty: the real status, no body</option>
+        <option value="drifted">drifted: the real answer with one field of another type (a BFF that changed its contract)</option>
       </select>
+      <label for="fault-field">Field a drifted answer changes (e.g. <code>user.id</code> of the profile, <code>data[].slug</code>)</label>
+      <input id="fault-field" name="field" type="text" value="user.id" maxlength="200" disabled>
       <label for="fault-delay">Delay (ms, at most 120000)</label>
       <input id="fault-delay" name="delayMs" type="number" min="0" max="120000" step="100" value="8000" required>
       <button id="fault-apply" type="submit">Apply</button>
@@ -185,6 +189,7 @@ curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"pat
 curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","status":503}'
 curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","answer":"compressed","coding":"br"}'
 curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/users/wallet","answer":"truncated"}'
+curl -X POST $BFF/__sandbox/faults -H 'content-type: application/json' -d '{"path":"/auth/user-profile","answer":"drifted","field":"user.id"}'
 curl $BFF/__sandbox/faults
 curl -X DELETE "$BFF/__sandbox/faults?path=/users/wallet"
 curl -X DELETE $BFF/__sandbox/faults</pre>

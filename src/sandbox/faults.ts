@@ -28,14 +28,26 @@ export type FaultKind = 'slow' | 'hang' | 'fail' | 'answer';
 
 /**
  * How an `answer` rule spoils the real answer: `compressed` (coded with `coding` although the caller
- * asked for `identity`), `truncated` (its first half, declared as such), `empty` (same status, no body).
+ * asked for `identity`), `truncated` (its first half, declared as such), `empty` (same status, no body),
+ * `drifted` (a JSON answer whose `field` is renamed, dropped or of another type, as a BFF that
+ * changed its contract sends it: see {@link DriftKind}).
  */
-export const ANSWER_FAULTS = ['compressed', 'truncated', 'empty'] as const;
+export const ANSWER_FAULTS = ['compressed', 'truncated', 'empty', 'drifted'] as const;
 export type AnswerFault = (typeof ANSWER_FAULTS)[number];
 
 /** The codings a `compressed` answer rule may use. */
 export const ANSWER_CODINGS = ['gzip', 'deflate', 'br'] as const;
 export type AnswerCoding = (typeof ANSWER_CODINGS)[number];
+
+/**
+ * How a `drifted` answer changes its field: `type` (default: another JSON type, or the rule's `value`),
+ * `rename` (the field moves to `<name>_renamed`), `drop` (the field is left out).
+ */
+export const DRIFT_KINDS = ['type', 'rename', 'drop'] as const;
+export type DriftKind = (typeof DRIFT_KINDS)[number];
+
+/** A drifted field: dot-separated names, `[]` after a name for every item of an array (`user.id`, `data[].slug`). */
+const DRIFT_FIELD = /^[A-Za-z0-9_$-]{1,64}(\[\])?(\.[A-Za-z0-9_$-]{1,64}(\[\])?){0,15}$/;
 
 /** Bounds of the fault rules of one server. */
 export interface FaultLimits {
@@ -68,12 +80,15 @@ export const DEFAULT_FAULT_LIMITS: Readonly<FaultLimits> = Object.freeze({
  * - fail: `{ path, status, body?, rawBody?, contentType?, headers?, delayMs? }`, that answer
  *   (after `delayMs` when given) instead of the real one;
  * - answer: `{ path, answer: 'compressed' | 'truncated' | 'empty', coding?, delayMs? }`, the real answer
- *   spoilt ({@link AnswerFault}; `coding` `gzip` by default, `deflate` or `br`).
+ *   spoilt ({@link AnswerFault}; `coding` `gzip` by default, `deflate` or `br`);
+ * - drift: `{ path, answer: 'drifted', field, drift?, value? }`, the real JSON answer with `field`
+ *   changed ({@link DriftKind}; `value`: what a `type` drift puts in the field).
  *
  * @example { path: '/users/wallet', delayMs: 8000 }
  * @example { method: 'GET', path: '/casino-games/list/*', hang: true }
  * @example { path: '/auth/user-profile', status: 503, body: { message: 'down' } }
  * @example { path: '/auth/user-profile', answer: 'compressed', coding: 'br' }
+ * @example { path: '/auth/user-profile', answer: 'drifted', field: 'user.id' }
  */
 export interface FaultRuleInput {
   /** Any method when absent; stored upper-case. */
@@ -97,6 +112,12 @@ export interface FaultRuleInput {
   answer?: AnswerFault;
   /** The coding of a `compressed` answer; default `gzip`. */
   coding?: AnswerCoding;
+  /** The field a `drifted` answer changes: `user.id`, `data[].slug`. */
+  field?: string;
+  /** How a `drifted` answer changes it; default `type`. */
+  drift?: DriftKind;
+  /** For a `type` drift: the JSON value put in the field (default: another type made from the real value). */
+  value?: unknown;
 }
 
 /** A stored rule, as listed by `GET /__sandbox/faults`. */
@@ -137,7 +158,7 @@ interface StoredRule {
   held: Set<Held>;
 }
 
-const FIELDS = new Set(['method', 'path', 'delayMs', 'hang', 'status', 'body', 'rawBody', 'contentType', 'headers', 'answer', 'coding']);
+const FIELDS = new Set(['method', 'path', 'delayMs', 'hang', 'status', 'body', 'rawBody', 'contentType', 'headers', 'answer', 'coding', 'field', 'drift', 'value']);
 const FAILURE_FIELDS = ['body', 'rawBody', 'contentType', 'headers'] as const;
 
 /**
@@ -176,6 +197,14 @@ export function parseFaultRule(value: unknown, limits: Readonly<FaultLimits> = D
     if (v.answer !== 'compressed') return 'coding needs answer: "compressed"';
     if (!(ANSWER_CODINGS as readonly unknown[]).includes(v.coding)) return `coding must be one of ${ANSWER_CODINGS.join(', ')}`;
   }
+  if (v.answer === 'drifted') {
+    if (typeof v.field !== 'string' || !DRIFT_FIELD.test(v.field)) return 'field must be a JSON path such as user.id or data[].slug';
+    if (v.drift !== undefined && !(DRIFT_KINDS as readonly unknown[]).includes(v.drift)) return `drift must be one of ${DRIFT_KINDS.join(', ')}`;
+    if (v.value !== undefined && v.drift !== undefined && v.drift !== 'type') return 'value needs drift: "type"';
+  } else {
+    const extra = (['field', 'drift', 'value'] as const).find((key) => v[key] !== undefined);
+    if (extra !== undefined) return `${extra} needs answer: "drifted"`;
+  }
   if (v.hang !== true && v.delayMs === undefined && v.status === undefined && v.answer === undefined) {
     return 'a fault needs delayMs, hang: true, status or answer';
   }
@@ -191,7 +220,10 @@ export function parseFaultRule(value: unknown, limits: Readonly<FaultLimits> = D
     if (typeof v.headers !== 'object' || v.headers === null || Array.isArray(v.headers)) return 'headers must be an object of strings';
     for (const h of Object.values(v.headers)) if (typeof h !== 'string') return 'headers must be an object of strings';
   }
-  const bodyChars = (typeof v.rawBody === 'string' ? v.rawBody.length : 0) + (v.body === undefined ? 0 : JSON.stringify(v.body).length);
+  const bodyChars =
+    (typeof v.rawBody === 'string' ? v.rawBody.length : 0) +
+    (v.body === undefined ? 0 : JSON.stringify(v.body).length) +
+    (v.value === undefined ? 0 : JSON.stringify(v.value).length);
   if (bodyChars > limits.maxBodyChars) return `body and rawBody must stay under ${limits.maxBodyChars} characters`;
 
   const input: FaultRuleInput = { path: v.path };
@@ -205,7 +237,52 @@ export function parseFaultRule(value: unknown, limits: Readonly<FaultLimits> = D
   if (v.headers !== undefined) input.headers = { ...(v.headers as Record<string, string>) };
   if (v.answer !== undefined) input.answer = v.answer as AnswerFault;
   if (v.coding !== undefined) input.coding = v.coding as AnswerCoding;
+  if (typeof v.field === 'string') input.field = v.field;
+  if (v.drift !== undefined) input.drift = v.drift as DriftKind;
+  if (v.value !== undefined) input.value = v.value;
   return input;
+}
+
+/** A value of another JSON type than `value`, made from it (a number as its text, a text as a number…). */
+function retyped(value: unknown): unknown {
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'string') return value.length;
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value === null || value === undefined) return 0;
+  return JSON.stringify(value);
+}
+
+/**
+ * The JSON value `answer` with the field at `field` (`user.id`, `data[].slug`: every item) drifted as
+ * `drift` says; a path that is not there leaves the answer as it is. Pure: `answer` is not changed.
+ */
+export function driftAnswer(answer: unknown, field: string, drift: DriftKind = 'type', value?: unknown): unknown {
+  const steps = field.split('.').map((part) => (part.endsWith('[]') ? { name: part.slice(0, -2), each: true } : { name: part, each: false }));
+  const walk = (node: unknown, at: number): unknown => {
+    const step = steps[at];
+    if (step === undefined || node === null || typeof node !== 'object' || Array.isArray(node) || !(step.name in node)) return node;
+    const copy: Record<string, unknown> = { ...(node as Record<string, unknown>) };
+    const current = copy[step.name];
+    if (at < steps.length - 1 || step.each) {
+      const last = at === steps.length - 1;
+      if (step.each) {
+        if (!Array.isArray(current)) return node;
+        copy[step.name] = last ? current.map((item) => drifted(item)) : current.map((item) => walk(item, at + 1));
+      } else {
+        copy[step.name] = walk(current, at + 1);
+      }
+      return copy;
+    }
+    if (drift === 'drop') delete copy[step.name];
+    else if (drift === 'rename') {
+      delete copy[step.name];
+      copy[`${step.name}_renamed`] = current;
+    } else copy[step.name] = value === undefined ? retyped(current) : value;
+    return copy;
+  };
+  // `field` ending in `[]`: every item of the array is replaced (renaming or dropping an item has no meaning: retyped).
+  const drifted = (item: unknown): unknown => (value === undefined ? retyped(item) : value);
+  return walk(answer, 0);
 }
 
 function kindOf(input: FaultRuleInput): FaultKind {

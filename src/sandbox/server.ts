@@ -8,7 +8,7 @@ import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import { commonAdminArea } from './admin.js';
 import { attachContext, type SandboxArea, type SandboxContext } from './context.js';
-import type { AnswerCoding, FaultRule } from './faults.js';
+import { type AnswerCoding, driftAnswer, type FaultRule } from './faults.js';
 import type { RecordedRequest } from './traffic.js';
 
 /** Options of {@link createSandboxServer}. */
@@ -78,7 +78,8 @@ const ENCODERS: Readonly<Record<AnswerCoding, (data: Buffer) => Buffer>> = {
 /**
  * The real answer's payload as an `answer` fault rule spoils it (`faults.ts`, `AnswerFault`):
  * `compressed` with the rule's coding (and `Content-Encoding`, whatever the caller asked for),
- * `truncated` to its first half, `empty` without a body. A streamed payload is left as it is.
+ * `truncated` to its first half, `empty` without a body, `drifted` with its `field` changed
+ * (`driftAnswer`). A streamed payload is left as it is.
  */
 function spoilAnswer(reply: FastifyReply, payload: unknown, rule: FaultRule): unknown {
   if (typeof payload !== 'string' && !Buffer.isBuffer(payload)) return payload;
@@ -93,6 +94,15 @@ function spoilAnswer(reply: FastifyReply, payload: unknown, rule: FaultRule): un
       return bytes.subarray(0, Math.floor(bytes.length / 2));
     case 'empty':
       return '';
+    case 'drifted': {
+      let json: unknown;
+      try {
+        json = JSON.parse(bytes.toString('utf8'));
+      } catch {
+        return payload; // not JSON: nothing to drift
+      }
+      return JSON.stringify(driftAnswer(json, rule.field ?? '', rule.drift, rule.value));
+    }
     default:
       return payload;
   }

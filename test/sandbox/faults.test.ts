@@ -339,3 +339,55 @@ test('answer: the real answer compressed without being asked, truncated or empty
   await json(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'DELETE' });
   assert.deepEqual(Buffer.from(await (await profile()).arrayBuffer()), real, 'the real answer again');
 });
+
+test('drifted: the real JSON answer with one field renamed, dropped or of another type, until removed', async () => {
+  for (const bad of [
+    { path: '/auth/user-profile', answer: 'drifted' },
+    { path: '/auth/user-profile', answer: 'drifted', field: 'user id' },
+    { path: '/auth/user-profile', answer: 'drifted', field: 'user.id', drift: 'swap' },
+    { path: '/auth/user-profile', answer: 'drifted', field: 'user.id', drift: 'drop', value: 1 },
+    { path: '/auth/user-profile', answer: 'empty', field: 'user.id' },
+  ]) {
+    assert.equal((await post(`${sandbox.bffUrl}/__sandbox/faults`, bad)).status, 400, JSON.stringify(bad));
+  }
+  const login = await post(`${sandbox.bffUrl}/auth/login`, { login: 'demo@example.com', password: 'Demo#2026' });
+  const token = login.body.access_token as string;
+  const profile = async () => (await json(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${token}` } })).body as { user: Record<string, unknown> };
+  const real = await profile();
+  assert.equal(typeof real.user.id, 'number');
+  const cases: [rule: Record<string, unknown>, check: (user: Record<string, unknown>) => void][] = [
+    [{}, (user) => assert.equal(user.id, String(real.user.id))],
+    [{ drift: 'type', value: 'CANARY' }, (user) => assert.equal(user.id, 'CANARY')],
+    [{ drift: 'rename' }, (user) => assert.deepEqual([user.id, user.id_renamed], [undefined, real.user.id])],
+    [{ drift: 'drop' }, (user) => assert.deepEqual(['id' in user, Object.keys(user).length], [false, Object.keys(real.user).length - 1])],
+  ];
+  for (const [rule, check] of cases) {
+    const set = await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer: 'drifted', field: 'user.id', ...rule });
+    assert.equal(set.status, 201);
+    const drifted = await profile();
+    check(drifted.user);
+    assert.equal(drifted.user.email, real.user.email, 'the other fields as they are');
+  }
+  await json(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'DELETE' });
+  assert.deepEqual(await profile(), real, 'the real answer again');
+});
+
+test('driftAnswer: each drift, through arrays, a missing path left alone', async () => {
+  const { driftAnswer } = await import('../../src/sandbox/faults.js');
+  const answer = { data: [{ slug: 'a', n: 1 }, { slug: 'b', n: 2 }], user: { id: 7, ok: true } };
+  const rows: [field: string, drift: 'type' | 'rename' | 'drop', value: unknown, want: unknown][] = [
+    ['user.id', 'type', undefined, { ...answer, user: { id: '7', ok: true } }],
+    ['user.ok', 'type', undefined, { ...answer, user: { id: 7, ok: 1 } }],
+    ['user.id', 'type', null, { ...answer, user: { id: null, ok: true } }],
+    ['user.id', 'rename', undefined, { ...answer, user: { ok: true, id_renamed: 7 } }],
+    ['user.id', 'drop', undefined, { ...answer, user: { ok: true } }],
+    ['data[].slug', 'type', undefined, { ...answer, data: [{ slug: 1, n: 1 }, { slug: 1, n: 2 }] }],
+    ['data[].n', 'drop', undefined, { ...answer, data: [{ slug: 'a' }, { slug: 'b' }] }],
+    ['user.nope', 'drop', undefined, answer],
+    ['nope.id', 'type', undefined, answer],
+  ];
+  for (const [field, drift, value, want] of rows) {
+    assert.deepEqual(driftAnswer(answer, field, drift, value), want, `${field} ${drift}`);
+  }
+  assert.deepEqual(answer.user, { id: 7, ok: true }, 'the answer itself is not changed');
+});
