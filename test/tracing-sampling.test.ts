@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, test } from 'node:test';
-import { isParentBasedSampler, otlpProtocol } from '../src/pipeline/tracing-sdk.js';
+import { otlpProtocol, propagatorNames } from '../src/pipeline/tracing-sdk.js';
 import { startOtlpCollector } from './helpers/otlp-collector.js';
 import { fakeJwt, startProxy, startRecordingUpstream, type RecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
@@ -137,19 +137,19 @@ test('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf: spans are exported as OT
   }
 });
 
-test('isParentBasedSampler: the default and every parentbased_* sampler; the others decide on their own', () => {
-  const cases: [name: string | undefined, parentBased: boolean][] = [
-    [undefined, true],
-    ['', true],
-    ['parentbased_always_on', true],
-    ['parentbased_traceidratio', true],
-    [' parentbased_always_off ', true],
-    ['traceidratio', false],
-    ['always_on', false],
-    ['always_off', false],
-    ['jaeger_remote', false],
+test('propagatorNames: OTEL_PROPAGATORS as a list, W3C trace context and baggage by default, none, unknown names left out', () => {
+  const cases: [value: string | undefined, names: string[], unsupported: string[]][] = [
+    [undefined, ['tracecontext', 'baggage'], []],
+    ['', ['tracecontext', 'baggage'], []],
+    [' , ', ['tracecontext', 'baggage'], []],
+    ['b3', ['b3'], []],
+    ['b3multi, tracecontext', ['b3multi', 'tracecontext'], []],
+    ['tracecontext,baggage,tracecontext', ['tracecontext', 'baggage'], []],
+    ['none', [], []],
+    ['jaeger,b3', ['b3'], ['jaeger']],
+    ['xray', [], ['xray']],
   ];
-  for (const [name, parentBased] of cases) assert.equal(isParentBasedSampler(name), parentBased, String(name));
+  for (const [value, names, unsupported] of cases) assert.deepEqual(propagatorNames(value), { names, unsupported }, String(value));
 });
 
 test('otlpProtocol: the traces variable, then the general one; JSON by default and for what is not served', () => {
