@@ -195,7 +195,13 @@ async function send(pool: Pool, variant: InstructionVariant, headers: readonly R
   const worker = async () => {
     while (next < count) {
       const n = next++;
-      const res = await pool.request({ method: 'GET', path: variant.path, headers: { ...variant.headers, ...extra, ...headers[(offset + n) % headers.length] } });
+      const options = { method: 'GET', path: variant.path, headers: { ...variant.headers, ...extra, ...headers[(offset + n) % headers.length] } } as const;
+      // A kept-alive connection the server closed while idle (the reference's 5 s keep-alive, with the
+      // instrumentation being turned on between the windows) is a GET sent again, once.
+      const res = await pool.request(options).catch((error: unknown) => {
+        if ((error as { code?: string }).code !== 'ECONNRESET' && (error as { code?: string }).code !== 'UND_ERR_SOCKET') throw error;
+        return pool.request(options);
+      });
       await res.body.dump();
       if (res.statusCode !== variant.expect) throw new Error(`${variant.id}: expected ${variant.expect}, got ${res.statusCode}`);
     }
