@@ -24,6 +24,7 @@ import { BROWSER_ACCEPT_ENCODING, formatPageBytes, pageBytes, pageBytesProblems 
 import { containerHeapOptions, requestCountSample } from '../bench/harness.js';
 import { callgrindTotal, checkUpstreamCalls, formatInstructions, variants } from '../bench/instructions.js';
 import { stepsOf } from '../bench/profile-steps.js';
+import { straceCounts } from '../bench/syscalls.js';
 import { formatRedisCommands, infoField, parseCommandStats } from '../bench/redis-commands.js';
 import { type BenchReport, resolveNode, runBench, SCENARIOS, startNodeOptions, statusesOfRoute } from '../bench/run.js';
 import { FAMILIES } from '../bench/scenarios/index.js';
@@ -400,4 +401,18 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
   assert.throws(() => checkUpstreamCalls(passthrough, {}, 10), /expected 10 calls/);
   assert.doesNotThrow(() => checkUpstreamCalls(refusal, {}, 10));
   assert.throws(() => checkUpstreamCalls(refusal, { '/bff/users/login-history': 1 }, 10), /expected no upstream call/);
+});
+
+test("strace -c's table: calls by system call, errors column or not, the total line left out", () => {
+  const text = [
+    '% time     seconds  usecs/call     calls    errors syscall',
+    '------ ----------- ----------- --------- --------- ----------------',
+    ' 40.00    0.004000           1      5100           write',
+    ' 30.00    0.003000           0      5090        12 read',
+    '  0.50    0.000050           5        10           epoll_pwait',
+    '------ ----------- ----------- --------- --------- ----------------',
+    '100.00    0.010000           0     10200        12 total',
+  ].join('\n');
+  assert.deepEqual(straceCounts(text), { write: 5100, read: 5090, epoll_pwait: 10 });
+  assert.deepEqual(straceCounts(''), {});
 });
