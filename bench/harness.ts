@@ -305,6 +305,7 @@ export function track(child: ChildProcess, name: string): { stderr: () => string
  * Starts one of the bench's own servers (`bench/<script>.ts`, compiled to plain JavaScript first),
  * which prints `{"port":N}` when listening.
  * @param node - the `node` binary; default the bench's own.
+ * @param startTimeoutMs - how long it may take to print its port (a process under valgrind is slow), in milliseconds.
  */
 export async function startBenchServer(
   script: string,
@@ -312,13 +313,14 @@ export async function startBenchServer(
   cpus: string | undefined,
   nodeArgs: readonly string[] = [],
   node: string = process.execPath,
+  startTimeoutMs = 30_000,
 ): Promise<{ child: ChildProcess; port: number }> {
   const [command, argv] = pinnedCommand(cpus, node, [...nodeArgs, compileScript(script), ...args]);
   const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_ENV: 'production' } });
   const { stderr } = track(child, script);
   const port = await new Promise<number>((resolvePort, reject) => {
     let text = '';
-    const timer = setTimeout(() => reject(new Error(`${script} did not start: ${stderr()}`)), 30_000);
+    const timer = setTimeout(() => reject(new Error(`${script} did not start: ${stderr()}`)), startTimeoutMs);
     child.stdout?.on('data', (chunk: Buffer) => {
       text += chunk.toString();
       const line = /\{"port":(\d+)\}/.exec(text);

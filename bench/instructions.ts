@@ -1,22 +1,28 @@
 /**
- * Instructions per request of the proxy's passthrough, counted by valgrind's callgrind (`npm run
- * bench:instructions`): the A/B of configurations that the load bench cannot settle on a shared
- * machine. callgrind counts the instructions the process executes, not seconds, so the same build and
- * inputs give nearly the same count whatever else the machine is doing; a request's CPU cost is about
- * proportional to it (memory stalls aside).
+ * Instructions per request of the proxy's rows and of the reference's passthrough, counted by
+ * valgrind's callgrind (`npm run bench:instructions`): the yardstick that a shared machine cannot move
+ * the way it moves requests per second. callgrind counts the instructions the process executes, not
+ * seconds, so the same build and inputs give nearly the same count whatever else the machine is doing;
+ * a request's CPU cost is about proportional to it (memory stalls aside).
  *
- * Each variant (a set of environment variables, {@link variants}) gets a proxy of its own, as the load
- * bench starts it (`npm start`'s options, `NODE_ENV=production`, metrics on, the default limits; load
- * shedding by event-loop delay off, which callgrind's slowness would set off), run
- * under `valgrind --tool=callgrind --instr-atstart=no` in front of the bench's upstream. After
+ * Each variant ({@link variants}: a row of the load bench, or a tracing configuration of the
+ * passthrough) gets a process of its own, as the load bench starts it: the proxy with `npm start`'s
+ * options, `NODE_ENV=production`, metrics on, the default limits (load shedding by event-loop delay off,
+ * which callgrind's slowness would set off); the reference (`reference.ts`) with its own. It runs under
+ * `valgrind --tool=callgrind --instr-atstart=no` in front of the bench's upstream. After
  * `BENCH_INSTR_WARMUP` requests (2,000: the JIT's tiers settle) the instrumentation is turned on
  * (`callgrind_control -i on`), `BENCH_INSTR_REQUESTS` requests (2,000) are sent, and the counts are
  * written; then, with no request, as long again (20 s at most), and written again. The variant's
  * figure is the requests' window less the idle window's rate over the same time, divided by the
  * requests: the timers' work (metrics, load-shedding samples) depends on time, and under callgrind a
- * second holds some 40 times fewer requests than at full speed. Requests are the
- * load bench's passthrough (`GET /api/user/last-casino-games`), each with the next of 4,096 sessions and
- * client addresses, 4 at a time. Variants run one after the other; nothing is pinned.
+ * second holds some 40 times fewer requests than at full speed. Each request takes the next of 4,096
+ * client addresses (and sessions, for a row with one), 4 at a time. Every answer must have the row's
+ * status, and the upstream calls of the counted window are checked: one per request for a
+ * passthrough, none for a refusal or a revalidation. Variants run one after the other; nothing is
+ * pinned.
+ *
+ * Each figure is also given as a ratio to the reference's passthrough (the round's headline figures),
+ * and each tracing variant's to tracing off.
  *
  * Needs `valgrind` (Debian's package). `BENCH_NODE` as for the load bench (default `24`);
  * `BENCH_INSTR_ONLY` (comma-separated words) runs the variants whose names contain one. Each variant
@@ -29,37 +35,152 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { clientHeaders } from './clients.js';
-import { children, resolveNode, sleep, startBenchServer, startProxy, stop } from './harness.js';
+import { COOKIE_NAME, clientHeaders } from './clients.js';
+import { call, children, envelopeError, resetUpstream, resolveNode, sleep, startBenchServer, startProxy, stop, upstreamCalls } from './harness.js';
+import { BROWSER_ACCEPT_ENCODING } from './page-bytes.js';
 
-/** One configuration measured: its name and the proxy's extra environment. */
+/** The passthrough route and its upstream call (the load bench's passthrough row). */
+export const PASSTHROUGH = { path: '/api/user/last-casino-games', upstreamPath: '/bff/games/user-last-casino-games-dl' };
+/** The 503 row's route and its upstream call, which the bench upstream answers 503 (the load bench's `circuit-open` row). */
+export const REFUSAL = { path: '/api/user/login-history', upstreamPath: '/bff/users/login-history' };
+/** The catalogue route of the 304 row. */
+export const CATALOGUE_PATH = '/api/games/list';
+
+/** What the variant's process is: the proxy, or the reference proxy (`reference.ts`). */
+export type InstructionTarget = 'proxy' | 'reference';
+
+/** Where a variant's process runs, for its {@link InstructionVariant.prepare}. */
+export interface VariantPlace {
+  /** The bench upstream's origin. */
+  upstream: string;
+  /** The process's port on 127.0.0.1. */
+  port: number;
+}
+
+/** One configuration measured. */
 export interface InstructionVariant {
   id: string;
+  /** `rows`: a row of the load bench; `tracing`: the passthrough with a tracing configuration; `contract`: with a contract-check sample. */
+  group: 'rows' | 'tracing' | 'contract';
+  target: InstructionTarget;
+  /** The proxy's extra environment. */
   env: Record<string, string>;
+  /** The GET sent, with the headers of every request (each also gets its client address). */
+  path: string;
+  headers: Record<string, string>;
+  /** Whether each request carries the next of the 4,096 sessions. */
+  session: boolean;
+  /** The status every answer must have. */
+  expect: number;
+  /** Upstream calls per request in the counted window: one (to `upstreamPath`), or none at all. */
+  upstream: { perRequest: 1; upstreamPath: string } | { perRequest: 0 };
+  /**
+   * Run once the process has started, before the warm-up (opens a circuit, fetches an ETag): extra
+   * headers for every request. @throws when the row cannot be set up.
+   */
+  prepare?: (place: VariantPlace) => Promise<Record<string, string>>;
+}
+
+/** The endpoint's circuit: `UPSTREAM_CIRCUIT_FAILURES` (default 5) failures in a row open it. */
+const CIRCUIT_FAILURES = 5;
+
+/** Opens the 503 row's circuit: the upstream answers its path 503, then requests until the proxy refuses at once. */
+async function openCircuit({ upstream, port }: VariantPlace): Promise<Record<string, string>> {
+  await call(`${upstream}/__bench/unavailable`, { method: 'POST', body: REFUSAL.upstreamPath });
+  const headers = clientHeaders(1, true)[0] as Record<string, string>;
+  for (let sent = 0; sent < CIRCUIT_FAILURES + 3; sent++) {
+    const res = await call(`http://127.0.0.1:${port}${REFUSAL.path}`, { headers });
+    if (res.status === 503 && envelopeError(res.text) === 'upstream_circuit_open') return {};
+  }
+  throw new Error(`GET ${REFUSAL.path}: the circuit did not open after ${CIRCUIT_FAILURES + 3} upstream 503s`);
+}
+
+/** The proxy's own ETag of the catalogue page, for the 304 row's `If-None-Match`. */
+async function catalogueEtag({ port }: VariantPlace): Promise<Record<string, string>> {
+  const res = await call(`http://127.0.0.1:${port}${CATALOGUE_PATH}`, { headers: { 'accept-encoding': BROWSER_ACCEPT_ENCODING } });
+  const etag = res.header('etag');
+  if (res.status !== 200 || etag === null) throw new Error(`GET ${CATALOGUE_PATH} answered ${res.status} with ETag ${String(etag)}`);
+  return { 'if-none-match': etag };
 }
 
 /**
- * The variants, in the table's order: tracing off, then the sampling ratios of the load bench's tracing
- * rows, exporting OTLP/HTTP JSON to `collector` (the bench's collector, `…/v1/traces`) a batch at a
- * time (512 spans; the 5 s timer set aside); then the upstream contract checks off and on every answer
- * (the rows before run the default sample, 0.01).
+ * The variants, in the table's order: the reference's passthrough (the base of every ratio), the
+ * proxy's passthrough (tracing off), its 401 without a cookie, its 503 with the endpoint's circuit open
+ * (the circuit's trial call put 10 minutes away, the most the proxy takes, so that the window counts refusals only, as at full
+ * speed where a 5 s pause holds some 100,000 of them), its 304 revalidation of the cached catalogue;
+ * then the passthrough at the sampling ratios of the load bench's tracing rows, exporting OTLP/HTTP
+ * JSON to `collector` (the bench's collector, `…/v1/traces`) a batch at a time (512 spans; the 5 s
+ * timer set aside); then the passthrough with the upstream contract checks off and on every answer
+ * (every other variant runs the default sample, 0.01).
  */
 export function variants(collector: string): InstructionVariant[] {
+  const passthrough = { path: PASSTHROUGH.path, headers: {}, session: true, expect: 200, upstream: { perRequest: 1, upstreamPath: PASSTHROUGH.upstreamPath } } as const;
   // A batch leaves when it holds 512 spans, not every 5 s: under callgrind 5 s are some 40 times fewer
   // requests than at full speed, where the sampled rows fill their batches faster than the timer.
   const exporter = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector, OTEL_BSP_SCHEDULE_DELAY: '600000' };
+  const none = { perRequest: 0 } as const;
   return [
-    { id: 'tracing off', env: {} },
+    { id: 'reference passthrough', group: 'rows', target: 'reference', env: {}, ...passthrough },
+    { id: 'passthrough (tracing off)', group: 'rows', target: 'proxy', env: {}, ...passthrough },
+    { id: '401 without cookie', group: 'rows', target: 'proxy', env: {}, ...passthrough, session: false, expect: 401, upstream: none },
+    {
+      id: '503 circuit open',
+      group: 'rows',
+      target: 'proxy',
+      env: { UPSTREAM_CIRCUIT_PAUSE_MS: '600000' },
+      path: REFUSAL.path,
+      headers: {},
+      session: true,
+      expect: 503,
+      upstream: none,
+      prepare: openCircuit,
+    },
+    {
+      id: '304 revalidation',
+      group: 'rows',
+      target: 'proxy',
+      env: {},
+      path: CATALOGUE_PATH,
+      headers: { 'accept-encoding': BROWSER_ACCEPT_ENCODING },
+      session: false,
+      expect: 304,
+      upstream: none,
+      prepare: catalogueEtag,
+    },
     ...[0, 0.01, 0.1].map((ratio) => ({
       id: `parentbased_traceidratio ${ratio}`,
+      group: 'tracing' as const,
+      target: 'proxy' as const,
       env: { ...exporter, OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(ratio) },
+      ...passthrough,
     })),
-    { id: 'every request (parentbased_always_on)', env: exporter },
-    // The live upstream contract checks (UPSTREAM_CONTRACT_SAMPLE): every row above runs the default
-    // sample (0.01); these two are checks off and every answer checked, with tracing off.
-    { id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', env: { UPSTREAM_CONTRACT_SAMPLE: '0' } },
-    { id: 'contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)', env: { UPSTREAM_CONTRACT_SAMPLE: '1' } },
+    { id: 'every request (parentbased_always_on)', group: 'tracing', target: 'proxy', env: exporter, ...passthrough },
+    // The live upstream contract checks (UPSTREAM_CONTRACT_SAMPLE), tracing off: checks off and every answer checked.
+    { id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', group: 'contract', target: 'proxy', env: { UPSTREAM_CONTRACT_SAMPLE: '0' }, ...passthrough },
+    { id: 'contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)', group: 'contract', target: 'proxy', env: { UPSTREAM_CONTRACT_SAMPLE: '1' }, ...passthrough },
   ];
+}
+
+/** One measured variant: instructions per request. */
+export interface InstructionResult {
+  id: string;
+  group: InstructionVariant['group'];
+  perRequest: number;
+}
+
+/**
+ * The table of a run: each variant's instructions per request, its ratio to the reference's
+ * passthrough and, for a tracing or contract-check variant, to the passthrough at the defaults (tracing off) (`—` where the base was not measured).
+ */
+export function formatInstructions(results: readonly InstructionResult[]): string {
+  const base = results.find((r) => r.id === 'reference passthrough')?.perRequest;
+  const off = results.find((r) => r.id === 'passthrough (tracing off)')?.perRequest;
+  const ratio = (value: number, of: number | undefined) => (of === undefined || !(of > 0) ? '—' : `${(value / of).toFixed(3)}×`);
+  const lines = ['| variant | instructions per request | vs the reference passthrough | vs tracing off |', '|---|---|---|---|'];
+  for (const r of results) {
+    lines.push(`| ${r.id} | ${Math.round(r.perRequest).toLocaleString('en-US')} | ${ratio(r.perRequest, base)} | ${r.group !== 'rows' ? ratio(r.perRequest, off) : '—'} |`);
+  }
+  return `${lines.join('\n')}\n`;
 }
 
 /**
@@ -72,17 +193,35 @@ export function callgrindTotal(text: string): number {
   return Number(line[1]);
 }
 
-async function send(pool: Pool, headers: readonly Record<string, string>[], count: number, offset: number): Promise<void> {
+/** Sends `count` GETs of `variant`, 4 at a time, each with the next client's headers; every answer must have its status. */
+async function send(pool: Pool, variant: InstructionVariant, headers: readonly Record<string, string>[], extra: Record<string, string>, count: number, offset: number): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < count) {
       const n = next++;
-      const res = await pool.request({ method: 'GET', path: '/api/user/last-casino-games', headers: headers[(offset + n) % headers.length] });
+      const options = { method: 'GET', path: variant.path, headers: { ...variant.headers, ...extra, ...headers[(offset + n) % headers.length] } } as const;
+      // A kept-alive connection the server closed while idle (the reference's 5 s keep-alive, with the
+      // instrumentation being turned on between the windows) is a GET sent again, once.
+      const res = await pool.request(options).catch((error: unknown) => {
+        if ((error as { code?: string }).code !== 'ECONNRESET' && (error as { code?: string }).code !== 'UND_ERR_SOCKET') throw error;
+        return pool.request(options);
+      });
       await res.body.dump();
-      if (res.statusCode !== 200) throw new Error(`expected 200, got ${res.statusCode}`);
+      if (res.statusCode !== variant.expect) throw new Error(`${variant.id}: expected ${variant.expect}, got ${res.statusCode}`);
     }
   };
   await Promise.all([worker(), worker(), worker(), worker()]);
+}
+
+/** The check of the counted window's upstream calls (`byPath`: the bench upstream's counts since its reset). @throws when they differ. */
+export function checkUpstreamCalls(variant: Pick<InstructionVariant, 'id' | 'upstream'>, byPath: Readonly<Record<string, number>>, requests: number): void {
+  const total = Object.values(byPath).reduce((a, b) => a + b, 0);
+  if (variant.upstream.perRequest === 0) {
+    if (total !== 0) throw new Error(`${variant.id}: expected no upstream call, got ${JSON.stringify(byPath)}`);
+    return;
+  }
+  const own = byPath[variant.upstream.upstreamPath] ?? 0;
+  if (own !== requests) throw new Error(`${variant.id}: expected ${requests} calls of ${variant.upstream.upstreamPath}, got ${JSON.stringify(byPath)}`);
 }
 
 /** The user vgdb names its pipes after, the same for the process and for `callgrind_control`. */
@@ -104,6 +243,9 @@ function shellWord(value: string): string {
   return `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
+/** How long a process under callgrind may take to start (some 40 times slower, more on a loaded machine), in milliseconds. */
+const START_TIMEOUT_MS = 600_000;
+
 /** Longest idle window measured after the requests' one (its rate is taken off), in milliseconds. */
 const IDLE_WINDOW_MS = 20_000;
 
@@ -124,23 +266,29 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
   const prefix = join(dir, 'vgdb');
   writeFileSync(
     wrapper,
-    `#!/bin/sh\nexport ${VGDB_ENV}\nexec valgrind --tool=callgrind --instr-atstart=no ${shellWord(`--vgdb-prefix=${prefix}`)} ${shellWord(`--callgrind-out-file=${join(dir, `${slug}.%p.out`)}`)} ${shellWord(node)} "$@"\n`,
+    `#!/bin/sh\nexport ${VGDB_ENV} HOST=127.0.0.1\nexec valgrind --tool=callgrind --instr-atstart=no ${shellWord(`--vgdb-prefix=${prefix}`)} ${shellWord(`--callgrind-out-file=${join(dir, `${slug}.%p.out`)}`)} ${shellWord(node)} "$@"\n`,
   );
   chmodSync(wrapper, 0o755);
   // Under callgrind every turn of the event loop is some 40 times longer: the event-loop delay would shed load.
   const env = { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' };
-  const proxy = await startProxy(upstream, { workers: 1, cpus: undefined, logPath: '/dev/null', nodeOptions: undefined, node: wrapper, env, startTimeoutMs: 180_000 });
-  const pool = new Pool(`http://127.0.0.1:${proxy.port}`, { connections: 4 });
-  const headers = clientHeaders(4096, true);
+  const started =
+    variant.target === 'reference'
+      ? await startBenchServer('reference', [upstream, PASSTHROUGH.upstreamPath, COOKIE_NAME], undefined, [], wrapper, START_TIMEOUT_MS)
+      : await startProxy(upstream, { workers: 1, cpus: undefined, logPath: '/dev/null', nodeOptions: undefined, node: wrapper, env, startTimeoutMs: START_TIMEOUT_MS });
+  const pool = new Pool(`http://127.0.0.1:${started.port}`, { connections: 4 });
+  const headers = clientHeaders(4096, variant.session);
   try {
-    await send(pool, headers, warmup, 0);
-    const pid = proxy.child.pid as number;
+    const extra = variant.prepare === undefined ? {} : await variant.prepare({ upstream, port: started.port });
+    await send(pool, variant, headers, extra, warmup, 0);
+    const pid = started.child.pid as number;
+    await resetUpstream(upstream);
     control(prefix, ['-i', 'on'], pid);
-    const started = performance.now();
-    await send(pool, headers, requests, warmup);
-    const windowMs = performance.now() - started;
+    const begun = performance.now();
+    await send(pool, variant, headers, extra, requests, warmup);
+    const windowMs = performance.now() - begun;
     // Dumps write the counts since the one before: `<out>.1` the requests' window, `<out>.2` an idle one.
     control(prefix, ['--dump'], pid);
+    checkUpstreamCalls(variant, (await upstreamCalls(upstream)).byPath, requests);
     const idleMs = Math.min(windowMs, IDLE_WINDOW_MS);
     await sleep(idleMs);
     control(prefix, ['--dump'], pid);
@@ -153,7 +301,7 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
     return Math.max(0, busy - (idle * windowMs) / idleMs) / requests;
   } finally {
     await pool.close();
-    await stop(proxy.child);
+    await stop(started.child);
   }
 }
 
@@ -166,20 +314,18 @@ async function main(): Promise<void> {
   const upstream = await startBenchServer('upstream', [], undefined);
   const collector = await startBenchServer('collector', [], undefined);
   const base = `http://127.0.0.1:${upstream.port}`;
-  process.stdout.write(`callgrind, Node.js ${node.version}, ${warmup} requests of warm-up, then ${requests} counted (GET /api/user/last-casino-games, 4 at a time)\n`);
+  process.stdout.write(`callgrind, Node.js ${node.version}, ${warmup} requests of warm-up, then ${requests} counted per variant, 4 at a time\n`);
   try {
-    const rows: [string, number][] = [];
-    // BENCH_INSTR_ONLY: comma-separated words, a variant runs when its name contains one (e.g. `off,ratio 0`).
+    const results: InstructionResult[] = [];
+    // BENCH_INSTR_ONLY: comma-separated words, a variant runs when its name contains one (e.g. `reference,off,ratio 0`).
     const only = (process.env.BENCH_INSTR_ONLY ?? '').split(',').filter((word) => word.length > 0);
     const chosen = variants(`http://127.0.0.1:${collector.port}/v1/traces`).filter((v) => only.length === 0 || only.some((word) => v.id.includes(word)));
     for (const variant of chosen) {
       const perRequest = await measure(variant, base, node.execPath, dir, warmup, requests);
-      rows.push([variant.id, perRequest]);
-      process.stdout.write(`  ${variant.id}: ${Math.round(perRequest).toLocaleString('en-US')} instructions per request\n`);
+      results.push({ id: variant.id, group: variant.group, perRequest });
+      process.stdout.write(`  ${variant.id} (GET ${variant.path}, ${variant.expect}): ${Math.round(perRequest).toLocaleString('en-US')} instructions per request\n`);
     }
-    const off = rows[0]?.[1] ?? Number.NaN;
-    process.stdout.write('\n| variant | instructions per request | vs tracing off |\n|---|---|---|\n');
-    for (const [id, value] of rows) process.stdout.write(`| ${id} | ${Math.round(value).toLocaleString('en-US')} | ${(value / off).toFixed(3)}× |\n`);
+    process.stdout.write(`\n${formatInstructions(results)}`);
   } finally {
     for (const child of children) await stop(child);
     if (process.env.BENCH_INSTR_KEEP !== '1') rmSync(dir, { recursive: true, force: true });

@@ -170,7 +170,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: 'none',
     accepts: 'http(s) URL',
     meaning:
-      'turns on OpenTelemetry tracing, exported over OTLP/HTTP (JSON, or protobuf with `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`) to `<url>/v1/traces`: a server span per request, a client span per upstream call, W3C `traceparent` sent upstream; the standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_SCHEDULE_DELAY`…). Unset (and `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` unset too), nothing of OpenTelemetry is loaded',
+      'turns on OpenTelemetry tracing, exported over OTLP/HTTP (JSON, or protobuf with `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`) to `<url>/v1/traces`: a server span per request, a client span per upstream call, made by the proxy through the OpenTelemetry API and SDK; the headers of the propagators sent upstream (`OTEL_PROPAGATORS`); the standard `OTEL_*` variables apply (`OTEL_SERVICE_NAME`, `OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_TRACES_SAMPLER_ARG`, `OTEL_BSP_SCHEDULE_DELAY`…). Unset (and `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` unset too), nothing of OpenTelemetry is loaded',
   },
   {
     variables: ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
@@ -189,7 +189,14 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: '`parentbased_always_on`',
     accepts: 'a sampler name of the OpenTelemetry SDK',
     meaning:
-      'which requests are traced, with `OTEL_TRACES_SAMPLER_ARG` (e.g. `parentbased_traceidratio` and `0.1`: one request in ten, or as the caller\'s `traceparent` decided). An unsampled request exports nothing and builds no attribute of the proxy; its upstream calls still carry `traceparent` (sampled flag off)',
+      'which requests are traced, with `OTEL_TRACES_SAMPLER_ARG` (e.g. `parentbased_traceidratio` and `0.1`: one request in ten, or as the caller\'s `traceparent` decided). An unsampled request costs one sampling decision and its propagation headers: no span, nothing exported; its upstream calls still carry `traceparent` (sampled flag off)',
+  },
+  {
+    variables: ['OTEL_PROPAGATORS'],
+    defaultText: '`tracecontext,baggage`',
+    accepts: 'comma-separated: `tracecontext`, `baggage`, `b3`, `b3multi`, `none`',
+    meaning:
+      'the trace context formats read from a request and written on its upstream calls: W3C `traceparent`/`tracestate`, W3C `baggage`, B3 in one `b3` header or in `X-B3-*` headers; other names are left out, with a warning line',
   },
   { variables: ['KEEP_ALIVE_TIMEOUT_MS'], meaning: "idle keep-alive time of client connections (milliseconds); longer than a load balancer's idle timeout" },
   {

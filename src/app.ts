@@ -110,6 +110,7 @@ export async function createServer(
     observer: joinObservers(metrics?.observeUpstream, contractChecks?.observe),
     resilience: metrics?.resilience,
     // Circuit changes are logged at warn with the EP code (CONTRACT.md "Resilience").
+    tracer: tracing?.upstream,
     onCircuit: (endpoint, service, from, to) =>
       app.log.warn({ endpoint, service, from: CIRCUIT_NAMES[from], to: CIRCUIT_NAMES[to] }, `circuit ${CIRCUIT_NAMES[to]}: ${endpoint}`),
   });

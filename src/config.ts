@@ -89,6 +89,7 @@ export const EnvSchema = Type.Object({
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: Type.Optional(Type.String()),
   OTEL_EXPORTER_OTLP_PROTOCOL: Type.Optional(Type.String()),
   OTEL_TRACES_SAMPLER: Type.Optional(Type.String()),
+  OTEL_PROPAGATORS: Type.Optional(Type.String()),
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 65_000 }),
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 0 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 10_000 }),
@@ -199,12 +200,14 @@ export interface Config {
   /**
    * The OpenTelemetry variables the proxy's tracing reads itself, as given (the SDK reads the rest of the
    * standard `OTEL_*` variables): the exporter's encoding (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else
-   * `OTEL_EXPORTER_OTLP_PROTOCOL`) and the sampler's name (`OTEL_TRACES_SAMPLER`).
+   * `OTEL_EXPORTER_OTLP_PROTOCOL`), the sampler's name (`OTEL_TRACES_SAMPLER`) and the propagators
+   * (`OTEL_PROPAGATORS`).
    */
   readonly otlpSettings: Readonly<{
     OTEL_EXPORTER_OTLP_TRACES_PROTOCOL?: string | undefined;
     OTEL_EXPORTER_OTLP_PROTOCOL?: string | undefined;
     OTEL_TRACES_SAMPLER?: string | undefined;
+    OTEL_PROPAGATORS?: string | undefined;
   }>;
   /** Idle time of a kept-alive client connection before the server closes it, in milliseconds. */
   readonly keepAliveTimeoutMs: number;
@@ -876,6 +879,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
       OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
       OTEL_EXPORTER_OTLP_PROTOCOL: e.OTEL_EXPORTER_OTLP_PROTOCOL,
       OTEL_TRACES_SAMPLER: e.OTEL_TRACES_SAMPLER,
+      OTEL_PROPAGATORS: e.OTEL_PROPAGATORS,
     }),
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,

@@ -22,8 +22,9 @@ import { clientAddress, clientHeaders, COOKIE_NAME, sessionToken } from '../benc
 import { wrkScript } from '../bench/load.js';
 import { BROWSER_ACCEPT_ENCODING, formatPageBytes, pageBytes, pageBytesProblems } from '../bench/page-bytes.js';
 import { containerHeapOptions, requestCountSample } from '../bench/harness.js';
-import { callgrindTotal } from '../bench/instructions.js';
+import { callgrindTotal, checkUpstreamCalls, formatInstructions, variants } from '../bench/instructions.js';
 import { stepsOf } from '../bench/profile-steps.js';
+import { straceCounts } from '../bench/syscalls.js';
 import { formatRedisCommands, infoField, parseCommandStats } from '../bench/redis-commands.js';
 import { type BenchReport, resolveNode, runBench, SCENARIOS, startNodeOptions, statusesOfRoute } from '../bench/run.js';
 import { FAMILIES } from '../bench/scenarios/index.js';
@@ -358,4 +359,60 @@ test('a CPU profile split by step: a built-in counts for its caller, idle is lef
 test("callgrind's totals line is the instructions counted while the instrumentation was on", () => {
   assert.equal(callgrindTotal('events: Ir\nsummary: 0\n\n\ntotals: 1234567\n'), 1_234_567);
   assert.throws(() => callgrindTotal('events: Ir\nsummary: 0\n'), /no totals line/);
+});
+
+test('bench:instructions: the rows and tracing variants, their ratios to the reference passthrough and to tracing off, the upstream checks', () => {
+  const all = variants('http://127.0.0.1:1/v1/traces');
+  assert.deepEqual(
+    all.map((v) => [v.id, v.target, v.expect, v.upstream.perRequest]),
+    [
+      ['reference passthrough', 'reference', 200, 1],
+      ['passthrough (tracing off)', 'proxy', 200, 1],
+      ['401 without cookie', 'proxy', 401, 0],
+      ['503 circuit open', 'proxy', 503, 0],
+      ['304 revalidation', 'proxy', 304, 0],
+      ['parentbased_traceidratio 0', 'proxy', 200, 1],
+      ['parentbased_traceidratio 0.01', 'proxy', 200, 1],
+      ['parentbased_traceidratio 0.1', 'proxy', 200, 1],
+      ['every request (parentbased_always_on)', 'proxy', 200, 1],
+    ],
+  );
+  assert.equal(all.find((v) => v.id === '401 without cookie')?.session, false);
+  assert.ok(all.filter((v) => v.group === 'rows').every((v) => v.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined), 'the rows run with tracing off');
+  assert.equal(all.find((v) => v.id === 'parentbased_traceidratio 0.1')?.env.OTEL_TRACES_SAMPLER_ARG, '0.1');
+
+  const table = formatInstructions([
+    { id: 'reference passthrough', group: 'rows', perRequest: 500_000 },
+    { id: 'passthrough (tracing off)', group: 'rows', perRequest: 800_000 },
+    { id: '401 without cookie', group: 'rows', perRequest: 250_000 },
+    { id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 840_000 },
+  ]).split('\n');
+  assert.equal(table[2], '| reference passthrough | 500,000 | 1.000× | — |');
+  assert.equal(table[3], '| passthrough (tracing off) | 800,000 | 1.600× | — |');
+  assert.equal(table[4], '| 401 without cookie | 250,000 | 0.500× | — |');
+  assert.equal(table[5], '| parentbased_traceidratio 0 | 840,000 | 1.680× | 1.050× |');
+  // Without the reference (BENCH_INSTR_ONLY), no ratio to it.
+  assert.equal(formatInstructions([{ id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 1 }]).split('\n')[2], '| parentbased_traceidratio 0 | 1 | — | — |');
+
+  const passthrough = { id: 'p', upstream: { perRequest: 1, upstreamPath: '/bff/x' } } as const;
+  const refusal = { id: 'r', upstream: { perRequest: 0 } } as const;
+  assert.doesNotThrow(() => checkUpstreamCalls(passthrough, { '/bff/x': 10 }, 10));
+  assert.throws(() => checkUpstreamCalls(passthrough, { '/bff/x': 9 }, 10), /expected 10 calls of \/bff\/x/);
+  assert.throws(() => checkUpstreamCalls(passthrough, {}, 10), /expected 10 calls/);
+  assert.doesNotThrow(() => checkUpstreamCalls(refusal, {}, 10));
+  assert.throws(() => checkUpstreamCalls(refusal, { '/bff/users/login-history': 1 }, 10), /expected no upstream call/);
+});
+
+test("strace -c's table: calls by system call, errors column or not, the total line left out", () => {
+  const text = [
+    '% time     seconds  usecs/call     calls    errors syscall',
+    '------ ----------- ----------- --------- --------- ----------------',
+    ' 40.00    0.004000           1      5100           write',
+    ' 30.00    0.003000           0      5090        12 read',
+    '  0.50    0.000050           5        10           epoll_pwait',
+    '------ ----------- ----------- --------- --------- ----------------',
+    '100.00    0.010000           0     10200        12 total',
+  ].join('\n');
+  assert.deepEqual(straceCounts(text), { write: 5100, read: 5090, epoll_pwait: 10 });
+  assert.deepEqual(straceCounts(''), {});
 });

@@ -4,12 +4,13 @@
  * `OTEL_TRACES_SAMPLER_ARG=0` no span reaches the collector, yet every upstream call carries a W3C
  * `traceparent` (sampled flag off) of its own trace; a request whose incoming `traceparent` is sampled
  * is traced (parent-based); `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf` exports protobuf. Full
- * sampling (the default) is `tracing.test.ts`.
+ * sampling (the default) is `tracing.test.ts`. Propagators: W3C trace context with `tracestate` and
+ * `baggage` (the default), B3 single and multi-header (`OTEL_PROPAGATORS=b3`, `b3multi`).
  */
 import assert from 'node:assert/strict';
 import { request as httpRequest } from 'node:http';
 import { after, before, test } from 'node:test';
-import { isParentBasedSampler, otlpProtocol } from '../src/pipeline/tracing-sdk.js';
+import { otlpProtocol, propagatorNames } from '../src/pipeline/tracing-sdk.js';
 import { startOtlpCollector } from './helpers/otlp-collector.js';
 import { fakeJwt, startProxy, startRecordingUpstream, type RecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
@@ -137,19 +138,19 @@ test('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf: spans are exported as OT
   }
 });
 
-test('isParentBasedSampler: the default and every parentbased_* sampler; the others decide on their own', () => {
-  const cases: [name: string | undefined, parentBased: boolean][] = [
-    [undefined, true],
-    ['', true],
-    ['parentbased_always_on', true],
-    ['parentbased_traceidratio', true],
-    [' parentbased_always_off ', true],
-    ['traceidratio', false],
-    ['always_on', false],
-    ['always_off', false],
-    ['jaeger_remote', false],
+test('propagatorNames: OTEL_PROPAGATORS as a list, W3C trace context and baggage by default, none, unknown names left out', () => {
+  const cases: [value: string | undefined, names: string[], unsupported: string[]][] = [
+    [undefined, ['tracecontext', 'baggage'], []],
+    ['', ['tracecontext', 'baggage'], []],
+    [' , ', ['tracecontext', 'baggage'], []],
+    ['b3', ['b3'], []],
+    ['b3multi, tracecontext', ['b3multi', 'tracecontext'], []],
+    ['tracecontext,baggage,tracecontext', ['tracecontext', 'baggage'], []],
+    ['none', [], []],
+    ['jaeger,b3', ['b3'], ['jaeger']],
+    ['xray', [], ['xray']],
   ];
-  for (const [name, parentBased] of cases) assert.equal(isParentBasedSampler(name), parentBased, String(name));
+  for (const [value, names, unsupported] of cases) assert.deepEqual(propagatorNames(value), { names, unsupported }, String(value));
 });
 
 test('otlpProtocol: the traces variable, then the general one; JSON by default and for what is not served', () => {
@@ -164,4 +165,76 @@ test('otlpProtocol: the traces variable, then the general one; JSON by default a
   for (const [env, protocol, unsupported] of cases) {
     assert.deepEqual(otlpProtocol(env), unsupported === undefined ? { protocol } : { protocol, unsupported }, JSON.stringify(env));
   }
+});
+
+test('W3C trace context and baggage: tracestate and baggage carried to the upstream, sampled or not', async () => {
+  const headers = (traceId: string, flags: string) => ({
+    cookie: `access_token=${fakeJwt()}`,
+    traceparent: `00-${traceId}-${'34'.repeat(8)}-${flags}`,
+    tracestate: 'vendor=abc',
+    baggage: 'tenant=casino,region=eu',
+  });
+  for (const sampler of ['parentbased_traceidratio', 'parentbased_always_on']) {
+    const proxy = await tracingProxy({ OTEL_TRACES_SAMPLER: sampler, OTEL_TRACES_SAMPLER_ARG: '0' });
+    for (const flags of ['00', '01']) {
+      const traceId = (flags === '00' ? '5a' : '5b').repeat(16);
+      upstream.reset();
+      upstream.on('GET', '/auth/user-profile', { status: 200, json: { user: { id: 7 } } });
+      assert.equal(await get(proxy.url, '/api/auth/profile', headers(traceId, flags)), 200);
+      const call = upstream.requests.at(-1);
+      const parsed = TRACEPARENT.exec(String(call?.headers.traceparent));
+      assert.ok(parsed, `${sampler} ${flags}: a traceparent upstream`);
+      assert.equal(parsed[1], traceId, `${sampler} ${flags}: the caller's trace continues`);
+      assert.notEqual(parsed[2], '34'.repeat(8), "the parent upstream is the proxy's own span id");
+      // Parent-based: the caller's decision is kept whatever the ratio.
+      assert.equal(parsed[3], flags, `${sampler}: the caller's sampled flag`);
+      assert.equal(call?.headers.tracestate, 'vendor=abc', `${sampler} ${flags}: tracestate`);
+      assert.equal(call?.headers.baggage, 'tenant=casino,region=eu', `${sampler} ${flags}: baggage`);
+    }
+  }
+});
+
+test('OTEL_PROPAGATORS=b3 / b3multi: B3 headers read from the caller and written upstream, no traceparent', async () => {
+  const traceId = '7c'.repeat(16);
+  const callerSpan = '9d'.repeat(8);
+  const before = collector.exports.length;
+
+  let proxy = await tracingProxy({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0', OTEL_PROPAGATORS: 'b3' });
+  upstream.reset();
+  upstream.on('GET', '/auth/user-profile', { status: 200, json: { user: { id: 7 } } });
+  // Unsampled caller, then a sampled one (the parent decides at ratio 0), then none (a new trace, left out).
+  assert.equal(await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}`, b3: `${traceId}-${callerSpan}-0` }), 200);
+  assert.equal(await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}`, b3: `${traceId}-${callerSpan}-1` }), 200);
+  assert.equal(await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}` }), 200);
+  const [unsampled, sampled, fresh] = upstream.requests.filter((r) => r.path === '/auth/user-profile');
+  const B3 = /^([0-9a-f]{32})-([0-9a-f]{16})-([01])$/;
+  for (const [call, flag] of [[unsampled, '0'], [sampled, '1']] as const) {
+    assert.equal(call?.headers.traceparent, undefined, 'no W3C header with b3 alone');
+    const parsed = B3.exec(String(call?.headers.b3));
+    assert.ok(parsed, `a single b3 header upstream: ${String(call?.headers.b3)}`);
+    assert.equal(parsed[1], traceId);
+    assert.notEqual(parsed[2], callerSpan);
+    assert.equal(parsed[3], flag);
+  }
+  const own = B3.exec(String(fresh?.headers.b3));
+  assert.ok(own, 'a request without a caller trace gets a b3 header of its own');
+  assert.notEqual(own[1], traceId);
+  assert.equal(own[3], '0', 'left out at ratio 0');
+  assert.ok(await waitFor(() => collector.exports.slice(before).some((e) => e.body.toString('utf8').includes(traceId))), 'the sampled B3 trace was exported');
+
+  proxy = await tracingProxy({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0', OTEL_PROPAGATORS: 'b3multi' });
+  upstream.reset();
+  upstream.on('GET', '/auth/user-profile', { status: 200, json: { user: { id: 7 } } });
+  assert.equal(
+    await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}`, 'x-b3-traceid': traceId, 'x-b3-spanid': callerSpan, 'x-b3-sampled': '0' }),
+    200,
+  );
+  const multi = upstream.requests.at(-1)?.headers;
+  assert.equal(multi?.['x-b3-traceid'], traceId);
+  assert.match(String(multi?.['x-b3-spanid']), /^[0-9a-f]{16}$/);
+  assert.notEqual(multi?.['x-b3-spanid'], callerSpan);
+  assert.equal(multi?.['x-b3-sampled'], '0');
+  assert.equal(multi?.b3, undefined);
+  assert.equal(multi?.traceparent, undefined);
+  delete process.env.OTEL_PROPAGATORS;
 });

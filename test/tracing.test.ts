@@ -23,6 +23,7 @@ interface OtlpSpan {
   traceId: string;
   spanId: string;
   parentSpanId?: string;
+  links?: { traceId: string; spanId: string }[];
   name: string;
   kind: number;
   attributes?: { key: string; value: OtlpValue }[];
@@ -75,14 +76,12 @@ async function waitFor<T>(find: () => T | undefined, ms = 5_000): Promise<T | un
 }
 
 /**
- * The proxy's server span of a trace (the one named by a route, or with a status) and the client span
- * whose id the upstream received as its parent. The test's own `fetch` runs in this process and is a
- * client span of the same trace too.
+ * The proxy's server span of a trace and the client span whose id the upstream received as its parent.
  */
 async function spansOf(traceId: string, parentId: string): Promise<{ serverSpan: OtlpSpan; clientSpan: OtlpSpan } | undefined> {
   return waitFor(() => {
     const all = collector.spans().filter((s) => s.traceId === traceId);
-    const serverSpan = all.find((s) => s.kind === SERVER && attribute(s, 'fastify.root') !== undefined);
+    const serverSpan = all.find((s) => s.kind === SERVER);
     const clientSpan = all.find((s) => s.kind === CLIENT && s.spanId === parentId);
     return serverSpan && clientSpan ? { serverSpan, clientSpan } : undefined;
   });
@@ -170,6 +169,49 @@ test('with tracing on, error answers keep their X-Error-Ref and a 404 is traced 
   assert.ok(span, 'the 404 has a server span');
   assert.equal(attribute(span, 'http.route'), undefined);
   assert.equal(attribute(span, 'http.response.status_code'), 404);
+});
+
+test('a catalogue fill is a root span linked to the request that caused it; its client span has the HTTP attributes', async () => {
+  upstream.on('GET', '/casino-games/list/', { status: 200, json: { data: [], total: 0 } });
+  const res = await send(proxy.url, 'GET', '/api/games/list?page=1', { headers: { 'x-request-id': 'trace-fill' } });
+  assert.equal(res.status, 200);
+  const call = upstream.requests.findLast((r) => r.path === '/casino-games/list/');
+  assert.ok(call, 'the catalogue was filled');
+  const [, fillTrace = '', fillSpan = ''] = TRACEPARENT.exec(String(call.headers.traceparent)) ?? [];
+  const found = await waitFor(() => {
+    const fill = collector.spans().find((s) => s.kind === CLIENT && s.spanId === fillSpan);
+    const link = fill?.links?.[0];
+    const server = link && collector.spans().find((s) => s.kind === SERVER && s.spanId === link.spanId);
+    return fill && server ? { fill, server } : undefined;
+  });
+  assert.ok(found, 'the fill span and the server span it links to were exported');
+  const { fill, server } = found;
+  assert.equal(fill.traceId, fillTrace);
+  assert.equal(fill.parentSpanId || undefined, undefined, 'a root span');
+  assert.notEqual(fill.traceId, server.traceId, 'a trace of its own');
+  assert.equal(fill.links?.[0]?.traceId, server.traceId);
+  assert.equal(attribute(server, 'http.route'), '/api/games/list');
+  assert.equal(fill.name, 'GET');
+  assert.equal(attribute(fill, 'http.request.method'), 'GET');
+  assert.equal(attribute(fill, 'url.path'), '/casino-games/list/');
+  assert.equal(attribute(fill, 'url.scheme'), 'http');
+  assert.equal(attribute(fill, 'server.address'), '127.0.0.1');
+  assert.equal(attribute(fill, 'server.port'), Number(new URL(upstream.url).port));
+  assert.equal(attribute(fill, 'http.response.status_code'), 200);
+  assert.match(String(attribute(fill, 'url.full')), /^http:\/\/127\.0\.0\.1:\d+\/casino-games\/list\/\?page=REDACTED/);
+});
+
+test('an upstream 502: the client span says ERROR with the status, the server span the status it answered', async () => {
+  upstream.on('GET', '/auth/user-profile', { status: 502, json: { error: 'bad gateway' } });
+  const res = await send(proxy.url, 'GET', '/api/auth/profile', { token: fakeJwt() });
+  assert.equal(res.status, 502);
+  const call = upstream.requests.findLast((r) => r.path === '/auth/user-profile');
+  const [, traceId = '', parentId = ''] = TRACEPARENT.exec(String(call?.headers.traceparent)) ?? [];
+  const spans = await spansOf(traceId, parentId);
+  assert.ok(spans, `the collector received the spans of trace ${traceId}`);
+  assert.equal(attribute(spans.clientSpan, 'http.response.status_code'), 502);
+  assert.equal((spans.clientSpan as OtlpSpan & { status?: { code?: number } }).status?.code, 2, 'ERROR');
+  assert.equal(attribute(spans.serverSpan, 'http.response.status_code'), 502);
 });
 
 test('redactQuery keeps plain names and replaces every value', () => {

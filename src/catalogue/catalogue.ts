@@ -161,20 +161,24 @@ export class Catalogue {
     return ctx.token !== undefined && this.#deps.config.catalogueForSessions === 'forward';
   }
 
-  /** One anonymous GET made by the proxy itself (no session, no cookie, no visitor headers). */
-  async #anonymous(path: string, query: Readonly<Record<string, QueryValue>> | undefined, requestId: string) {
-    return this.#deps.services.bff.request({ method: 'GET', path, query, headers: { 'x-request-id': requestId } });
+  /**
+   * One anonymous GET made by the proxy itself (no session, no cookie, no visitor headers) for `ctx`'s
+   * request. `fill`: it fills a cache shared by many requests, so its span (tracing on) is a root span
+   * linked to that request rather than one of its children.
+   */
+  async #anonymous(path: string, query: Readonly<Record<string, QueryValue>> | undefined, ctx: UpstreamCaller, fill: boolean) {
+    return this.#deps.services.bff.request({ method: 'GET', path, query, headers: { 'x-request-id': ctx.requestId }, traceRoot: fill }, undefined, ctx.request);
   }
 
   /**
    * An anonymous GET through the entries shared by every instance: a cacheable answer, or rejects with
    * {@link UpstreamAnswerError} carrying the upstream's answer.
    */
-  async #sharedRead(path: string, query: Readonly<Record<string, QueryValue>> | undefined, requestId: string): Promise<CachedAnswer> {
+  async #sharedRead(path: string, query: Readonly<Record<string, QueryValue>> | undefined, ctx: UpstreamCaller): Promise<CachedAnswer> {
     let response: UpstreamResponse | undefined;
     const { entry } = await this.#shared.load(
       cacheKey(path, query ?? {}),
-      async () => (response = await this.#anonymous(path, query, requestId)),
+      async () => (response = await this.#anonymous(path, query, ctx, true)),
       cacheable,
     );
     if (!cacheable(entry)) throw new UpstreamAnswerError(response ?? { status: entry.status, headers: {}, body: entry.body });
@@ -185,8 +189,8 @@ export class Catalogue {
    * The fill of an answers entry: the shared read, plus the representations of a 200 (made here, once
    * per fill, so that the cache's size bound counts them).
    */
-  async #fill(path: string, query: Readonly<Record<string, QueryValue>>, requestId: string): Promise<CachedAnswer> {
-    const { status, body, fetchedAt } = await this.#sharedRead(path, query, requestId);
+  async #fill(path: string, query: Readonly<Record<string, QueryValue>>, ctx: UpstreamCaller): Promise<CachedAnswer> {
+    const { status, body, fetchedAt } = await this.#sharedRead(path, query, ctx);
     if (status !== 200) return { status, body, fetchedAt };
     return { status, body, fetchedAt, representation: await makeRepresentation(body) };
   }
@@ -207,7 +211,7 @@ export class Catalogue {
       // With the cache off every read loads: no representation is made for a single answer.
       const entry = await this.answers.get(
         cacheKey(path, query),
-        () => (this.answers.enabled ? this.#fill(path, query, ctx.requestId) : this.#sharedRead(path, query, ctx.requestId)),
+        () => (this.answers.enabled ? this.#fill(path, query, ctx) : this.#sharedRead(path, query, ctx)),
         (how) => {
           outcome = how;
         },
@@ -229,7 +233,7 @@ export class Catalogue {
    * @throws UpstreamError on transport failures.
    */
   anonymousGet(ctx: UpstreamCaller, path: string, query: Readonly<Record<string, QueryValue>>): Promise<UpstreamResponse> {
-    return this.#anonymous(path, query, ctx.requestId);
+    return this.#anonymous(path, query, ctx, false);
   }
 
   /** The statistics of `slug` held by the cache (fed by `statistics-dl` reads), parsed; never calls upstream. */
@@ -248,7 +252,7 @@ export class Catalogue {
     if (!this.index.enabled) return undefined;
     return this.index.get(
       'index',
-      () => assembleIndex(async (path) => parseJson((await this.#sharedRead(path, undefined, ctx.requestId)).body)),
+      () => assembleIndex(async (path) => parseJson((await this.#sharedRead(path, undefined, ctx)).body)),
       this.#deps.metrics ? (how) => this.#deps.metrics?.cacheRead(CATALOGUE_CACHE_NAMES.index, CACHE_RESULTS[how]) : undefined,
     );
   }

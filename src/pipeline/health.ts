@@ -24,7 +24,7 @@
  */
 import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { envelope } from '../envelope.js';
 import type { UpstreamService } from '../upstream/client.js';
 import { UpstreamError } from '../upstream/errors.js';
@@ -47,12 +47,15 @@ export async function health(app: FastifyInstance, { bff, draining = () => false
   const notReady = envelope('not_ready', 'The BFF has not answered yet');
   let probing: Promise<void> | undefined;
   let probedAt = Number.NEGATIVE_INFINITY;
-  /** Probes the BFF (unguarded `GET /`): any HTTP answer, even an unreadable one, is an answer. */
-  const probe = (): Promise<void> => {
+  /**
+   * Probes the BFF (unguarded `GET /`): any HTTP answer, even an unreadable one, is an answer. Its span
+   * (tracing on) is a root span linked to the `/readyz` request that caused it.
+   */
+  const probe = (cause: FastifyRequest): Promise<void> => {
     if (probing) return probing;
     probedAt = performance.now();
     probing = bff
-      .request({ method: 'GET', path: '/', unguarded: true })
+      .request({ method: 'GET', path: '/', unguarded: true, traceRoot: true }, undefined, cause)
       .then(
         () => undefined,
         (error: unknown) => {
@@ -66,17 +69,17 @@ export async function health(app: FastifyInstance, { bff, draining = () => false
   };
   const summary =
     '503 `not_ready` until the BFF has answered once (any HTTP status), then 200 `{ ok: true, bff: "up" | "down" }` until SIGTERM, whatever the BFF does; 503 `shutting_down` once draining';
-  app.get('/readyz', { schema: { summary } }, async (_request, reply) => {
+  app.get('/readyz', { schema: { summary } }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     if (draining()) return reply.code(503).send(shuttingDown);
     if (!bff.answeredOnce) {
       const timeout = new Promise<void>((resolve) => setTimeout(resolve, READY_PROBE_MS).unref());
-      await Promise.race([probe(), timeout]);
+      await Promise.race([probe(request), timeout]);
       // Checked again: a drain that started while the BFF was probed wins.
       if (draining()) return reply.code(503).send(shuttingDown);
       if (!bff.answeredOnce) return reply.code(503).send(notReady);
     } else if (performance.now() - probedAt >= READY_PROBE_MS) {
-      void probe();
+      void probe(request);
     }
     return reply.code(200).send({ ok: true, bff: bff.lastFailedAt > bff.lastAnsweredAt ? 'down' : 'up' });
   });

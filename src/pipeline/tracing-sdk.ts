@@ -3,24 +3,35 @@
  * `OTEL_EXPORTER_OTLP_ENDPOINT` is set: nothing else in the proxy imports this module or any
  * OpenTelemetry package.
  *
- * - Server spans: `@fastify/otel` as a plugin of the app (no module patching), one `SERVER` span per
- *   request named `<method> <route pattern>` with `http.route`, `http.request.method`, `url.path`
- *   (without the query) and `http.response.status_code`; the upstream calls are its children. Neither
- *   the handler nor the hooks get a span of their own.
- * - Client spans: `@opentelemetry/instrumentation-undici` (diagnostics channels, no patching), one
- *   `CLIENT` span per upstream call with `front_proxy.endpoint` (its EP code, spec 7.2) and the
- *   `traceparent` header added to the call.
- * - No header is recorded on any span; `url.full` and `url.query` keep the query's names with every value
- *   replaced by `REDACTED`; exceptions are not recorded (their messages could quote an upstream).
- * - Sampling is the SDK's, from the environment (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`, e.g.
- *   `parentbased_traceidratio` and `0.1`; default `parentbased_always_on`), read by the tracer provider.
- *   A request the sampler leaves out gets non-recording spans: nothing reaches the span processor or the
- *   exporter, and the proxy's hooks add no attribute and build no redacted URL for it; the W3C
- *   `traceparent` still goes upstream, with the sampled flag off. With a parent-based sampler (the
- *   default, and every `parentbased_*`) an upstream call under such a request is not instrumented at all:
- *   its span could only be left out too, so the trace context headers are added to the call directly
- *   ({@link propagateUnsampled}) instead of the instrumentation's URL parsing, attributes and
- *   non-recording span.
+ * The spans are made here, through the OpenTelemetry API and SDK, from the step's own hook and from the
+ * upstream client (docs/behaviour.md "Operations"; docs/architecture.md "Habits": cheap when off, cheap
+ * when sampled out). No instrumentation package, no module patching, no diagnostics-channel subscriber,
+ * no async context manager: a request's trace context travels on the request itself and is handed to
+ * the upstream client with each call.
+ *
+ * - Server spans: one `SERVER` span per request, named `<method> <route pattern>` (the method alone
+ *   without a route: a 404), with `http.request.method`, `url.path` (without the query), `http.route`
+ *   and `http.response.status_code`; status `ERROR` for a 5xx answer. It starts at the request's first
+ *   hook after the logging and ends when the answer is written (or the connection closes).
+ * - Client spans: one `CLIENT` span per upstream call, a child of the request's server span, named
+ *   after the method, with `http.request.method`, `url.full`, `url.path`, `url.query`, `url.scheme`,
+ *   `server.address`, `server.port`, `front_proxy.endpoint` (its EP code, spec 7.2) and
+ *   `http.response.status_code`; status `ERROR` for a status ≥ 400 or a failure without an answer
+ *   (`error.type`: the proxy's error code). Calls the proxy makes on its own behalf (a catalogue fill
+ *   shared by many requests, the readiness probe) are root spans, linked to the request that caused
+ *   them when that request is sampled.
+ * - No header is recorded on any span; `url.full` and `url.query` keep the query's names with every
+ *   value replaced by `REDACTED`; exceptions are not recorded (their messages could quote an upstream).
+ * - Propagation: the globally registered propagator, from `OTEL_PROPAGATORS` (`tracecontext`,
+ *   `baggage`, `b3`, `b3multi`, `none`; default `tracecontext,baggage`): it reads the incoming request's
+ *   headers and writes the upstream call's.
+ * - Sampling: the SDK's sampler from the environment (`OTEL_TRACES_SAMPLER`, `OTEL_TRACES_SAMPLER_ARG`,
+ *   e.g. `parentbased_traceidratio` and `0.1`; default `parentbased_always_on`), asked once per request.
+ *   A request it leaves out costs that decision (and the trace id it needs) and, on each upstream call,
+ *   the propagation headers (`traceparent` with the sampled flag off, the caller's trace id kept):
+ *   no span object, no context object, no attribute. With every sampler the SDK reads from the
+ *   environment, an upstream call under a request left out would be left out too (parent-based: the
+ *   parent decides; ratio: the same trace id; always on/off), so it gets no span either.
  * - Export: one batch span processor (its queue bounded: `OTEL_BSP_MAX_QUEUE_SIZE`, default 2,048 spans,
  *   spans past it dropped; `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`, default 512, one export in flight at a
  *   time) and OTLP/HTTP in the encoding `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL` (or
@@ -28,22 +39,57 @@
  *
  * @module
  */
-import { FastifyOtelInstrumentation } from '@fastify/otel';
-import { context, type DiagLogger, diag, DiagLogLevel, isSpanContextValid, propagation, type Span, trace, TraceFlags } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  createContextKey,
+  type DiagLogger,
+  diag,
+  DiagLogLevel,
+  isSpanContextValid,
+  type Link,
+  propagation,
+  ROOT_CONTEXT,
+  type Span,
+  type SpanContext,
+  SpanKind,
+  SpanStatusCode,
+  type TextMapPropagator,
+  trace,
+  TraceFlags,
+  type Tracer,
+} from '@opentelemetry/api';
+import { CompositePropagator, W3CBaggagePropagator, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter as OTLPJsonTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OTLPProtobufTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
-import { UndiciInstrumentation, type UndiciRequest } from '@opentelemetry/instrumentation-undici';
+import { B3InjectEncoding, B3Propagator } from '@opentelemetry/propagator-b3';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from 'fastify';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  type IdGenerator,
+  RandomIdGenerator,
+  type Sampler,
+  SamplingDecision,
+  type SamplingResult,
+} from '@opentelemetry/sdk-trace-base';
+// The SDK's own reading of OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG (what its tracer provider
+// does by default), not part of the package's index.
+import { buildSamplerFromEnv } from '@opentelemetry/sdk-trace-base/build/src/config.js';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type EndpointCode, endpointCodeFor, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
+import type { UpstreamSpan, UpstreamTracer } from '../upstream/client.js';
+import type { UpstreamError } from '../upstream/errors.js';
 
 /** The span attribute that names an upstream call's EP code (spec 7.2). */
 export const ENDPOINT_ATTRIBUTE = 'front_proxy.endpoint';
 
 /** Longest time the spans still buffered get to be exported when the app closes, in milliseconds. */
 const FLUSH_AT_CLOSE_MS = 1_000;
+
+/** The instrumentation scope of every span the proxy makes. */
+const SCOPE = 'front-proxy';
 
 /** What the tracing needs from the configuration. */
 export interface TracingSetup {
@@ -56,7 +102,7 @@ export interface TracingSetup {
   readonly upstreams: Readonly<Record<string, string | undefined>>;
   /** `service.version` of the spans. */
   readonly buildId: string;
-  /** The exporter's encoding and the sampler's name, as configured (`Config.otlpSettings`). */
+  /** The exporter's encoding and the propagators, as configured (`Config.otlpSettings`). */
   readonly settings: Readonly<Record<string, string | undefined>>;
 }
 
@@ -76,30 +122,45 @@ export function otlpProtocol(env: Readonly<Record<string, string | undefined>>):
   return { protocol: 'http/json', unsupported: raw };
 }
 
-/**
- * Whether the sampler `OTEL_TRACES_SAMPLER` names (as the SDK reads it; unset or empty:
- * `parentbased_always_on`) follows a local parent's decision, so that a span under an unsampled span is
- * never sampled.
- */
-export function isParentBasedSampler(name: string | undefined): boolean {
-  const value = (name ?? '').trim();
-  return value === '' || value.startsWith('parentbased_');
-}
+/** The `OTEL_PROPAGATORS` names the proxy knows. */
+export type PropagatorName = 'tracecontext' | 'baggage' | 'b3' | 'b3multi';
+
+const KNOWN_PROPAGATORS: ReadonlySet<string> = new Set<PropagatorName>(['tracecontext', 'baggage', 'b3', 'b3multi']);
 
 /**
- * For an upstream call made under a span the sampler left out (with a parent-based sampler, the call's
- * span would be left out too): adds the trace context headers of the active context to the call, as
- * the instrumentation would (W3C `traceparent` with the sampled flag off, and `tracestate`/`baggage`
- * when present), and answers `true` so that the instrumentation skips it. Any other call (no active
- * span, or a sampled one): `false`, the instrumentation handles it.
+ * The propagators `OTEL_PROPAGATORS` names (a comma-separated list, as the OpenTelemetry environment
+ * specification reads it): unset or empty, `tracecontext,baggage`; `none`, no propagator at all. Each
+ * name once, in the list's order; a name the proxy does not know (`jaeger`, `xray`, `ottrace`…) is left
+ * out and given in `unsupported`, so the caller can say so in a warning line.
  */
-export function propagateUnsampled(request: Pick<UndiciRequest, 'addHeader'>): boolean {
-  const active = trace.getActiveSpan()?.spanContext();
-  if (active === undefined || !isSpanContextValid(active) || (active.traceFlags & TraceFlags.SAMPLED) !== 0) return false;
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  for (const [name, value] of Object.entries(carrier)) request.addHeader(name, value);
-  return true;
+export function propagatorNames(value: string | undefined): { names: PropagatorName[]; unsupported: string[] } {
+  const listed = (value ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  if (listed.length === 0) return { names: ['tracecontext', 'baggage'], unsupported: [] };
+  const names: PropagatorName[] = [];
+  const unsupported: string[] = [];
+  for (const name of listed) {
+    if (name === 'none') continue;
+    if (!KNOWN_PROPAGATORS.has(name)) unsupported.push(name);
+    else if (!names.includes(name as PropagatorName)) names.push(name as PropagatorName);
+  }
+  return { names, unsupported };
+}
+
+/** The propagator of one `OTEL_PROPAGATORS` name. */
+function propagatorOf(name: PropagatorName): TextMapPropagator {
+  switch (name) {
+    case 'tracecontext':
+      return new W3CTraceContextPropagator();
+    case 'baggage':
+      return new W3CBaggagePropagator();
+    case 'b3':
+      return new B3Propagator({ injectEncoding: B3InjectEncoding.SINGLE_HEADER });
+    case 'b3multi':
+      return new B3Propagator({ injectEncoding: B3InjectEncoding.MULTI_HEADER });
+  }
 }
 
 /** A query parameter name short and plain enough to be no credential; any other name is redacted too. */
@@ -176,63 +237,231 @@ function diagnostics(app: FastifyInstance): DiagLogger {
 }
 
 /**
- * Starts the OpenTelemetry SDK for one app (see the module documentation) and gives its tracing step.
- * Registers the tracer provider, the W3C trace-context propagator and the async-hooks context manager
- * process-wide; the step's close hook flushes the spans, stops the instrumentations and removes that
- * registration.
- *
- * @param setup - the endpoint, the upstream base URLs and the build id.
- * @returns the tracing step, whose plugin must be registered before any route.
+ * The tracer provider's sampler and id generator: the environment's sampler, except for the next span
+ * when the tracing step has already asked it for that span (a request's server span), in which case
+ * its answer and the trace id it was given are handed over, so that the sampler is asked once per
+ * request and the span gets the trace id the decision was made on. The hand-over is synchronous
+ * (set just before `startSpan`, cleared just after).
  */
-export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPluginAsync } {
+class SamplerHandoff implements Sampler, IdGenerator {
+  readonly #sampler: Sampler;
+  readonly #ids = new RandomIdGenerator();
+  #decision: SamplingResult | undefined;
+  #traceId: string | undefined;
+  constructor(sampler: Sampler) {
+    this.#sampler = sampler;
+  }
+  /** The environment's sampler, asked directly (once per request). */
+  get sampler(): Sampler {
+    return this.#sampler;
+  }
+  /** Hands `decision` (and the root span's `traceId`, when it has no parent) to the next `startSpan`. */
+  pass(decision: SamplingResult, traceId: string | undefined): void {
+    this.#decision = decision;
+    this.#traceId = traceId;
+  }
+  /** Drops whatever the last `startSpan` did not take. */
+  clear(): void {
+    this.#decision = undefined;
+    this.#traceId = undefined;
+  }
+  shouldSample(...args: Parameters<Sampler['shouldSample']>): SamplingResult {
+    const decision = this.#decision;
+    if (decision === undefined) return this.#sampler.shouldSample(...args);
+    this.#decision = undefined;
+    return decision;
+  }
+  generateTraceId(): string {
+    const id = this.#traceId;
+    if (id === undefined) return this.#ids.generateTraceId();
+    this.#traceId = undefined;
+    return id;
+  }
+  generateSpanId(): string {
+    return this.#ids.generateSpanId();
+  }
+  toString(): string {
+    return this.#sampler.toString();
+  }
+}
+
+/** The key under which the OpenTelemetry API keeps a context's span (`trace.setSpan`). */
+const SPAN_KEY = createContextKey('OpenTelemetry Context Key SPAN');
+
+/**
+ * The context the propagator reads for an upstream call under a request left out by the sampler: the
+ * request's incoming context (baggage, a caller's trace) with a span context of the request's trace id,
+ * a fresh span id and the sampled flag off. One object per tracing step, filled for each call and
+ * emptied after it (propagators read it synchronously): no span or context is made per request.
+ */
+class UnsampledCallContext implements Context {
+  parent: Context = ROOT_CONTEXT;
+  readonly spanContext: SpanContext = { traceId: '', spanId: '', traceFlags: TraceFlags.NONE, traceState: undefined, isRemote: false };
+  readonly #span = trace.wrapSpanContext(this.spanContext);
+  getValue(key: symbol): unknown {
+    return key === SPAN_KEY ? this.#span : this.parent.getValue(key);
+  }
+  /** A context of its own (this one is reused): the parent with a copy of the span context, and the value. */
+  setValue(key: symbol, value: unknown): Context {
+    return this.#materialised().setValue(key, value);
+  }
+  deleteValue(key: symbol): Context {
+    return this.#materialised().deleteValue(key);
+  }
+  #materialised(): Context {
+    return trace.setSpanContext(this.parent, { ...this.spanContext });
+  }
+}
+
+/** The trace of one request, kept on the request (a Fastify request decoration). */
+interface RequestTrace {
+  /** Sampled: the server span. */
+  otelSpan: Span | null;
+  /**
+   * Sampled: the context holding the server span (the client spans' parent). Left out: the incoming
+   * context as the propagator read it (usually the root context itself: nothing made).
+   */
+  otelContext: Context | null;
+  /** Left out: the trace id the sampler decided on (the caller's, or a new one). */
+  otelTraceId: string | null;
+}
+
+const NO_ATTRIBUTES: Attributes = Object.freeze({});
+const NO_LINKS: Link[] = [];
+
+/** `server.address` and `server.port` of an upstream origin, as the HTTP semantic conventions give them. */
+function serverOf(origin: string): { scheme: string; address: string; port: number } {
+  const url = new URL(origin);
+  const scheme = url.protocol.slice(0, -1);
+  return { scheme, address: url.hostname, port: Number(url.port || (scheme === 'https' ? 443 : 80)) };
+}
+
+/**
+ * Starts the OpenTelemetry SDK for one app (see the module documentation) and gives its tracing step.
+ * Registers the tracer provider and the propagators process-wide (no context manager: contexts are
+ * passed explicitly); the step's close hook flushes the spans and removes that registration.
+ *
+ * @param setup - the endpoint, the upstream base URLs, the build id and the `OTEL_*` settings the
+ *   proxy reads itself.
+ * @returns the tracing step, whose plugin must be registered before any route, and the tracer of the
+ *   upstream calls (for `createUpstreamServices`).
+ */
+export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPluginAsync; readonly upstream: UpstreamTracer } {
   const resource = resourceFromAttributes({ 'service.name': 'front-proxy', 'service.version': setup.buildId }).merge(
     detectResources({ detectors: [envDetector] }),
   );
   const { protocol, unsupported } = otlpProtocol(setup.settings);
   const exporterConfig = { url: setup.tracesUrl };
   const exporter = protocol === 'http/protobuf' ? new OTLPProtobufTraceExporter(exporterConfig) : new OTLPJsonTraceExporter(exporterConfig);
-  // The sampler is the provider's default: read from OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG. The
-  // batch processor's bounds come from OTEL_BSP_* (defaults: 2,048 spans queued, 512 per export).
-  const provider = new NodeTracerProvider({ resource, spanProcessors: [new BatchSpanProcessor(exporter)] });
-  provider.register();
-
+  // The sampler is the SDK's, read from OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG. The batch
+  // processor's bounds come from OTEL_BSP_* (defaults: 2,048 spans queued, 512 per export).
+  const handoff = new SamplerHandoff(buildSamplerFromEnv());
+  const provider = new BasicTracerProvider({ resource, sampler: handoff, idGenerator: handoff, spanProcessors: [new BatchSpanProcessor(exporter)] });
+  trace.setGlobalTracerProvider(provider);
+  const propagators = propagatorNames(setup.settings.OTEL_PROPAGATORS);
+  propagation.setGlobalPropagator(new CompositePropagator({ propagators: propagators.names.map(propagatorOf) }));
+  const tracer: Tracer = provider.getTracer(SCOPE);
+  const sampler = handoff.sampler;
   const endpointOf = endpointFinder(setup.upstreams);
-  // Instrumentations start enabled on construction (the undici one reads `enabled` per call), after the
-  // provider is registered; each is also given the provider directly.
-  // The attributes are set once the span exists, and only on a span the sampler kept: an unsampled call
-  // builds no URL and no attribute of ours. They replace the instrumentation's own `url.full` and
-  // `url.query` (which hold the raw query) before the span can end.
-  const undici = new UndiciInstrumentation({
-    ...(isParentBasedSampler(setup.settings.OTEL_TRACES_SAMPLER) ? { ignoreRequestHook: propagateUnsampled } : {}),
-    requestHook: (span: Span, request: UndiciRequest) => {
-      if (!span.isRecording()) return;
-      const origin = new URL(String(request.origin)).origin;
-      const target = new URL(request.path, origin);
-      const query = redactQuery(target.search);
-      span.setAttributes({
-        [ENDPOINT_ATTRIBUTE]: endpointOf(request.method, origin, request.path),
-        'url.full': `${origin}${target.pathname}${query}`,
-        'url.query': query,
-      });
-    },
-  });
-  undici.setTracerProvider(provider);
+  const scratch = new UnsampledCallContext();
+  const servers = new Map<string, ReturnType<typeof serverOf>>();
 
-  const server = new FastifyOtelInstrumentation({
-    registerOnInitialization: false,
-    instrumentHooks: false,
-    // No span of its own around the handler: the upstream calls are children of the server span, and a
-    // request pays for one span (and one context switch) instead of two, sampled or not.
-    instrumentHandler: false,
-    recordExceptions: false,
-    requestHook: (span: Span, request: FastifyRequest) => {
-      if (!span.isRecording()) return;
-      const route = request.routeOptions.url;
-      span.updateName(route === undefined ? request.method : `${request.method} ${route}`);
-      span.setAttribute('url.path', withoutQuery(request.url));
+  /** The server span of a request (sampled requests only; see the module documentation). */
+  const onRequest = (request: FastifyRequest & RequestTrace, reply: FastifyReply, done: () => void): void => {
+    const parent = propagation.extract(ROOT_CONTEXT, request.headers);
+    const caller = trace.getSpanContext(parent);
+    const remote = caller !== undefined && isSpanContextValid(caller);
+    const traceId = remote ? caller.traceId : handoff.generateTraceId();
+    const decision = sampler.shouldSample(parent, traceId, request.method, SpanKind.SERVER, NO_ATTRIBUTES, NO_LINKS);
+    if (decision.decision === SamplingDecision.NOT_RECORD) {
+      request.otelTraceId = traceId;
+      request.otelContext = parent;
+      done();
+      return;
+    }
+    const route = request.routeOptions.url;
+    const attributes: Attributes = { 'http.request.method': request.method, 'url.path': withoutQuery(request.url) };
+    if (route !== undefined) attributes['http.route'] = route;
+    handoff.pass(decision, remote ? undefined : traceId);
+    let span: Span;
+    try {
+      span = tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, { kind: SpanKind.SERVER, attributes }, parent);
+    } finally {
+      handoff.clear();
+    }
+    request.otelSpan = span;
+    request.otelContext = trace.setSpan(parent, span);
+    reply.raw.once('close', () => {
+      const status = reply.statusCode;
+      span.setAttribute('http.response.status_code', status);
+      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+    done();
+  };
+
+  /** The client span of a sampled call, ended with its status or its failure. */
+  const clientSpan = (span: Span): UpstreamSpan => {
+    let ended = false;
+    return {
+    end(status: number, error: UpstreamError | undefined) {
+      if (ended) return;
+      ended = true;
+      if (error === undefined) {
+        span.setAttribute('http.response.status_code', status);
+        if (status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+      } else if (error.code !== 'client_aborted') {
+        // A client that left is no upstream failure (the HTTP conventions: a cancelled call is no error).
+        span.setAttribute('error.type', error.code);
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
+      span.end();
     },
-  });
-  server.setTracerProvider(provider);
+    };
+  };
+
+  const upstream: UpstreamTracer = {
+    start(origin, root, method, base, path, headers) {
+      const request = origin as Partial<RequestTrace> | undefined;
+      if (!root && request?.otelTraceId != null) {
+        // A request the sampler left out: the propagation headers, nothing else.
+        scratch.parent = request.otelContext ?? ROOT_CONTEXT;
+        const sc = scratch.spanContext;
+        sc.traceId = request.otelTraceId;
+        sc.spanId = handoff.generateSpanId();
+        sc.traceState = trace.getSpanContext(scratch.parent)?.traceState;
+        propagation.inject(scratch, headers);
+        scratch.parent = ROOT_CONTEXT;
+        return undefined;
+      }
+      let parent: Context = ROOT_CONTEXT;
+      let links: Link[] | undefined;
+      if (!root && request?.otelContext != null) parent = request.otelContext;
+      else if (root && request?.otelSpan != null) links = [{ context: request.otelSpan.spanContext() }];
+      let server = servers.get(base);
+      if (server === undefined) {
+        server = serverOf(base);
+        if (servers.size >= 64) servers.clear();
+        servers.set(base, server);
+      }
+      const q = path.indexOf('?');
+      const pathname = q === -1 ? path : path.slice(0, q);
+      const query = q === -1 ? '' : redactQuery(path.slice(q));
+      const attributes: Attributes = {
+        'http.request.method': method,
+        'url.full': `${base}${pathname}${query}`,
+        'url.path': pathname,
+        'url.query': query,
+        'url.scheme': server.scheme,
+        'server.address': server.address,
+        'server.port': server.port,
+        [ENDPOINT_ATTRIBUTE]: endpointOf(method, base, path),
+      };
+      const span = tracer.startSpan(method, { kind: SpanKind.CLIENT, attributes, ...(links === undefined ? {} : { links }) }, parent);
+      propagation.inject(trace.setSpan(parent, span), headers);
+      return span.isRecording() ? clientSpan(span) : undefined;
+    },
+  };
 
   const plugin = fp(
     async (app: FastifyInstance) => {
@@ -240,10 +469,14 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
       if (unsupported !== undefined) {
         app.log.warn({ protocol: unsupported }, 'opentelemetry: unsupported OTLP protocol, exporting over OTLP/HTTP JSON');
       }
-      await app.register(server.plugin());
+      if (propagators.unsupported.length > 0) {
+        app.log.warn({ propagators: propagators.unsupported }, 'opentelemetry: unsupported OTEL_PROPAGATORS entries left out');
+      }
+      app.decorateRequest('otelSpan', null);
+      app.decorateRequest('otelContext', null);
+      app.decorateRequest('otelTraceId', null);
+      app.addHook('onRequest', onRequest as unknown as (request: FastifyRequest, reply: FastifyReply, done: () => void) => void);
       app.addHook('onClose', async () => {
-        undici.disable();
-        server.disable();
         // The last spans get a short while to leave: a collector that cannot be reached never holds up
         // the shutdown (the exporter would retry for its whole time limit).
         let timer: NodeJS.Timeout | undefined;
@@ -255,7 +488,6 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
         } finally {
           clearTimeout(timer);
           trace.disable();
-          context.disable();
           propagation.disable();
           diag.disable();
         }
@@ -263,5 +495,5 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
     },
     { name: 'tracing' },
   );
-  return { plugin };
+  return { plugin, upstream };
 }

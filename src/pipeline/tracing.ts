@@ -1,13 +1,15 @@
 /**
- * Pipeline step **tracing** (CONTRACT.md "Operations", tracing row; "Configuration",
+ * Pipeline step **tracing** (docs/behaviour.md "Operations", tracing; "Configuration",
  * `OTEL_EXPORTER_OTLP_ENDPOINT`). Off unless the variable is set; then OpenTelemetry is set up and this
- * step, registered right after the logging, opens a server span for every request (`http.route`: the
- * route pattern) and a client span for every upstream call (`front_proxy.endpoint`: its EP code,
- * spec 7.2), with W3C `traceparent` sent upstream. Spans go to `<endpoint>/v1/traces` over OTLP/HTTP
+ * step, registered right after the logging, makes a server span for every request (`http.route`: the
+ * route pattern) and the upstream client a client span for every upstream call (`front_proxy.endpoint`:
+ * its EP code, spec 7.2), with the configured propagators' headers (`OTEL_PROPAGATORS`; W3C
+ * `traceparent` and `baggage` by default) sent upstream. The spans are the proxy's own, made through
+ * the OpenTelemetry API and SDK (`tracing-sdk.ts`). Spans go to `<endpoint>/v1/traces` over OTLP/HTTP
  * (JSON, or protobuf with `OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf`); the standard `OTEL_*`
- * variables of the process apply (service name, exporter headers, batch delay and queue bounds,
- * sampler: `OTEL_TRACES_SAMPLER=parentbased_traceidratio` with `OTEL_TRACES_SAMPLER_ARG=0.1` traces one
- * request in ten, and the others cost no span export and no attribute; their `traceparent` still goes
+ * variables of the process apply (service name, batch delay and queue bounds, sampler:
+ * `OTEL_TRACES_SAMPLER=parentbased_traceidratio` with `OTEL_TRACES_SAMPLER_ARG=0.1` traces one request
+ * in ten; the others cost one sampling decision and their propagation headers, which still go
  * upstream, marked not sampled).
  *
  * Nothing of OpenTelemetry is loaded when tracing is off: this module imports none of it, and the
@@ -20,19 +22,21 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { Config } from '../config.js';
+import type { UpstreamTracer } from '../upstream/client.js';
 
 /** The tracing step of one app. */
 export interface Tracing {
   /** Registers the server spans and flushes the spans at close; register it first after the logging. */
   readonly plugin: FastifyPluginAsync;
+  /** The client spans and propagation headers of the upstream calls (the upstream pools' `tracer`). */
+  readonly upstream: UpstreamTracer;
 }
 
 /**
  * The tracing step of an app, or `undefined` when neither `OTEL_EXPORTER_OTLP_ENDPOINT` nor
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` is set (then nothing of OpenTelemetry is loaded). Spans go to
  * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as given, else to `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`. When it is set, loads and starts the OpenTelemetry SDK: a tracer provider
- * exporting over OTLP/HTTP, the W3C trace-context propagator, and the undici instrumentation for the
- * upstream calls. The process-wide OpenTelemetry registration belongs to one app at a time: the app
+ * exporting over OTLP/HTTP with the environment's sampler, and the propagators of `OTEL_PROPAGATORS`. The process-wide OpenTelemetry registration belongs to one app at a time: the app
  * removes it when it closes.
  *
  * @param config - the endpoints (`otlpEndpoint`, `otlpTracesEndpoint`), the upstream base URLs (to find an upstream call's EP

@@ -112,10 +112,10 @@ export class RequestContext implements RouteContext {
     // A call its endpoint's guard refuses costs no headers and no request copy.
     const refused = upstream.refusalFor(req);
     if (refused !== undefined) return Promise.reject(refused);
-    return upstream.request(this.#forClient(req, options?.shared === true), this.#proxyHeaders(service, options?.bearer));
+    return upstream.request(this.#forClient(req, options?.shared === true), this.#proxyHeaders(service, options?.bearer), this.request);
   }
   stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream> {
-    return this.deps.services[service].stream(this.#forClient(req, false), this.#proxyHeaders(service, undefined));
+    return this.deps.services[service].stream(this.#forClient(req, false), this.#proxyHeaders(service, undefined), this.request);
   }
   /**
    * `req` as this request's client decides it: a read of a route with side effects (game start, KYC

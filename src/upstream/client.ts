@@ -108,6 +108,12 @@ export interface UpstreamRequest {
   /** Skip the endpoint's guard (the readiness probe, which must see the BFF as it is). */
   unguarded?: boolean | undefined;
   /**
+   * Tracing: the call is made on the proxy's own behalf (a catalogue fill, the readiness probe), so
+   * its span is a root span, linked to the request given as the call's `trace` (the one that caused
+   * it) instead of a child of that request's span.
+   */
+  traceRoot?: boolean | undefined;
+  /**
    * A `GET` whose upstream call creates or hands out something (game start, sports launch, partner
    * and support-desk tokens, KYC start; the route's `sideEffects`): like a mutation, it is never sent
    * again and never cut when its client leaves (CONTRACT.md "Upstream answers", "Retries and side effects").
@@ -176,6 +182,25 @@ export interface UpstreamCallRecord {
  */
 export type UpstreamObserver = (call: UpstreamCallRecord) => void;
 
+/** A sampled upstream call's span (tracing on), ended once the call settles. */
+export interface UpstreamSpan {
+  /** `status`: the answer's HTTP status (for a stream, once its body is done); `error`: the failure without one. */
+  end(status: number, error: UpstreamError | undefined): void;
+}
+
+/**
+ * The tracing of upstream calls (`src/pipeline/tracing-sdk.ts`), given to the pools when tracing is on.
+ * Called once per call at its dispatch: adds the configured propagators' headers to `headers` and
+ * answers the call's span when it is sampled (else `undefined`: nothing to end).
+ *
+ * @param trace - the request the call is made for (the tracing step's state is kept on it), if any.
+ * @param root - the call's span is a root span linked to `trace` ({@link UpstreamRequest.traceRoot}).
+ * @param origin - the service's origin (`http://host:port`); `path`: the dispatched path with its query.
+ */
+export interface UpstreamTracer {
+  start(trace: object | undefined, root: boolean, method: string, origin: string, path: string, headers: Record<string, string>): UpstreamSpan | undefined;
+}
+
 /** What the pools and guards of every service share: limits, observers. */
 export interface PoolOptions {
   /** The limits of each endpoint's guard; `undefined`: no guard (tests of the bare client). */
@@ -186,6 +211,8 @@ export interface PoolOptions {
   readonly resilience?: ResilienceObserver | undefined;
   /** Told of every circuit change (the warn log line). */
   readonly onCircuit?: CircuitListener | undefined;
+  /** Traces every call (tracing on); omit it when tracing is off (no cost). */
+  readonly tracer?: UpstreamTracer | undefined;
   /**
    * Largest answer buffered or streamed, in bytes, counted on the received and on the decoded bytes
    * (`UPSTREAM_MAX_RESPONSE_BYTES`); default {@link MAX_UPSTREAM_RESPONSE_BYTES}.
@@ -202,6 +229,8 @@ export class PoolRegistry {
   readonly #timeoutMs: number;
   /** Told of every call of the services over these pools; `undefined`: nothing observed (no cost). */
   readonly observer: UpstreamObserver | undefined;
+  /** Traces every call of the services over these pools; `undefined`: tracing off (no cost). */
+  readonly tracer: UpstreamTracer | undefined;
   readonly #options: PoolOptions;
   readonly #guards = new Map<string, EndpointGuard>();
   /**
@@ -212,6 +241,7 @@ export class PoolRegistry {
     this.#timeoutMs = timeoutMs;
     this.#options = typeof options === 'function' ? { observer: options } : (options ?? {});
     this.observer = this.#options.observer;
+    this.tracer = this.#options.tracer;
     this.maxResponseBytes = this.#options.maxResponseBytes ?? MAX_UPSTREAM_RESPONSE_BYTES;
   }
   /** Largest answer accepted, in bytes (received and decoded; `UPSTREAM_MAX_RESPONSE_BYTES`). */
@@ -386,13 +416,15 @@ export class UpstreamService {
    * endpoint's guard comes before, bounded by `UPSTREAM_QUEUE_WAIT_MS`.
    *
    * @param proxyHeaders - headers the proxy sets (session, request id…); they override `req.headers`.
+   * @param trace - the request the call is made for (tracing: its span's parent, or its link with
+   *   `req.traceRoot`); ignored when tracing is off.
    * @returns the status, headers and body of any answer with a status, including 4xx and 5xx.
    * @throws {@link UpstreamError} `upstream_timeout`, `upstream_unavailable`, `upstream_bad_response`,
    *   `upstream_response_too_large`, `not_configured`, `upstream_busy`, `upstream_circuit_open` or
    *   `client_aborted` (a read whose `signal` aborted, or a stream `body` that failed: the client's upload
    *   broke, the call is aborted and not observed as an upstream failure); never anything else.
    */
-  request(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamResponse> {
+  request(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>, trace?: object): Promise<UpstreamResponse> {
     if (this.#origin === undefined) {
       return Promise.reject(new UpstreamError('not_configured', { detail: `${this.name} is not set` }));
     }
@@ -417,7 +449,7 @@ export class UpstreamService {
     } catch (error) {
       return Promise.reject(error as UpstreamError);
     }
-    const go = (given: Ticket | undefined) => this.#guarded(guard, given ?? 0, priority, options, req, signal);
+    const go = (given: Ticket | undefined) => this.#guarded(guard, given ?? 0, priority, options, req, signal, trace);
     return ticket instanceof Promise ? ticket.then(go) : go(ticket);
   }
 
@@ -429,19 +461,23 @@ export class UpstreamService {
     options: Dispatcher.DispatchOptions,
     req: UpstreamRequest,
     signal: AbortSignal | undefined,
+    trace: object | undefined,
   ): Promise<UpstreamResponse> {
     guard?.earn();
     const start = performance.now();
     const retryable = isRead(req.method) && req.sideEffects !== true;
+    const span = this.#pools.tracer?.start(trace, req.traceRoot === true, req.method, this.#origin as string, options.path, options.headers as Record<string, string>);
     const answer = this.#send(options, priority, this.#timeoutMs, signal, retryable ? guard : undefined, req.bodySource);
     answer.then(
       (res) => {
         this.#note(undefined);
         guard?.leave(outcomeOfStatus(res.status), ticket);
+        span?.end(res.status, undefined);
       },
       (error: UpstreamError) => {
         this.#note(error);
         guard?.leave(outcomeOfError(error), ticket);
+        span?.end(0, error);
       },
     );
     const observer = this.#pools.observer;
@@ -492,10 +528,10 @@ export class UpstreamService {
    * covers the whole transfer: a body still streaming after `UPSTREAM_TIMEOUT_MS` is cut. The
    * endpoint's slot is held until the body ends.
    *
-   * @param proxyHeaders - as for {@link request}.
+   * @param proxyHeaders - as for {@link request}; `trace`: as for {@link request}.
    * @throws {@link UpstreamError} as {@link request}, for failures before the headers arrive.
    */
-  async stream(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>): Promise<UpstreamStream> {
+  async stream(req: UpstreamRequest, proxyHeaders?: Readonly<Record<string, string>>, trace?: object): Promise<UpstreamStream> {
     if (this.#origin === undefined) throw new UpstreamError('not_configured', { detail: `${this.name} is not set` });
     const { guard, priority } = this.#route(req);
     guard?.refuseEarly();
@@ -506,7 +542,7 @@ export class UpstreamService {
     guard?.earn();
     const observer = this.#pools.observer;
     const start = observer === undefined ? 0 : performance.now();
-    const answer = this.#stream(req, proxyHeaders, priority, signal);
+    const answer = this.#stream(req, proxyHeaders, priority, signal, trace);
     if (observer !== undefined) observe(observer, this.name, this.#prefix, req, answer, start);
     let res: UpstreamStream;
     try {
@@ -529,17 +565,21 @@ export class UpstreamService {
     proxyHeaders: Readonly<Record<string, string>> | undefined,
     priority: boolean,
     signal: AbortSignal | undefined,
+    trace: object | undefined,
   ): Promise<UpstreamStream> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), this.#timeoutMs);
     const onClientGone = () => controller.abort(new UpstreamError('client_aborted'));
     signal?.addEventListener('abort', onClientGone, { once: true });
+    let span: UpstreamSpan | undefined;
     try {
       const options = this.#options(req, proxyHeaders);
+      span = this.#pools.tracer?.start(trace, req.traceRoot === true, req.method, this.#origin as string, options.path, options.headers as Record<string, string>);
       const res = await this.#pools.get(this.#origin as string, priority).request({ ...options, signal: controller.signal });
       res.body.once('close', () => {
         clearTimeout(timer);
         signal?.removeEventListener('abort', onClientGone);
+        span?.end(res.statusCode, undefined);
       });
       // undici's body emits 'error' when destroyed before its end (a route dropping an answer it will
       // not pass on, a cut); with no listener that would be an uncaught exception and end the process.
@@ -561,7 +601,9 @@ export class UpstreamService {
     } catch (error) {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onClientGone);
-      throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
+      const failure = toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
+      span?.end(0, failure);
+      throw failure;
     }
   }
 }

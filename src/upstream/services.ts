@@ -14,6 +14,7 @@ import {
   type UpstreamResponse,
   UpstreamService,
   type UpstreamStream,
+  type UpstreamTracer,
 } from './client.js';
 
 /** The upstream services, named after their configuration variables (CONTRACT.md). */
@@ -56,6 +57,8 @@ export interface UpstreamWatchers {
   readonly resilience?: ResilienceObserver | undefined;
   /** Told of every circuit change (the warn log line of CONTRACT.md "Resilience"). */
   readonly onCircuit?: CircuitListener | undefined;
+  /** Traces every upstream call (tracing on: the tracing step's `upstream`); omit it when tracing is off. */
+  readonly tracer?: UpstreamTracer | undefined;
 }
 
 /**
@@ -93,6 +96,8 @@ export interface UpstreamCaller {
   readonly token: string | undefined;
   /** The request id (sent upstream as `X-Request-Id`). */
   readonly requestId: string;
+  /** The incoming request the calls are made for (tracing: their spans' parent, a fill's link). */
+  readonly request?: object;
   /**
    * One buffered upstream call. `bearer` replaces the session's JWT (`null`: no `Authorization`).
    * `shared`: the answer is shared with other requests (a single-flight cache load), so the client's
