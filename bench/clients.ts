@@ -2,13 +2,13 @@
  * The clients the benchmark's load stands for: many sessions, each with its own JWT-shaped session
  * token, and as many client addresses behind a load balancer (`X-Forwarded-For`). Production limits
  * count per session (`RATE_LIMIT_API_PER_MIN`, 600 a minute) or, without a session, per client address
- * (CONTRACT.md "Rate limits and client address"): spread over enough clients, a bench's load never
+ * (docs/behaviour.md "Rate limits and client address"): spread over enough clients, a bench's load never
  * reaches them, as real traffic of that volume would not.
  *
  * @module
  */
 
-/** The session cookie name of the proxy in production (CONTRACT.md "Session cookie"). */
+/** The session cookie name of the proxy in production (docs/behaviour.md "Session cookie"). */
 export const COOKIE_NAME = '__Host-access_token';
 
 /** Sessions (and client addresses) of a bench run when `BENCH_SESSIONS` is not set. */

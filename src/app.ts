@@ -84,7 +84,7 @@ export async function createServer(
     ...clientErrors.options,
     bodyLimit: JSON_BODY_LIMIT,
     // The client address: the socket's, or from a trusted load balancer the right-most untrusted one
-    // of X-Forwarded-For (CONTRACT.md "Rate limits and client address").
+    // of X-Forwarded-For (docs/behaviour.md "Rate limits and client address").
     trustProxy: cfg.trustedProxies ? cfg.trustedProxies.join(',') : false,
     // A request arriving once the listener is closed gets the drain step's envelope, not Fastify's body.
     return503OnClosing: false,
@@ -109,7 +109,7 @@ export async function createServer(
   const upstreams = createUpstreamServices(cfg, {
     observer: joinObservers(metrics?.observeUpstream, contractChecks?.observe),
     resilience: metrics?.resilience,
-    // Circuit changes are logged at warn with the EP code (CONTRACT.md "Resilience").
+    // Circuit changes are logged at warn with the EP code (docs/behaviour.md "Resilience").
     tracer: tracing?.upstream,
     onCircuit: (endpoint, service, from, to) =>
       app.log.warn({ endpoint, service, from: CIRCUIT_NAMES[from], to: CIRCUIT_NAMES[to] }, `circuit ${CIRCUIT_NAMES[to]}: ${endpoint}`),

@@ -1,6 +1,6 @@
 /**
- * Configuration of the proxy: one schema for every environment variable of CONTRACT.md
- * ("Configuration"), validated at start with every problem reported at once, then frozen.
+ * Configuration of the proxy: one schema for every environment variable of docs/behaviour.md
+ * "Configuration", validated at start with every problem reported at once, then frozen.
  *
  * @module
  */
@@ -10,11 +10,11 @@ import { type Static, type TSchema, Kind, Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import proxyAddr from 'proxy-addr';
 
-/** The `REGISTER_TYPE` values of CONTRACT.md and the upstream each selects (spec 4.1). */
+/** The `REGISTER_TYPE` values of docs/behaviour.md "Configuration" and the upstream each selects (spec 4.1). */
 export const REGISTER_TYPES = ['bff-simplified', 'classic', 'simplified'] as const;
 export type RegisterType = (typeof REGISTER_TYPES)[number];
 
-/** The `CATALOGUE_FOR_SESSIONS` values of CONTRACT.md: how a catalogue read with a session is answered (spec 4.6). */
+/** The `CATALOGUE_FOR_SESSIONS` values of docs/behaviour.md "Configuration": how a catalogue read with a session is answered (spec 4.6). */
 export const CATALOGUE_FOR_SESSIONS_MODES = ['shared', 'forward'] as const;
 export type CatalogueForSessions = (typeof CATALOGUE_FOR_SESSIONS_MODES)[number];
 
@@ -112,7 +112,7 @@ export const EnvSchema = Type.Object({
 });
 type Env = Static<typeof EnvSchema>;
 
-/** The upstream URLs of CONTRACT.md, by variable name. */
+/** The upstream URLs of docs/behaviour.md "Configuration", by variable name. */
 export const UPSTREAM_URL_VARIABLES = [
   'BFF_BASE_URL',
   'STICKER_API_URL',
@@ -140,7 +140,7 @@ export interface Config {
   readonly upstreamTimeoutMs: number;
   /**
    * Largest upstream answer buffered, in bytes, counted on the received and on the decoded bytes
-   * (`UPSTREAM_MAX_RESPONSE_BYTES`; CONTRACT.md "Upstream answers"); the raw passthrough refuses a
+   * (`UPSTREAM_MAX_RESPONSE_BYTES`; docs/behaviour.md "Upstream answers"); the raw passthrough refuses a
    * declared length over it and cuts a stream that runs over it.
    */
   readonly upstreamMaxResponseBytes: number;
@@ -163,24 +163,24 @@ export interface Config {
   /**
    * `CATALOGUE_FOR_SESSIONS`: `shared` answers the catalogue reads from the one shared cache with or
    * without a session (fetched without the user's cookie or token); `forward` forwards a read with a
-   * session, uncached (CONTRACT.md "Which routes need a session").
+   * session, uncached (docs/behaviour.md "Which routes need a session").
    */
   readonly catalogueForSessions: CatalogueForSessions;
   /** Prefix for payment icon URLs (spec 2.8); `undefined` = `/icons`. */
   readonly paymentIconPrefix: string | undefined;
   /**
-   * The Redis deployment of the state every instance shares (CONTRACT.md "Several instances"):
+   * The Redis deployment of the state every instance shares (docs/behaviour.md "Several instances"):
    * `REDIS_URL`, `REDIS_SENTINELS` + `REDIS_SENTINEL_NAME` or `REDIS_CLUSTER_NODES` ({@link redisTopology});
    * `undefined`: the state lives in this process and only one process may serve.
    */
   readonly redis: RedisTopology | undefined;
   /**
-   * Port of the Prometheus metrics endpoint (`GET /metrics`, same `HOST`; CONTRACT.md "Operations");
+   * Port of the Prometheus metrics endpoint (`GET /metrics`, same `HOST`; docs/behaviour.md "Operations");
    * never `port` unless both are 0. `undefined`: no metrics endpoint.
    */
   readonly metricsPort?: number;
   /**
-   * Port of the health listener (`GET /healthz`, `GET /readyz`, same `HOST`; CONTRACT.md "Health"),
+   * Port of the health listener (`GET /healthz`, `GET /readyz`, same `HOST`; docs/behaviour.md "Health"),
    * beside the public port, which serves them too; never `port` or `metricsPort` unless 0.
    * `undefined`: no health listener.
    */
@@ -216,11 +216,11 @@ export interface Config {
   /** Time in-flight requests get to finish once the listener is closed, in milliseconds; then they are cut. */
   readonly shutdownTimeoutMs: number;
   /**
-   * Load balancers whose `X-Forwarded-For` is believed (addresses or CIDR ranges; CONTRACT.md "Rate
+   * Load balancers whose `X-Forwarded-For` is believed (addresses or CIDR ranges; docs/behaviour.md "Rate
    * limits and client address"); `undefined`: the client address is the socket's.
    */
   readonly trustedProxies: readonly string[] | undefined;
-  /** Request limits of CONTRACT.md "Rate limits and client address"; `0` turns one off. */
+  /** Request limits of docs/behaviour.md "Rate limits and client address"; `0` turns one off. */
   readonly rateLimits: {
     /** Login, register, recovery, social and validate-document requests per client address per minute, together. */
     readonly preAuthPerMin: number;
@@ -233,7 +233,7 @@ export interface Config {
     /** The same requests per client address over all its sessions per minute. */
     readonly apiPerAddressPerMin: number;
   };
-  /** The per-endpoint guard of upstream calls (CONTRACT.md "Resilience"). */
+  /** The per-endpoint guard of upstream calls (docs/behaviour.md "Resilience"). */
   readonly upstreamLimits: {
     /** Calls of one upstream endpoint (EP code) running at once. */
     readonly maxInFlight: number;
@@ -246,7 +246,7 @@ export interface Config {
     /** Pause of an open circuit before its trial call, in milliseconds. */
     readonly circuitPauseMs: number;
   };
-  /** Load shedding (CONTRACT.md "Resilience"); `0` turns a threshold off. */
+  /** Load shedding (docs/behaviour.md "Resilience"); `0` turns a threshold off. */
   readonly loadShedding: {
     /** Mean event-loop delay over a sample, in milliseconds, above which new `/api` requests are shed. */
     readonly eventLoopDelayMs: number;
@@ -254,7 +254,7 @@ export interface Config {
     readonly maxInFlight: number;
   };
   /**
-   * The BFF's token-signing keys (CONTRACT.md "Which routes need a session"), one of: the JWKS URL
+   * The BFF's token-signing keys (docs/behaviour.md "Which routes need a session"), one of: the JWKS URL
    * (`JWT_JWKS_URL`), the PEM public key (`JWT_PUBLIC_KEY`), the HMAC secret (`JWT_SECRET`, at least
    * {@link MIN_JWT_SECRET_BYTES} bytes); `undefined`: session tokens are checked for their form only.
    */
@@ -516,7 +516,7 @@ function checkTrustedProxies(value: string, problems: string[]): string[] | unde
 }
 
 /*
- * Which Redis deployment the shared state uses (CONTRACT.md "Configuration" and "Several instances"),
+ * Which Redis deployment the shared state uses (docs/behaviour.md "Configuration" and "Several instances"),
  * read from the environment at start: exactly one of
  *
  * | variables | topology | ioredis client |
@@ -763,7 +763,7 @@ function readVariable(name: string, schema: TSchema, text: string): { value: unk
 }
 
 /**
- * Reads and validates the configuration of CONTRACT.md ("Configuration") from an environment.
+ * Reads and validates the configuration of docs/behaviour.md "Configuration" from an environment.
  *
  * Every variable is checked, and every problem is reported at once, one line each, starting with the
  * variable's name and saying what it expects: an enumeration lists its values; a number must be a
@@ -832,7 +832,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined ? undefined : checkUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, problems);
   if (e.WORKERS > 1 && e.REDIS_URL === undefined && e.REDIS_SENTINELS === undefined && e.REDIS_CLUSTER_NODES === undefined) {
     problems.push(
-      `WORKERS: ${e.WORKERS} processes need REDIS_URL (or REDIS_SENTINELS, REDIS_CLUSTER_NODES), so that they share the money moves' records and the caches (CONTRACT.md "Several instances"); set REDIS_URL or WORKERS=1`,
+      `WORKERS: ${e.WORKERS} processes need REDIS_URL (or REDIS_SENTINELS, REDIS_CLUSTER_NODES), so that they share the money moves' records and the caches (docs/behaviour.md "Several instances"); set REDIS_URL or WORKERS=1`,
     );
   }
   if (e.METRICS_PORT !== undefined && !invalid.has('PORT') && e.PORT !== 0 && e.METRICS_PORT === e.PORT) {
@@ -908,7 +908,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
 }
 
 /**
- * Whether this machine can listen on `host` (CONTRACT.md "Configuration": `HOST` must be an address
+ * Whether this machine can listen on `host` (docs/behaviour.md "Configuration": `HOST` must be an address
  * this machine can bind): binds a throwaway server to `host` on a free port, then closes it. A host
  * name is resolved first, as `listen` does. Called by the process entry point before the app is built;
  * {@link loadConfig} stays synchronous and only checks the form of `HOST`.

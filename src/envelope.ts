@@ -1,5 +1,5 @@
 /**
- * The error envelope of proxy routes (spec 7.4, CONTRACT.md "Error envelope") in one place:
+ * The error envelope of proxy routes (spec 7.4, docs/behaviour.md "Error envelope") in one place:
  * upstream 401/403 bodies pass through byte for byte; every other failure answers
  * `{ ok: false, error, detail }` with the upstream status, or 500 when the status is unknown;
  * pre-authentication routes answer form-level errors instead (spec 7.4.4).
@@ -23,7 +23,7 @@ export interface ProxyAnswer {
   contentType?: string;
   /**
    * Upstream headers the browser gets with this answer (lower-case names): `Retry-After` of an upstream
-   * 429 or 503, `WWW-Authenticate` of a 401 passed through (CONTRACT.md "Upstream answers", "Headers").
+   * 429 or 503, `WWW-Authenticate` of a 401 passed through (docs/behaviour.md "Upstream answers", "Headers").
    * A header the proxy set itself wins.
    */
   headers?: Readonly<Record<string, string>>;
@@ -226,7 +226,7 @@ function single(value: string | string[] | undefined): string | undefined {
 }
 
 /**
- * The upstream headers an error answer keeps (CONTRACT.md "Upstream answers", "Headers"): the
+ * The upstream headers an error answer keeps (docs/behaviour.md "Upstream answers", "Headers"): the
  * `Retry-After` of a 429 or 503, when it is one; the `WWW-Authenticate` of a 401, within
  * {@link MAX_CHALLENGE} characters and free of JWT-like text. Every other upstream header is dropped.
  */
@@ -244,13 +244,13 @@ function keptHeaders(res: UpstreamResponse): Record<string, string> | undefined 
   return kept;
 }
 
-/** The answer for a 2xx whose body is not the JSON it must be (CONTRACT.md "Upstream answers", "JSON"). */
+/** The answer for a 2xx whose body is not the JSON it must be (docs/behaviour.md "Upstream answers", "JSON"). */
 export function badResponse(detail = 'The service sent an invalid answer'): ProxyAnswer {
   return { status: 502, body: envelope('upstream_bad_response', detail) };
 }
 
 /**
- * The answer for an upstream 2xx on a JSON route (CONTRACT.md "Upstream answers", "JSON" and "Empty
+ * The answer for an upstream 2xx on a JSON route (docs/behaviour.md "Upstream answers", "JSON" and "Empty
  * answers"): a 204 stays a bodiless 204; an empty body is `{ "ok": true }` with the upstream status,
  * or 502 `upstream_bad_response` when the route needs the body (`bodyRequired`: login, registration,
  * refresh, profile); any other body is parsed (a UTF-8 byte-order mark ignored) and sent as the bytes

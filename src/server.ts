@@ -1,7 +1,7 @@
 /**
  * The process entry point (`npm start`): reads the environment once (an invalid value stops the start
  * with one line per problem, all at once; `HOST` must be an address this machine can bind), builds the
- * app, listens, and drains on SIGTERM/SIGINT (CONTRACT.md "Operations": `/readyz` 503 at once, the
+ * app, listens, and drains on SIGTERM/SIGINT (docs/behaviour.md "Operations": `/readyz` 503 at once, the
  * listener closed after `SHUTDOWN_DELAY_MS`, requests on connections opened before it closed and in-flight
  * requests served within `SHUTDOWN_TIMEOUT_MS`, each answer saying `Connection: close`; exit 0
  * when every request finished, 1 when some had to be cut). With `WORKERS` > 1 a node:cluster primary
@@ -57,7 +57,7 @@ async function configure(): Promise<Config> {
 }
 
 /**
- * Starts the metrics server on `METRICS_PORT` (CONTRACT.md "Operations"), or stops the process when
+ * Starts the metrics server on `METRICS_PORT` (docs/behaviour.md "Operations"), or stops the process when
  * the port cannot be bound.
  */
 async function serveMetrics(config: Config, source: MetricsSource, log: (url: string) => void): Promise<void> {

@@ -1,4 +1,4 @@
-// DESIGN.md habit 14: no import cycle in src/ (type-only imports included) and imports point down.
+// docs/architecture.md "Habits" (habit 14): no import cycle in src/ (type-only imports included) and imports point down.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -38,7 +38,7 @@ describe('the checker', () => {
     ]);
   });
 
-  test('orders the layers of DESIGN.md habit 14', () => {
+  test('orders the layers of docs/architecture.md "Habits" (habit 14)', () => {
     const order = ['errors/ref.ts', 'session/cookie.ts', 'catalogue/catalogue.ts', 'routes/auth.ts', 'app.ts', 'server.ts'].map(layerOf);
     assert.deepEqual(order, [0, 1, 2, 3, 4, 5]);
     assert.equal(layerOf('pipeline/csrf.ts'), layerOf('routes/route.ts'));
@@ -59,7 +59,7 @@ describe('src/', () => {
     assert.deepEqual(findCycles(graph), []);
   });
 
-  test('imports point down (DESIGN.md habit 14)', () => {
+  test('imports point down (docs/architecture.md "Habits" (habit 14))', () => {
     assert.deepEqual(layerViolations(graph), []);
   });
 });

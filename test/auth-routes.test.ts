@@ -1,6 +1,6 @@
 /**
  * spec 4.1 Auth routes against a recording upstream over real sockets: what reaches the upstream
- * (method, path, body, Authorization, Cookie), the session cookie of CONTRACT.md, the envelope of
+ * (method, path, body, Authorization, Cookie), the session cookie of docs/behaviour.md "Session cookie", the envelope of
  * spec 7.4, the profile cache and refresh de-duplication, and the beacon of spec 6.
  */
 import assert from 'node:assert/strict';
@@ -82,7 +82,7 @@ describe('spec 4.1 /api/auth/login', () => {
   });
 });
 
-describe('CONTRACT.md CSRF defence', () => {
+describe('docs/behaviour.md "CSRF defence"', () => {
   test('cross-site, foreign Origin and non-JSON bodies are refused before any upstream call', async () => {
     const json = { login: 'a@b.c', password: 'x' };
     const cross = await send(proxy.url, 'POST', '/api/auth/login', { json, headers: { 'sec-fetch-site': 'cross-site' } });

@@ -1,11 +1,11 @@
 /**
- * The browser package stays browser-only and self-contained (DESIGN.md habit 17): every module of
+ * The browser package stays browser-only and self-contained (docs/architecture.md "Habits" (habit 17)): every module of
  * packages/browser/src imports only modules of the package (the SDK `browser/`, the registry
  * `errors/`, the types-only shapes `contracts/shapes.ts` through `import type` / `export type`),
  * the registry never imports the SDK, and nothing uses a Node built-in or global; the package
  * declares no runtime dependency. `scripts/build-browser.mjs` builds the SDK for platform browser
  * into one minified ESM file and prints its raw and gzipped sizes; the bundle exposes the public
- * API of CONTRACT.md ("Public modules", `./browser`).
+ * API of docs/behaviour.md ("Public modules", `./browser`).
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -157,7 +157,7 @@ describe('scripts/build-browser.mjs', () => {
   });
 });
 
-describe('the root package\'s ./errors and ./browser subpaths (CONTRACT.md "Public modules")', () => {
+describe('the root package\'s ./errors and ./browser subpaths (docs/behaviour.md "Public modules")', () => {
   const built = existsSync(new URL('../dist/errors/index.js', import.meta.url));
   const skip = built ? false : 'dist/ is not built: run npm run build (npm test does)';
 

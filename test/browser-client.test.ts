@@ -276,7 +276,7 @@ describe('error mapping to ProxyError (spec 7.2-7.4)', () => {
   });
 });
 
-describe('forced logout rules (spec 5.7, 7.3, 7.4.4; DESIGN habit 9)', () => {
+describe('forced logout rules (spec 5.7, 7.3, 7.4.4; docs/architecture.md "Habits" (habit 9))', () => {
   const cases: [label: string, route: 'profile' | 'login' | 'games', status: number, body: unknown, forces: boolean][] = [
     ['401 no_token (EM0001)', 'profile', 401, { reason: 'no_token' }, true],
     ['401 invalid_token (EM0002)', 'profile', 401, { reason: 'invalid_token' }, true],
@@ -552,7 +552,7 @@ describe('typed functions', () => {
   });
 });
 
-describe('money moves carry an Idempotency-Key (CONTRACT.md "Money moves: exactly once")', () => {
+describe('money moves carry an Idempotency-Key (docs/behaviour.md "Money moves: exactly once")', () => {
   const deposit = { userId: 1001, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' } as const;
 
   test('a fresh key per action, none on other routes', async () => {

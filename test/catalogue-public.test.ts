@@ -1,6 +1,6 @@
 /**
- * The public catalogue (CONTRACT.md "Configuration" `CATALOGUE_FOR_SESSIONS`, "Which routes need a
- * session") and the outage (CONTRACT.md "Resilience": cached catalogue entries keep being served,
+ * The public catalogue (docs/behaviour.md "Configuration" `CATALOGUE_FOR_SESSIONS`, "Which routes need a
+ * session") and the outage (docs/behaviour.md "Resilience": cached catalogue entries keep being served,
  * stale, while their refresh fails), over real sockets: the proxy in front of a recording upstream.
  */
 import assert from 'node:assert/strict';
@@ -270,7 +270,7 @@ describe('outage: cached catalogue entries keep being served while their refresh
   });
 });
 
-describe('two instances sharing Redis (CONTRACT.md "Several instances")', { skip: HAVE_REDIS ? false : 'redis-server is not installed' }, () => {
+describe('two instances sharing Redis (docs/behaviour.md "Several instances")', { skip: HAVE_REDIS ? false : 'redis-server is not installed' }, () => {
   test('logged-in reads on either instance share one entry; when the BFF hangs, both answer it stale, promptly', async () => {
     const hung: ServerResponse[] = [];
     let hanging = false;

@@ -1,5 +1,5 @@
 /**
- * The circuit breaker under concurrency over real sockets, at the default limits (CONTRACT.md
+ * The circuit breaker under concurrency over real sockets, at the default limits (docs/behaviour.md
  * "Resilience", target row "one endpoint hangs with the default limits … then recovers"):
  * `UPSTREAM_TIMEOUT_MS` 15000, 32 calls in flight, a queue of 64, 5 failures, a pause of 5000 ms. 200
  * clients loop on one endpoint (each asks again 200 ms after an answer) while it hangs; the endpoint

@@ -1,5 +1,5 @@
 /**
- * Client faults are client errors (CONTRACT.md "Resilience": only upstream timeouts, connection
+ * Client faults are client errors (docs/behaviour.md "Resilience": only upstream timeouts, connection
  * failures and 502/503/504 answers count as upstream failures). Over real sockets: a JSON body nested
  * deeper than the bound, a client closing mid-body, a client that stops sending an upload, and a cut
  * (unterminated) multipart upload each answer 4xx (or are cut at the client's own limit), abort any

@@ -1,4 +1,4 @@
-// CONTRACT.md "Configuration" (REDIS_URL, REDIS_SENTINELS, REDIS_SENTINEL_NAME, REDIS_CLUSTER_NODES)
+// docs/behaviour.md "Configuration" (REDIS_URL, REDIS_SENTINELS, REDIS_SENTINEL_NAME, REDIS_CLUSTER_NODES)
 // and "Several instances": which Redis deployment the variables name, table by table; every bad
 // combination is one line naming the variables, through loadConfig as the start reads it.
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Configuration": every variable validated at start, every problem reported at once
+ * docs/behaviour.md "Configuration": every variable validated at start, every problem reported at once
  * naming its variable, defaults as the table says, and the result frozen.
  */
 import assert from 'node:assert/strict';
@@ -15,10 +15,10 @@ function restrictedPss(hash: string, mgf1: string, saltLength: number): { public
 }
 
 
-/** What a production start needs (CONTRACT.md: the sandbox never starts in production). */
+/** What a production start needs (docs/behaviour.md "Configuration": the sandbox never starts in production). */
 const PRODUCTION = { NODE_ENV: 'production', BFF_BASE_URL: 'https://bff.example.com/api', STICKER_API_URL: 'https://stickers.example.com' };
 
-describe('CONTRACT.md configuration', () => {
+describe('docs/behaviour.md "Configuration"', () => {
   test('defaults of the table', () => {
     const c = loadConfig({});
     assert.equal(c.port, 3000);
@@ -171,7 +171,7 @@ const BAD_VALUES: readonly (readonly [variable: string, value: string, says: Reg
   ),
 ];
 
-describe('CONTRACT.md configuration: every bad value stops the start with one line naming the variable', () => {
+describe('docs/behaviour.md "Configuration": every bad value stops the start with one line naming the variable', () => {
   for (const [variable, value, says] of BAD_VALUES) {
     test(`${variable}=${JSON.stringify(value.length > 20 ? `${value.slice(0, 20)}…` : value)}`, () => {
       const problems = problemsOf({ [variable]: value });
@@ -372,7 +372,7 @@ describe('checkHostBindable (HOST must be an address this machine can bind)', ()
   });
 });
 
-describe('CATALOGUE_FOR_SESSIONS (CONTRACT.md "Configuration", "Which routes need a session")', () => {
+describe('CATALOGUE_FOR_SESSIONS (docs/behaviour.md "Configuration", "Which routes need a session")', () => {
   test('default shared; shared and forward accepted', () => {
     assert.equal(loadConfig({}).catalogueForSessions, 'shared');
     assert.equal(loadConfig({ CATALOGUE_FOR_SESSIONS: 'shared' }).catalogueForSessions, 'shared');

@@ -3,7 +3,7 @@
  * cluster and no Docker daemon.
  *
  * - deploy/kubernetes/: every object is valid against the Kubernetes schema (kubernetes-models), and
- *   the files agree with each other and with CONTRACT.md "Configuration", "Operations", "Health" and
+ *   the files agree with each other and with docs/behaviour.md "Configuration", "Operations", "Health" and
  *   "Several instances": probes, ports, the shutdown sequence, security context, resources, the
  *   autoscaler's and the disruption budget's targets, secrets by reference only.
  * - Dockerfile: no finding of the Dockerfile linter (dockerfile-utils); multi-stage on Node.js 24;
@@ -102,7 +102,7 @@ function nginxSize(text: string | undefined): number {
   return Number(m[1]) * unit;
 }
 
-/** Variables that must come from a Secret (CONTRACT.md "Configuration"), never from a value in a file. */
+/** Variables that must come from a Secret (docs/behaviour.md "Configuration"), never from a value in a file. */
 const SECRET_VARIABLES = ['CACHE_PURGE_TOKEN', 'REDIS_URL', 'REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD'] as const;
 
 /** Every YAML document under deploy/kubernetes/, parsed; a YAML error or warning fails. */
@@ -233,7 +233,7 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
     problems.push('the container overrides command/args: the image ENTRYPOINT starts node directly, keep it');
   }
 
-  // Environment (CONTRACT.md "Configuration").
+  // Environment (docs/behaviour.md "Configuration").
   const env = resolveEnv(container, configMaps, problems);
   const literal = (key: string): string | undefined => {
     const source = env.get(key);
@@ -286,7 +286,7 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
     problems.push(`pod annotations must say prometheus.io/scrape "true", port "${metricsPort}", path "/metrics"`);
   }
 
-  // Probes (CONTRACT.md "Health").
+  // Probes (docs/behaviour.md "Health").
   const probe = (which: 'readinessProbe' | 'livenessProbe' | 'startupProbe', path: string) => {
     const get = container[which]?.httpGet;
     if (!get) return problems.push(`${which} must be an httpGet of ${path}`);
@@ -322,7 +322,7 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
     problems.push('no Service port named metrics targets METRICS_PORT');
   }
 
-  // Shutdown (CONTRACT.md "Operations").
+  // Shutdown (docs/behaviour.md "Operations").
   const preStop = container.lifecycle?.preStop;
   const command = preStop?.exec?.command ?? [];
   const preStopSeconds =
@@ -387,7 +387,7 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
     }
     const redis = env.get('REDIS_URL');
     if ((hpa.spec?.maxReplicas ?? 0) > 1 && (redis?.kind !== 'secret' || redis.optional)) {
-      problems.push('several replicas need REDIS_URL (CONTRACT.md "Several instances"): a required secretKeyRef');
+      problems.push('several replicas need REDIS_URL (docs/behaviour.md "Several instances"): a required secretKeyRef');
     }
     for (const pdb of pdbs) {
       const minAvailable = pdb.spec?.minAvailable;
@@ -710,7 +710,7 @@ describe('Dockerfile', () => {
 // ---------------------------------------------------------------------------------------------
 // Grafana dashboard
 
-/** The metrics of CONTRACT.md "Operations" and their labels. */
+/** The metrics of docs/behaviour.md "Operations" and their labels. */
 const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
   front_proxy_http_request_duration_seconds: ['method', 'route', 'status_code'],
   front_proxy_upstream_request_duration_seconds: ['endpoint', 'method', 'status_class'],

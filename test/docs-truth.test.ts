@@ -48,7 +48,7 @@ describe('README and docs against the code', () => {
     assert.deepEqual(rows(section), benchRows);
   });
 
-  test('/readyz: 503 until the BFF first answered, then 200 until SIGTERM, as CONTRACT.md "Health" says', () => {
+  test('/readyz: 503 until the BFF first answered, then 200 until SIGTERM, as docs/behaviour.md "Health" says', () => {
     assert.match(readme, /`GET \/readyz` answers 503 until the BFF has\s+answered once \(any HTTP status\), then 200 until SIGTERM, whatever the BFF does later/);
     assert.doesNotMatch(readme, /readyz` answers 200 once the BFF can be\s+reached \(any HTTP answer\), 503 otherwise/);
   });

@@ -1,5 +1,5 @@
 // The doctor's pure parts (src/doctor/probes.ts, checks.ts), table-driven: the probe table against the EP
-// registry and the route tables both ways, and the judgement of answers (CONTRACT.md "Upstream answers").
+// registry and the route tables both ways, and the judgement of answers (docs/behaviour.md "Upstream answers").
 import assert from 'node:assert/strict';
 import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { describe, test } from 'node:test';
@@ -37,7 +37,7 @@ describe('the probe table', () => {
         const code = endpointCodeFor(up.method, up.path.replace(/\{[^}]+\}/g, 'x'));
         const probes = PROBES.filter((p) => p.code === code && p.method === up.method);
         if (probes.length === 0) problems.push(`${up.method} ${up.path} (${code}, ${route.url}): no probe`);
-        // A side-effect GET of the route tables is never probed as a read (CONTRACT.md "CSRF defence").
+        // A side-effect GET of the route tables is never probed as a read (docs/behaviour.md "CSRF defence").
         if (route.sideEffects && up.method === 'GET' && probes.some((p) => p.kind === 'read' && p.path === up.path)) {
           problems.push(`${up.method} ${up.path}: a side-effect GET probed as a read`);
         }
@@ -51,7 +51,7 @@ describe('the probe table', () => {
     assert.deepEqual(problems, []);
   });
 
-  test('the side-effect GETs of CONTRACT.md (game start, sports launch, partner and support-desk tokens, KYC start) are never reads', () => {
+  test('the side-effect GETs of docs/behaviour.md "Upstream answers" (game start, sports launch, partner and support-desk tokens, KYC start) are never reads', () => {
     for (const path of ['/start-game-v2', '/core-sportbook/launch', '/sportsbook-partner-a/get-jwt', '/sportsbook-partner-b/token', '/bff/users/support-desk/create-or-update-user', '/bff/users/kyc']) {
       const probe = PROBES.find((p) => p.path === path);
       assert.equal(probe?.kind, 'side-effect', path);

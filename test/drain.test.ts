@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Operations", SIGTERM, and "Error envelope", `shutting_down`: the process as `npm start`
+ * docs/behaviour.md "Operations", SIGTERM, and "Error envelope", `shutting_down`: the process as `npm start`
  * runs it, over real loopback sockets, in front of a recording BFF.
  *
  * - `/readyz` answers 503 `shutting_down` at once while other requests are still served for
@@ -69,7 +69,7 @@ function proxy(env: Record<string, string>): ProxyProcess {
     BFF_BASE_URL: upstream.url,
     STICKER_API_URL: `${upstream.url}/sticker`,
     UPSTREAM_TIMEOUT_MS: '15000',
-    // This file sends many requests from one address; CONTRACT.md: 0 turns a limit off.
+    // This file sends many requests from one address; docs/behaviour.md "Rate limits and client address": 0 turns a limit off.
     RATE_LIMIT_API_PER_MIN: '0',
     ...env,
   });

@@ -1,5 +1,5 @@
 /**
- * The browser SDK as a front-end team gets it (issue 34, DESIGN.md habit 17): `npm pack` in
+ * The browser SDK as a front-end team gets it (issue 34, docs/architecture.md "Habits" (habit 17)): `npm pack` in
  * packages/browser (its `prepack` builds it), the tarball installed into a fresh front-end project
  * with `npm install --offline <tarball>` (no runtime dependency, so nothing else is fetched), a page
  * bundled from that project with esbuild, served by a small front-end server that forwards `/api/`

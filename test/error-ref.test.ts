@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Error envelope", the `X-Error-Ref` paragraph, over real loopback sockets: every error
+ * docs/behaviour.md "Error envelope", the `X-Error-Ref` paragraph, over real loopback sockets: every error
  * answer carries `X-Error-Ref`, equal to the reference the browser SDK computes for the very answer
  * it received (its `ProxyError`, through the SDK's own client), and the request's log line carries
  * it as `ref`; success answers carry neither. Covers the proxy's own refusals (401 no_token, 403 CSRF,

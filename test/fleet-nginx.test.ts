@@ -1,6 +1,6 @@
-// CONTRACT.md "Money moves: exactly once" across processes: three proxy processes sharing a real
+// docs/behaviour.md "Money moves: exactly once" across processes: three proxy processes sharing a real
 // redis-server behind a real nginx (round robin, keep-alive upstream connections), one recording
-// upstream as the BFF. CONTRACT.md "Operations", SIGTERM: a rolling restart of three processes behind
+// upstream as the BFF. docs/behaviour.md "Operations", SIGTERM: a rolling restart of three processes behind
 // nginx with its default `proxy_next_upstream error timeout` loses no read.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// CONTRACT.md "Several instances" and "Money moves: exactly once": two proxy instances sharing a real
+// docs/behaviour.md "Several instances" and "Money moves: exactly once": two proxy instances sharing a real
 // redis-server, in front of one recording upstream, over real sockets.
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, test } from 'node:test';

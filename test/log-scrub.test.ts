@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Session cookie": the JWT never appears in a log line. Every line is scrubbed of
+ * docs/behaviour.md "Session cookie": the JWT never appears in a log line. Every line is scrubbed of
  * JWT-shaped values, `access_token=` parameters and `Bearer` credentials, whatever field holds them:
  * the forced-logout beacon's fields (each one given a token, in several disguises), error details and
  * request paths. The scrubbing itself is table-tested, linear time included.

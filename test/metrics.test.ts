@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Operations": Prometheus metrics on `METRICS_PORT`, over real sockets. The proxy runs as
+ * docs/behaviour.md "Operations": Prometheus metrics on `METRICS_PORT`, over real sockets. The proxy runs as
  * `npm start` runs it (`src/server.ts` in a process of its own) in front of a recording upstream, with
  * a real redis-server: after matching traffic `/metrics` shows every series of the contract with the
  * right labels (the route pattern, the EP and EM codes `classifyError` gives, cache results, money-move
@@ -187,7 +187,7 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
     for (const name of ['front_proxy_process_cpu_seconds_total', 'front_proxy_process_resident_memory_bytes', 'front_proxy_nodejs_eventloop_lag_p99_seconds', 'front_proxy_nodejs_heap_size_used_bytes']) {
       assert.ok(valueOf(samples, name) !== undefined, `${name} is exported`);
     }
-    // Every name carries the application prefix, the standard metrics' too (CONTRACT.md "Operations").
+    // Every name carries the application prefix, the standard metrics' too (docs/behaviour.md "Operations").
     const unprefixed = [...new Set(samples.map((s) => s.name))].filter((name) => !name.startsWith(METRIC_PREFIX));
     assert.deepEqual(unprefixed, [], 'every metric is prefixed');
     assert.equal(METRIC_PREFIX, 'front_proxy_');
@@ -329,7 +329,7 @@ interface GuardObserverAsDeclaredUpstream {
   retried(endpoint: string): void;
 }
 
-/** The names of the resilience series (CONTRACT.md "Operations"). */
+/** The names of the resilience series (docs/behaviour.md "Operations"). */
 const RESILIENCE_SERIES = ['front_proxy_upstream_in_flight', 'front_proxy_upstream_rejected_total', 'front_proxy_circuit_state', 'front_proxy_upstream_retries_total', 'front_proxy_load_shed_total'];
 
 describe('resilience series: the per-endpoint guard and load shedding', () => {

@@ -1,5 +1,5 @@
 /**
- * The OpenAPI document (`GET /openapi.json`, CONTRACT.md "Operations"): a valid OpenAPI 3.1 document
+ * The OpenAPI document (`GET /openapi.json`, docs/behaviour.md "Operations"): a valid OpenAPI 3.1 document
  * built from the route tables, every operation with a stable unique `operationId`, its area tag, its
  * section, its body requirement as the proxy really applies it, its success answer and its error
  * answers (each with `X-Error-Ref`); the money moves with `Idempotency-Key`, 409, 422 and 503; the

@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Rate limits and client address", the per-address ceiling
+ * docs/behaviour.md "Rate limits and client address", the per-address ceiling
  * (`RATE_LIMIT_API_PER_ADDRESS_PER_MIN`): an IPv6 client is counted by its /64 (it picks its address
  * freely inside it); with `JWT_*` verification, a request whose token verified is not counted, while
  * anonymous requests and tokens that passed unverified still are. Over real sockets, behind a trusted

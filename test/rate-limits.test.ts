@@ -1,4 +1,4 @@
-// CONTRACT.md "Rate limits and client address": the limits over real sockets, counted upstream calls.
+// docs/behaviour.md "Rate limits and client address": the limits over real sockets, counted upstream calls.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';

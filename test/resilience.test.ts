@@ -1,5 +1,5 @@
 /**
- * Resilience over real sockets (CONTRACT.md "Resilience"): the proxy in front of a recording upstream
+ * Resilience over real sockets (docs/behaviour.md "Resilience"): the proxy in front of a recording upstream
  * that turns slow, hangs, resets connections and answers 503. Each rule: busy (bounded share and
  * queue per endpoint, other endpoints unaffected), the circuit breaker and its trial call, a read
  * cancelled when its client leaves and a mutation never cut, the retry of a read and its budget, the

@@ -370,7 +370,7 @@ describe('no session cookie → 401 { reason: no_token }, no upstream call', () 
     for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
       const url = r.url.replace(/:([A-Za-z_]+)/g, 'x1');
       if (r.auth !== 'required') {
-        test(`${method} ${url} needs no session (CONTRACT.md)`, () => assert.equal(r.url, '/api/address/lookup-by-postal-code'));
+        test(`${method} ${url} needs no session (docs/behaviour.md "Which routes need a session")`, () => assert.equal(r.url, '/api/address/lookup-by-postal-code'));
         continue;
       }
       test(`${method} ${url}`, async () => {

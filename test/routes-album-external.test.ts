@@ -314,7 +314,7 @@ describe('spec 4.10 infrastructure', () => {
   });
 });
 
-describe('CONTRACT.md not_configured', () => {
+describe('docs/behaviour.md "Configuration": not_configured', () => {
   test('without the external URLs the routes that need them answer 503 not_configured; purge without CACHE_PURGE_TOKEN too', async () => {
     const app = await createServer({ NODE_ENV: 'test', LOG_LEVEL: 'silent', BFF_BASE_URL: upstream.url });
     const base = await app.listen({ port: 0, host: '127.0.0.1' });

@@ -31,7 +31,7 @@ describe('spec 4.7 sportsbook rows', () => {
     assert.equal(upstream.requests.length, 1);
   });
 
-  test('search forwards a present session (CONTRACT.md)', async () => {
+  test('search forwards a present session (docs/behaviour.md "Which routes need a session")', async () => {
     const jwt = fakeJwt();
     await send(proxy.url, 'GET', '/api/sports/search?search=rio', { token: jwt });
     assert.equal(only().headers.authorization, `Bearer ${jwt}`);

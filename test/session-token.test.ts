@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Which routes need a session": the session token is checked before it costs anything.
+ * docs/behaviour.md "Which routes need a session": the session token is checked before it costs anything.
  * A cookie that is not a well-formed JWT, or carries a control character, answers 401 `invalid_token`
  * on a session route with nothing sent upstream, and counts as no session elsewhere (never forwarded
  * as a Bearer). With the BFF's keys (a local JWKS server, or a PEM key) a bad signature is

@@ -1,5 +1,5 @@
 /**
- * The process as `npm start` runs it (CONTRACT.md "Commands"): no configuration, the embedded sandbox
+ * The process as `npm start` runs it (docs/behaviour.md "Commands"): no configuration, the embedded sandbox
  * behind it, the README walkthrough (login → profile → refresh → logout) over real sockets, the JWT in
  * no body and no log line, graceful exit on SIGTERM, and configuration errors (one line per problem,
  * production without its upstream URLs, a HOST that cannot be bound).

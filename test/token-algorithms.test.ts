@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Which routes need a session": the algorithms a key accepts follow the key (RSA →
+ * docs/behaviour.md "Which routes need a session": the algorithms a key accepts follow the key (RSA →
  * RS256/384/512 and PS256/384/512; EC → the ES algorithm of its own curve; Ed25519 → EdDSA;
  * `JWT_SECRET` → HS256/384/512; never `none`). Every algorithm × every key type (RSA 2048, EC P-256,
  * EC P-384, Ed25519 — each as `JWT_PUBLIC_KEY` and in a JWKS — and an HMAC secret), through the running

@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Which routes need a session", with `JWT_JWKS_URL`: the last key set fetched keeps
+ * docs/behaviour.md "Which routes need a session", with `JWT_JWKS_URL`: the last key set fetched keeps
  * serving while a refetch fails or hangs (refetched in the background after 10 minutes); an unknown
  * `kid` causes at most one refetch per 30 s, waited for at most 1 s; a failed fetch is remembered (no
  * fetch per request); only before any set was fetched does a token pass unverified. Through the

@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Configuration", `OTEL_EXPORTER_OTLP_ENDPOINT`: unset, tracing costs nothing — the proxy
+ * docs/behaviour.md "Configuration", `OTEL_EXPORTER_OTLP_ENDPOINT`: unset, tracing costs nothing — the proxy
  * serves requests (to the upstream and back) without loading any OpenTelemetry module, and sends no
  * `traceparent` upstream. This file runs in its own process (node:test isolates files), so the module
  * cache holds only what this file and the proxy loaded.

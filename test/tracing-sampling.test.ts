@@ -1,5 +1,5 @@
 /**
- * Tracing that costs what it samples (CONTRACT.md "Operations", tracing row; the standard `OTEL_*`
+ * Tracing that costs what it samples (docs/behaviour.md "Operations", tracing row; the standard `OTEL_*`
  * variables), over real loopback sockets: with `OTEL_TRACES_SAMPLER=parentbased_traceidratio` and
  * `OTEL_TRACES_SAMPLER_ARG=0` no span reaches the collector, yet every upstream call carries a W3C
  * `traceparent` (sampled flag off) of its own trace; a request whose incoming `traceparent` is sampled

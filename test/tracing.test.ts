@@ -1,5 +1,5 @@
 /**
- * CONTRACT.md "Operations", tracing row, over real loopback sockets: with `OTEL_EXPORTER_OTLP_ENDPOINT`
+ * docs/behaviour.md "Operations", tracing row, over real loopback sockets: with `OTEL_EXPORTER_OTLP_ENDPOINT`
  * set, a fake OTLP/HTTP collector receives a server span per request (`http.route`, the route pattern)
  * and a client span per upstream call (`front_proxy.endpoint`, its EP code); the upstream receives a
  * W3C `traceparent` of the same trace, whose parent is the client span; nothing exported holds the

@@ -1,5 +1,5 @@
 /**
- * The per-endpoint guard (src/upstream/endpoint-guard.ts, CONTRACT.md "Resilience"), as a pure
+ * The per-endpoint guard (src/upstream/endpoint-guard.ts, docs/behaviour.md "Resilience"), as a pure
  * object with a fake clock: the circuit's table (closed → open after N failures in a row → half-open
  * for one trial after the pause → closed or open again), the bulkhead (slots, a bounded queue, a
  * bounded wait, a client's abort dropping a waiter), and the retry budget.
@@ -278,7 +278,7 @@ describe('retry budget', () => {
   });
 });
 
-describe('circuit breaker and queue under concurrency (CONTRACT.md "Resilience")', () => {
+describe('circuit breaker and queue under concurrency (docs/behaviour.md "Resilience")', () => {
   // Calls overlap: each step starts a named call, ends one, moves the clock or checks the state.
   // `enter` expects: 'ran' (went at once), 'queued' (waits for a slot), or the refusal's code;
   // `settled` awaits a queued call: 'ran' when it got a slot, else its refusal's code.
@@ -419,7 +419,7 @@ describe('circuit breaker and queue under concurrency (CONTRACT.md "Resilience")
 });
 
 describe('a hung endpoint at the default limits that recovers (simulated clock)', () => {
-  // CONTRACT.md "Resilience", target row: UPSTREAM_TIMEOUT_MS 15000, pause 5000, 200 clients looping
+  // docs/behaviour.md "Resilience", target row: UPSTREAM_TIMEOUT_MS 15000, pause 5000, 200 clients looping
   // on one endpoint that hangs from 0 and answers again from `recoversAt`. A call sent while it hangs
   // hangs for its whole time limit (the BFF holds it), then fails; a call sent after answers in 20 ms.
   // Each client asks again 10 ms after an answer or a refusal. The clock moves in 10 ms steps, the

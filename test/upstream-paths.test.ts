@@ -1,5 +1,5 @@
 /**
- * The path-segment check against traversal look-alikes (CONTRACT.md "Upstream requests"): every
+ * The path-segment check against traversal look-alikes (docs/behaviour.md "Upstream requests"): every
  * character whose compatibility normalisation (NFKC) holds `.`, `/` or `\` is refused by
  * `safeSegment` and, percent-encoded, by `rawSubPath`; the set is derived here from the engine's own
  * Unicode data by scanning every code point, so the test follows new Unicode versions too.

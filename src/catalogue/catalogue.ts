@@ -14,7 +14,7 @@
  *
  * The entries are anonymous, so no personal data can enter: a cache fill is made by the proxy itself
  * with no `Authorization`, no `Cookie` and no visitor headers, so one entry is right for every visitor.
- * What a request with a session gets depends on `CATALOGUE_FOR_SESSIONS` (CONTRACT.md "Which routes
+ * What a request with a session gets depends on `CATALOGUE_FOR_SESSIONS` (docs/behaviour.md "Which routes
  * need a session"):
  *
  * | `CATALOGUE_FOR_SESSIONS` | request without a session | request with a session (any cookie value) |
@@ -26,7 +26,7 @@
  * a logged-in lobby is then answered from the cache too, during an outage as well, and a made-up
  * cookie cannot make the proxy call the BFF. `forward` is for a BFF that personalises its catalogue.
  *
- * Outage (CONTRACT.md "Resilience"): an entry whose refresh fails keeps being answered, however old
+ * Outage (docs/behaviour.md "Resilience"): an entry whose refresh fails keeps being answered, however old
  * (see `swr-cache.ts`); a read of an entry too old to answer at once waits for its refresh at most
  * {@link CATALOGUE_REFRESH_WAIT_MS}. Any `UpstreamError` (time-out, unreachable, the upstream guard's
  * `upstream_busy` / `upstream_circuit_open`) and any answer that is not cacheable count as a failed
@@ -103,7 +103,7 @@ export interface CatalogueDeps {
   readonly config: Pick<Config, 'catalogueCacheTtlMs' | 'catalogueForSessions'>;
   readonly services: { readonly bff: UpstreamService };
   readonly caches: CacheRegistry;
-  /** The shared state: with Redis, one entry per key for every instance (CONTRACT.md "Several instances"). */
+  /** The shared state: with Redis, one entry per key for every instance (docs/behaviour.md "Several instances"). */
   readonly state: { readonly store: SharedStore; readonly fleet: Fleet };
   /** Told how each read of the `catalogue` and `catalogue-index` caches was answered (the metrics). */
   readonly metrics?: CacheReadObserver | undefined;

@@ -1,7 +1,7 @@
 /**
  * A stale-while-revalidate cache with single flight, over lru-cache's `fetchMethod`: concurrent misses
  * for one key share one load; an expired entry is answered at once while one refresh runs behind it;
- * a failed load is never stored; an entry whose refresh fails keeps being answered (CONTRACT.md
+ * a failed load is never stored; an entry whose refresh fails keeps being answered (docs/behaviour.md
  * "Resilience": "Outage").
  *
  * How a read of key `k` goes ({@link SwrCache.get}; ages from the entry's `fetchedAt`):

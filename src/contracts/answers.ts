@@ -506,7 +506,7 @@ export const REQUEST_EXAMPLES: Readonly<Record<string, unknown>> = {
   'POST /api/payments/withdraw': { amount: 2500, method: 'pix', currency: 'BRL', pix_key: 'demo@example.com', pix_key_type: 'email' },
 };
 
-/** The money moves (CONTRACT.md "Money moves: exactly once"): `Idempotency-Key`, replays, 409/422/503. */
+/** The money moves (docs/behaviour.md "Money moves: exactly once"): `Idempotency-Key`, replays, 409/422/503. */
 export const MONEY_MOVES: readonly string[] = ['POST /api/payments/deposit', 'POST /api/payments/withdraw'];
 
 /** The named answer shapes, as components of the OpenAPI document. */

@@ -73,7 +73,7 @@ export const ATTRIBUTION_FIELDS = ['utm_source', 'utm_campaign', 'utm_content', 
 
 /**
  * spec 2.4 RegisterSimplifiedPayload (request; the response is a LoginResponse), plus the proxy's own
- * optional `provider` (a social registration, CONTRACT.md `REGISTER_TYPE`) and `utm_src` (mapped to `src`).
+ * optional `provider` (a social registration, docs/behaviour.md "Configuration", `REGISTER_TYPE`) and `utm_src` (mapped to `src`).
  */
 export const RegisterSimplifiedPayload = Type.Object({
   email: Type.String({ minLength: 3, maxLength: 320, pattern: '^[^\\s@]+@[^\\s@]+$' }),
@@ -244,7 +244,7 @@ export type SocialLoginPayload = Static<typeof SocialLoginPayload>;
 
 /**
  * spec 6.1 forced-logout beacon body: exactly the fields of spec 6.1 with their types; any other
- * field is refused (400), so that nothing but these fields can reach the log (CONTRACT.md "Rate
+ * field is refused (400), so that nothing but these fields can reach the log (docs/behaviour.md "Rate
  * limits and client address": the beacon accepts only the fields of spec 6, 4 KB at most).
  */
 export const ForcedLogoutBeacon = Type.Object(

@@ -147,7 +147,7 @@ export type DepositWire = { user_id: number; credit_amount: number; payment_meth
   Record<Exclude<DepositWireName, 'user_id' | 'credit_amount' | 'payment_method' | 'currency'>, string>
 >;
 
-/** Attribution read from the cookies (wire names), used where the body has none (CONTRACT.md "Clarifications"). */
+/** Attribution read from the cookies (wire names), used where the body has none (docs/behaviour.md "Clarifications of the specification"). */
 export interface CookieAttribution {
   utm_source?: string;
   utm_campaign?: string;

@@ -1,5 +1,5 @@
 /**
- * The doctor's judgement of one upstream answer, pure: what the proxy would do with it (CONTRACT.md
+ * The doctor's judgement of one upstream answer, pure: what the proxy would do with it (docs/behaviour.md
  * "Upstream answers": codings, JSON, empty answers, sizes, redirects), whether a success has the shape
  * of `src/contracts` (missing fields, wrong types; extra fields noted), whether a session token is a
  * well-formed JWT, and how the error-reference classifier reads an error answer (spec 7.3: does a 401
@@ -49,7 +49,7 @@ export interface Judgement {
   readonly ref?: string;
 }
 
-/** The codings the proxy decodes (CONTRACT.md "Upstream answers"); zstd only where the runtime decodes it. */
+/** The codings the proxy decodes (docs/behaviour.md "Upstream answers"); zstd only where the runtime decodes it. */
 export const DECODABLE_CODINGS: readonly string[] = ['gzip', 'x-gzip', 'deflate', 'br', ...('zstdDecompressSync' in zlib ? ['zstd'] : [])];
 
 
@@ -76,7 +76,7 @@ export function isJsonMediaType(contentType: string | undefined): boolean {
 }
 
 /**
- * Decodes a coded body as the proxy would (CONTRACT.md "Upstream answers", "Codings"): the codings of
+ * Decodes a coded body as the proxy would (docs/behaviour.md "Upstream answers", "Codings"): the codings of
  * `Content-Encoding`, last applied first, each bounded by `limit` decoded bytes.
  * @returns the decoded body and a finding per coding (a `warn`: the proxy asked for `identity`), or a
  *   `fail` finding: an unknown coding (502 `upstream_bad_response`), bytes that do not decode, or a body

@@ -22,7 +22,7 @@ import type { EndpointCode } from '../errors/index.js';
  * - `read`: changes nothing; always probed (`session: true` rows only with `--login`);
  * - `session`: the doctor's own session (login, refresh, logout); probed with `--login`;
  * - `side-effect`: a `GET` that creates or hands out something (game start, sports launch, partner and
- *   support-desk tokens, KYC start; CONTRACT.md "CSRF defence");
+ *   support-desk tokens, KYC start; docs/behaviour.md "CSRF defence");
  * - `write`: a mutation; `money`: a money move or a wallet transfer.
  *
  * `side-effect`, `write` and `money` rows are probed only with `--allow-writes` against a sandbox, a
@@ -63,7 +63,7 @@ export interface Probe {
   readonly required: boolean;
   /** Shape of a 2xx JSON body; absent: any JSON. */
   readonly answer?: TSchema;
-  /** The proxy needs the body (CONTRACT.md "Empty answers": login, refresh, profile): an empty 2xx fails. */
+  /** The proxy needs the body (docs/behaviour.md "Upstream answers", "Empty answers": login, refresh, profile): an empty 2xx fails. */
   readonly needsBody?: boolean;
   /** Statuses besides 2xx that count as a proper answer (404 for a made-up id). */
   readonly alsoAccept?: readonly number[];

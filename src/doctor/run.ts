@@ -1,5 +1,5 @@
 /**
- * The doctor's run: probes a running BFF the way the proxy calls it (CONTRACT.md "Upstream requests":
+ * The doctor's run: probes a running BFF the way the proxy calls it (docs/behaviour.md "Upstream requests":
  * the paths of the route tables and the EP registry, `Accept: application/json`,
  * `Accept-Encoding: identity`, `Authorization: Bearer <jwt>` and the session cookie) and judges each
  * answer (`checks.ts`). One row per probe of {@link PROBES}, in the table's order.

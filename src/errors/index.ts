@@ -1,8 +1,8 @@
 /**
  * The error-reference module of spec part 7 as the server imports it, and the root package's
- * `./errors` subpath (CONTRACT.md "Public modules"): a re-export of `@front-proxy/browser/errors`,
+ * `./errors` subpath (docs/behaviour.md "Public modules"): a re-export of `@front-proxy/browser/errors`,
  * the one source of the EP and EM registries, the classifier and the reference-code helpers
- * (the browser package, DESIGN.md habit 17).
+ * (the browser package, docs/architecture.md "Habits" (habit 17)).
  *
  * @example
  * import { classifyError, explainRef } from 'front-proxy/errors';

@@ -1,6 +1,6 @@
 /**
  * Pipeline step **auth gate** (`onRequest`, after the CSRF defence, before the body is read;
- * CONTRACT.md "Which routes need a session"): parses the cookies, checks the session cookie
+ * docs/behaviour.md "Which routes need a session"): parses the cookies, checks the session cookie
  * (`session/token.ts`), then reads the route's declared need (`config.auth`, never the URL):
  *
  * | session cookie | `required` | `none` |

@@ -1,5 +1,5 @@
 /**
- * Pipeline step **body** (the last `onRequest` hook, then Fastify's content-type parsing; CONTRACT.md
+ * Pipeline step **body** (the last `onRequest` hook, then Fastify's content-type parsing; docs/behaviour.md
  * "CSRF defence" and "Upstream requests"): a state-changing request with a body whose media type
  * its route does not accept (`config.contentTypes`, `application/json` by default) answers 415
  * `unsupported_media_type` before the body is read, so a plain HTML form cannot post to a JSON route.
@@ -11,7 +11,7 @@
  * (413 `payload_too_large`).
  *
  * An error answer sent while the request body is still arriving (413, or any early 4xx: 403, 415…)
- * ends with a **lingering close** (CONTRACT.md "Error envelope": the client reads the answer even while
+ * ends with a **lingering close** (docs/behaviour.md "Error envelope": the client reads the answer even while
  * it is still sending). Fastify answers a body error with `Connection: close` and Node then closes the
  * socket right after the answer; closing a socket whose peer is still sending makes the kernel reset
  * the connection, and the reset discards the answer the client has not read yet (a browser reads only

@@ -20,7 +20,7 @@ import { envelope } from '../envelope.js';
 import { ERROR_REF_HEADER, errorRefOf } from './error-ref.js';
 
 /**
- * Fastify's request-timeout settings (CONTRACT.md leaves them open; Fastify's defaults of 0 never cut a
+ * Fastify's request-timeout settings (docs/behaviour.md leaves them open; Fastify's defaults of 0 never cut a
  * slow client). The idle time of a kept-alive connection between requests is the configuration's
  * `KEEP_ALIVE_TIMEOUT_MS` instead (65 s by default, longer than a load balancer's idle timeout).
  *
@@ -123,7 +123,7 @@ export interface ClientErrors {
  * router's. The plugin sets the headers limit on the HTTP server, which Fastify has no option for.
  *
  * @param keepAliveTimeoutMs - idle time of a kept-alive client connection, in milliseconds
- *   (`KEEP_ALIVE_TIMEOUT_MS`, CONTRACT.md "Configuration").
+ *   (`KEEP_ALIVE_TIMEOUT_MS`, docs/behaviour.md "Configuration").
  * @param timeouts - replacements of {@link SERVER_TIMEOUTS} values, in milliseconds (tests).
  */
 export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial<ServerTimeouts> = {}): ClientErrors {

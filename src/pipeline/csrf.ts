@@ -1,6 +1,6 @@
 /**
  * Pipeline step **CSRF defence** (`onRequest`, after the request context, before the auth gate and
- * before the body is read; CONTRACT.md "CSRF defence"): a request with a state-changing method (POST,
+ * before the body is read; docs/behaviour.md "CSRF defence"): a request with a state-changing method (POST,
  * PUT, PATCH, DELETE) is refused with 403 `csrf_rejected`, and calls nothing upstream, when its
  * `Sec-Fetch-Site` is `cross-site` or its `Origin` is not allowed (`ALLOWED_ORIGINS`; by default an
  * origin whose host and port equal the request's `Host`, whatever its scheme). A `GET` (or its `HEAD`)

@@ -1,5 +1,5 @@
 /**
- * Pipeline step **drain** (graceful shutdown; CONTRACT.md "Operations", SIGTERM, and "Error envelope",
+ * Pipeline step **drain** (graceful shutdown; docs/behaviour.md "Operations", SIGTERM, and "Error envelope",
  * the `shutting_down` row). Its `onRequest` hook runs right after the request context's; its `onSend`
  * hook marks the last answer of a connection while draining.
  *
@@ -201,7 +201,7 @@ export function createDrain(options: DrainOptions): Drain {
 declare module 'fastify' {
   interface FastifyInstance {
     /**
-     * Starts the graceful drain of CONTRACT.md "Operations" (see `pipeline/drain.ts`) and resolves once
+     * Starts the graceful drain of docs/behaviour.md "Operations" (see `pipeline/drain.ts`) and resolves once
      * the app is closed. Calling it again returns the same drain.
      *
      * @returns how many requests had to be cut when `SHUTDOWN_TIMEOUT_MS` ran out.

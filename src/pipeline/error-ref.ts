@@ -1,6 +1,6 @@
 /**
  * Pipeline step **error reference** (an `onSend` hook: the last thing before an answer's headers are
- * written; CONTRACT.md "Error envelope", the `X-Error-Ref` paragraph, and spec 7.1-7.3). Every answer
+ * written; docs/behaviour.md "Error envelope", the `X-Error-Ref` paragraph, and spec 7.1-7.3). Every answer
  * with a status of 400 or more, whoever made it (a hook, the error or not-found handler, a route,
  * a 401/403 body passed through byte for byte), carries `X-Error-Ref: EPdddd-EMdddd`: the reference
  * the browser SDK's classifier computes for that very answer (`ProxyError`, `browser/proxy-error.ts`).
@@ -21,7 +21,7 @@ import fp from 'fastify-plugin';
 import { LRUCache } from 'lru-cache';
 import { classifyError, type ErrorRef } from '../errors/index.js';
 
-/** The header that carries the reference of an error answer (CONTRACT.md "Error envelope"). */
+/** The header that carries the reference of an error answer (docs/behaviour.md "Error envelope"). */
 export const ERROR_REF_HEADER = 'x-error-ref';
 
 /** What {@link errorRefOf} classifies: one error answer as the client receives it. */

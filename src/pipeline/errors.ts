@@ -1,6 +1,6 @@
 /**
  * Pipeline step **errors** (Fastify's error and not-found handlers, for whatever a hook, parser,
- * schema or handler throws; spec 7.4 and CONTRACT.md "Error envelope"): every failure answers the
+ * schema or handler throws; spec 7.4 and docs/behaviour.md "Error envelope"): every failure answers the
  * envelope `{ ok: false, error, detail }` — an upstream failure its status and code (504
  * `upstream_timeout`, 502 `upstream_unavailable`…), a request body that broke on the client's side
  * (closed mid-body, cut upload) 400 `client_aborted` (logged at info, never as an upstream failure),
@@ -82,7 +82,7 @@ export const errors = fp(
     app.addHook('onClose', async () => refusals.flush());
     app.setErrorHandler((error: FastifyError, request, reply) => {
       // The client's own body broke (it closed mid-body, stopped sending, or its upload was cut): a client
-      // fault, answered 400 and logged as such, never as an upstream failure (CONTRACT.md "Resilience":
+      // fault, answered 400 and logged as such, never as an upstream failure (docs/behaviour.md "Resilience":
       // one client cannot provoke what the circuit breakers count).
       if (clientAborted(error, request.raw)) {
         request.log.info({ code: 'client_aborted', cause: (error.cause as Error | undefined)?.message ?? error.message }, 'client aborted');
@@ -90,7 +90,7 @@ export const errors = fp(
       }
       // A transport error reaching here (a streamed answer that broke before its first byte was sent:
       // undici's UND_ERR_*, or the socket's ECONNRESET when the upstream resets right after its headers)
-      // is an upstream failure too: the envelope of CONTRACT.md, not a 500.
+      // is an upstream failure too: the envelope of docs/behaviour.md "Error envelope", not a 500.
       const upstreamFailure = transportFailureOf(error);
       if (upstreamFailure) return sendUpstreamFailure(upstreamFailure, request, reply, refusals);
       if (error.code === 'FP_RATE_LIMITED') {

@@ -1,6 +1,6 @@
 /**
  * Pipeline step **health and readiness** (two routes outside `/api`, no cookie needed, never shed;
- * CONTRACT.md "Health" and "Resilience", "Readiness"):
+ * docs/behaviour.md "Health" and "Resilience", "Readiness"):
  *
  * | route | answers |
  * |---|---|

@@ -1,5 +1,5 @@
 /**
- * A Prometheus histogram whose label sets are bound once (CONTRACT.md "Operations"; the hot path of
+ * A Prometheus histogram whose label sets are bound once (docs/behaviour.md "Operations"; the hot path of
  * `pipeline/metrics.ts`): {@link CellHistogram.labels} hands out a {@link HistogramCell} per label
  * set, and {@link HistogramCell.observe} is a bucket search and three additions — no label object,
  * no label hash, no string per observation (prom-client's own `Histogram` hashes the label set on

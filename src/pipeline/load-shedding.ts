@@ -1,5 +1,5 @@
 /**
- * Pipeline step **load shedding** (CONTRACT.md "Resilience", "Load shedding"; the SRE book's
+ * Pipeline step **load shedding** (docs/behaviour.md "Resilience", "Load shedding"; the SRE book's
  * "Handling Overload"): when the process is overloaded, a new `/api` request answers 503
  * `{ ok: false, error: "overloaded", detail }` with `Retry-After` at once — before its body is read,
  * its cookie checked or anything is called upstream — until the process recovers. Two thresholds,

@@ -1,7 +1,7 @@
 /**
  * Pipeline step **logging** (all along the request; its line is written when the request completes):
  * pino as Fastify's logger, one line per request (method, path without query, status, time), the
- * credentials redacted (CONTRACT.md "Session cookie": `cookie`, `authorization`, `set-cookie` and any
+ * credentials redacted (docs/behaviour.md "Session cookie": `cookie`, `authorization`, `set-cookie` and any
  * `access_token` never reach a log line, and every line is scrubbed of JWT-shaped values,
  * `access_token=` parameters and `Bearer` credentials, whatever field holds them: beacon fields, error
  * messages and causes, URLs), a request's child logger built only when it logs more than
@@ -54,7 +54,7 @@ export const LOG_REDACT_PATHS = [
 /**
  * A destination that writes each line with its token-like values replaced (`scrubSecrets`,
  * `session/redact.ts`): the last step before any line leaves the process, so no field, message or
- * error text can carry a token to the log (CONTRACT.md "Session cookie").
+ * error text can carry a token to the log (docs/behaviour.md "Session cookie").
  */
 function scrubbing(destination: { write(text: string): unknown }): { write(line: string): boolean } {
   return {

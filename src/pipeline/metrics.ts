@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (CONTRACT.md "Operations"; DESIGN.md habit 13): the contract's series, each name
+ * Prometheus metrics (docs/behaviour.md "Operations"; docs/architecture.md "Habits" (habit 13)): the contract's series, each name
  * prefixed with {@link METRIC_PREFIX}, in one prom-client registry per app, the pipeline step that times every answer (an `onResponse` hook bound
  * to each route's pattern as the route is declared), the observers the lower layers are given (upstream
  * calls, cache reads, money-move decisions, the per-endpoint guard's {@link ResilienceObserver}, load
@@ -36,7 +36,7 @@ import type { UpstreamCallRecord } from '../upstream/client.js';
 import { CellHistogram } from './histogram-cells.js';
 
 /**
- * The prefix of every metric name (CONTRACT.md "Operations": `http_request_duration_seconds` is served
+ * The prefix of every metric name (docs/behaviour.md "Operations": `http_request_duration_seconds` is served
  * as `front_proxy_http_request_duration_seconds`), prom-client's process and Node.js metrics included:
  * no name collides with an exporter's (`redis_up` is also redis_exporter's).
  */
@@ -68,7 +68,7 @@ export type RejectReason = 'busy' | 'circuit_open';
 export type CircuitStateValue = 0 | 1 | 2;
 
 /**
- * What the per-endpoint guard of the upstream layer reports (CONTRACT.md "Resilience" and
+ * What the per-endpoint guard of the upstream layer reports (docs/behaviour.md "Resilience" and
  * "Operations"). The upstream layer declares the same shape (it may not import this module), so
  * {@link Metrics.resilience} is handed down as a value. `endpoint` is an EP code such as `EP0042`,
  * never a path, a user or a token; any other string is counted as `EP0000`.
@@ -355,7 +355,7 @@ export class Metrics implements MetricsSource {
   };
 
   /**
-   * The per-endpoint guard's observer (CONTRACT.md "Resilience", "Operations"), handed to the
+   * The per-endpoint guard's observer (docs/behaviour.md "Resilience", "Operations"), handed to the
    * upstream layer: `upstream_in_flight` {`endpoint`} (gauge, calls), `upstream_rejected_total`
    * {`endpoint`, `reason`}, `circuit_state` {`endpoint`} (gauge: 0 closed, 1 open, 2 half-open) and
    * `upstream_retries_total` {`endpoint`}. Each method is bound (it may be passed alone); after the
@@ -383,7 +383,7 @@ export class Metrics implements MetricsSource {
 
   /**
    * One `/api` request answered 503 `overloaded` by load shedding (`load_shed_total`, no labels;
-   * CONTRACT.md "Resilience"). Bound: it may be passed alone.
+   * docs/behaviour.md "Resilience"). Bound: it may be passed alone.
    */
   readonly loadShed = (): void => {
     this.#loadShed.inc();
@@ -499,7 +499,7 @@ export interface MetricsServer {
 }
 
 /**
- * Starts the metrics server (CONTRACT.md "Operations", "Configuration" `METRICS_PORT`): a plain
+ * Starts the metrics server (docs/behaviour.md "Operations", "Configuration" `METRICS_PORT`): a plain
  * node:http server answering `GET /metrics` (and `HEAD`) with the text of `source`; every other path
  * is 404, another method 405, and a failure to gather the metrics 500. It is a server of its own on
  * its own port, never a route of the public app.

@@ -1,6 +1,6 @@
 /**
  * Pipeline step **OpenAPI** (registered before the route tables, so that it sees every route; serves
- * nothing in production; CONTRACT.md "Operations"): the OpenAPI 3.1 document of the proxy, built by
+ * nothing in production; docs/behaviour.md "Operations"): the OpenAPI 3.1 document of the proxy, built by
  * `@fastify/swagger` from the routes as they are registered (the route tables are its only source),
  * at `GET /openapi.json`, and a browsable reference page at `GET /docs` (Swagger UI, served from the
  * npm package: the page loads nothing from another host). Both answer 404 in production.
@@ -170,7 +170,7 @@ function components(cookieName: string): Json {
       NoToken: {
         type: 'object',
         description:
-          'The answer of a session route without a usable session (spec 5.2, 7.4.3; CONTRACT.md "Which routes need a session"); nothing is sent upstream. `no_token`: no cookie (EM0001); `invalid_token`: not a well-formed JWT, or (with the BFF\'s keys) a failed signature (EM0002); `token_expired`: expired, with the BFF\'s keys (EM0003).',
+          'The answer of a session route without a usable session (spec 5.2, 7.4.3; docs/behaviour.md "Which routes need a session"); nothing is sent upstream. `no_token`: no cookie (EM0001); `invalid_token`: not a well-formed JWT, or (with the BFF\'s keys) a failed signature (EM0002); `token_expired`: expired, with the BFF\'s keys (EM0003).',
         required: ['reason'],
         properties: { reason: { enum: ['no_token', 'invalid_token', 'token_expired'] } },
         additionalProperties: false,
@@ -320,7 +320,7 @@ function successAnswer(facts: RouteFacts | undefined, doc: SuccessDoc | undefine
   return [status, answer];
 }
 
-/** The error answers an operation can give (CONTRACT.md "Error envelope"). */
+/** The error answers an operation can give (docs/behaviour.md "Error envelope"). */
 function errorAnswers(
   method: string,
   path: string,

@@ -1,6 +1,6 @@
 /**
  * Pipeline step **rate limits** (a route-level `onRequest` hook, after the global ones: after the
- * auth gate and the media-type check, before the body is read; CONTRACT.md "Rate limits and client
+ * auth gate and the media-type check, before the body is read; docs/behaviour.md "Rate limits and client
  * address"): `@fastify/rate-limit` with the limits of the configuration, by the route's declared
  * `limit`:
  *
@@ -74,7 +74,7 @@ const byAddress = (request: FastifyRequest): string => request.ip;
 const IPV6_NETWORK_GROUPS = 4;
 
 /**
- * The key the per-address ceiling counts a client address under (CONTRACT.md "Rate limits and client
+ * The key the per-address ceiling counts a client address under (docs/behaviour.md "Rate limits and client
  * address"): an IPv4 address as it is; an IPv6 address by its /64 network, written
  * `2001:db8:1:2::/64` (zone and interface bits dropped); an IPv4-mapped IPv6 address
  * (`::ffff:192.0.2.1`) as its IPv4 address. A text that is no address is its own key.

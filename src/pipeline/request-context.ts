@@ -4,7 +4,7 @@
  * else a random UUID — which is answered as `X-Request-Id`, sent upstream and bound to the request's
  * logger; its time is Fastify's `reply.elapsedTime`. Every answer carries `X-Content-Type-Options:
  * nosniff`, and every `/api` answer `Cache-Control: no-store` unless its route declares otherwise
- * (CONTRACT.md "Session cookie"). Whether an answer is an `/api` answer is decided on the matched
+ * (docs/behaviour.md "Session cookie"). Whether an answer is an `/api` answer is decided on the matched
  * route's pattern, never on the raw request target: an absolute-form target
  * (`GET http://host/api/... HTTP/1.1`) reaches the same route and gets the same header. A request no
  * route matches (the 404) is judged on the path of its target, absolute form included.

@@ -1,5 +1,5 @@
 /**
- * Pipeline step **session cookie** (`onSend`; CONTRACT.md "Upstream answers", "A session comes only
+ * Pipeline step **session cookie** (`onSend`; docs/behaviour.md "Upstream answers", "A session comes only
  * from a whole, valid answer"): the one place that writes a new session cookie. A route asks for it
  * with `setSessionCookie` (login, registration, social login, refresh); it is written here once the
  * answer is final, and only when the answer's status is below 400 — an error answer, including one

@@ -33,7 +33,7 @@ import { authService, type BffCaller } from '../upstream/auth-service.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { bff, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
 
-/** The upstream of each `REGISTER_TYPE` (CONTRACT.md). */
+/** The upstream of each `REGISTER_TYPE` (docs/behaviour.md "Configuration"). */
 export const REGISTER_PATHS = {
   'bff-simplified': '/bff/register-simplified',
   classic: '/auth/register',
@@ -53,7 +53,7 @@ function withoutToken(data: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * The answer with every occurrence of the new JWT replaced: some BFFs also put it in `user.token`
- * (AuthUser, spec 2.5), and the JWT never appears in a response body (CONTRACT.md "Session cookie").
+ * (AuthUser, spec 2.5), and the JWT never appears in a response body (docs/behaviour.md "Session cookie").
  * `undefined` when the answer cannot be written back (nested too deep for the runtime).
  */
 function redactToken(answer: Record<string, unknown>, token: string | undefined): Record<string, unknown> | undefined {
@@ -65,7 +65,7 @@ function redactToken(answer: Record<string, unknown>, token: string | undefined)
   }
 }
 
-/** The 200 answer of a login-like call, or 502 when its body cannot be written back (CONTRACT.md "Upstream answers"). */
+/** The 200 answer of a login-like call, or 502 when its body cannot be written back (docs/behaviour.md "Upstream answers"). */
 function loginAnswer(answer: Record<string, unknown>, token: string | undefined): ProxyAnswer {
   const body = redactToken(answer, token);
   return body === undefined ? badResponse('The service sent an answer the proxy cannot pass on') : { status: 200, body };
@@ -80,7 +80,7 @@ function loginAnswer(answer: Record<string, unknown>, token: string | undefined)
  * (`pipeline/session-cookie.ts`).
  *
  * Answers 502 `upstream_bad_response` (no cookie) for a 2xx whose body is not a JSON object, or whose
- * `access_token` is not a well-formed JWT (CONTRACT.md "Upstream answers").
+ * `access_token` is not a well-formed JWT (docs/behaviour.md "Upstream answers").
  */
 async function establishSession(ctx: RouteContext, res: UpstreamResponse): Promise<ProxyAnswer> {
   if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res, { preAuth: true });
@@ -397,7 +397,7 @@ export const authRoutes: readonly RouteSpec[] = [
     summary: 'forced-logout beacon (spec 6.1): a warn-level `forced-logout` log entry sampled at 50%; answers 204',
     auth: 'none',
     body: ForcedLogoutBeacon,
-    // CONTRACT.md: the beacon accepts 4 KB at most (413 beyond).
+    // docs/behaviour.md "Rate limits and client address": the beacon accepts 4 KB at most (413 beyond).
     bodyLimit: 4 * 1024,
     upstream: [],
     evictsProfile: false,

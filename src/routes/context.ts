@@ -1,6 +1,6 @@
 /**
- * The {@link RouteContext} of one request and the sending of a handler's answer (DESIGN.md "One
- * request": the handler's upstream calls carry the proxy's headers; answers go out through the
+ * The {@link RouteContext} of one request and the sending of a handler's answer (docs/architecture.md
+ * "One request, step by step": the handler's upstream calls carry the proxy's headers; answers go out through the
  * envelope's rules and never carry the JWT).
  *
  * @module
@@ -27,17 +27,17 @@ export interface AppDeps extends SessionCaches {
   readonly caches: CacheRegistry;
   /** The state every instance shares: idempotency of the money moves, purge and evictions, shared entries. */
   readonly state: AppState;
-  /** What routes report to the metrics (CONTRACT.md "Operations"); does nothing without `METRICS_PORT`. */
+  /** What routes report to the metrics (docs/behaviour.md "Operations"); does nothing without `METRICS_PORT`. */
   readonly metrics: ProxyMetrics;
 }
 
-/** The counters routes (and pipeline steps, through their options) report to (CONTRACT.md "Operations"). */
+/** The counters routes (and pipeline steps, through their options) report to (docs/behaviour.md "Operations"). */
 export interface ProxyMetrics extends CacheReadObserver {
   /** One request refused by the rate limit named `limit` (a fixed name: never a user, login, address or path). */
   rateLimited(limit: string): void;
   /**
    * One `/api` request answered 503 `overloaded` by load shedding (`load_shed_total`, a counter
-   * without labels; CONTRACT.md "Resilience", "Operations").
+   * without labels; docs/behaviour.md "Resilience", "Operations").
    */
   loadShed(): void;
 }
@@ -120,7 +120,7 @@ export class RequestContext implements RouteContext {
   /**
    * `req` as this request's client decides it: a read of a route with side effects (game start, KYC
    * start…) is marked so, never retried nor cut; any other read is cancelled when the client leaves,
-   * unless its answer is `shared` with other requests (CONTRACT.md "Resilience", "Upstream answers").
+   * unless its answer is `shared` with other requests (docs/behaviour.md "Resilience", "Upstream answers").
    */
   #forClient(req: UpstreamRequest, shared: boolean): UpstreamRequest {
     if (req.method !== 'GET' && req.method !== 'HEAD') return req;
@@ -130,7 +130,7 @@ export class RequestContext implements RouteContext {
   #gone: AbortSignal | undefined;
   /**
    * For a read (GET, HEAD), a signal that aborts when the client leaves before its answer is complete
-   * (CONTRACT.md "Resilience", "Client gone"); `undefined` for any other method: a mutation is never cut.
+   * (docs/behaviour.md "Resilience", "Client gone"); `undefined` for any other method: a mutation is never cut.
    * Made when the first upstream call of the request needs it (not for a call its endpoint's guard
    * refuses at once); the upstream client calls this function.
    */
@@ -187,7 +187,7 @@ export function withoutCookie(header: string, name: string): string {
 }
 
 /**
- * The `X-Forwarded-For` sent upstream (CONTRACT.md "Rate limits and client address"): the client
+ * The `X-Forwarded-For` sent upstream (docs/behaviour.md "Rate limits and client address"): the client
  * address alone when the socket's peer is not a trusted proxy (a browser-sent value is never
  * believed); from a trusted load balancer, the incoming chain without its trusted right-hand hops, so
  * that it ends in the client address (`request.ip`).
@@ -214,7 +214,7 @@ export function sendAnswer(reply: FastifyReply, answer: ProxyAnswer, ctx: RouteC
   if (body !== null && !Buffer.isBuffer(body) && typeof body !== 'string') {
     const text = serialise(body);
     // An upstream value the proxy cannot write back (nested too deep, too large) is the upstream's
-    // fault, answered 502, never a 500 (CONTRACT.md "Upstream answers", "JSON").
+    // fault, answered 502, never a 500 (docs/behaviour.md "Upstream answers", "JSON").
     if (text === undefined) return sendAnswer(reply, badResponse('The service sent an answer the proxy cannot pass on'), ctx);
     body = text;
     reply.type(JSON_CONTENT_TYPE);

@@ -3,7 +3,7 @@
  * server-to-server attribution event (spec 6.3). Rows in the specification's order.
  *
  * The service URLs are whole endpoints (`FTD_CASHBACK_VERIFY_URL`, `FTD_CASHBACK_SEND_URL`,
- * `ATTRIBUTION_S2S_URL`); when one is not set the route answers 503 `not_configured` (CONTRACT.md).
+ * `ATTRIBUTION_S2S_URL`); when one is not set the route answers 503 `not_configured` (docs/behaviour.md "Configuration").
  *
  * Bodies (spec 4.12 leaves them open; the proxy's choice):
  *

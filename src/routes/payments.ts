@@ -5,7 +5,7 @@
  *
  * Money rules:
  * - deposit and withdraw reach the upstream once per submission, across every process and instance
- *   (CONTRACT.md "Money moves: exactly once", `state/idempotency.ts`): the client's `Idempotency-Key`
+ *   (docs/behaviour.md "Money moves: exactly once", `state/idempotency.ts`): the client's `Idempotency-Key`
  *   (forwarded upstream), or without one the session plus the canonical wire body for 5 s; a repeat
  *   replays the first answer (`Idempotent-Replayed: true`), waits for it, or answers 409
  *   `request_in_progress`; a key reused with another body answers 422 `idempotency_key_reused`; the
@@ -75,7 +75,7 @@ function service(ctx: RouteContext, idempotencyKey?: string) {
 }
 
 /**
- * A money move through the idempotency of CONTRACT.md "Money moves: exactly once" (`state/idempotency.ts`):
+ * A money move through the idempotency of docs/behaviour.md "Money moves: exactly once" (`state/idempotency.ts`):
  * the client's `Idempotency-Key` (400 when malformed), the canonical wire body, one upstream call per
  * submission across every instance, `Idempotent-Replayed: true` on a replay, `Retry-After` on a 409.
  *

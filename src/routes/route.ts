@@ -1,6 +1,6 @@
 /**
  * The route table machinery: a route row declares its method, URL, auth need, schemas and upstream
- * (DESIGN.md "A route row reads like the specification's row"); {@link registerRoutes} turns rows into
+ * (docs/architecture.md "Where to add"); {@link registerRoutes} turns rows into
  * Fastify routes. Routes never read the cookie, build URLs from raw input or format error bodies
  * themselves: the auth gate, the path builder and the envelope do.
  *
@@ -18,7 +18,7 @@ import { type AppDeps, RequestContext, type RouteContext, sendAnswer } from './c
 export type { AppDeps, RouteContext, ServiceName };
 
 /**
- * Who may call a route (CONTRACT.md "Which routes need a session"): `required` = the session cookie,
+ * Who may call a route (docs/behaviour.md "Which routes need a session"): `required` = the session cookie,
  * `none` = anyone (a present session is still forwarded), `operator` = the `CACHE_PURGE_TOKEN` bearer.
  */
 export type AuthNeed = 'required' | 'none' | 'operator';
@@ -67,7 +67,7 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
   /** The upstream calls this row makes, as the specification lists them. */
   upstream: readonly UpstreamTarget[];
   /**
-   * The rate limit the route counts in (CONTRACT.md "Rate limits and client address"); default
+   * The rate limit the route counts in (docs/behaviour.md "Rate limits and client address"); default
    * `preauth` for pre-authentication rows, `api` for every other `/api` row; `none` for no limit.
    */
   limit?: 'preauth' | 'beacon' | 'api' | 'none';
@@ -76,11 +76,11 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
   /**
    * A `GET` whose upstream call creates or hands out something (a game session, a sportsbook launch,
    * a partner or support-desk token, a KYC session): the CSRF defence refuses it cross-site like a
-   * state-changing request (CONTRACT.md "CSRF defence"). Default `false`.
+   * state-changing request (docs/behaviour.md "CSRF defence"). Default `false`.
    */
   sideEffects?: boolean;
   /**
-   * The route takes an expired session token (refresh, logout, logout-auto; CONTRACT.md "Which routes
+   * The route takes an expired session token (refresh, logout, logout-auto; docs/behaviour.md "Which routes
    * need a session"): with `JWT_JWKS_URL` / `JWT_PUBLIC_KEY` only its signature is checked. Default `false`.
    */
   acceptsExpiredToken?: boolean;

@@ -18,7 +18,7 @@
  * JSON); failures use the envelope (401 and 403 byte for byte, spec 7.4). A declared length over the
  * limit answers 502 `upstream_response_too_large` before anything is sent; a stream that breaks or runs
  * over the limit once its headers are sent ends the client's connection without the final chunk
- * (CONTRACT.md "Upstream answers").
+ * (docs/behaviour.md "Upstream answers").
  *
  * @module
  */
@@ -42,7 +42,7 @@ export const SportsSearchQuery = Type.Object({
 const LaunchQuery = Type.Object({ lang: Type.Optional(Lang), device: Type.Optional(Device) });
 
 /**
- * The upstream headers the raw passthrough forwards with a 2xx besides `Content-Type` (CONTRACT.md
+ * The upstream headers the raw passthrough forwards with a 2xx besides `Content-Type` (docs/behaviour.md
  * "Upstream answers", "Headers"): the body's language and its date. Every other upstream header is
  * dropped: hop-by-hop fields, `Set-Cookie`, `Server`, `X-Powered-By`, `Content-Encoding` (the body is
  * decoded), caching headers (the route's own `Cache-Control` applies) and anything internal.
@@ -145,7 +145,7 @@ export const sportsRoutes: readonly RouteSpec[] = [
       const target = rawSubPath(ctx.request.raw.url ?? '', CORE_SPORTBOOK.route, CORE_SPORTBOOK.upstream);
       const req = { method: 'GET', path: target.path, rawQuery: target.rawQuery } as const;
       if (ctx.token) {
-        // With a session the answer is buffered, so that the JWT can never reach the body (CONTRACT.md).
+        // With a session the answer is buffered, so that the JWT can never reach the body (docs/behaviour.md "Session cookie").
         const res = await ctx.call('bff', req);
         if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res);
         if (res.status === 204) return { status: 204, body: null };

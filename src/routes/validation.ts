@@ -2,7 +2,7 @@
  * spec 4.2 Validation: contact and identity validation routes, rows in the specification's order.
  * Every row is a pure forward of its validated body; the upstream paths keep the BFF's spelling
  * (`validade-email-code`, `validade-sms-code`). All need a session except the postal-code lookup
- * (CONTRACT.md "Which routes need a session").
+ * (docs/behaviour.md "Which routes need a session").
  *
  * @module
  */

@@ -1,7 +1,7 @@
 /**
  * Persistent faults of one sandbox server: "this endpoint is slow", "this endpoint hangs", "this
  * endpoint fails", "this endpoint's real answer comes compressed without being asked, truncated, or
- * empty" (what a CDN or a broken BFF sends; CONTRACT.md "Upstream answers"). Unlike a fail-next rule, which answers a counted number of requests, a fault
+ * empty" (what a CDN or a broken BFF sends; docs/behaviour.md "Upstream answers"). Unlike a fail-next rule, which answers a counted number of requests, a fault
  * rule stays until it is removed (`DELETE /__sandbox/faults`, `POST /__sandbox/reset`), so that the
  * proxy's per-endpoint isolation and circuit breakers can be watched against it.
  *

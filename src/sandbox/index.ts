@@ -1,5 +1,5 @@
 /**
- * The embedded sandbox (package subpath `./sandbox`, CONTRACT.md "Public modules"): a real HTTP
+ * The embedded sandbox (package subpath `./sandbox`, docs/behaviour.md "Public modules"): a real HTTP
  * implementation of every upstream the proxy calls, in memory and seeded, on three loopback
  * servers: the BFF, the sticker-album API and the external services.
  *
@@ -64,7 +64,7 @@ export interface StartSandboxOptions {
   faultLimits?: Partial<FaultLimits>;
 }
 
-/** The configuration variables of CONTRACT.md that point at the sandbox. */
+/** The configuration variables of docs/behaviour.md "Configuration" that point at the sandbox. */
 export interface SandboxEnv {
   BFF_BASE_URL: string;
   STICKER_API_URL: string;
@@ -96,7 +96,7 @@ export interface SandboxHandle {
   readonly cachePurgeUrl: string;
   /** Origin of the external services server. */
   readonly externalUrl: string;
-  /** The same URLs under the names of CONTRACT.md's configuration variables. */
+  /** The same URLs under the names of their configuration variables (docs/behaviour.md "Configuration"). */
   readonly env: Readonly<SandboxEnv>;
   /** The live state: users, sessions, codes, registrations, traffic per server, area state. */
   readonly store: SandboxStore;

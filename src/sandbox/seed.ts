@@ -1,5 +1,5 @@
 /**
- * Seed data of the sandbox: the demo logins of CONTRACT.md ("Sandbox logins"), the country table
+ * Seed data of the sandbox: the demo logins of docs/behaviour.md "Sandbox logins", the country table
  * and the builder that turns a short {@link SeedUserInput} into a complete AuthUser / AuthUserInfo
  * pair (spec 2.5 and 2.6). Registration uses the same builder.
  *
@@ -18,7 +18,7 @@ export const DEMO_TWO_FACTOR_CODE = 123456;
 /** Social token that logs in the demo user with any provider: `demo-<provider>-token`. */
 export const DEMO_SOCIAL_TOKEN = 'demo-google-token';
 
-/** One demo login of CONTRACT.md. */
+/** One demo login of docs/behaviour.md "Sandbox logins". */
 export interface DemoLogin {
   readonly login: string;
   readonly password: string;
@@ -27,7 +27,7 @@ export interface DemoLogin {
   readonly behaviour: string;
 }
 
-/** The demo logins of CONTRACT.md ("Sandbox logins"), in its order. */
+/** The demo logins of docs/behaviour.md "Sandbox logins", in its order. */
 export const DEMO_LOGINS: readonly DemoLogin[] = Object.freeze([
   Object.freeze({
     login: 'demo@example.com',

@@ -1,7 +1,7 @@
 /**
  * Marketing attribution read from the browser's tracking cookies (spec 2.4, 2.7): the `utm_*` values of
  * the `cookie_tracking` cookie (last-touch policy) and the analytics client id of the `_ga` cookie.
- * Values sent in the body win; these fill what is absent (CONTRACT.md "Deposit attribution").
+ * Values sent in the body win; these fill what is absent (docs/behaviour.md "Clarifications of the specification", "Deposit attribution").
  *
  * @module
  */

@@ -1,5 +1,5 @@
 /**
- * The session cookie of CONTRACT.md ("Session cookie"): `<SESSION_COOKIE_NAME>=<jwt>; Path=/;
+ * The session cookie of docs/behaviour.md "Session cookie": `<SESSION_COOKIE_NAME>=<jwt>; Path=/;
  * HttpOnly; SameSite=Lax; Max-Age=<expires_in>`, plus `Secure` in production.
  *
  * @module
@@ -16,7 +16,7 @@ export const DEFAULT_SESSION_SECONDS = 6 * 60 * 60;
 const MAX_SESSION_SECONDS = 30 * 24 * 60 * 60;
 
 /**
- * The session JWT of a request as the auth gate accepted it (`pipeline/auth-gate.ts`, CONTRACT.md
+ * The session JWT of a request as the auth gate accepted it (`pipeline/auth-gate.ts`, docs/behaviour.md
  * "Which routes need a session"), or `undefined` when the cookie is absent, empty, not a well-formed
  * JWT, or (with the BFF's keys) not verified: such a cookie counts as no session and is never
  * forwarded as a Bearer.
@@ -75,7 +75,7 @@ declare module 'fastify' {
  * Asks for the session cookie of a new JWT (login, registration, social login, refresh). It is
  * written by {@link commitSessionCookie} when the answer is sent, and only if that answer is a
  * success: an answer that fails after this call (an error, a body that cannot be written) never
- * carries the session (CONTRACT.md "Upstream answers", "A session comes only from a whole, valid
+ * carries the session (docs/behaviour.md "Upstream answers", "A session comes only from a whole, valid
  * answer").
  */
 export function setSessionCookie(reply: FastifyReply, config: Config, jwt: string, maxAgeSeconds: number): void {
@@ -123,7 +123,7 @@ export function isSessionTokenValue(value: string): boolean {
  * has no `access_token` (absent, `null` or empty: a login outcome without a session, such as a second
  * factor), the token when it is one that {@link isSessionTokenValue} accepts.
  * @throws UpstreamError `upstream_bad_response` when `access_token` is there but is not a well-formed
- *   JWT or cannot be a cookie value (CONTRACT.md "Upstream answers": 502, no cookie).
+ *   JWT or cannot be a cookie value (docs/behaviour.md "Upstream answers": 502, no cookie).
  */
 export function tokenOf(body: unknown): string | undefined {
   if (!body || typeof body !== 'object' || Array.isArray(body)) return undefined;

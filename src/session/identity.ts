@@ -65,7 +65,7 @@ export async function cachedProfile(ctx: SessionContext, token: string): Promise
  * The upstream profile fetch behind the profile cache: only a 200 whose body is a JSON object
  * resolves (and is cached); anything else rejects and leaves nothing behind.
  * @throws UpstreamAnswerError with a non-200 answer; UpstreamError `upstream_bad_response` for a 2xx
- *   (204 included) that is empty or not a JSON object (CONTRACT.md "Upstream answers": never cached), or on transport failures.
+ *   (204 included) that is empty or not a JSON object (docs/behaviour.md "Upstream answers": never cached), or on transport failures.
  */
 export async function fetchProfile(token: string, caller: UpstreamCaller): Promise<UpstreamResponse> {
   const res = await authService((req) => caller.call('bff', req, { bearer: token, shared: true })).getUserProfile(false);

@@ -44,7 +44,7 @@ export class TokenCache<V extends object, C = undefined> {
   readonly #onRead: ((result: 'hit' | 'miss') => void) | undefined;
   /**
    * @param options.onEvict - told the key (SHA-256 hex digest of the token) of each {@link evict}, so that
-   *   other instances can evict it too (CONTRACT.md "Several instances").
+   *   other instances can evict it too (docs/behaviour.md "Several instances").
    * @param options.onRead - told how each {@link get} was answered (the metrics): `hit` from the cache
    *   or by joining a fetch in flight, `miss` when it started the fetch.
    */

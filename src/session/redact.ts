@@ -187,7 +187,7 @@ function looksLikeJwtHeader(run: string): boolean {
 }
 
 /**
- * `text` with every token-like value replaced by `[redacted]` (CONTRACT.md "Session cookie": the JWT
+ * `text` with every token-like value replaced by `[redacted]` (docs/behaviour.md "Session cookie": the JWT
  * never appears in a log line): JWT-shaped values (three base64url parts whose header is a JSON
  * object, also glued to other text or with `%2E` dots), `access_token=` / `refresh_token=` /
  * `id_token=` parameters (query or fragment) and `Bearer` credentials. Text without any is returned

@@ -1,5 +1,5 @@
 /**
- * The session token checked before it costs anything (CONTRACT.md "Which routes need a session"): a
+ * The session token checked before it costs anything (docs/behaviour.md "Which routes need a session"): a
  * cookie value that is not a well-formed JWT (three base64url parts, a JSON object as header and as
  * payload), or that carries a control character or anything outside the base64url alphabet, is no
  * session; with the BFF's keys (`JWT_JWKS_URL`, `JWT_PUBLIC_KEY` or `JWT_SECRET`) a token whose
@@ -23,7 +23,7 @@ import { tokenKey } from './hash.js';
 /** Longest session cookie value read as a token, in characters (a larger value is no session). */
 export const MAX_TOKEN_LENGTH = 8192;
 
-/** Clock leeway of the `exp` (and `nbf`) check, in seconds (CONTRACT.md "Configuration"). */
+/** Clock leeway of the `exp` (and `nbf`) check, in seconds (docs/behaviour.md "Configuration"). */
 export const EXPIRY_LEEWAY_SECONDS = 60;
 
 export { KEY_ALGORITHMS, keyKindOf, type TokenKeyKind } from '../config.js';
@@ -260,7 +260,7 @@ export class JwksKeys {
 }
 
 /**
- * Verifies session tokens with the BFF's keys (CONTRACT.md "Which routes need a session"): a PEM
+ * Verifies session tokens with the BFF's keys (docs/behaviour.md "Which routes need a session"): a PEM
  * public key or an HMAC secret, with the algorithms of {@link KEY_ALGORITHMS} for that key; or a
  * JWKS ({@link JwksKeys}, fetched at once), with {@link JWKS_ALGORITHMS}, each token checked against
  * the key of the set its header names, or against each matching key when several match (a set in

@@ -13,7 +13,7 @@ export interface ClearableCache {
 }
 
 /**
- * How a cache read was answered (CONTRACT.md "Operations", `cache_requests_total`): `hit` without an
+ * How a cache read was answered (docs/behaviour.md "Operations", `cache_requests_total`): `hit` without an
  * upstream call of its own (a read that joined a load already in progress included), `miss` when it
  * loaded, `stale` when an expired entry was answered while it refreshes.
  */

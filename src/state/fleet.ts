@@ -1,5 +1,5 @@
 /**
- * What one instance must tell the others (CONTRACT.md "Several instances"):
+ * What one instance must tell the others (docs/behaviour.md "Several instances"):
  *
  * - **purge**: `POST /api/cache/purge` on any instance empties the proxy caches of every instance
  *   within 1 s. The purge generation is a counter in the shared store (`INCR`); a purge moves it and

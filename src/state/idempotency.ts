@@ -1,6 +1,6 @@
 /**
- * Money moves reach the upstream exactly once (CONTRACT.md "Money moves: exactly once"; DESIGN.md
- * habit 12): `POST /api/payments/deposit` and `POST /api/payments/withdraw` go through
+ * Money moves reach the upstream exactly once (docs/behaviour.md "Money moves: exactly once"; docs/architecture.md
+ * "Habits" (habit 12)): `POST /api/payments/deposit` and `POST /api/payments/withdraw` go through
  * {@link Idempotency.run}, across every process and instance that share the {@link SharedStore}.
  *
  * - The key is the client's `Idempotency-Key` (1-255 visible ASCII characters; its answer is kept
@@ -50,7 +50,7 @@ export const STORE_GRACE_MS = 60_000;
 /** What an `Idempotency-Key` header may hold. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
-/** The outcome of a submission, for metrics and logs (CONTRACT.md "Operations"). */
+/** The outcome of a submission, for metrics and logs (docs/behaviour.md "Operations"). */
 export type IdempotencyDecision = 'forwarded' | 'replayed' | 'in_progress' | 'mismatch' | 'unavailable';
 
 /** One money-move submission. */

@@ -1,5 +1,5 @@
 /**
- * The shared state of one app (CONTRACT.md "Several instances", "Money moves: exactly once"): the
+ * The shared state of one app (docs/behaviour.md "Several instances", "Money moves: exactly once"): the
  * store — Redis with `REDIS_URL`, `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`, else process memory — and what is built on it: the idempotency of
  * the money moves, the fleet's purge and eviction announcements, and the registry of the proxy's
  * caches.

@@ -1,5 +1,5 @@
 /**
- * Failed logins per login identifier and client address (CONTRACT.md "Rate limits and client
+ * Failed logins per login identifier and client address (docs/behaviour.md "Rate limits and client
  * address": `RATE_LIMIT_LOGIN_FAILURES` per 15 minutes), so that password guessing stops at the limit
  * and nobody can lock a user out from another address. The identifier is kept only as an HMAC-SHA-256
  * with one random secret shared through the state (created once with `SET NX`), so every instance

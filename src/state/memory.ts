@@ -1,6 +1,6 @@
 /**
  * The {@link SharedStore} in process memory: what one process needs when there is no `REDIS_URL`
- * (CONTRACT.md "Configuration": only one process may then serve). Bounded by entries and bytes
+ * (docs/behaviour.md "Configuration": only one process may then serve). Bounded by entries and bytes
  * (lru-cache); each entry has its own time to live. Events are delivered to this process's listeners.
  *
  * Values of {@link MEMORY_STORE_BYTES_FROM} characters or more (the exactly-once guard's stored

@@ -1,5 +1,5 @@
 /**
- * The counters of the rate limits (CONTRACT.md "Rate limits and client address"), as a store of
+ * The counters of the rate limits (docs/behaviour.md "Rate limits and client address"), as a store of
  * `@fastify/rate-limit`: fixed windows, counted in the shared state for the limits every instance
  * must share (pre-authentication, beacon: a route's `shared: true`), in process memory for the others
  * (the general API limit stays off the shared hot path), and in process memory too while the shared

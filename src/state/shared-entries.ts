@@ -1,5 +1,5 @@
 /**
- * Cache entries shared by every instance (CONTRACT.md "Several instances": "catalogue cache: one
+ * Cache entries shared by every instance (docs/behaviour.md "Several instances": "catalogue cache: one
  * shared entry per key; a cold or stale key is fetched by one instance while the others wait for it
  * or serve the stale entry"). It sits behind each instance's own in-process cache: a miss or a
  * refresh there asks {@link SharedEntries.load}, which answers

@@ -1,5 +1,5 @@
 /**
- * The state every instance of the proxy shares (CONTRACT.md "Several instances", "Money moves: exactly
+ * The state every instance of the proxy shares (docs/behaviour.md "Several instances", "Money moves: exactly
  * once"): one small key-value interface with two implementations — in process memory
  * (`memory.ts`, one process only) and Redis (`redis.ts`, every instance behind any load balancer).
  * The idempotency records of the money moves, the shared catalogue entries and their locks, the purge

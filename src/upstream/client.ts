@@ -3,7 +3,7 @@
  * call (`UPSTREAM_TIMEOUT_MS`, headers and body), a response-size cap, no redirects followed, and every
  * transport failure mapped to an {@link UpstreamError}.
  *
- * Every call passes its endpoint's guard first (`endpoint-guard.ts`, CONTRACT.md "Resilience"): a
+ * Every call passes its endpoint's guard first (`endpoint-guard.ts`, docs/behaviour.md "Resilience"): a
  * bounded share of the origin's connections per EP code, a bounded wait, a circuit breaker. The calls
  * of the session and of the money moves ({@link PRIORITY_ENDPOINTS}) go over a pool of their own, so
  * that the other endpoints can never take their connections. A read (GET, HEAD) whose connection
@@ -24,7 +24,7 @@ import { buildQuery, type QueryValue } from './paths.js';
 
 /**
  * Largest upstream answer the proxy buffers by default, in bytes (4 MiB, `UPSTREAM_MAX_RESPONSE_BYTES`;
- * CONTRACT.md "Upstream answers"): counted on the bytes received and again on the decoded bytes of a
+ * docs/behaviour.md "Upstream answers"): counted on the bytes received and again on the decoded bytes of a
  * coded answer; larger answers are `upstream_response_too_large`.
  */
 export const MAX_UPSTREAM_RESPONSE_BYTES = 4 * 1024 * 1024;
@@ -39,7 +39,7 @@ function isDecodedCoding(value: string | string[] | undefined): boolean {
   return text === '' || text === 'identity';
 }
 
-/** The failure of an answer whose `Content-Encoding` names a coding the proxy cannot decode (CONTRACT.md "Upstream answers"). */
+/** The failure of an answer whose `Content-Encoding` names a coding the proxy cannot decode (docs/behaviour.md "Upstream answers"). */
 function unknownCoding(): UpstreamError {
   return new UpstreamError('upstream_bad_response', { detail: 'The service sent an answer in a coding the proxy cannot read' });
 }
@@ -54,7 +54,7 @@ export const POOL_CONNECTIONS = 128;
 export const PRIORITY_POOL_CONNECTIONS = 128;
 
 /**
- * The endpoints that must always find a connection (CONTRACT.md "Resilience": money moves and the
+ * The endpoints that must always find a connection (docs/behaviour.md "Resilience": money moves and the
  * session's own calls), by EP code (spec 7.2): they go over a pool of their own per origin.
  */
 export const PRIORITY_ENDPOINTS: ReadonlySet<string> = new Set([
@@ -99,7 +99,7 @@ export interface UpstreamRequest {
    */
   bodySource?: BodySource | undefined;
   /**
-   * The client's cancellation, for reads only (CONTRACT.md "Resilience", "Client gone"): when it
+   * The client's cancellation, for reads only (docs/behaviour.md "Resilience", "Client gone"): when it
    * aborts, the call leaves its queue or is aborted, and fails with `client_aborted`. A function is
    * called for the signal only once the endpoint's guard has not refused the call at once (a signal
    * costs an `AbortController` and a listener, which a refusal never needs).
@@ -116,7 +116,7 @@ export interface UpstreamRequest {
   /**
    * A `GET` whose upstream call creates or hands out something (game start, sports launch, partner
    * and support-desk tokens, KYC start; the route's `sideEffects`): like a mutation, it is never sent
-   * again and never cut when its client leaves (CONTRACT.md "Upstream answers", "Retries and side effects").
+   * again and never cut when its client leaves (docs/behaviour.md "Upstream answers", "Retries and side effects").
    */
   sideEffects?: boolean | undefined;
 }
@@ -155,7 +155,7 @@ export interface UpstreamStream {
 }
 
 /**
- * One finished upstream call, as an {@link UpstreamObserver} sees it (CONTRACT.md "Operations": the
+ * One finished upstream call, as an {@link UpstreamObserver} sees it (docs/behaviour.md "Operations": the
  * upstream metrics). Holds raw paths and bodies: an observer must never put them in a label.
  */
 export interface UpstreamCallRecord {
@@ -264,8 +264,8 @@ export class PoolRegistry {
   }
   /**
    * The pool for an origin such as `https://bff.example.com`, created on first use; `priority`: the
-   * pool of {@link PRIORITY_ENDPOINTS}. Its answers are decoded before anyone reads them (CONTRACT.md
-   * "Upstream answers", DESIGN.md habit 16): undici's decompression interceptor decodes `gzip`,
+   * pool of {@link PRIORITY_ENDPOINTS}. Its answers are decoded before anyone reads them (docs/behaviour.md
+   * "Upstream answers", docs/architecture.md "Habits" (habit 16)): undici's decompression interceptor decodes `gzip`,
    * `deflate`, `br` (and `zstd` where the runtime has it), whatever the status, and stops a decoded
    * body at {@link maxResponseBytes} (`upstream_response_too_large`, decoded no further); the pool
    * itself stops the received bytes at the same size. A coding it does not know stays in
@@ -366,7 +366,7 @@ export class UpstreamService {
    * @throws UnsafePathError or a serialisation error (callers map them to an {@link UpstreamError}).
    */
   #options(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined): Dispatcher.DispatchOptions {
-    // `identity` last: neither a route nor a browser header may invite a coding (CONTRACT.md "Upstream answers").
+    // `identity` last: neither a route nor a browser header may invite a coding (docs/behaviour.md "Upstream answers").
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers, ...proxyHeaders, 'accept-encoding': 'identity' };
     let body: string | Buffer | Readable | undefined = req.body;
     if (req.json !== undefined) {
@@ -585,7 +585,7 @@ export class UpstreamService {
       // not pass on, a cut); with no listener that would be an uncaught exception and end the process.
       // Consumers (pipe, `for await`, Fastify's send) still receive the error through their own listeners.
       res.body.on('error', () => undefined);
-      // Refused before a byte goes to the client (CONTRACT.md "Upstream answers"): a coding the proxy
+      // Refused before a byte goes to the client (docs/behaviour.md "Upstream answers"): a coding the proxy
       // cannot decode, or a declared length over the limit (a decoded body has no declared length; its
       // decoder stops it at the limit, and the stream breaks).
       if (!isDecodedCoding(res.headers['content-encoding'])) {
@@ -609,7 +609,7 @@ export class UpstreamService {
 }
 
 /**
- * undici's decompression interceptor for a pool (CONTRACT.md "Upstream answers"): every status is
+ * undici's decompression interceptor for a pool (docs/behaviour.md "Upstream answers"): every status is
  * decoded (an error page may be coded too), the decoded bytes stop at `limit`.
  */
 function decompression(limit: number): Dispatcher.DispatcherComposeInterceptor {

@@ -1,5 +1,5 @@
 /**
- * The per-endpoint guard of upstream calls (CONTRACT.md "Resilience"; DESIGN.md habit 15): for each
+ * The per-endpoint guard of upstream calls (docs/behaviour.md "Resilience"; docs/architecture.md "Habits" (habit 15)): for each
  * upstream endpoint (its EP code, spec 7.2) a **bulkhead** — at most `maxInFlight` calls running, at
  * most `maxQueue` more waiting, each for at most `queueWaitMs` — a **circuit breaker**, and a **retry
  * budget**. A call the guard refuses is never sent: it fails at once with an {@link UpstreamError}
@@ -41,7 +41,7 @@
  */
 import { refusal, UpstreamError } from './errors.js';
 
-/** The limits of every endpoint's guard (CONTRACT.md "Resilience"; README's configuration table). */
+/** The limits of every endpoint's guard (docs/behaviour.md "Resilience"; README's configuration table). */
 export interface GuardLimits {
   /** Calls of one endpoint running upstream at once (`UPSTREAM_ENDPOINT_MAX_IN_FLIGHT`). */
   readonly maxInFlight: number;
@@ -55,7 +55,7 @@ export interface GuardLimits {
   readonly circuitPauseMs: number;
 }
 
-/** Circuit states, as `circuit_state` exports them (CONTRACT.md "Operations"). */
+/** Circuit states, as `circuit_state` exports them (docs/behaviour.md "Operations"). */
 export const CIRCUIT = { closed: 0, open: 1, halfOpen: 2 } as const;
 export type CircuitState = (typeof CIRCUIT)[keyof typeof CIRCUIT];
 /** The name of each circuit state, for log lines. */
@@ -65,7 +65,7 @@ export const CIRCUIT_NAMES: Readonly<Record<CircuitState, string>> = { 0: 'close
 export type CallOutcome = 'answered' | 'failed' | 'neutral';
 
 /**
- * What the guard reports (the metrics of CONTRACT.md "Operations"). Endpoint values are EP codes such
+ * What the guard reports (the metrics of docs/behaviour.md "Operations"). Endpoint values are EP codes such
  * as `EP0042`: never a path, user or token. Implementations must be cheap and never throw.
  */
 export interface ResilienceObserver {
@@ -79,7 +79,7 @@ export interface ResilienceObserver {
   retried(endpoint: string): void;
 }
 
-/** Told of every circuit change, for the warn log line of CONTRACT.md "Resilience". */
+/** Told of every circuit change, for the warn log line of docs/behaviour.md "Resilience". */
 export type CircuitListener = (endpoint: string, service: string, from: CircuitState, to: CircuitState) => void;
 
 /** The share of an endpoint's calls that may be retries (10%). */
@@ -88,7 +88,7 @@ export const RETRY_BUDGET_RATIO = 0.1;
 export const RETRY_TOKENS_MAX = 10;
 
 /**
- * Most trial calls of one endpoint waiting for their answer at once (CONTRACT.md "Resilience"): one
+ * Most trial calls of one endpoint waiting for their answer at once (docs/behaviour.md "Resilience"): one
  * more goes per pause while earlier ones hang, up to this many.
  */
 export const MAX_TRIALS_WAITING = 3;

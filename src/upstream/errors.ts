@@ -5,7 +5,7 @@
  * @module
  */
 
-/** Failure codes of an upstream call, each with the proxy status it answers (CONTRACT.md "Error envelope"). */
+/** Failure codes of an upstream call, each with the proxy status it answers (docs/behaviour.md "Error envelope"). */
 export const UPSTREAM_FAILURES = {
   /** No answer (headers or whole body) within `UPSTREAM_TIMEOUT_MS`. */
   upstream_timeout: { status: 504, detail: 'The service did not answer in time' },
@@ -21,18 +21,18 @@ export const UPSTREAM_FAILURES = {
    * The client's request body, streamed upstream as it arrived, failed: the client stopped sending or
    * closed mid-body, or the body was cut (an unterminated multipart form). A client fault: the upstream
    * call is aborted, and it is neither an upstream failure nor observed as one. Also a read whose client
-   * closed its connection before the answer (CONTRACT.md "Resilience", "Client gone"): its queued or
+   * closed its connection before the answer (docs/behaviour.md "Resilience", "Client gone"): its queued or
    * running call is cancelled, and nobody reads the answer.
    */
   client_aborted: { status: 400, detail: 'The request body did not arrive whole' },
-  /** The upstream URL for this route is not configured (CONTRACT.md). */
+  /** The upstream URL for this route is not configured (docs/behaviour.md "Configuration"). */
   not_configured: { status: 503, detail: 'This service is not configured' },
   /**
    * The upstream endpoint is at its concurrency limit and its wait queue is full, or the wait ran out
-   * (CONTRACT.md "Resilience"); nothing was sent.
+   * (docs/behaviour.md "Resilience"); nothing was sent.
    */
   upstream_busy: { status: 503, detail: 'The service is busy; try again shortly' },
-  /** The upstream endpoint's circuit is open: it has been failing (CONTRACT.md "Resilience"); nothing was sent. */
+  /** The upstream endpoint's circuit is open: it has been failing (docs/behaviour.md "Resilience"); nothing was sent. */
   upstream_circuit_open: { status: 503, detail: 'The service is failing; try again shortly' },
 } as const satisfies Record<string, { status: number; detail: string }>;
 

@@ -1,5 +1,5 @@
 /**
- * Safe building of upstream paths and query strings from input (CONTRACT.md "Upstream requests"):
+ * Safe building of upstream paths and query strings from input (docs/behaviour.md "Upstream requests"):
  * a value taken from input becomes exactly one percent-encoded path segment and can never climb
  * out of its route.
  *

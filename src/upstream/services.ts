@@ -1,5 +1,5 @@
 /**
- * The upstream services by name (CONTRACT.md "Configuration": one variable each), built once per app
+ * The upstream services by name (docs/behaviour.md "Configuration": one variable each), built once per app
  * over one {@link PoolRegistry}, and the {@link UpstreamCaller} interface through which everything
  * above this layer (session, catalogue, routes) calls them for a request.
  *
@@ -17,7 +17,7 @@ import {
   type UpstreamTracer,
 } from './client.js';
 
-/** The upstream services, named after their configuration variables (CONTRACT.md). */
+/** The upstream services, named after their configuration variables (docs/behaviour.md "Configuration"). */
 export type ServiceName =
   | 'bff'
   | 'sticker'
@@ -51,11 +51,11 @@ export interface UpstreamServices {
 
 /** What {@link createUpstreamServices} tells of the calls. */
 export interface UpstreamWatchers {
-  /** Told of every upstream call (the metrics of CONTRACT.md "Operations"). */
+  /** Told of every upstream call (the metrics of docs/behaviour.md "Operations"). */
   readonly observer?: UpstreamObserver | undefined;
   /** Told of the endpoint guards' events (in flight, refusals, circuit states, retries). */
   readonly resilience?: ResilienceObserver | undefined;
-  /** Told of every circuit change (the warn log line of CONTRACT.md "Resilience"). */
+  /** Told of every circuit change (the warn log line of docs/behaviour.md "Resilience"). */
   readonly onCircuit?: CircuitListener | undefined;
   /** Traces every upstream call (tracing on: the tracing step's `upstream`); omit it when tracing is off. */
   readonly tracer?: UpstreamTracer | undefined;
@@ -89,7 +89,7 @@ export function createUpstreamServices(
 /**
  * Upstream calls made for one request: the proxy's headers (`Authorization: Bearer <jwt>` when a
  * session is present, the incoming `Cookie`, the request id, the client's address) are set by the
- * implementation and override the call's own (CONTRACT.md "Upstream requests").
+ * implementation and override the call's own (docs/behaviour.md "Upstream requests").
  */
 export interface UpstreamCaller {
   /** The session JWT when the session cookie is present. */

@@ -211,7 +211,7 @@ describe('spec 7.3: 401 families, one test per listed reason', () => {
   });
 });
 
-describe('spec 7.3 and CONTRACT: reason priority (first present field, not first match)', () => {
+describe('spec 7.3 and docs/behaviour.md "Clarifications of the specification": reason priority (first present field, not first match)', () => {
   test('reason > code > error > message > detail > status string > raw body', () => {
     const full = {
       reason: 'ip_changed',

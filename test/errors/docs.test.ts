@@ -1,5 +1,5 @@
 // docs/error-codes.md is generated from the registries (npm run docs:errors); it must match
-// them in both directions (DESIGN habit 1).
+// them in both directions (docs/architecture.md "Habits" (habit 1)).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';

@@ -1,4 +1,4 @@
-// The registry (packages/browser/src/errors) runs in Node and in the browser (spec 7, DESIGN layout): no Node built-ins, no
+// The registry (packages/browser/src/errors) runs in Node and in the browser (spec 7, docs/architecture.md "Habits" (habit 17)): no Node built-ins, no
 // imports from outside its folder, no dependencies, no Node globals.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';

@@ -4,7 +4,7 @@
  * bodies arrived whole and which were cut:
  *
  * 1. forged-cookie floods: random 40-letter session cookies on a session route, then well-formed
- *    made-up tokens rotated on every request from one address (CONTRACT.md "Which routes need a
+ *    made-up tokens rotated on every request from one address (docs/behaviour.md "Which routes need a
  *    session", "Rate limits and client address");
  * 2. client faults: a 10,000-deep JSON array in a forwarded field (recovery, registration); session
  *    cookies with an encoded CR/LF, NUL or U+2028, on a session route and on login; clients closing
@@ -78,7 +78,7 @@ before(async () => {
   });
   await new Promise<void>((resolve) => bff.listen(0, '127.0.0.1', resolve));
   bffUrl = `http://127.0.0.1:${(bff.address() as AddressInfo).port}`;
-  // The default limits of CONTRACT.md, with METRICS_PORT so that upstream_errors_total can be read.
+  // The default limits of docs/behaviour.md "Rate limits and client address", with METRICS_PORT so that upstream_errors_total can be read.
   proxy = await startProxy(bffUrl, { RATE_LIMIT_API_PER_MIN: '600', METRICS_PORT: '0', UPSTREAM_TIMEOUT_MS: '2000' }, { random: () => 0 });
   rotatingProxy = await startProxy(bffUrl, { RATE_LIMIT_API_PER_MIN: '600', RATE_LIMIT_API_PER_ADDRESS_PER_MIN: String(CEILING) });
 });

@@ -1,5 +1,5 @@
 /**
- * Hardening row 12, the forced-logout beacon (spec 6; CONTRACT.md "Rate limits and client address":
+ * Hardening row 12, the forced-logout beacon (spec 6; docs/behaviour.md "Rate limits and client address":
  * the beacon accepts only the fields of spec 6, 4 KB at most). `POST /api/logs/auth-logout` needs no
  * session and writes a warning, so it is the cheapest way to write into the log: valid beacons, each
  * field with each wrong type, unknown fields (log-looking names included), and bodies around the 4 KB

@@ -1,5 +1,5 @@
 /**
- * Hardening row 4, the CSRF matrix (CONTRACT.md "CSRF defence"): on every state-changing route of the
+ * Hardening row 4, the CSRF matrix (docs/behaviour.md "CSRF defence"): on every state-changing route of the
  * active tables, login and registration included, method × content type (`application/json`,
  * `text/plain`, form, multipart) × `Sec-Fetch-Site` × `Origin`.
  *
@@ -9,7 +9,7 @@
  * calls nothing upstream; an allowed one answers what the same request without those headers answers.
  * The matrix runs twice: with the default origin rule, and with `ALLOWED_ORIGINS` set.
  *
- * Side-effecting reads (CONTRACT.md "CSRF defence", last paragraph): the `GET` rows declared
+ * Side-effecting reads (docs/behaviour.md "CSRF defence", last paragraph): the `GET` rows declared
  * `sideEffects` — exactly game start, sports launch, the partner B and support-desk tokens and KYC
  * start — × `Sec-Fetch-Site` × `Origin` (and `HEAD`): cross-site or a foreign origin answers 403
  * `csrf_rejected` with no upstream call; same-origin answers what the plain request answers and

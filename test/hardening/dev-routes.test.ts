@@ -1,5 +1,5 @@
 /**
- * Hardening row 10, dev routes in production (spec 1.6, CONTRACT.md `NODE_ENV`): every dev-only path —
+ * Hardening row 10, dev routes in production (spec 1.6, docs/behaviour.md "Configuration", `NODE_ENV`): every dev-only path —
  * the dev-only rows of the tables, plus `/api/dev/proxy`, `/playground` and `/openapi.json` — in 14
  * spellings (case, `%2f`, `//`, `/./`, `/x/../`, trailing slash, an encoded letter, `;x=1`, `%00`,
  * backslashes, a debug query and cookie, HEAD, OPTIONS, POST) answers 404 with `NODE_ENV=production`

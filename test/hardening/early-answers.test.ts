@@ -1,5 +1,5 @@
 /**
- * Hardening row 13, early answers while the body is still arriving (CONTRACT.md "Error envelope":
+ * Hardening row 13, early answers while the body is still arriving (docs/behaviour.md "Error envelope":
  * a body larger than the route's limit answers 413 and the client reads the answer even while it is
  * still sending). A client that writes a whole 5 MB body before it reads anything — what a browser
  * upload does — over raw sockets: `Content-Length` and chunked bodies to login (413), a cross-site

@@ -1,5 +1,5 @@
 /**
- * Hardening row 5, upstream faults (CONTRACT.md "Error envelope"), for the BFF and each external
+ * Hardening row 5, upstream faults (docs/behaviour.md "Error envelope"), for the BFF and each external
  * service: connection refused, accept-then-silence, a stall mid-body, a reset after the headers, a
  * short Content-Length, statuses 888 / 600 / 1xx / 101, HTML labelled JSON, a 10 MB body (the cap is
  * 4 MiB), an endless chunked stream, a 302 to a canary host, and a 64 KiB adversarial reason (in the

@@ -1,5 +1,5 @@
 /**
- * Hardening row 14, the fleet (CONTRACT.md "Money moves: exactly once", "Several instances"): two
+ * Hardening row 14, the fleet (docs/behaviour.md "Money moves: exactly once", "Several instances"): two
  * instances sharing a real redis-server, in front of one recording upstream. Deposits, each submitted
  * four times at once across both instances, with and without `Idempotency-Key`; a purge and a logout
  * on one instance seen by the other; Redis killed mid-run (money moves refused, nothing sent) and

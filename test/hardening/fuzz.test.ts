@@ -330,7 +330,7 @@ test(`row 1: ${COUNT} fuzzed requests across every active route: no crash, only 
           const json = jsonOf(res.body) as Record<string, unknown> | undefined;
           const enveloped =
             (json?.ok === false && typeof json.error === 'string' && typeof json.detail === 'string') ||
-            // The gate's own 401s (CONTRACT.md "Which routes need a session"): no cookie, or one that is not a well-formed JWT.
+            // The gate's own 401s (docs/behaviour.md "Which routes need a session"): no cookie, or one that is not a well-formed JWT.
             (res.status === 401 && (json?.reason === 'no_token' || json?.reason === 'invalid_token'));
           figures.check(enveloped, `${where}: ${res.status} without the envelope: ${res.body.toString('utf8').slice(0, 160)}`);
         }

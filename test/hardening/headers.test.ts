@@ -1,5 +1,5 @@
 /**
- * Hardening row 3, header abuse (CONTRACT.md "Upstream requests": headers sent by the browser never
+ * Hardening row 3, header abuse (docs/behaviour.md "Upstream requests": headers sent by the browser never
  * override the ones the proxy sets). On every active route: a client `Authorization`, the
  * `X-Forwarded-*` family, `Forwarded`, `X-Real-IP`, a foreign `Host`; two session cookies, two
  * `Cookie` headers, 8 KiB and 16 KiB cookies; and, over raw sockets, CR/LF, obs-fold, NUL and

@@ -1,5 +1,5 @@
 /**
- * Hardening row 18, odd upstream answers (CONTRACT.md "Upstream answers"): a raw upstream writes, byte
+ * Hardening row 18, odd upstream answers (docs/behaviour.md "Upstream answers"): a raw upstream writes, byte
  * for byte, what a real BFF — or a load balancer, CDN or WAF in front of it — may send: codings asked
  * for or not (gzip, deflate, br, zstd where the runtime has it, unknown, corrupt, bombs), broken and
  * empty JSON, a byte-order mark, deep nesting, tokens that cannot be cookies, huge headers and bodies,
@@ -554,7 +554,7 @@ test('a game start whose connection resets before any answer byte is not sent ag
     assert.equal(errorOf(a), 'upstream_unavailable');
   });
   assert.equal(up.count('/start-game-v2'), 1, 'side effects: never retried');
-  // A plain read in the same fault is sent once more (CONTRACT.md "Resilience", "Retries").
+  // A plain read in the same fault is sent once more (docs/behaviour.md "Resilience", "Retries").
   arrange({ '/auth/user-profile': (socket) => socket.resetAndDestroy() });
   await row('profile reset before answer', profile, (a) => assert.equal(a.status, 502));
   assert.equal(up.count('/auth/user-profile'), 2, 'a plain read is retried once');

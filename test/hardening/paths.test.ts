@@ -1,5 +1,5 @@
 /**
- * Hardening row 2, path traversal and SSRF (CONTRACT.md "Upstream requests": a path segment taken
+ * Hardening row 2, path traversal and SSRF (docs/behaviour.md "Upstream requests": a path segment taken
  * from input is percent-encoded and can never climb out of its route; redirects are never followed).
  *
  * The routes under test are found in the tables: every row whose upstream path has a `{...}`

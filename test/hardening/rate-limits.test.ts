@@ -1,5 +1,5 @@
 /**
- * Hardening row 15, abuse of the pre-authentication routes (CONTRACT.md "Rate limits and client
+ * Hardening row 15, abuse of the pre-authentication routes (docs/behaviour.md "Rate limits and client
  * address"), with the default limits: password guessing on one login, then a flood of logins,
  * recovery codes (SMS or e-mail bombing) and document validations from one address, the same with a
  * new spoofed `X-Forwarded-For` on each request (the proxy trusts no proxy here), and a beacon flood.

@@ -1,5 +1,5 @@
 /**
- * Hardening row 19, Redis failover (CONTRACT.md "Several instances", "Money moves: exactly once"):
+ * Hardening row 19, Redis failover (docs/behaviour.md "Several instances", "Money moves: exactly once"):
  * two proxy instances in front of one recording upstream, on a real Sentinel deployment (one primary,
  * one replica, three sentinels) and on a real cluster (three primaries with a replica each). In each:
  *

@@ -1,5 +1,5 @@
 /**
- * Hardening row 9, secrets (CONTRACT.md "Session cookie": the JWT never appears in a response body
+ * Hardening row 9, secrets (docs/behaviour.md "Session cookie": the JWT never appears in a response body
  * or a log line; "Upstream requests": an error body never carries a credential). One canary JWT is
  * used for the whole row: the upstream issues it at login, registration, social login and refresh
  * (also inside `user.token`, a field of AuthUser), every route is called with it as the session, and

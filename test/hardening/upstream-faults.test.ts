@@ -1,5 +1,5 @@
 /**
- * Hardening row 16, upstream faults and overload (CONTRACT.md "Resilience", its table of targets):
+ * Hardening row 16, upstream faults and overload (docs/behaviour.md "Resilience", its table of targets):
  * the proxy as `npm start` runs it (`dist/server.js` with its Node.js options, `NODE_ENV=production`)
  * in front of a fake BFF in this process that turns slow, hangs, closes its connections and answers
  * 503, while clients on loopback loop on it. One proxy process per fault, so that no breaker or cache

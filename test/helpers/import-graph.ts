@@ -1,6 +1,6 @@
 /**
  * The import graph of `src/` (every `import`, `import type`, `export … from` and dynamic `import()`
- * with a relative specifier), its cycles, and the layer rule of DESIGN.md habit 14: imports point
+ * with a relative specifier), its cycles, and the layer rule of docs/architecture.md "Habits" (habit 14): imports point
  * down — `errors/` and `config.ts`; `upstream/`, `session/`, `state/`, `contracts/`, `envelope.ts`,
  * `browser/`; `catalogue/`, `playground/`, `sandbox/`, `doctor/`; `routes/` and `pipeline/` (neither imports the
  * other); `app.ts`; `server.ts`. Inside `routes/`, an area table imports only the route machinery

@@ -1,7 +1,7 @@
 /**
  * A fake upstream that writes its answers byte for byte on the socket (a `net` server, not
  * node:http): any framing, coding, header or reset a real BFF, load balancer, CDN or WAF may send
- * (CONTRACT.md "Upstream answers"). Each request is read up to the end of its body (by
+ * (docs/behaviour.md "Upstream answers"). Each request is read up to the end of its body (by
  * `Content-Length`), counted by method and path, and handed with its socket to the first rule whose
  * path prefix matches; unmatched paths answer a small JSON 200.
  */

@@ -3,7 +3,7 @@
  * loopback ports in a temporary directory with persistence off (`--save '' --appendonly no`), stopped
  * by PID; a server can be killed and started again on the same port to see Redis fail and come back.
  * Besides one server: a Sentinel deployment (one primary, one replica, three sentinels) and a cluster
- * (three primaries with a replica each), for the failover tests (CONTRACT.md "Several instances").
+ * (three primaries with a replica each), for the failover tests (docs/behaviour.md "Several instances").
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

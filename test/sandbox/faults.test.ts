@@ -316,7 +316,7 @@ test('answer: the real answer compressed without being asked, truncated or empty
   const seen = sandbox.store.traffic.bff.last({ path: '/auth/user-profile' });
   assert.deepEqual([seen?.fault, seen?.injected], ['answer', true]);
 
-  // Through the proxy (CONTRACT.md "Upstream answers"): compressed is decoded; truncated and empty are 502.
+  // Through the proxy (docs/behaviour.md "Upstream answers"): compressed is decoded; truncated and empty are 502.
   const proxy = await startProxy(sandbox.bffUrl);
   try {
     const ask = async () => {

@@ -1,4 +1,4 @@
-// CONTRACT.md "Money moves: exactly once": the idempotency record over the in-memory store, table by table.
+// docs/behaviour.md "Money moves: exactly once": the idempotency record over the in-memory store, table by table.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ProxyAnswer } from '../../src/envelope.js';

@@ -1,7 +1,7 @@
 /**
  * The session guard of the sandbox BFF, for every authenticated upstream endpoint.
  *
- * The token is read from `Authorization: Bearer <jwt>` only (CONTRACT.md, "Upstream requests");
+ * The token is read from `Authorization: Bearer <jwt>` only (docs/behaviour.md "Upstream requests");
  * a session cookie alone is not enough. Whether a `Cookie` header came along is recorded for every
  * request in the request log (`GET /__sandbox/requests`, `store.traffic.bff`).
  *

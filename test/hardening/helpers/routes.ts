@@ -260,7 +260,7 @@ export function sampleRequest(rc: RouteCase, seed: number): Sample {
 }
 
 /**
- * The statuses a route may answer (CONTRACT.md, spec 7.4): success (200, 201, 202, 204); 400;
+ * The statuses a route may answer (docs/behaviour.md "Error envelope", spec 7.4): success (200, 201, 202, 204); 400;
  * 401 on session and operator routes; 403 on session routes and state-changing methods (CSRF,
  * ownership); 404 on routes with path input; 409, 422, 429 (statuses the contract maps); 413 and
  * 415 on methods with a body; 502, 503 and 504 on routes that call an upstream. Never 500.

@@ -1,5 +1,5 @@
 /**
- * When a failed call ends the session (spec 5.7, 7.3, 7.4.4; DESIGN habit 9), and the once-only
+ * When a failed call ends the session (spec 5.7, 7.3, 7.4.4; docs/architecture.md "Habits" (habit 9)), and the once-only
  * gate that runs the forced logout a single time however many calls fail together.
  *
  * @module

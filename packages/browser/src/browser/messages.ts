@@ -5,14 +5,14 @@
  * - `errors`: for every EM code of spec 7.3 the message of its meaning (`message`), and on the
  *   pre-authentication routes (spec 5.5, 7.4.4) the one that speaks of the details entered
  *   (`preAuthMessage`, absent where `message` already reads right there);
- * - `forms`: for every form-level error code the pre-authentication routes answer (CONTRACT.md
+ * - `forms`: for every form-level error code the pre-authentication routes answer (docs/behaviour.md
  *   "Error envelope": `{ ok: false, error: "<form_error_code>", detail }`), its message;
  * - `fallback`: the message of a failure nothing else names.
  *
  * The English `errors` are the registry's own columns (`message`, `preAuthMessage` of
  * `ERROR_CODES`, shown in docs/error-codes.md), so English has one source; the other tables are
  * declared here, each typed `Record<ErrorCode, …>` and `Record<FormErrorCode, string>`, so a code
- * without a message does not compile (DESIGN.md habit 2).
+ * without a message does not compile (docs/architecture.md "Habits" (habit 2)).
  *
  * This module holds the types, the locale rule and the English table; the pt-BR and es tables are
  * modules of their own (`messages/pt-BR.ts`, `messages/es.ts`) and `all-messages.ts` gathers the

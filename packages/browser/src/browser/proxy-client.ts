@@ -107,7 +107,7 @@ export interface RouteResults {
 type KeyOf<R extends ClientRoute> = `${R['area']}.${R['name']}`;
 
 /**
- * The money moves (CONTRACT.md "Money moves: exactly once"): each call sends a fresh `Idempotency-Key`
+ * The money moves (docs/behaviour.md "Money moves: exactly once"): each call sends a fresh `Idempotency-Key`
  * (a random UUID) unless `headers` holds one, and after a network failure (no answer) is sent once
  * more with the same key after {@link MONEY_RETRY_DELAY_MS}.
  */

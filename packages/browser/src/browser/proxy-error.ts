@@ -125,7 +125,7 @@ export class ProxyError extends Error {
     this.formMessage = this.formError === null ? null : (formMessageIn(table, this.formError) ?? null);
   }
 
-  /** A network failure (status 0, EM0042): never a reason to end the session (DESIGN habit 9). */
+  /** A network failure (status 0, EM0042): never a reason to end the session (docs/architecture.md "Habits" (habit 9)). */
   get isNetworkFailure(): boolean {
     return this.status === 0;
   }

@@ -5,7 +5,7 @@
  * | call | 503 or 429 with `Retry-After` |
  * |---|---|
  * | `GET` (a read) | sent again |
- * | any other method with an `Idempotency-Key` (the money moves always carry one) | sent again only when the envelope's `error` is a refusal that sent nothing upstream: 503 `upstream_busy`, `upstream_circuit_open`, `overloaded`, 429 `rate_limited` (CONTRACT.md "Error envelope") |
+ * | any other method with an `Idempotency-Key` (the money moves always carry one) | sent again only when the envelope's `error` is a refusal that sent nothing upstream: 503 `upstream_busy`, `upstream_circuit_open`, `overloaded`, 429 `rate_limited` (docs/behaviour.md "Error envelope") |
  * | any other method without an `Idempotency-Key` | never |
  *
  * Why a key even for a refusal that sent nothing: the envelope's `error` of an upstream failure
@@ -26,7 +26,7 @@
 /** Statuses whose `Retry-After` the client honours. */
 export const RETRY_AFTER_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
-/** Envelope `error`s of the proxy's refusals that sent nothing upstream (CONTRACT.md "Error envelope"). */
+/** Envelope `error`s of the proxy's refusals that sent nothing upstream (docs/behaviour.md "Error envelope"). */
 export const NOTHING_SENT_ERRORS: ReadonlySet<string> = new Set(['upstream_busy', 'upstream_circuit_open', 'overloaded', 'rate_limited']);
 
 /** At most this many more sends of one call after a refusal. */

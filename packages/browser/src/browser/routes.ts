@@ -16,7 +16,7 @@
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 /**
- * Who may call a route (CONTRACT.md "Which routes need a session"):
+ * Who may call a route (docs/behaviour.md "Which routes need a session"):
  * - `session`: needs the session cookie; a 401 here can end the session (spec 5.7);
  * - `public`: no session needed (a present one is still forwarded);
  * - `pre-auth`: a pre-authentication route of spec 5.5 (form-level errors, spec 7.4.4; never a

@@ -49,7 +49,7 @@ export interface AuthUserInfo extends SharedAuthUserInfo {
 
 /**
  * spec 2.2 LoginResponse as the proxy answers it: without `access_token` (the token is in the
- * HttpOnly cookie, CONTRACT.md "Session cookie"). With `type` set, there is no session:
+ * HttpOnly cookie, docs/behaviour.md "Session cookie"). With `type` set, there is no session:
  * `two_factor_code` asks for the second factor, `cancelled_account` reports a cancelled account.
  */
 export interface LoginResult extends Partial<Omit<LoginResponse<AuthUser, AuthUserInfo>, 'access_token'>> {

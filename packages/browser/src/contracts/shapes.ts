@@ -41,7 +41,7 @@ export interface AuthUser<
   country: string;
   language: string;
   currency: string;
-  /** A token of the BFF's user record; never the session JWT in a proxy answer (CONTRACT.md "Session cookie"). */
+  /** A token of the BFF's user record; never the session JWT in a proxy answer (docs/behaviour.md "Session cookie"). */
   token: string;
   mother_name: string;
   created_at: string;

@@ -142,7 +142,7 @@ export function endpointCodeFor(method: string | null | undefined, url: UrlInput
 }
 
 // ---------------------------------------------------------------------------------------------
-// Reason extraction (spec 7.3 and the CONTRACT clarification)
+// Reason extraction (spec 7.3 and docs/behaviour.md "Clarifications of the specification")
 // ---------------------------------------------------------------------------------------------
 
 /**
@@ -194,7 +194,7 @@ function cap(reason: string): string {
 }
 
 /**
- * The reason string of a failed response (spec 7.3, CONTRACT "Reason priority"): the first
+ * The reason string of a failed response (spec 7.3, docs/behaviour.md "Clarifications of the specification", "Reason priority"): the first
  * *present* (a string with non-white-space content; numbers, booleans, objects and empty
  * strings are absent) of
  * 1. `reason`, 2. `code`, 3. `error`, 4. `message` (top-level fields of the body);
@@ -355,7 +355,7 @@ export function errorCodeForReason(status: number, reason: string | null | undef
 // ---------------------------------------------------------------------------------------------
 
 /**
- * The proxy's refusals that name the upstream endpoint they protect (CONTRACT.md "Resilience"): their
+ * The proxy's refusals that name the upstream endpoint they protect (docs/behaviour.md "Resilience"): their
  * envelope carries `endpoint: "EPdddd"`, and their reference names that endpoint rather than the
  * proxy route, so a reference read out by a user says which BFF endpoint is failing.
  */

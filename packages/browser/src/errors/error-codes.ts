@@ -276,7 +276,7 @@ export const ERROR_LIST: readonly ErrorEntry[] = Object.freeze(
 
 const ERROR_BY_CODE: ReadonlyMap<string, ErrorEntry> = new Map(ERROR_LIST.map((e) => [e.code, e]));
 
-/** The code of a 401 whose reason matches no 401 row (spec 7.3, CONTRACT clarification): `'EM0005'`. */
+/** The code of a 401 whose reason matches no 401 row (spec 7.3, docs/behaviour.md "Clarifications of the specification"): `'EM0005'`. */
 export const SESSION_FALLBACK_ERROR_CODE = 'EM0005' satisfies ErrorCode;
 
 /** The final fallback code (spec 7.3): `'EM0099'`. */
@@ -303,7 +303,7 @@ export function getError(code: string): ErrorEntry | undefined {
 
 /**
  * Whether an EM code means the session is over, so the browser SDK forces a logout
- * (spec 7.3, DESIGN habit 9): true for the 401 families EM0001-EM0010 and EM0012-EM0014;
+ * (spec 7.3, docs/architecture.md "Habits" (habit 9)): true for the 401 families EM0001-EM0010 and EM0012-EM0014;
  * false for EM0011 (a 403: no permission for one resource, the session is fine), for the other
  * statuses (EM0021-EM0099: rate limit, conflict, 5xx, game time limit, EM0042 network failure)
  * and for any unknown or malformed code. Never throws.
