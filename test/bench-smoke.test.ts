@@ -375,8 +375,11 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
       ['parentbased_traceidratio 0.01', 'proxy', 200, 1],
       ['parentbased_traceidratio 0.1', 'proxy', 200, 1],
       ['every request (parentbased_always_on)', 'proxy', 200, 1],
+      ['contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', 'proxy', 200, 1],
+      ['contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)', 'proxy', 200, 1],
     ],
   );
+  assert.equal(all.find((v) => v.id.startsWith('contract checks off'))?.env.UPSTREAM_CONTRACT_SAMPLE, '0');
   assert.equal(all.find((v) => v.id === '401 without cookie')?.session, false);
   assert.ok(all.filter((v) => v.group === 'rows').every((v) => v.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined), 'the rows run with tracing off');
   assert.equal(all.find((v) => v.id === 'parentbased_traceidratio 0.1')?.env.OTEL_TRACES_SAMPLER_ARG, '0.1');
@@ -386,11 +389,13 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
     { id: 'passthrough (tracing off)', group: 'rows', perRequest: 800_000 },
     { id: '401 without cookie', group: 'rows', perRequest: 250_000 },
     { id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 840_000 },
+    { id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', group: 'contract', perRequest: 780_000 },
   ]).split('\n');
   assert.equal(table[2], '| reference passthrough | 500,000 | 1.000× | — |');
   assert.equal(table[3], '| passthrough (tracing off) | 800,000 | 1.600× | — |');
   assert.equal(table[4], '| 401 without cookie | 250,000 | 0.500× | — |');
   assert.equal(table[5], '| parentbased_traceidratio 0 | 840,000 | 1.680× | 1.050× |');
+  assert.equal(table[6], '| contract checks off (UPSTREAM_CONTRACT_SAMPLE=0) | 780,000 | 1.560× | 0.975× |');
   // Without the reference (BENCH_INSTR_ONLY), no ratio to it.
   assert.equal(formatInstructions([{ id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 1 }]).split('\n')[2], '| parentbased_traceidratio 0 | 1 | — | — |');
 
