@@ -19,15 +19,14 @@ import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
 import { KEY_ALGORITHMS, type TokenKeyKind } from '../src/session/token.js';
 import { publicJwk, type JwksServer, startJwksServer } from './helpers/jwks-server.js';
-import { type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
+import { type RecordingUpstream, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
+import { sessionOutcome } from './helpers/session-outcome.js';
 
 /** An RSA-PSS key pair restricted to `hash`, MGF1 `mgf1` and a salt of at least `saltLength` bytes (@types/node types the salt length as a string; Node takes a number). */
 function restrictedPss(hash: string, mgf1: string, saltLength: number): { publicKey: KeyObject; privateKey: KeyObject } {
   return generateKeyPairSync('rsa-pss', { modulusLength: 2048, hashAlgorithm: hash, mgf1HashAlgorithm: mgf1, saltLength: saltLength as unknown as string });
 }
 
-const SESSION_ROUTE = '/api/user/last-casino-games';
-const SESSION_UPSTREAM = '/bff/games/user-last-casino-games-dl';
 
 /** Every algorithm a header may name in this table (the JWS ones jose knows but ML-DSA, plus `none`). */
 const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'HS256', 'HS384', 'HS512', 'none'];
@@ -152,18 +151,7 @@ describe('the algorithm follows the key: every alg × key type through the proxy
 
   /** Sends `token` to the session route: the status and reason, and whether it reached the BFF (with it as the Bearer). */
   async function outcome(source: Source, token: string): Promise<string> {
-    const sent = upstream.requests.length;
-    const res = await send((source.proxy as TestProxy).url, 'GET', SESSION_ROUTE, { token });
-    const reached = upstream.requests.slice(sent);
-    if (res.status === 200) {
-      assert.deepEqual(
-        reached.map((r) => [r.path, r.headers.authorization]),
-        [[SESSION_UPSTREAM, `Bearer ${token}`]],
-      );
-      return '200';
-    }
-    assert.equal(reached.length, 0, `nothing reaches the BFF for a ${res.status}`);
-    return `${res.status} ${(res.json as { reason?: string }).reason}`;
+    return sessionOutcome((source.proxy as TestProxy).url, upstream, token);
   }
 
   for (const source of SOURCES) {

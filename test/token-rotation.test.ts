@@ -14,9 +14,8 @@ import { SignJWT, type JWK } from 'jose';
 const MAX_MATCHING_KEYS = 8;
 import { publicJwk, type JwksServer, startJwksServer } from './helpers/jwks-server.js';
 import { type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
+import { SESSION_ROUTE, sessionOutcome } from './helpers/session-outcome.js';
 
-const SESSION_ROUTE = '/api/user/last-casino-games';
-const SESSION_UPSTREAM = '/bff/games/user-last-casino-games-dl';
 
 type Pair = { publicKey: KeyObject; privateKey: KeyObject };
 const rsa = (): Pair => generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -88,18 +87,7 @@ describe('a JWKS in rotation: several keys match a token', () => {
 
   /** The status and reason of the session route with `token` ('200' when it reached the BFF with it as the Bearer). */
   async function outcome(c: SetCase, token: string): Promise<string> {
-    const sent = upstream.requests.length;
-    const res = await send((proxies.get(c.label) as TestProxy).url, 'GET', SESSION_ROUTE, { token });
-    const reached = upstream.requests.slice(sent);
-    if (res.status === 200) {
-      assert.deepEqual(
-        reached.map((r) => [r.path, r.headers.authorization]),
-        [[SESSION_UPSTREAM, `Bearer ${token}`]],
-      );
-      return '200';
-    }
-    assert.equal(reached.length, 0, `nothing reaches the BFF for a ${res.status}`);
-    return `${res.status} ${(res.json as { reason?: string }).reason}`;
+    return sessionOutcome((proxies.get(c.label) as TestProxy).url, upstream, token);
   }
 
   for (const c of CASES) {
