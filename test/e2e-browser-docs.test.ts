@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { BrowserContext } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, TEST_OUTPUT as OUTPUT } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, TEST_OUTPUT as OUTPUT } from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
 /** Whether a URL is served by this machine (or by the browser itself: `data:`, `blob:`, `about:`). */
@@ -27,7 +27,7 @@ function local(url: string): boolean {
 
 test('/docs in Chromium: served from the package, nothing from another host, the deposit operation documented', { skip, timeout: 60_000 }, async () => {
   const { chromium } = await import('playwright-core');
-  const app = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'warn' }, { logStream: new LogCapture() });
+  const app = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'warn' }, { logStream: new LogCapture() });
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   const profileDir = mkdtempSync(join(tmpdir(), 'front-proxy-chromium-'));
   let context: BrowserContext | undefined;

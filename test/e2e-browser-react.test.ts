@@ -20,7 +20,7 @@ import replyFrom from '@fastify/reply-from';
 import Fastify from 'fastify';
 import type { Browser } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
 import { freshProject, pack, packInstalled } from './helpers/packages.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
@@ -73,7 +73,7 @@ test('a Vite React app from the packed tarballs: signed out, login, profile, the
   const work = mkdtempSync(join(tmpdir(), 'front-proxy-react-'));
   const logs = new LogCapture();
   // random: () => 0 → every beacon is logged (spec 6.2 samples at 50%).
-  const proxy = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
+  const proxy = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
   const proxyBase = await proxy.listen({ port: 0, host: '127.0.0.1' });
   const frontEnd = Fastify();
   let browser: Browser | undefined;

@@ -20,7 +20,7 @@ import { build } from 'esbuild';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, waitFor } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, waitFor } from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
 const SDK = fileURLToPath(new URL('../packages/browser/src/browser/index.ts', import.meta.url));
@@ -65,7 +65,7 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
   let browser: Browser;
   before(async () => {
     // random: () => 0 → every beacon is logged (spec 6.2 samples at 50%).
-    proxy = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
+    proxy = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
     const proxyBase = await proxy.listen({ port: 0, host: '127.0.0.1' });
     const bundle = await build({
       stdin: { contents: APP, resolveDir: process.cwd(), loader: 'js' },

@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContext } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip } from './helpers/chromium.js';
 import { freePort } from './helpers/proxy-process.js';
 
 const RECIPE = fileURLToPath(new URL('../deploy/dev/vite.config.ts', import.meta.url));
@@ -48,7 +48,7 @@ const PAGE = `<!doctype html>
 test('Vite dev server with the server.proxy recipe: Chromium logs in through it and reads the profile', { skip, timeout: 90_000 }, async () => {
   const { chromium } = await import('playwright-core');
   const vite = await import('vite');
-  const app = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'silent' });
+  const app = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'silent' });
   const proxyUrl = await app.listen({ port: 0, host: '127.0.0.1' });
   const root = mkdtempSync(join(tmpdir(), 'front-proxy-vite-'));
   const profileDir = mkdtempSync(join(tmpdir(), 'front-proxy-chromium-'));

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
 const BEACON_FIELDS = [
@@ -42,7 +42,7 @@ test('playground in Chromium: HttpOnly session, PIX deposit paid, one forced-log
   const { chromium } = await import('playwright-core');
   const logs = new LogCapture();
   // random: () => 0 → every beacon is logged (spec 6.2 samples at 50%).
-  const app = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
+  const app = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
   const profileDir = mkdtempSync(join(tmpdir(), 'front-proxy-chromium-'));
   let context: BrowserContext | undefined;

@@ -20,6 +20,14 @@ export const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
+/**
+ * Settings every browser test's proxy takes. The proxy shares its process with the test (and the machine
+ * with Chromium and the other test files), whose event loop a loaded machine delays: load shedding by
+ * event-loop delay would then refuse the page's calls with 503 `overloaded`, which is not what these
+ * tests look at. Shedding is tested where a test sets its thresholds (test/resilience.test.ts).
+ */
+export const BROWSER_TEST_PROXY_ENV = { LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' } as const;
+
 /** The git-ignored folder for screenshots. */
 export const TEST_OUTPUT = fileURLToPath(new URL('../../test-output/', import.meta.url));
 
