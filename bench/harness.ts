@@ -417,6 +417,16 @@ export interface StartedProxy {
   metricsPort: number;
 }
 
+/** What {@link BenchContext.startProxyTarget} may change of a proxy's launch. */
+export interface ProxyTargetOptions {
+  /** `WORKERS`; default 1. */
+  workers?: number;
+  /** `taskset` CPU list, `undefined` for none; default: the pinned rows' CPU. */
+  cpus?: string | undefined;
+  /** Whether the container's heap limit applies ({@link containerHeapOptions}); default `true`. */
+  heapLimit?: boolean;
+}
+
 /** How {@link startProxy} starts a proxy process. */
 export interface ProxyLaunch {
   /** `WORKERS`. */
@@ -428,6 +438,8 @@ export interface ProxyLaunch {
   nodeOptions: string | undefined;
   /** The `node` binary. */
   node: string;
+  /** Whether the container's heap limit applies ({@link containerHeapOptions}); default `true`. */
+  heapLimit?: boolean;
   /** Longest wait for `GET /healthz` after the start, in milliseconds; default 30,000 (more under valgrind). */
   startTimeoutMs?: number;
   /** More environment variables (`REDIS_URL`, `OTEL_EXPORTER_OTLP_ENDPOINT`). */
@@ -486,7 +498,8 @@ export async function startProxyOnce(upstream: string, launch: ProxyLaunch): Pro
   };
   const log = openSync(launch.logPath, 'a');
   // Node options go on the command line: it takes every option NODE_OPTIONS takes, and more (`--cpu-prof`).
-  const nodeArgs = [...startNodeOptions(), ...containerHeapOptions(), ...(launch.nodeOptions ? launch.nodeOptions.split(/\s+/).filter(Boolean) : [])];
+  const heap = launch.heapLimit === false ? [] : containerHeapOptions();
+  const nodeArgs = [...startNodeOptions(), ...heap, ...(launch.nodeOptions ? launch.nodeOptions.split(/\s+/).filter(Boolean) : [])];
   const [command, argv] = pinnedCommand(launch.cpus, launch.node, [...nodeArgs, join(ROOT, 'dist', 'server.js')]);
   const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', log, 'pipe'], env });
   closeSync(log);
@@ -847,8 +860,11 @@ export interface BenchContext {
   readonly findings: Findings;
   /** Prints a progress line (when `options.print`). */
   say(text: string): void;
-  /** Starts a proxy on `BENCH_NODE` with more environment variables (pinned like the others unless `cpus` is given) and adds it as `id`. */
-  startProxyTarget(id: TargetId, env?: Record<string, string>, workers?: number, cpus?: string | undefined): Promise<Target>;
+  /**
+   * Starts a proxy on `BENCH_NODE` with more environment variables and adds it as `id`: one worker,
+   * pinned like the others and with the container's heap limit, unless `options` says otherwise.
+   */
+  startProxyTarget(id: TargetId, env?: Record<string, string>, options?: ProxyTargetOptions): Promise<Target>;
   /** Adds a process started otherwise (the reference, the peer) as `id`. */
   addTarget(id: TargetId, started: { child: ChildProcess; port: number; metricsPort?: number }, node: NodeRuntime): void;
   /** A GET of the passthrough route with a session, expecting a 2xx. */

@@ -36,7 +36,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { COOKIE_NAME, clientHeaders } from './clients.js';
-import { call, children, envelopeError, resetUpstream, resolveNode, sleep, startBenchServer, startProxy, stop, upstreamCalls } from './harness.js';
+import { call, children, containerHeapOptions, envelopeError, resetUpstream, resolveNode, sleep, startBenchServer, startProxy, stop, upstreamCalls } from './harness.js';
 import { BROWSER_ACCEPT_ENCODING } from './page-bytes.js';
 
 /** The passthrough route and its upstream call (the load bench's passthrough row). */
@@ -273,7 +273,7 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
   const env = { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' };
   const started =
     variant.target === 'reference'
-      ? await startBenchServer('reference', [upstream, PASSTHROUGH.upstreamPath, COOKIE_NAME], undefined, [], wrapper, START_TIMEOUT_MS)
+      ? await startBenchServer('reference', [upstream, PASSTHROUGH.upstreamPath, COOKIE_NAME], undefined, containerHeapOptions(), wrapper, START_TIMEOUT_MS)
       : await startProxy(upstream, { workers: 1, cpus: undefined, logPath: '/dev/null', nodeOptions: undefined, node: wrapper, env, startTimeoutMs: START_TIMEOUT_MS });
   const pool = new Pool(`http://127.0.0.1:${started.port}`, { connections: 4 });
   const headers = clientHeaders(4096, variant.session);

@@ -331,8 +331,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       skipped,
       findings,
       say,
-      async startProxyTarget(id, env = {}, workers = 1, cpus = cpuFor(pinned)) {
-        addTarget(id, await startProxy(upstream, launch(targetNode, env, cpus, workers)), targetNode);
+      async startProxyTarget(id, env = {}, options = {}) {
+        const cpus = 'cpus' in options ? options.cpus : cpuFor(pinned);
+        const started = await startProxy(upstream, { ...launch(targetNode, env, cpus, options.workers ?? 1), heapLimit: options.heapLimit ?? true });
+        addTarget(id, started, targetNode);
         return targets.get(id) as Target;
       },
       addTarget,

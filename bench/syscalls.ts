@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { COOKIE_NAME, clientHeaders } from './clients.js';
-import { children, resolveNode, sleep, startBenchServer, startProxy, stop } from './harness.js';
+import { children, containerHeapOptions, resolveNode, sleep, startBenchServer, startProxy, stop } from './harness.js';
 import { PASSTHROUGH } from './instructions.js';
 
 /** Seconds of strace attached before and after the requests (it must be attached before the first). */
@@ -74,7 +74,7 @@ async function main(): Promise<void> {
   const upstream = await startBenchServer('upstream', [], undefined);
   const base = `http://127.0.0.1:${upstream.port}`;
   const proxy = await startProxy(base, { workers: 1, cpus: undefined, logPath: '/dev/null', nodeOptions: undefined, node: node.execPath, env: { LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' }, startTimeoutMs: 120_000 });
-  const reference = await startBenchServer('reference', [base, PASSTHROUGH.upstreamPath, COOKIE_NAME], undefined, [], node.execPath);
+  const reference = await startBenchServer('reference', [base, PASSTHROUGH.upstreamPath, COOKIE_NAME], undefined, containerHeapOptions(), node.execPath);
   process.stdout.write(`strace -c -f, Node.js ${node.version}, ${requests} requests per window, 4 at a time, less an idle window's rate\n\n`);
   process.stdout.write('| process, row | system calls per request | read | write, writev | epoll_pwait | futex | other | idle calls per second |\n|---|---|---|---|---|---|---|---|\n');
   try {

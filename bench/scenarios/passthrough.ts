@@ -2,12 +2,27 @@
  * Scenario family **passthrough**: an authenticated GET the proxy forwards to the BFF, against the
  * reference (`node:http` + one undici `Pool`; also started with `npm start`'s Node.js options) and the
  * Fastify + `@fastify/reply-from` peer; the reference passthrough is the base of every other ratio.
- * Its `afterPlan` starts the reference and the peer whenever any family's row loads them.
+ * Its `afterPlan` starts the reference and the peer whenever any family's row loads them. The
+ * reference and the peer run with the heap limit of the proxy's container as the proxy does
+ * (`containerHeapOptions`), so that every ratio compares like with like; one more proxy runs without
+ * it (`proxy-no-heap-limit`): the passthrough's ratio to it is what the limit costs.
  *
  * @module
  */
 import { COOKIE_NAME } from '../clients.js';
-import { type Check, findRow, fmt, pairedRatio, probe, type ScenarioFamily, startBenchServer, startNodeOptions, type TargetId, unmeasured } from '../harness.js';
+import {
+  type Check,
+  containerHeapOptions,
+  findRow,
+  fmt,
+  pairedRatio,
+  probe,
+  type ScenarioFamily,
+  startBenchServer,
+  startNodeOptions,
+  type TargetId,
+  unmeasured,
+} from '../harness.js';
 
 /** The passthrough family (see the module documentation). */
 export const passthrough: ScenarioFamily = {
@@ -16,6 +31,7 @@ export const passthrough: ScenarioFamily = {
     reference: 'reference node:http+Pool',
     'reference-tuned': 'reference, npm start options',
     peer: 'peer Fastify+reply-from',
+    'proxy-no-heap-limit': 'proxy, no heap limit',
   },
   hostNodeScenarios: ['passthrough'],
   comparisons: [
@@ -23,6 +39,7 @@ export const passthrough: ScenarioFamily = {
     { label: "passthrough against the reference started with npm start's Node.js options too", row: 'passthrough/proxy', base: 'passthrough/reference-tuned' },
     { label: 'passthrough against the Fastify + reply-from peer', row: 'passthrough/proxy', base: 'passthrough/peer' },
     { label: "passthrough, the measured Node.js against the bench's", row: 'passthrough/proxy', base: 'passthrough/proxy-host-node' },
+    { label: "passthrough with the container's heap limit against none (what the limit costs)", row: 'passthrough/proxy', base: 'passthrough/proxy-no-heap-limit' },
   ],
 
   async plan(ctx) {
@@ -31,6 +48,10 @@ export const passthrough: ScenarioFamily = {
     const tuned = startNodeOptions().length > 0 ? (['reference-tuned'] as const) : [];
     ctx.rows.push(...ctx.withHost(ctx.passthroughRow('passthrough/proxy', 'passthrough', 'proxy')));
     for (const target of ['reference', ...tuned, 'peer'] as const) ctx.rows.push(ctx.passthroughRow(`passthrough/${target}`, 'passthrough', target));
+    if (containerHeapOptions().length > 0) {
+      await ctx.startProxyTarget('proxy-no-heap-limit', {}, { heapLimit: false });
+      ctx.rows.push(ctx.passthroughRow('passthrough/proxy-no-heap-limit', 'passthrough', 'proxy-no-heap-limit'));
+    }
   },
 
   async afterPlan(ctx) {
@@ -39,11 +60,13 @@ export const passthrough: ScenarioFamily = {
     const args = [ctx.upstream, ctx.passthrough.upstreamPath, COOKIE_NAME];
     const cpus = ctx.pinned ? '0' : undefined;
     const node = ctx.targetNode;
-    ctx.addTarget('reference', await startBenchServer('reference', args, cpus, [], node.execPath), node);
-    ctx.addTarget('peer', await startBenchServer('peer', args, cpus, [], node.execPath), node);
+    // The container's heap limit applies to every process the proxy is compared with (like with like).
+    const heap = containerHeapOptions();
+    ctx.addTarget('reference', await startBenchServer('reference', args, cpus, heap, node.execPath), node);
+    ctx.addTarget('peer', await startBenchServer('peer', args, cpus, heap, node.execPath), node);
     const checked: TargetId[] = ['reference', 'peer'];
     if (needs.has('reference-tuned')) {
-      ctx.addTarget('reference-tuned', await startBenchServer('reference', args, cpus, startNodeOptions(), node.execPath), node);
+      ctx.addTarget('reference-tuned', await startBenchServer('reference', args, cpus, [...startNodeOptions(), ...heap], node.execPath), node);
       checked.push('reference-tuned');
     }
     for (const id of checked) {
