@@ -1,0 +1,19 @@
+/**
+ * `tokenKey` (src/session/hash.ts): the SHA-256 hex digest of a token, with the last token's digest
+ * kept. Whatever order tokens come in, each key is the digest of its own token.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { test } from 'node:test';
+import { tokenKey } from '../src/session/hash.js';
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+test('each key is the SHA-256 of its own token, asked in any order, repeated or alternating', () => {
+  const a = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl';
+  const b = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIyIn0.c2lnbmF0dXJl';
+  // The same text as another string object (built at run time) is the same token.
+  const aAgain = ['eyJhbGciOiJIUzI1NiJ9', 'eyJzdWIiOiIxIn0', 'c2lnbmF0dXJl'].join('.');
+  for (const token of [a, a, b, a, b, b, aAgain, '', 'x', '', a]) assert.equal(tokenKey(token), sha256(token), JSON.stringify(token));
+  assert.notEqual(tokenKey(a), tokenKey(b));
+});
