@@ -31,6 +31,14 @@ describe('scrubSecrets', () => {
     test(name, () => assert.equal(scrubSecrets(input), expected));
   }
 
+  test('a header opened by any white space JSON or \\s allows is caught: the pre-check letters cover every one', () => {
+    for (const space of ['', ' ', '\t', '\n', '\r', '\v', '\f', '\u00a0', '  ', ' \t']) {
+      const header = Buffer.from(`{${space}"alg":"RS256"}`, 'latin1').toString('base64url');
+      const token = `${header}.${Buffer.from(`{${space}"sub":"7"}`, 'latin1').toString('base64url')}.c2lnbmF0dXJl`;
+      assert.equal(scrubSecrets(`x ${token} y`), 'x [redacted] y', JSON.stringify(space));
+    }
+  });
+
   test('linear on long runs (no backtracking blow-up)', () => {
     for (const text of ['a'.repeat(200_000), `${'abcdefgh.'.repeat(30_000)}`, `${'e'.repeat(100_000)}.${'e'.repeat(100_000)}`, '%2'.repeat(50_000)]) {
       const started = performance.now();
