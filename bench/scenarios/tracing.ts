@@ -9,7 +9,7 @@
  *
  * @module
  */
-import { call, type Check, findRow, fmt, pairedRatio, type RowReport, type ScenarioFamily, skipReason, unmeasured } from '../harness.js';
+import { call, type Check, findRow, fmt, type RowReport, type ScenarioFamily, skipReason, unmeasured } from '../harness.js';
 import type { CollectorCounts } from '../collector.js';
 import { startBenchServer } from '../harness.js';
 
@@ -23,12 +23,6 @@ interface TracingRow {
   target: string;
   ratio: number | undefined;
   protocol: OtlpProtocol;
-  /**
-   * The sampler: `parentbased_traceidratio` (default), or `traceidratio`, which decides each span on
-   * its own: the proxy then instruments every upstream call, sampled or not (the A/B of the unsampled
-   * calls' shortcut, which needs a parent-based sampler).
-   */
-  sampler?: 'traceidratio';
 }
 
 /** The sampling ratios of the rows, in the table's order (`undefined`: full sampling, the default sampler). */
@@ -58,9 +52,6 @@ export function tracingRows(protocol: OtlpProtocol): TracingRow[] {
       : { id: `tracing/ratio-${ratio}`, target: `proxy-tracing-${ratio}`, ratio, protocol },
   );
   rows.push({ id: `tracing/${short(other)}`, target: `proxy-tracing-${short(other)}`, ratio: undefined, protocol: other });
-  // Nothing sampled either, with a sampler that is not parent-based (round 4: every upstream call then went
-  // through the undici instrumentation; since round 5 a request left out costs the same with either sampler).
-  rows.push({ id: 'tracing/ratio-0-instrumented', target: 'proxy-tracing-0-instrumented', ratio: 0, protocol, sampler: 'traceidratio' });
   return rows;
 }
 
@@ -69,14 +60,14 @@ function tracingEnv(row: TracingRow, collectorPort: number): Record<string, stri
   return {
     OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collectorPort}/t/${row.target}`,
     OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: row.protocol,
-    ...(row.ratio === undefined ? {} : { OTEL_TRACES_SAMPLER: row.sampler ?? 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(row.ratio) }),
+    ...(row.ratio === undefined ? {} : { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: String(row.ratio) }),
   };
 }
 
 const rowsOfProtocol = tracingRows(benchProtocol());
 
 function label(row: TracingRow): string {
-  const sampling = row.ratio === undefined ? 'every request' : `${row.sampler ?? 'parentbased_traceidratio'} ${row.ratio}`;
+  const sampling = row.ratio === undefined ? 'every request' : `parentbased_traceidratio ${row.ratio}`;
   return `proxy, OTLP ${row.protocol}, ${sampling}`;
 }
 
@@ -131,16 +122,6 @@ export const tracing: ScenarioFamily = {
       const row: RowReport | undefined = rows.find((r) => r.id === `tracing/ratio-${ratio}`);
       if (!row || row.ratio === undefined) checks.push(unmeasured(name, skipReason(inputs.skipped, 'tracing') ?? 'the row or tracing off did not run'));
       else checks.push({ name, ok: row.ratio >= floor, kind: 'target', detail: `${fmt(row.ratio, 2)}×` });
-    }
-    const instrumented = rows.find((r) => r.id === 'tracing/ratio-0-instrumented');
-    const shortcut = rows.find((r) => r.id === 'tracing/ratio-0');
-    if (instrumented?.runs.length && shortcut?.runs.length) {
-      checks.push({
-        name: 'nothing sampled: upstream calls not instrumented (parentbased_traceidratio 0) vs instrumented (traceidratio 0): reported',
-        ok: true,
-        kind: 'reported',
-        detail: `${fmt(pairedRatio(shortcut.runs, instrumented.runs, (r) => r.rps), 2)}× rps, ${fmt(pairedRatio(shortcut.runs, instrumented.runs, (r) => r.cpuUsPerRequest), 2)}× CPU per request`,
-      });
     }
     const full = findRow(rows, 'tracing', 'proxy-tracing');
     if (full) checks.push({ name: 'tracing at full sampling vs tracing off: reported', ok: true, kind: 'reported', detail: `${fmt(full.ratio, 2)}×` });
