@@ -24,7 +24,11 @@
  * the 1,000 of the retry storm loop on a thread of their own, at a lower priority, so that the answers
  * timed are the proxy's; the storm's process runs with `HEALTH_PORT` and `MAX_CONNECTIONS=512` (the
  * settings docs/operations.md advises against storms), and `/healthz` is probed over a kept-alive
- * connection on `PORT` and, as a kubelet probes, on a connection of its own each time on `HEALTH_PORT`. The RSS growth of
+ * connection on `PORT` and, as a kubelet probes, on a connection of its own each time on `HEALTH_PORT`
+ * (checked) and on `PORT` (reported). Its "full capacity" is the answers per second of 50 kept-alive
+ * clients on a passthrough route, after a warm-up, before the storm and in 1 s windows for 3 s from
+ * its end (its clients then leave, their open requests given up); the 2-3 s window must reach 90% of
+ * before (per CPU second of the proxy, when the machine gave it less CPU than before). The RSS growth of
  * the whole-BFF hang is measured from the same load before the hang; the breakers' trial calls (and
  * profile reads sharing one) are counted apart from the refusals.
  */
