@@ -351,7 +351,7 @@ async function loop(clients: number, untilMs: number, next: () => Promise<Answer
 /** Well-behaved clients that measure the capacity (the retry storm's fault): kept-alive loops on a passthrough route. */
 const CAPACITY_CLIENTS = FULL ? 50 : 10;
 /** The capacity loops' warm-up (not counted), their measure before the storm, and after it, in milliseconds. */
-const CAPACITY_WARM_UP_MS = 6_000;
+const CAPACITY_WARM_UP_MS = FULL ? 6_000 : 3_000;
 const CAPACITY_BEFORE_MS = 2_000;
 const CAPACITY_AFTER_MS = 3_000;
 /**
