@@ -875,7 +875,8 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       const healthOk = probeAnswers.filter((a) => a.status === 200).length;
       const freshTail = p99(freshAnswers.map((a) => a.ms));
       const freshOk = freshAnswers.filter((a) => a.status === 200).length;
-      const publicTail = p99(publicAnswers.map((a) => a.ms));
+      // Reported, not checked: MAX_CONNECTIONS closes some of these connections at accept (`error`); the p99 is of the answered.
+      const publicTail = p99(publicAnswers.filter((a) => a.status === 200).map((a) => a.ms));
       const publicOk = publicAnswers.filter((a) => a.status === 200).length;
       await health.destroy();
       for (const [status, n] of Object.entries(stormAnswers)) figures.status(status, n);
@@ -901,7 +902,7 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       figures.check(afterFailed.length === 0, `retry storm: after, ${afterFailed.length} answers not 200 ${JSON.stringify(count(afterFailed))} ${JSON.stringify(refusals(afterFailed))}`);
       result(
         `${clients} clients giving up after 1 s, ${total / 1000} s`,
-        `alive ${alive}, /healthz kept-alive on PORT ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, a connection each on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200 p99 ${ms(freshTail)}, a connection each on PORT ${publicOk}/${publicAnswers.length} 200 p99 ${ms(publicTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB; capacity before ${Math.round(capacityBefore)}/s (${CAPACITY_CLIENTS} clients, after ${CAPACITY_WARM_UP_MS / 1000} s of warm-up at ${warm.ok.join(', ')} a second; the proxy's CPU ${pct(beforeWindows.cpu)}, its main thread ${pct(beforeWindows.main)}, waiting for one ${pct(beforeWindows.waited)}, this process's CPU ${pct(beforeWindows.own)}), in the 1 s windows after ${pct(afterPercent)} of it, per CPU second of the proxy ${pct(afterPerCpuPercent)} (the proxy's CPU ${pct(afterWindows.cpu)}, its main thread ${pct(afterWindows.main)}, waiting for one ${pct(afterWindows.waited)}, this process's CPU ${pct(afterWindows.own)}), ${afterWindows.answers.length - afterFailed.length}/${afterWindows.answers.length} 200; the storm's thread done ${ms(stormGone)} after its end; the storm ${JSON.stringify(stormAnswers)}`,
+        `alive ${alive}, /healthz kept-alive on PORT ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, a connection each on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200 p99 ${ms(freshTail)}, a connection each on PORT ${publicOk}/${publicAnswers.length} 200 (${JSON.stringify(count(publicAnswers.filter((a) => a.status !== 200)))} closed at accept or failed) p99 of the 200s ${ms(publicTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB; capacity before ${Math.round(capacityBefore)}/s (${CAPACITY_CLIENTS} clients, after ${CAPACITY_WARM_UP_MS / 1000} s of warm-up at ${warm.ok.join(', ')} a second; the proxy's CPU ${pct(beforeWindows.cpu)}, its main thread ${pct(beforeWindows.main)}, waiting for one ${pct(beforeWindows.waited)}, this process's CPU ${pct(beforeWindows.own)}), in the 1 s windows after ${pct(afterPercent)} of it, per CPU second of the proxy ${pct(afterPerCpuPercent)} (the proxy's CPU ${pct(afterWindows.cpu)}, its main thread ${pct(afterWindows.main)}, waiting for one ${pct(afterWindows.waited)}, this process's CPU ${pct(afterWindows.own)}), ${afterWindows.answers.length - afterFailed.length}/${afterWindows.answers.length} 200; the storm's thread done ${ms(stormGone)} after its end; the storm ${JSON.stringify(stormAnswers)}`,
       );
     });
   });
