@@ -379,7 +379,7 @@ interface Capacity {
   cpu: number[];
   /** CPU time the proxy's main thread (its event loop) used, in % of the window. */
   main: number[];
-  /** Time the proxy's threads were runnable but waited for a CPU (another process had it), in % of the window. */
+  /** Time the proxy's threads were runnable but waited for a CPU (another of its threads or another process had it), in % of the window. */
   waited: number[];
   /** CPU time this process used (the loops, the fake BFF, a load thread), in % of the window. */
   own: number[];
