@@ -383,6 +383,8 @@ interface Capacity {
   waited: number[];
   /** CPU time this process used (the loops, the fake BFF, a load thread), in % of the window. */
   own: number[];
+  /** Time this process's threads waited for a CPU, in % of the window (reported: the measuring side starved too). */
+  ownWaited: number[];
   answers: Answer[];
 }
 
@@ -394,22 +396,25 @@ interface Capacity {
 async function capacity(pool: Pool, pid: number | undefined, durationMs: number, windowMs: number): Promise<Capacity> {
   const start = performance.now();
   const windows = Math.ceil(durationMs / windowMs);
-  const out: Capacity = { ok: Array.from({ length: windows }, () => 0), cpu: [], main: [], waited: [], own: [], answers: [] };
+  const out: Capacity = { ok: Array.from({ length: windows }, () => 0), cpu: [], main: [], waited: [], own: [], ownWaited: [], answers: [] };
   let cpu = cpuMs(pid);
   let main = cpuMs(pid, pid);
-  let waited = runDelayMs(pid);
+  let waited = runDelays(pid);
   let own = process.cpuUsage();
+  let ownWaited = runDelays(process.pid);
   const sampler = (async () => {
     for (let i = 1; i <= windows; i++) {
       await sleep(start + i * windowMs - performance.now());
-      const [cpuNow, mainNow, waitedNow, ownUsed] = [cpuMs(pid), cpuMs(pid, pid), runDelayMs(pid), process.cpuUsage(own)];
+      const [cpuNow, mainNow, waitedNow, ownUsed] = [cpuMs(pid), cpuMs(pid, pid), runDelays(pid), process.cpuUsage(own)];
       out.main.push((100 * (mainNow - main)) / windowMs);
       main = mainNow;
       own = process.cpuUsage();
       out.cpu.push((100 * (cpuNow - cpu)) / windowMs);
-      out.waited.push((100 * (waitedNow - waited)) / windowMs);
+      out.waited.push((100 * runDelayBetween(waited, waitedNow)) / windowMs);
       out.own.push((ownUsed.user + ownUsed.system) / 10 / windowMs);
-      [cpu, waited] = [cpuNow, waitedNow];
+      const ownWaitedNow = runDelays(process.pid);
+      out.ownWaited.push((100 * runDelayBetween(ownWaited, ownWaitedNow)) / windowMs);
+      [cpu, waited, ownWaited] = [cpuNow, waitedNow, ownWaitedNow];
     }
   })();
   out.answers = await loop(CAPACITY_CLIENTS, start + durationMs, () => call(pool, '/api/user/login-history'));
@@ -432,15 +437,29 @@ function cpuMs(pid: number | undefined, tid?: number): number {
   }
 }
 
-/** Time the threads of the process at `pid` waited for a CPU while runnable so far, in milliseconds (Linux `schedstat` of each thread), or NaN. */
-function runDelayMs(pid: number | undefined): number {
+/** Time each thread of the process at `pid` waited for a CPU while runnable so far, in milliseconds by thread id (Linux `schedstat`); empty when unknown. */
+function runDelays(pid: number | undefined): Map<string, number> {
+  const out = new Map<string, number>();
   try {
-    let ns = 0;
-    for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]);
-    return ns / 1e6;
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        out.set(tid, Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1e6);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
   } catch {
-    return Number.NaN;
+    // not Linux, or the process is gone
   }
+  return out;
+}
+
+/** The run-queue wait between two {@link runDelays} samples, in milliseconds (threads ended in between left out; NaN when unknown). */
+function runDelayBetween(before: Map<string, number>, now: Map<string, number>): number {
+  if (now.size === 0) return Number.NaN;
+  let ms = 0;
+  for (const [tid, waited] of now) ms += waited - (before.get(tid) ?? 0);
+  return ms;
 }
 
 /**
@@ -902,7 +921,7 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       figures.check(afterFailed.length === 0, `retry storm: after, ${afterFailed.length} answers not 200 ${JSON.stringify(count(afterFailed))} ${JSON.stringify(refusals(afterFailed))}`);
       result(
         `${clients} clients giving up after 1 s, ${total / 1000} s`,
-        `alive ${alive}, /healthz kept-alive on PORT ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, a connection each on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200 p99 ${ms(freshTail)}, a connection each on PORT ${publicOk}/${publicAnswers.length} 200 (${JSON.stringify(count(publicAnswers.filter((a) => a.status !== 200)))} closed at accept or failed) p99 of the 200s ${ms(publicTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB; capacity before ${Math.round(capacityBefore)}/s (${CAPACITY_CLIENTS} clients, after ${CAPACITY_WARM_UP_MS / 1000} s of warm-up at ${warm.ok.join(', ')} a second; the proxy's CPU ${pct(beforeWindows.cpu)}, its main thread ${pct(beforeWindows.main)}, waiting for one ${pct(beforeWindows.waited)}, this process's CPU ${pct(beforeWindows.own)}), in the 1 s windows after ${pct(afterPercent)} of it, per CPU second of the proxy ${pct(afterPerCpuPercent)} (the proxy's CPU ${pct(afterWindows.cpu)}, its main thread ${pct(afterWindows.main)}, waiting for one ${pct(afterWindows.waited)}, this process's CPU ${pct(afterWindows.own)}), ${afterWindows.answers.length - afterFailed.length}/${afterWindows.answers.length} 200; the storm's thread done ${ms(stormGone)} after its end; the storm ${JSON.stringify(stormAnswers)}`,
+        `alive ${alive}, /healthz kept-alive on PORT ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, a connection each on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200 p99 ${ms(freshTail)}, a connection each on PORT ${publicOk}/${publicAnswers.length} 200 (${JSON.stringify(count(publicAnswers.filter((a) => a.status !== 200)))} closed at accept or failed) p99 of the 200s ${ms(publicTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB; capacity before ${Math.round(capacityBefore)}/s (${CAPACITY_CLIENTS} clients, after ${CAPACITY_WARM_UP_MS / 1000} s of warm-up at ${warm.ok.join(', ')} a second; the proxy's CPU ${pct(beforeWindows.cpu)}, its main thread ${pct(beforeWindows.main)}, waiting for one ${pct(beforeWindows.waited)}, this process's CPU ${pct(beforeWindows.own)}, waiting for one ${pct(beforeWindows.ownWaited)}), in the 1 s windows after ${pct(afterPercent)} of it, per CPU second of the proxy ${pct(afterPerCpuPercent)} (the proxy's CPU ${pct(afterWindows.cpu)}, its main thread ${pct(afterWindows.main)}, waiting for one ${pct(afterWindows.waited)}, this process's CPU ${pct(afterWindows.own)}, waiting for one ${pct(afterWindows.ownWaited)}), ${afterWindows.answers.length - afterFailed.length}/${afterWindows.answers.length} 200; the storm's thread done ${ms(stormGone)} after its end; the storm ${JSON.stringify(stormAnswers)}`,
       );
     });
   });
