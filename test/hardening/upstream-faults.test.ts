@@ -24,13 +24,17 @@
  * the 1,000 of the retry storm loop on a thread of their own, at a lower priority, so that the answers
  * timed are the proxy's; the storm's process runs with `HEALTH_PORT` and `MAX_CONNECTIONS=512` (the
  * settings docs/operations.md advises against storms), and `/healthz` is probed over a kept-alive
- * connection on `PORT` and, as a kubelet probes, on a connection of its own each time on `HEALTH_PORT`. The RSS growth of
+ * connection on `PORT` and, as a kubelet probes, on a connection of its own each time on `HEALTH_PORT`
+ * (checked) and on `PORT` (reported). Its "full capacity" is the answers per second of 50 kept-alive
+ * clients on a passthrough route, after a warm-up, before the storm and in 1 s windows for 3 s from
+ * its end (its clients then leave, their open requests given up); the 2-3 s window must reach 90% of
+ * before (per CPU second of the proxy, when the machine gave it less CPU than before). The RSS growth of
  * the whole-BFF hang is measured from the same load before the hang; the breakers' trial calls (and
  * profile reads sharing one) are counted apart from the refusals.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createServer, get as httpGet, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { cpus } from 'node:os';
@@ -344,14 +348,134 @@ async function loop(clients: number, untilMs: number, next: () => Promise<Answer
   return answers;
 }
 
+/** Well-behaved clients that measure the capacity (the retry storm's fault): kept-alive loops on a passthrough route. */
+const CAPACITY_CLIENTS = FULL ? 50 : 10;
+/** The capacity loops' warm-up (not counted), their measure before the storm, and after it, in milliseconds. */
+const CAPACITY_WARM_UP_MS = FULL ? 6_000 : 3_000;
+const CAPACITY_BEFORE_MS = 2_000;
+const CAPACITY_AFTER_MS = 3_000;
+/**
+ * The capacity the 2-3 s window after the storm must reach, in % of the capacity before (the target:
+ * full capacity within 3 s after). Not 100: two measures of the same idle process differ by some
+ * percent (the windows are 2 s and 1 s long, the loops' last requests fall at a different point each
+ * time); 90% tells a process that recovered from one still held by the storm (58-84% in the runs of
+ * issue 43) without failing on that noise. The bounded run (two test files share the two cores) asks 70%.
+ */
+const CAPACITY_RECOVERED_PERCENT = FULL ? 90 : 70;
+/**
+ * On a machine shared with other processes the answers per second measure the neighbours too: a window
+ * whose answers fall short of {@link CAPACITY_RECOVERED_PERCENT} still passes when the proxy was busy
+ * or waiting for a CPU (its CPU time plus its threads' run-queue wait) at least this much of it (in %),
+ * and served at least {@link CAPACITY_RECOVERED_PERCENT} of its answers per CPU second before the storm:
+ * it got less CPU, and nothing of the storm still costs it work or keeps it idle.
+ */
+const CAPACITY_BUSY_PERCENT = 90;
+
+/** What {@link capacity} measured: per window, in the order of the windows. */
+interface Capacity {
+  /** Answers 200 that ended in the window. */
+  ok: number[];
+  /** CPU time the proxy used, in % of the window (all its threads: more than 100% is possible). */
+  cpu: number[];
+  /** CPU time the proxy's main thread (its event loop) used, in % of the window. */
+  main: number[];
+  /** Time the proxy's threads were runnable but waited for a CPU (another of its threads or another process had it), in % of the window. */
+  waited: number[];
+  /** CPU time this process used (the loops, the fake BFF, a load thread), in % of the window. */
+  own: number[];
+  /** Time this process's threads waited for a CPU, in % of the window (reported: the measuring side starved too). */
+  ownWaited: number[];
+  answers: Answer[];
+}
+
+/**
+ * {@link CAPACITY_CLIENTS} kept-alive loops on `GET /api/user/login-history` (answered at once by the
+ * fake BFF) for `durationMs`; the answers 200 counted per window of `windowMs` from the start, by the
+ * time each answer ended, with the CPU the proxy (process `pid`) used and waited for in each window.
+ */
+async function capacity(pool: Pool, pid: number | undefined, durationMs: number, windowMs: number): Promise<Capacity> {
+  const start = performance.now();
+  const windows = Math.ceil(durationMs / windowMs);
+  const out: Capacity = { ok: Array.from({ length: windows }, () => 0), cpu: [], main: [], waited: [], own: [], ownWaited: [], answers: [] };
+  let cpu = cpuMs(pid);
+  let main = cpuMs(pid, pid);
+  let waited = runDelays(pid);
+  let own = process.cpuUsage();
+  let ownWaited = runDelays(process.pid);
+  const sampler = (async () => {
+    for (let i = 1; i <= windows; i++) {
+      await sleep(start + i * windowMs - performance.now());
+      const [cpuNow, mainNow, waitedNow, ownUsed] = [cpuMs(pid), cpuMs(pid, pid), runDelays(pid), process.cpuUsage(own)];
+      out.main.push((100 * (mainNow - main)) / windowMs);
+      main = mainNow;
+      own = process.cpuUsage();
+      out.cpu.push((100 * (cpuNow - cpu)) / windowMs);
+      out.waited.push((100 * runDelayBetween(waited, waitedNow)) / windowMs);
+      out.own.push((ownUsed.user + ownUsed.system) / 10 / windowMs);
+      const ownWaitedNow = runDelays(process.pid);
+      out.ownWaited.push((100 * runDelayBetween(ownWaited, ownWaitedNow)) / windowMs);
+      [cpu, waited, ownWaited] = [cpuNow, waitedNow, ownWaitedNow];
+    }
+  })();
+  out.answers = await loop(CAPACITY_CLIENTS, start + durationMs, () => call(pool, '/api/user/login-history'));
+  await sampler;
+  for (const a of out.answers) {
+    const slot = Math.floor((a.at + a.ms - start) / windowMs);
+    if (a.status === 200 && slot < windows) out.ok[slot] = (out.ok[slot] as number) + 1;
+  }
+  return out;
+}
+
+/** CPU time (user + system) the process at `pid` used so far, in milliseconds (Linux `/proc`, 10 ms ticks), or NaN. */
+function cpuMs(pid: number | undefined, tid?: number): number {
+  try {
+    const fields = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+    // utime and stime, fields 14 and 15 of proc(5), in clock ticks (USER_HZ, 100 a second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Time each thread of the process at `pid` waited for a CPU while runnable so far, in milliseconds by thread id (Linux `schedstat`); empty when unknown. */
+function runDelays(pid: number | undefined): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        out.set(tid, Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[1]) / 1e6);
+      } catch {
+        // the thread ended meanwhile
+      }
+    }
+  } catch {
+    // not Linux, or the process is gone
+  }
+  return out;
+}
+
+/** The run-queue wait between two {@link runDelays} samples, in milliseconds (threads ended in between left out; NaN when unknown). */
+function runDelayBetween(before: Map<string, number>, now: Map<string, number>): number {
+  if (now.size === 0) return Number.NaN;
+  let ms = 0;
+  for (const [tid, waited] of now) ms += waited - (before.get(tid) ?? 0);
+  return ms;
+}
+
 /**
  * `clients` loops on `GET path` of the proxy at `base` for `durationMs`, on a worker thread of their
  * own (`helpers/load-loop.mjs`), each request with the next session cookie; resolves to the count of
  * answers per status (`aborted` for a request given up after `giveUpMs`, when set).
  */
-function loopOnThread(base: string, path: string, clients: number, durationMs: number, giveUpMs?: number): Promise<Record<string, number>> {
+function loopOnThread(
+  base: string,
+  path: string,
+  clients: number,
+  durationMs: number,
+  options: { giveUpMs?: number; leaveAtEnd?: boolean } = {},
+): Promise<Record<string, number>> {
   const worker = new Worker(new URL('./helpers/load-loop.mjs', import.meta.url), {
-    workerData: { base, path, clients, durationMs, cookies: tokens.map((token) => `${COOKIE}=${token}`), giveUpMs },
+    workerData: { base, path, clients, durationMs, cookies: tokens.map((token) => `${COOKIE}=${token}`), ...options },
   });
   return new Promise((resolve, reject) => {
     worker.once('message', (counts: Record<string, number>) => resolve(counts));
@@ -711,24 +835,29 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
     });
   });
 
-  // 7. 1,000 clients that give up after 1 s and ask again at once, for 20 s.
+  // 7. 1,000 clients that give up after 1 s and ask again at once, for 20 s; the capacity before and after.
   await fault('retry storm', async () => {
     const clients = FULL ? 1_000 : 100;
     const total = FULL ? 20_000 : 4_000;
     // As docs/operations.md ("Health under a storm") advises for a process that clients can storm: the
     // probes on a port of their own, the public port's open connections bounded (the rest closed at accept).
-    await withProcess({ HEALTH_PORT: '0', MAX_CONNECTIONS: '512' }, 16, async (p) => {
+    await withProcess({ HEALTH_PORT: '0', MAX_CONNECTIONS: '512' }, CAPACITY_CLIENTS + 8, async (p) => {
       bff.mode(SLOW, { kind: 'delay', ms: 2_000 });
       assert.ok(p.healthBase, 'the health listener started');
+      // The capacity before: the well-behaved clients once the proxy is warm (its answers per second rose
+      // from about 500 to about 3,000 in the first 5 s here, as V8 compiled its paths).
+      const warm = await capacity(p.pool, p.child.pid, CAPACITY_WARM_UP_MS, 1_000);
+      const beforeWindows = await capacity(p.pool, p.child.pid, CAPACITY_BEFORE_MS, CAPACITY_BEFORE_MS);
+      const capacityBefore = (beforeWindows.ok[0] as number) / (CAPACITY_BEFORE_MS / 1_000);
       // Probes as a kubelet makes them: a new connection each time (`Connection: close`), on the health
-      // listener (HEALTH_PORT), and also on the public port over a kept-alive connection.
+      // listener (HEALTH_PORT) and on the public port; and on the public port over a kept-alive connection.
       const health = new Pool(p.base, { connections: 1 });
       await call(health, '/healthz', { session: false });
       const rssBefore = p.rssMb();
       let rssPeak = rssBefore;
       const until = performance.now() + total;
       // The storm's clients loop on a thread of their own, at a lower priority: the probes timed are the proxy's.
-      const storm = loopOnThread(p.base, '/api/user/last-casino-games', clients, total, 1_000);
+      const storm = loopOnThread(p.base, '/api/user/last-casino-games', clients, total, { giveUpMs: 1_000, leaveAtEnd: true });
       const probes = loop(1, until, async () => {
         rssPeak = Math.max(rssPeak, p.rssMb());
         const a = await call(health, '/healthz', { session: false });
@@ -740,31 +869,59 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
         await sleep(200);
         return a;
       });
-      const [stormAnswers, probeAnswers, freshAnswers] = await Promise.all([storm, probes, freshProbes]);
+      const publicProbes = loop(1, until, async () => {
+        const a = await probeOnce(`${p.base}/healthz`);
+        await sleep(200);
+        return a;
+      });
+      const [stormAnswers, probeAnswers, freshAnswers, publicAnswers] = await Promise.all([storm, probes, freshProbes, publicProbes]);
+      // The storm has ended: its clients left when its time was up (their requests then still open given
+      // up) and its thread closed their connections. The capacity after is measured from then.
+      const stormGone = performance.now() - until;
+      const afterWindows = await capacity(p.pool, p.child.pid, CAPACITY_AFTER_MS, 1_000);
+      const afterPercent = afterWindows.ok.map((n) => (100 * n) / capacityBefore);
+      // Per CPU second of the proxy: what it does with the CPU this machine gives it, whatever else runs.
+      const perCpuBefore = capacityBefore / (beforeWindows.cpu[0] as number);
+      const afterPerCpuPercent = afterWindows.ok.map((n, i) => (100 * n) / (afterWindows.cpu[i] as number) / perCpuBefore);
+      const last = afterWindows.ok.length - 1;
+      const recovered =
+        (afterPercent[last] as number) >= CAPACITY_RECOVERED_PERCENT ||
+        ((afterPerCpuPercent[last] as number) >= CAPACITY_RECOVERED_PERCENT &&
+          (afterWindows.cpu[last] as number) + (afterWindows.waited[last] as number) >= CAPACITY_BUSY_PERCENT);
+      const afterFailed = afterWindows.answers.filter((a) => a.status !== 200);
       const alive = p.child.exitCode === null && p.child.signalCode === null;
       const healthTail = p99(probeAnswers.map((a) => a.ms));
       const healthOk = probeAnswers.filter((a) => a.status === 200).length;
       const freshTail = p99(freshAnswers.map((a) => a.ms));
       const freshOk = freshAnswers.filter((a) => a.status === 200).length;
-      await sleep(3_000);
-      bff.mode(SLOW, { kind: 'ok' });
-      const after = [];
-      for (let i = 0; i < 50; i++) after.push(await call(p.pool, '/api/user/login-history'));
-      const afterOk = after.filter((a) => a.status === 200).length;
-      const afterTail = p99(after.map((a) => a.ms));
+      // Reported, not checked: MAX_CONNECTIONS closes some of these connections at accept (`error`); the p99 is of the answered.
+      const publicTail = p99(publicAnswers.filter((a) => a.status === 200).map((a) => a.ms));
+      const publicOk = publicAnswers.filter((a) => a.status === 200).length;
       await health.destroy();
       for (const [status, n] of Object.entries(stormAnswers)) figures.status(status, n);
-      figures.inputs += Object.values(stormAnswers).reduce((a, b) => a + b, 0) + probeAnswers.length + freshAnswers.length + after.length;
+      for (const a of [...beforeWindows.answers, ...afterWindows.answers]) figures.status(a.status);
+      figures.inputs +=
+        Object.values(stormAnswers).reduce((a, b) => a + b, 0) +
+        probeAnswers.length +
+        freshAnswers.length +
+        publicAnswers.length +
+        beforeWindows.answers.length +
+        afterWindows.answers.length;
       figures.check(alive, 'retry storm: the process died');
       figures.check(healthOk === probeAnswers.length, `retry storm: /healthz ${healthOk}/${probeAnswers.length} 200`);
       figures.check(healthTail < 500 * (FULL ? 1 : 4), `retry storm: /healthz p99 ${ms(healthTail)}`);
       figures.check(freshOk === freshAnswers.length, `retry storm: /healthz on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200`);
       figures.check(freshTail < 500 * (FULL ? 1 : 4), `retry storm: /healthz on HEALTH_PORT, a connection each, p99 ${ms(freshTail)}`);
       figures.check(rssPeak < 400, `retry storm: peak RSS ${Math.round(rssPeak)} MB`);
-      figures.check(afterOk === after.length && afterTail < 100 * LATENCY_FACTOR, `retry storm: 3 s after, ${afterOk}/50 200, p99 ${ms(afterTail)}`);
+      const pct = (values: readonly number[]) => values.map((v) => `${Math.round(v)}%`).join(', ');
+      figures.check(
+        recovered,
+        `retry storm: capacity in the 1 s windows after ${pct(afterPercent)} of before (${Math.round(capacityBefore)}/s), per CPU second of the proxy ${pct(afterPerCpuPercent)}, the proxy's CPU ${pct(afterWindows.cpu)} and waiting for one ${pct(afterWindows.waited)} of each`,
+      );
+      figures.check(afterFailed.length === 0, `retry storm: after, ${afterFailed.length} answers not 200 ${JSON.stringify(count(afterFailed))} ${JSON.stringify(refusals(afterFailed))}`);
       result(
         `${clients} clients giving up after 1 s, ${total / 1000} s`,
-        `alive ${alive}, /healthz kept-alive on PORT ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, a connection each on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200 p99 ${ms(freshTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB, 3 s after: ${afterOk}/50 200 p99 ${ms(afterTail)}; the storm ${JSON.stringify(stormAnswers)}`,
+        `alive ${alive}, /healthz kept-alive on PORT ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, a connection each on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200 p99 ${ms(freshTail)}, a connection each on PORT ${publicOk}/${publicAnswers.length} 200 (${JSON.stringify(count(publicAnswers.filter((a) => a.status !== 200)))} closed at accept or failed) p99 of the 200s ${ms(publicTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB; capacity before ${Math.round(capacityBefore)}/s (${CAPACITY_CLIENTS} clients, after ${CAPACITY_WARM_UP_MS / 1000} s of warm-up at ${warm.ok.join(', ')} a second; the proxy's CPU ${pct(beforeWindows.cpu)}, its main thread ${pct(beforeWindows.main)}, waiting for one ${pct(beforeWindows.waited)}, this process's CPU ${pct(beforeWindows.own)}, waiting for one ${pct(beforeWindows.ownWaited)}), in the 1 s windows after ${pct(afterPercent)} of it, per CPU second of the proxy ${pct(afterPerCpuPercent)} (the proxy's CPU ${pct(afterWindows.cpu)}, its main thread ${pct(afterWindows.main)}, waiting for one ${pct(afterWindows.waited)}, this process's CPU ${pct(afterWindows.own)}, waiting for one ${pct(afterWindows.ownWaited)}), ${afterWindows.answers.length - afterFailed.length}/${afterWindows.answers.length} 200; the storm's thread done ${ms(stormGone)} after its end; the storm ${JSON.stringify(stormAnswers)}`,
       );
     });
   });
