@@ -71,6 +71,9 @@ function proxy(env: Record<string, string>): ProxyProcess {
     UPSTREAM_TIMEOUT_MS: '15000',
     // This file sends many requests from one address; docs/behaviour.md "Rate limits and client address": 0 turns a limit off.
     RATE_LIMIT_API_PER_MIN: '0',
+    // Fresh instances on a loaded machine can pass the event-loop delay threshold while they take a
+    // restart's traffic, and shed it (503 overloaded): this file is about draining, shedding has tests of its own.
+    LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
     ...env,
   });
   processes.push(proc);
