@@ -18,7 +18,8 @@ let base: string;
 let jwt: string;
 
 before(async () => {
-  app = await createServer({ NODE_ENV: 'test', LOG_LEVEL: 'silent' });
+  // The proxy shares the test's process, whose event loop a loaded machine delays: shedding has tests of its own.
+  app = await createServer({ NODE_ENV: 'test', LOG_LEVEL: 'silent', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
   const login = await send(base, 'POST', '/api/auth/login', { json: { login: 'demo@example.com', password: 'Demo#2026' } });
   assert.equal(login.status, 200);
