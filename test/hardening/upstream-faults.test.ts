@@ -26,9 +26,10 @@
  * settings docs/operations.md advises against storms), and `/healthz` is probed over a kept-alive
  * connection on `PORT` and, as a kubelet probes, on a connection of its own each time on `HEALTH_PORT`
  * (checked) and on `PORT` (reported). Its "full capacity" is the answers per second of 50 kept-alive
- * clients on a passthrough route, after a warm-up, before the storm and in 1 s windows for 3 s from
- * its end (its clients then leave, their open requests given up); the 2-3 s window must reach 90% of
- * before (per CPU second of the proxy, when the machine gave it less CPU than before). The RSS growth of
+ * clients on a passthrough route, after a warm-up, before the storm and in 1 s windows from its end
+ * (its clients then leave, their open requests given up) until the proxy has used the CPU time it used
+ * in 3 s before; that last window must reach 90% of before (per CPU second of the proxy, when the
+ * machine gave it less CPU than before). The RSS growth of
  * the whole-BFF hang is measured from the same load before the hang; the breakers' trial calls (and
  * profile reads sharing one) are counted apart from the refusals.
  */
@@ -337,12 +338,16 @@ function probeOnce(url: string): Promise<Answer> {
   });
 }
 
-/** `clients` loops sending `next()` until `untilMs` (a `performance.now()` time); every answer collected. */
-async function loop(clients: number, untilMs: number, next: () => Promise<Answer>): Promise<Answer[]> {
+/**
+ * `clients` loops sending `next()` until `until` (a `performance.now()` time, or an object whose `at`
+ * is one and may be moved earlier while they run); every answer collected.
+ */
+async function loop(clients: number, until: number | { readonly at: number }, next: () => Promise<Answer>): Promise<Answer[]> {
   const answers: Answer[] = [];
+  const end = typeof until === 'number' ? { at: until } : until;
   await Promise.all(
     Array.from({ length: clients }, async () => {
-      while (performance.now() < untilMs) answers.push(await next());
+      while (performance.now() < end.at) answers.push(await next());
     }),
   );
   return answers;
@@ -350,16 +355,31 @@ async function loop(clients: number, untilMs: number, next: () => Promise<Answer
 
 /** Well-behaved clients that measure the capacity (the retry storm's fault): kept-alive loops on a passthrough route. */
 const CAPACITY_CLIENTS = FULL ? 50 : 10;
-/** The capacity loops' warm-up (not counted), their measure before the storm, and after it, in milliseconds. */
+/** The capacity loops' warm-up (not counted) and their measure before the storm, in milliseconds. */
 const CAPACITY_WARM_UP_MS = FULL ? 6_000 : 3_000;
 const CAPACITY_BEFORE_MS = 2_000;
-const CAPACITY_AFTER_MS = 3_000;
 /**
- * The capacity the 2-3 s window after the storm must reach, in % of the capacity before (the target:
- * full capacity within 3 s after). Not 100: two measures of the same idle process differ by some
+ * The time after the storm in which full capacity must be back (docs/behaviour.md "Resilience"), in
+ * milliseconds of the CPU the proxy had before it: the windows after go on until the proxy has used
+ * the CPU time it used in this long before the storm (3 s on a machine that gives it the CPU it had),
+ * within {@link CAPACITY_AFTER_LIMIT_MS}. What a storm leaves is code to compile again: it deoptimises
+ * the hot path (Node.js's streams and HTTP server, undici's parser, pino, Fastify's reply; about 70
+ * deoptimisations during the storm), and V8 optimises it again as the code runs (about 300 functions
+ * in the 3 s after, V8's worker threads at 20-30% of a CPU against 2-4% before): a recovery counted in
+ * work done, which a machine that gives the proxy half a CPU stretches to twice the time.
+ */
+const CAPACITY_AFTER_MS = 3_000;
+/** The longest the windows after the storm go on for the proxy to get its {@link CAPACITY_AFTER_MS} of CPU, in milliseconds. */
+const CAPACITY_AFTER_LIMIT_MS = 15_000;
+/**
+ * The capacity the last window after the storm (the one in which the proxy's CPU time reached
+ * {@link CAPACITY_AFTER_MS}) must reach, in % of the capacity before (the target: full capacity within
+ * 3 s after). Not 100: two measures of the same idle process differ by some
  * percent (the windows are 2 s and 1 s long, the loops' last requests fall at a different point each
  * time); 90% tells a process that recovered from one still held by the storm (58-84% in the runs of
- * issue 43) without failing on that noise. The bounded run (two test files share the two cores) asks 70%.
+ * issue 43) without failing on that noise. The bounded run (`npm test`: the proxy not pinned, another
+ * test file beside it on the two cores) asks 70% and checks that the capacity comes back, not how soon:
+ * its windows go on past {@link CAPACITY_AFTER_MS} until one reaches it, within {@link CAPACITY_AFTER_LIMIT_MS}.
  */
 const CAPACITY_RECOVERED_PERCENT = FULL ? 90 : 70;
 /**
@@ -392,12 +412,23 @@ interface Capacity {
  * {@link CAPACITY_CLIENTS} kept-alive loops on `GET /api/user/login-history` (answered at once by the
  * fake BFF) for `durationMs`; the answers 200 counted per window of `windowMs` from the start, by the
  * time each answer ended, with the CPU the proxy (process `pid`) used and waited for in each window.
+ * With `enough`, `durationMs` is a limit: the loops stop after the first window for which `enough` is
+ * true, given the windows so far and the proxy's CPU time since the start (all its threads, in
+ * milliseconds).
  */
-async function capacity(pool: Pool, pid: number | undefined, durationMs: number, windowMs: number): Promise<Capacity> {
+async function capacity(
+  pool: Pool,
+  pid: number | undefined,
+  durationMs: number,
+  windowMs: number,
+  enough?: (sofar: Capacity, cpuMsSinceStart: number) => boolean,
+): Promise<Capacity> {
   const start = performance.now();
-  const windows = Math.ceil(durationMs / windowMs);
+  const deadline = { at: start + durationMs };
+  let windows = Math.ceil(durationMs / windowMs);
   const out: Capacity = { ok: Array.from({ length: windows }, () => 0), cpu: [], main: [], waited: [], own: [], ownWaited: [], answers: [] };
-  let cpu = cpuMs(pid);
+  const cpuAtStart = cpuMs(pid);
+  let cpu = cpuAtStart;
   let main = cpuMs(pid, pid);
   let waited = runDelays(pid);
   let own = process.cpuUsage();
@@ -415,14 +446,21 @@ async function capacity(pool: Pool, pid: number | undefined, durationMs: number,
       const ownWaitedNow = runDelays(process.pid);
       out.ownWaited.push((100 * runDelayBetween(ownWaited, ownWaitedNow)) / windowMs);
       [cpu, waited, ownWaited] = [cpuNow, waitedNow, ownWaitedNow];
+      if (enough !== undefined && i < windows && enough(out, cpuNow - cpuAtStart)) {
+        windows = i;
+        deadline.at = performance.now();
+        out.ok.length = windows;
+      }
     }
   })();
-  out.answers = await loop(CAPACITY_CLIENTS, start + durationMs, () => call(pool, '/api/user/login-history'));
-  await sampler;
-  for (const a of out.answers) {
+  // Counted as they end, so that `enough` sees the windows so far.
+  out.answers = await loop(CAPACITY_CLIENTS, deadline, async () => {
+    const a = await call(pool, '/api/user/login-history');
     const slot = Math.floor((a.at + a.ms - start) / windowMs);
-    if (a.status === 200 && slot < windows) out.ok[slot] = (out.ok[slot] as number) + 1;
-  }
+    if (a.status === 200 && slot < out.ok.length) out.ok[slot] = (out.ok[slot] as number) + 1;
+    return a;
+  });
+  await sampler;
   return out;
 }
 
@@ -878,16 +916,20 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       // The storm has ended: its clients left when its time was up (their requests then still open given
       // up) and its thread closed their connections. The capacity after is measured from then.
       const stormGone = performance.now() - until;
-      const afterWindows = await capacity(p.pool, p.child.pid, CAPACITY_AFTER_MS, 1_000);
-      const afterPercent = afterWindows.ok.map((n) => (100 * n) / capacityBefore);
       // Per CPU second of the proxy: what it does with the CPU this machine gives it, whatever else runs.
       const perCpuBefore = capacityBefore / (beforeWindows.cpu[0] as number);
+      const recoveredIn = (w: Capacity, i: number) =>
+        (100 * (w.ok[i] as number)) / capacityBefore >= CAPACITY_RECOVERED_PERCENT ||
+        ((100 * (w.ok[i] as number)) / (w.cpu[i] as number) / perCpuBefore >= CAPACITY_RECOVERED_PERCENT &&
+          (w.cpu[i] as number) + (w.waited[i] as number) >= CAPACITY_BUSY_PERCENT);
+      // The CPU time the proxy used in CAPACITY_AFTER_MS before the storm: the time it has to recover.
+      const cpuBudgetMs = ((beforeWindows.cpu[0] as number) / 100) * CAPACITY_AFTER_MS;
+      const afterWindows = await capacity(p.pool, p.child.pid, CAPACITY_AFTER_LIMIT_MS, 1_000, (sofar, cpuUsedMs) =>
+        cpuUsedMs >= cpuBudgetMs && (FULL || recoveredIn(sofar, sofar.cpu.length - 1)),
+      );
+      const afterPercent = afterWindows.ok.map((n) => (100 * n) / capacityBefore);
       const afterPerCpuPercent = afterWindows.ok.map((n, i) => (100 * n) / (afterWindows.cpu[i] as number) / perCpuBefore);
-      const last = afterWindows.ok.length - 1;
-      const recovered =
-        (afterPercent[last] as number) >= CAPACITY_RECOVERED_PERCENT ||
-        ((afterPerCpuPercent[last] as number) >= CAPACITY_RECOVERED_PERCENT &&
-          (afterWindows.cpu[last] as number) + (afterWindows.waited[last] as number) >= CAPACITY_BUSY_PERCENT);
+      const recovered = recoveredIn(afterWindows, afterWindows.ok.length - 1);
       const afterFailed = afterWindows.answers.filter((a) => a.status !== 200);
       const alive = p.child.exitCode === null && p.child.signalCode === null;
       const healthTail = p99(probeAnswers.map((a) => a.ms));
@@ -916,12 +958,12 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       const pct = (values: readonly number[]) => values.map((v) => `${Math.round(v)}%`).join(', ');
       figures.check(
         recovered,
-        `retry storm: capacity in the 1 s windows after ${pct(afterPercent)} of before (${Math.round(capacityBefore)}/s), per CPU second of the proxy ${pct(afterPerCpuPercent)}, the proxy's CPU ${pct(afterWindows.cpu)} and waiting for one ${pct(afterWindows.waited)} of each`,
+        `retry storm: capacity in the 1 s windows after (until the proxy used ${Math.round(cpuBudgetMs)} ms of CPU, its ${CAPACITY_AFTER_MS / 1000} s before) ${pct(afterPercent)} of before (${Math.round(capacityBefore)}/s), per CPU second of the proxy ${pct(afterPerCpuPercent)}, the proxy's CPU ${pct(afterWindows.cpu)} and waiting for one ${pct(afterWindows.waited)} of each`,
       );
       figures.check(afterFailed.length === 0, `retry storm: after, ${afterFailed.length} answers not 200 ${JSON.stringify(count(afterFailed))} ${JSON.stringify(refusals(afterFailed))}`);
       result(
         `${clients} clients giving up after 1 s, ${total / 1000} s`,
-        `alive ${alive}, /healthz kept-alive on PORT ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, a connection each on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200 p99 ${ms(freshTail)}, a connection each on PORT ${publicOk}/${publicAnswers.length} 200 (${JSON.stringify(count(publicAnswers.filter((a) => a.status !== 200)))} closed at accept or failed) p99 of the 200s ${ms(publicTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB; capacity before ${Math.round(capacityBefore)}/s (${CAPACITY_CLIENTS} clients, after ${CAPACITY_WARM_UP_MS / 1000} s of warm-up at ${warm.ok.join(', ')} a second; the proxy's CPU ${pct(beforeWindows.cpu)}, its main thread ${pct(beforeWindows.main)}, waiting for one ${pct(beforeWindows.waited)}, this process's CPU ${pct(beforeWindows.own)}, waiting for one ${pct(beforeWindows.ownWaited)}), in the 1 s windows after ${pct(afterPercent)} of it, per CPU second of the proxy ${pct(afterPerCpuPercent)} (the proxy's CPU ${pct(afterWindows.cpu)}, its main thread ${pct(afterWindows.main)}, waiting for one ${pct(afterWindows.waited)}, this process's CPU ${pct(afterWindows.own)}, waiting for one ${pct(afterWindows.ownWaited)}), ${afterWindows.answers.length - afterFailed.length}/${afterWindows.answers.length} 200; the storm's thread done ${ms(stormGone)} after its end; the storm ${JSON.stringify(stormAnswers)}`,
+        `alive ${alive}, /healthz kept-alive on PORT ${healthOk}/${probeAnswers.length} 200 p99 ${ms(healthTail)}, a connection each on HEALTH_PORT ${freshOk}/${freshAnswers.length} 200 p99 ${ms(freshTail)}, a connection each on PORT ${publicOk}/${publicAnswers.length} 200 (${JSON.stringify(count(publicAnswers.filter((a) => a.status !== 200)))} closed at accept or failed) p99 of the 200s ${ms(publicTail)}, RSS ${Math.round(rssBefore)} → peak ${Math.round(rssPeak)} MB; capacity before ${Math.round(capacityBefore)}/s (${CAPACITY_CLIENTS} clients, after ${CAPACITY_WARM_UP_MS / 1000} s of warm-up at ${warm.ok.join(', ')} a second; the proxy's CPU ${pct(beforeWindows.cpu)}, its main thread ${pct(beforeWindows.main)}, waiting for one ${pct(beforeWindows.waited)}, this process's CPU ${pct(beforeWindows.own)}, waiting for one ${pct(beforeWindows.ownWaited)}), in the 1 s windows after (until the proxy used ${Math.round(cpuBudgetMs)} ms of CPU, its ${CAPACITY_AFTER_MS / 1000} s before) ${pct(afterPercent)} of it, per CPU second of the proxy ${pct(afterPerCpuPercent)} (the proxy's CPU ${pct(afterWindows.cpu)}, its main thread ${pct(afterWindows.main)}, waiting for one ${pct(afterWindows.waited)}, this process's CPU ${pct(afterWindows.own)}, waiting for one ${pct(afterWindows.ownWaited)}), ${afterWindows.answers.length - afterFailed.length}/${afterWindows.answers.length} 200; the storm's thread done ${ms(stormGone)} after its end; the storm ${JSON.stringify(stormAnswers)}`,
       );
     });
   });
