@@ -10,14 +10,19 @@
  * options, `NODE_ENV=production`, metrics on, the default limits (load shedding by event-loop delay off,
  * which callgrind's slowness would set off); the reference (`reference.ts`) with its own. It runs under
  * `valgrind --tool=callgrind --instr-atstart=no` in front of the bench's upstream. After
- * `BENCH_INSTR_WARMUP` requests (2,000: the JIT's tiers settle) the instrumentation is turned on
- * (`callgrind_control -i on`), `BENCH_INSTR_REQUESTS` requests (2,000) are sent, and the counts are
- * written; then, with no request, as long again (20 s at most), and written again. The variant's
- * figure is the requests' window less the idle window's rate over the same time, divided by the
- * requests: the timers' work (metrics, load-shedding samples) depends on time, and under callgrind a
- * second holds some 40 times fewer requests than at full speed. Each request takes the next of 4,096
+ * `BENCH_INSTR_WARMUP` requests (4,000) the instrumentation is turned on (`callgrind_control -i on`),
+ * `BENCH_INSTR_WINDOWS` windows (5) of `BENCH_INSTR_REQUESTS` requests (2,000) are sent, the counts
+ * written after each; then, with no request, as long as a window (20 s at most), and written again.
+ * Each window's figure is its instructions less the idle window's rate over its time, divided by its
+ * requests; the variant's figure is their mean, and their lowest and highest are printed beside it:
+ * work that comes in bursts (V8 compiling the code again, the collector's major cycles) falls in one
+ * window of a run and not the next, up to twice the others (a run of 2,000 requests after 2,000 of
+ * warm-up, as before, read 773,000 per passthrough; after 8,000 of warm-up, 522,000; after 16,000,
+ * 571,000), and only a mean over many requests holds its share. The idle rate is taken off because
+ * the timers' work (metrics, load-shedding samples) depends on time, and under callgrind a second
+ * holds some 40 times fewer requests than at full speed. Each request takes the next of 4,096
  * client addresses (and sessions, for a row with one), 4 at a time. Every answer must have the row's
- * status, and the upstream calls of the counted window are checked: one per request for a
+ * status, and the upstream calls of the counted windows are checked: one per request for a
  * passthrough, none for a refusal or a revalidation. Variants run one after the other; nothing is
  * pinned.
  *
@@ -60,8 +65,12 @@ export interface VariantPlace {
 /** One configuration measured. */
 export interface InstructionVariant {
   id: string;
-  /** `rows`: a row of the load bench; `tracing`: the passthrough with a tracing configuration; `contract`: with a contract-check sample. */
-  group: 'rows' | 'tracing' | 'contract';
+  /**
+   * `rows`: a row of the load bench; `tracing`: the passthrough with a tracing configuration;
+   * `contract`: with a contract-check sample; `steps`: with one step of the pipeline turned off (what
+   * that step costs a passthrough).
+   */
+  group: 'rows' | 'tracing' | 'contract' | 'steps';
   target: InstructionTarget;
   /** The proxy's extra environment. */
   env: Record<string, string>;
@@ -111,7 +120,8 @@ async function catalogueEtag({ port }: VariantPlace): Promise<Record<string, str
  * then the passthrough at the sampling ratios of the load bench's tracing rows, exporting OTLP/HTTP
  * JSON to `collector` (the bench's collector, `…/v1/traces`) a batch at a time (512 spans; the 5 s
  * timer set aside); then the passthrough with the upstream contract checks off and on every answer
- * (every other variant runs the default sample, 0.01).
+ * (every other variant runs the default sample, 0.01); then the passthrough with one step of the
+ * pipeline turned off each (the request log lines, the API rate limits).
  */
 export function variants(collector: string): InstructionVariant[] {
   const passthrough = { path: PASSTHROUGH.path, headers: {}, session: true, expect: 200, upstream: { perRequest: 1, upstreamPath: PASSTHROUGH.upstreamPath } } as const;
@@ -139,7 +149,8 @@ export function variants(collector: string): InstructionVariant[] {
       id: '304 revalidation',
       group: 'rows',
       target: 'proxy',
-      env: {},
+      // The cached page must outlive the counted windows (under callgrind, minutes): a refresh would be an upstream call in them.
+      env: { CATALOGUE_CACHE_TTL_MS: '3600000' },
       path: CATALOGUE_PATH,
       headers: { 'accept-encoding': BROWSER_ACCEPT_ENCODING },
       session: false,
@@ -158,6 +169,15 @@ export function variants(collector: string): InstructionVariant[] {
     // The live upstream contract checks (UPSTREAM_CONTRACT_SAMPLE), tracing off: checks off and every answer checked.
     { id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', group: 'contract', target: 'proxy', env: { UPSTREAM_CONTRACT_SAMPLE: '0' }, ...passthrough },
     { id: 'contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)', group: 'contract', target: 'proxy', env: { UPSTREAM_CONTRACT_SAMPLE: '1' }, ...passthrough },
+    // One step turned off each: what it costs a passthrough (the difference to the passthrough at the defaults).
+    { id: 'step off: the request log lines (LOG_LEVEL=warn)', group: 'steps', target: 'proxy', env: { LOG_LEVEL: 'warn' }, ...passthrough },
+    {
+      id: 'step off: the API rate limits (RATE_LIMIT_API_PER_MIN=0, RATE_LIMIT_API_PER_ADDRESS_PER_MIN=0)',
+      group: 'steps',
+      target: 'proxy',
+      env: { RATE_LIMIT_API_PER_MIN: '0', RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0' },
+      ...passthrough,
+    },
   ];
 }
 
@@ -165,20 +185,30 @@ export function variants(collector: string): InstructionVariant[] {
 export interface InstructionResult {
   id: string;
   group: InstructionVariant['group'];
+  /** Instructions per request over all the counted windows (their mean: they hold as many requests each). */
   perRequest: number;
+  /** Each counted window's instructions per request, in order (the spread is printed when there are several). */
+  windows?: readonly number[];
+}
+
+/** The mean of `values`; NaN for none. */
+export function mean(values: readonly number[]): number {
+  return values.reduce((a, b) => a + b, 0) / values.length;
 }
 
 /**
  * The table of a run: each variant's instructions per request, its ratio to the reference's
- * passthrough and, for a tracing or contract-check variant, to the passthrough at the defaults (tracing off) (`—` where the base was not measured).
+ * passthrough and, for a tracing, contract-check or step variant, to the passthrough at the defaults (tracing off) (`—` where the base was not measured).
  */
 export function formatInstructions(results: readonly InstructionResult[]): string {
   const base = results.find((r) => r.id === 'reference passthrough')?.perRequest;
   const off = results.find((r) => r.id === 'passthrough (tracing off)')?.perRequest;
   const ratio = (value: number, of: number | undefined) => (of === undefined || !(of > 0) ? '—' : `${(value / of).toFixed(3)}×`);
-  const lines = ['| variant | instructions per request | vs the reference passthrough | vs tracing off |', '|---|---|---|---|'];
+  const lines = ['| variant | instructions per request | windows: lowest-highest | vs the reference passthrough | vs tracing off |', '|---|---|---|---|---|'];
+  const count = (value: number) => Math.round(value).toLocaleString('en-US');
   for (const r of results) {
-    lines.push(`| ${r.id} | ${Math.round(r.perRequest).toLocaleString('en-US')} | ${ratio(r.perRequest, base)} | ${r.group !== 'rows' ? ratio(r.perRequest, off) : '—'} |`);
+    const spread = r.windows === undefined || r.windows.length < 2 ? '—' : `${count(Math.min(...r.windows))}-${count(Math.max(...r.windows))}`;
+    lines.push(`| ${r.id} | ${count(r.perRequest)} | ${spread} | ${ratio(r.perRequest, base)} | ${r.group !== 'rows' ? ratio(r.perRequest, off) : '—'} |`);
   }
   return `${lines.join('\n')}\n`;
 }
@@ -258,7 +288,11 @@ async function dumped(dir: string, name: string): Promise<number> {
   return callgrindTotal(readFileSync(path, 'utf8'));
 }
 
-async function measure(variant: InstructionVariant, upstream: string, node: string, dir: string, warmup: number, requests: number): Promise<number> {
+/**
+ * Runs `variant` under callgrind: `warmup` requests, then `windows` counted windows of `requests` each
+ * and an idle one. @returns each window's instructions per request, the idle rate taken off.
+ */
+async function measure(variant: InstructionVariant, upstream: string, node: string, dir: string, warmup: number, requests: number, windows: number): Promise<number[]> {
   const slug = variant.id.replace(/[^a-z0-9.]+/gi, '-');
   const wrapper = join(dir, `${slug}.sh`);
   // vgdb, through which callgrind_control talks to the process, names its pipes after the prefix and
@@ -283,22 +317,30 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
     const pid = started.child.pid as number;
     await resetUpstream(upstream);
     control(prefix, ['-i', 'on'], pid);
-    const begun = performance.now();
-    await send(pool, variant, headers, extra, requests, warmup);
-    const windowMs = performance.now() - begun;
-    // Dumps write the counts since the one before: `<out>.1` the requests' window, `<out>.2` an idle one.
-    control(prefix, ['--dump'], pid);
-    checkUpstreamCalls(variant, (await upstreamCalls(upstream)).byPath, requests);
-    const idleMs = Math.min(windowMs, IDLE_WINDOW_MS);
+    // Dumps write the counts since the one before: `<out>.1` … `<out>.<windows>` the requests' windows,
+    // then an idle one.
+    const spans: number[] = [];
+    for (let w = 0; w < windows; w++) {
+      const begun = performance.now();
+      await send(pool, variant, headers, extra, requests, warmup + w * requests);
+      spans.push(performance.now() - begun);
+      control(prefix, ['--dump'], pid);
+    }
+    checkUpstreamCalls(variant, (await upstreamCalls(upstream)).byPath, requests * windows);
+    const idleMs = Math.min(mean(spans), IDLE_WINDOW_MS);
     await sleep(idleMs);
     control(prefix, ['--dump'], pid);
     control(prefix, ['-i', 'off'], pid);
-    const busy = await dumped(dir, `${slug}.${pid}.out.1`);
-    const idle = await dumped(dir, `${slug}.${pid}.out.2`);
+    const idle = await dumped(dir, `${slug}.${pid}.out.${windows + 1}`);
     // What the timers cost (metrics, load-shedding samples, caches' clocks) depends on time, and under
     // callgrind a second holds some 40 times fewer requests than at full speed: the idle window's rate
-    // is taken off the requests' window.
-    return Math.max(0, busy - (idle * windowMs) / idleMs) / requests;
+    // is taken off each requests' window.
+    const out: number[] = [];
+    for (let w = 0; w < windows; w++) {
+      const busy = await dumped(dir, `${slug}.${pid}.out.${w + 1}`);
+      out.push(Math.max(0, busy - (idle * (spans[w] as number)) / idleMs) / requests);
+    }
+    return out;
   } finally {
     await pool.close();
     await stop(started.child);
@@ -308,22 +350,27 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
 async function main(): Promise<void> {
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
   const node = resolveNode(process.env.BENCH_NODE ?? '24');
-  const warmup = Number(process.env.BENCH_INSTR_WARMUP ?? 2_000);
+  const warmup = Number(process.env.BENCH_INSTR_WARMUP ?? 4_000);
   const requests = Number(process.env.BENCH_INSTR_REQUESTS ?? 2_000);
+  const windows = Number(process.env.BENCH_INSTR_WINDOWS ?? 5);
   const dir = mkdtempSync(join(tmpdir(), 'front-proxy-instr-'));
   const upstream = await startBenchServer('upstream', [], undefined);
   const collector = await startBenchServer('collector', [], undefined);
   const base = `http://127.0.0.1:${upstream.port}`;
-  process.stdout.write(`callgrind, Node.js ${node.version}, ${warmup} requests of warm-up, then ${requests} counted per variant, 4 at a time\n`);
+  process.stdout.write(
+    `callgrind, Node.js ${node.version}, ${warmup} requests of warm-up, then ${windows} windows of ${requests} counted per variant, 4 at a time\n`,
+  );
   try {
     const results: InstructionResult[] = [];
     // BENCH_INSTR_ONLY: comma-separated words, a variant runs when its name contains one (e.g. `reference,off,ratio 0`).
     const only = (process.env.BENCH_INSTR_ONLY ?? '').split(',').filter((word) => word.length > 0);
     const chosen = variants(`http://127.0.0.1:${collector.port}/v1/traces`).filter((v) => only.length === 0 || only.some((word) => v.id.includes(word)));
     for (const variant of chosen) {
-      const perRequest = await measure(variant, base, node.execPath, dir, warmup, requests);
-      results.push({ id: variant.id, group: variant.group, perRequest });
-      process.stdout.write(`  ${variant.id} (GET ${variant.path}, ${variant.expect}): ${Math.round(perRequest).toLocaleString('en-US')} instructions per request\n`);
+      const measured = await measure(variant, base, node.execPath, dir, warmup, requests, windows);
+      const perRequest = mean(measured);
+      results.push({ id: variant.id, group: variant.group, perRequest, windows: measured });
+      const each = measured.map((n) => Math.round(n).toLocaleString('en-US')).join(', ');
+      process.stdout.write(`  ${variant.id} (GET ${variant.path}, ${variant.expect}): ${Math.round(perRequest).toLocaleString('en-US')} instructions per request (windows: ${each})\n`);
     }
     process.stdout.write(`\n${formatInstructions(results)}`);
   } finally {
