@@ -27,7 +27,7 @@
  * pinned.
  *
  * Each figure is also given as a ratio to the reference's passthrough (the round's headline figures),
- * and each tracing variant's to tracing off.
+ * and each tracing, contract-check or step variant's to the passthrough at the defaults (tracing off).
  *
  * Needs `valgrind` (Debian's package). `BENCH_NODE` as for the load bench (default `24`);
  * `BENCH_INSTR_ONLY` (comma-separated words) runs the variants whose names contain one. Each variant
@@ -204,7 +204,7 @@ export function formatInstructions(results: readonly InstructionResult[]): strin
   const base = results.find((r) => r.id === 'reference passthrough')?.perRequest;
   const off = results.find((r) => r.id === 'passthrough (tracing off)')?.perRequest;
   const ratio = (value: number, of: number | undefined) => (of === undefined || !(of > 0) ? '—' : `${(value / of).toFixed(3)}×`);
-  const lines = ['| variant | instructions per request | windows: lowest-highest | vs the reference passthrough | vs tracing off |', '|---|---|---|---|---|'];
+  const lines = ['| variant | instructions per request | windows: lowest-highest | vs the reference passthrough | vs the passthrough |', '|---|---|---|---|---|'];
   const count = (value: number) => Math.round(value).toLocaleString('en-US');
   for (const r of results) {
     const spread = r.windows === undefined || r.windows.length < 2 ? '—' : `${count(Math.min(...r.windows))}-${count(Math.max(...r.windows))}`;
