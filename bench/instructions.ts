@@ -26,6 +26,15 @@
  * passthrough, none for a refusal or a revalidation. Variants run one after the other; nothing is
  * pinned.
  *
+ * callgrind counts each thread apart (`--separate-threads=yes`): the main thread, which runs the
+ * JavaScript and Node.js's own work on each request, and V8's helper threads (the collector's
+ * concurrent marking and sweeping, the optimising compiler). The helpers' work comes in bursts: in one
+ * run of the passthrough the five windows' main thread counted 470,000, 464,000, 450,000, 448,000 and
+ * 412,000 instructions per request, every thread together 589,000, 560,000, 539,000, 1,177,000 and
+ * 444,000 (the fourth window's helper threads counted 1.47 billion instructions, the others' 0.07 to
+ * 0.25 billion). So the main thread's count is the yardstick of a change to the request's path; every
+ * thread's is printed beside it, the cost the collector and the compiler add, with its spread.
+ *
  * Each figure is also given as a ratio to the reference's passthrough (the round's headline figures),
  * and each tracing, contract-check or step variant's to the passthrough at the defaults (tracing off).
  *
@@ -36,7 +45,7 @@
  * @module
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -185,10 +194,14 @@ export function variants(collector: string): InstructionVariant[] {
 export interface InstructionResult {
   id: string;
   group: InstructionVariant['group'];
-  /** Instructions per request over all the counted windows (their mean: they hold as many requests each). */
+  /** The main thread's instructions per request over all the counted windows (their mean: they hold as many requests each). */
   perRequest: number;
-  /** Each counted window's instructions per request, in order (the spread is printed when there are several). */
+  /** Each counted window's main-thread instructions per request, in order (the spread is printed when there are several). */
   windows?: readonly number[];
+  /** Every thread's instructions per request (the main thread's and V8's helpers': the collector, the compiler), their mean. */
+  allThreads?: number;
+  /** Each counted window's every-thread instructions per request, in order. */
+  allWindows?: readonly number[];
 }
 
 /** The mean of `values`; NaN for none. */
@@ -197,18 +210,26 @@ export function mean(values: readonly number[]): number {
 }
 
 /**
- * The table of a run: each variant's instructions per request, its ratio to the reference's
- * passthrough and, for a tracing, contract-check or step variant, to the passthrough at the defaults (tracing off) (`—` where the base was not measured).
+ * The table of a run: each variant's main-thread instructions per request, the lowest and highest of
+ * its windows, its ratio to the reference's passthrough and, for a tracing, contract-check or step
+ * variant, to the passthrough at the defaults (tracing off); then every thread's instructions per
+ * request, their spread and ratio to the reference's (`—` where a base or a count was not measured).
  */
 export function formatInstructions(results: readonly InstructionResult[]): string {
-  const base = results.find((r) => r.id === 'reference passthrough')?.perRequest;
-  const off = results.find((r) => r.id === 'passthrough (tracing off)')?.perRequest;
-  const ratio = (value: number, of: number | undefined) => (of === undefined || !(of > 0) ? '—' : `${(value / of).toFixed(3)}×`);
-  const lines = ['| variant | instructions per request | windows: lowest-highest | vs the reference passthrough | vs the passthrough |', '|---|---|---|---|---|'];
-  const count = (value: number) => Math.round(value).toLocaleString('en-US');
+  const reference = results.find((r) => r.id === 'reference passthrough');
+  const off = results.find((r) => r.id === 'passthrough (tracing off)');
+  const ratio = (value: number | undefined, of: number | undefined) => (value === undefined || of === undefined || !(of > 0) ? '—' : `${(value / of).toFixed(3)}×`);
+  const count = (value: number | undefined) => (value === undefined ? '—' : Math.round(value).toLocaleString('en-US'));
+  const spread = (windows: readonly number[] | undefined) => (windows === undefined || windows.length < 2 ? '—' : `${count(Math.min(...windows))}-${count(Math.max(...windows))}`);
+  const lines = [
+    '| variant | main thread: instructions per request | windows: lowest-highest | vs the reference passthrough | vs the passthrough | every thread: instructions per request | windows: lowest-highest | vs the reference passthrough |',
+    '|---|---|---|---|---|---|---|---|',
+  ];
   for (const r of results) {
-    const spread = r.windows === undefined || r.windows.length < 2 ? '—' : `${count(Math.min(...r.windows))}-${count(Math.max(...r.windows))}`;
-    lines.push(`| ${r.id} | ${count(r.perRequest)} | ${spread} | ${ratio(r.perRequest, base)} | ${r.group !== 'rows' ? ratio(r.perRequest, off) : '—'} |`);
+    const versusOff = r.group !== 'rows' ? ratio(r.perRequest, off?.perRequest) : '—';
+    lines.push(
+      `| ${r.id} | ${count(r.perRequest)} | ${spread(r.windows)} | ${ratio(r.perRequest, reference?.perRequest)} | ${versusOff} | ${count(r.allThreads)} | ${spread(r.allWindows)} | ${ratio(r.allThreads, reference?.allThreads)} |`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -221,6 +242,24 @@ export function callgrindTotal(text: string): number {
   const line = /^totals:\s+(\d+)/m.exec(text);
   if (!line) throw new Error('no totals line in the callgrind output');
   return Number(line[1]);
+}
+
+/** Instructions of a dump: the main thread's (JavaScript, Node.js's own work on each request) and every thread's. */
+export interface ThreadCounts {
+  main: number;
+  all: number;
+}
+
+/**
+ * A dump's counts by callgrind thread number (`'01'`, `'02'`, …, the suffixes of its files) as
+ * {@link ThreadCounts}: thread 1 is the process's first, the main thread; the others are V8's and
+ * libuv's helper threads (the collector's concurrent marking and sweeping, the optimising compiler,
+ * the file system pool). @throws when thread 1 is missing.
+ */
+export function threadCounts(byThread: Readonly<Record<string, number>>): ThreadCounts {
+  const main = byThread['01'];
+  if (main === undefined) throw new Error(`no main thread in the dump (threads ${Object.keys(byThread).join(', ') || 'none'})`);
+  return { main, all: Object.values(byThread).reduce((a, b) => a + b, 0) };
 }
 
 /** Sends `count` GETs of `variant`, 4 at a time, each with the next client's headers; every answer must have its status. */
@@ -279,20 +318,31 @@ const START_TIMEOUT_MS = 600_000;
 /** Longest idle window measured after the requests' one (its rate is taken off), in milliseconds. */
 const IDLE_WINDOW_MS = 20_000;
 
-/** The instructions of a callgrind dump, once it is written (60 s at most). */
-async function dumped(dir: string, name: string): Promise<number> {
-  const path = join(dir, name);
-  const written = () => existsSync(path) && /^totals:/m.test(readFileSync(path, 'utf8'));
-  for (let waited = 0; !written() && waited < 60_000; waited += 250) await sleep(250);
-  if (!written()) throw new Error(`no dump ${name} of the counts (${readdirSync(dir).join(', ')})`);
-  return callgrindTotal(readFileSync(path, 'utf8'));
+/**
+ * The instructions of one callgrind dump by thread (`--separate-threads=yes` writes a file per thread,
+ * `<name>-01`, `<name>-02`, …), once every file of it is written (60 s at most).
+ */
+async function dumped(dir: string, name: string): Promise<ThreadCounts> {
+  const files = () => readdirSync(dir).filter((file) => file.startsWith(`${name}-`));
+  const complete = (list: readonly string[]) => list.length > 0 && list.every((file) => /^totals:/m.test(readFileSync(join(dir, file), 'utf8')));
+  let seen: string[] = [];
+  for (let waited = 0; waited < 60_000; waited += 250) {
+    const now = files();
+    // Complete, and no file more since the last look: the dump has written every thread's.
+    if (complete(now) && now.length === seen.length) break;
+    seen = now;
+    await sleep(250);
+  }
+  if (!complete(seen)) throw new Error(`no dump ${name} of the counts (${readdirSync(dir).join(', ')})`);
+  return threadCounts(Object.fromEntries(seen.map((file) => [file.slice(name.length + 1), callgrindTotal(readFileSync(join(dir, file), 'utf8'))])));
 }
 
 /**
  * Runs `variant` under callgrind: `warmup` requests, then `windows` counted windows of `requests` each
- * and an idle one. @returns each window's instructions per request, the idle rate taken off.
+ * and an idle one. @returns each window's instructions per request, the idle rate taken off: the main
+ * thread's and every thread's.
  */
-async function measure(variant: InstructionVariant, upstream: string, node: string, dir: string, warmup: number, requests: number, windows: number): Promise<number[]> {
+async function measure(variant: InstructionVariant, upstream: string, node: string, dir: string, warmup: number, requests: number, windows: number): Promise<{ main: number[]; all: number[] }> {
   const slug = variant.id.replace(/[^a-z0-9.]+/gi, '-');
   const wrapper = join(dir, `${slug}.sh`);
   // vgdb, through which callgrind_control talks to the process, names its pipes after the prefix and
@@ -300,7 +350,7 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
   const prefix = join(dir, 'vgdb');
   writeFileSync(
     wrapper,
-    `#!/bin/sh\nexport ${VGDB_ENV} HOST=127.0.0.1\nexec valgrind --tool=callgrind --instr-atstart=no ${shellWord(`--vgdb-prefix=${prefix}`)} ${shellWord(`--callgrind-out-file=${join(dir, `${slug}.%p.out`)}`)} ${shellWord(node)} "$@"\n`,
+    `#!/bin/sh\nexport ${VGDB_ENV} HOST=127.0.0.1\nexec valgrind --tool=callgrind --instr-atstart=no --separate-threads=yes ${shellWord(`--vgdb-prefix=${prefix}`)} ${shellWord(`--callgrind-out-file=${join(dir, `${slug}.%p.out`)}`)} ${shellWord(node)} "$@"\n`,
   );
   chmodSync(wrapper, 0o755);
   // Under callgrind every turn of the event loop is some 40 times longer: the event-loop delay would shed load.
@@ -335,10 +385,12 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
     // What the timers cost (metrics, load-shedding samples, caches' clocks) depends on time, and under
     // callgrind a second holds some 40 times fewer requests than at full speed: the idle window's rate
     // is taken off each requests' window.
-    const out: number[] = [];
+    const out = { main: [] as number[], all: [] as number[] };
     for (let w = 0; w < windows; w++) {
       const busy = await dumped(dir, `${slug}.${pid}.out.${w + 1}`);
-      out.push(Math.max(0, busy - (idle * (spans[w] as number)) / idleMs) / requests);
+      const share = (spans[w] as number) / idleMs;
+      out.main.push(Math.max(0, busy.main - idle.main * share) / requests);
+      out.all.push(Math.max(0, busy.all - idle.all * share) / requests);
     }
     return out;
   } finally {
@@ -367,10 +419,12 @@ async function main(): Promise<void> {
     const chosen = variants(`http://127.0.0.1:${collector.port}/v1/traces`).filter((v) => only.length === 0 || only.some((word) => v.id.includes(word)));
     for (const variant of chosen) {
       const measured = await measure(variant, base, node.execPath, dir, warmup, requests, windows);
-      const perRequest = mean(measured);
-      results.push({ id: variant.id, group: variant.group, perRequest, windows: measured });
-      const each = measured.map((n) => Math.round(n).toLocaleString('en-US')).join(', ');
-      process.stdout.write(`  ${variant.id} (GET ${variant.path}, ${variant.expect}): ${Math.round(perRequest).toLocaleString('en-US')} instructions per request (windows: ${each})\n`);
+      const result: InstructionResult = { id: variant.id, group: variant.group, perRequest: mean(measured.main), windows: measured.main, allThreads: mean(measured.all), allWindows: measured.all };
+      results.push(result);
+      const count = (n: number) => Math.round(n).toLocaleString('en-US');
+      process.stdout.write(
+        `  ${variant.id} (GET ${variant.path}, ${variant.expect}): ${count(result.perRequest)} instructions per request on the main thread (windows: ${measured.main.map(count).join(', ')}), ${count(result.allThreads as number)} on every thread (windows: ${measured.all.map(count).join(', ')})\n`,
+      );
     }
     process.stdout.write(`\n${formatInstructions(results)}`);
   } finally {

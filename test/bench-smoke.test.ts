@@ -22,7 +22,7 @@ import { clientAddress, clientHeaders, COOKIE_NAME, sessionToken } from '../benc
 import { wrkScript } from '../bench/load.js';
 import { BROWSER_ACCEPT_ENCODING, formatPageBytes, pageBytes, pageBytesProblems } from '../bench/page-bytes.js';
 import { containerHeapOptions, requestCountSample } from '../bench/harness.js';
-import { callgrindTotal, checkUpstreamCalls, formatInstructions, mean, variants } from '../bench/instructions.js';
+import { callgrindTotal, checkUpstreamCalls, formatInstructions, mean, threadCounts, variants } from '../bench/instructions.js';
 import { stepsOf } from '../bench/profile-steps.js';
 import { straceCounts } from '../bench/syscalls.js';
 import { formatRedisCommands, infoField, parseCommandStats } from '../bench/redis-commands.js';
@@ -61,6 +61,9 @@ test('bench harness: a 1 s passthrough run reports every target with 2xx answers
         'passthrough/reference',
         ...(startNodeOptions().length > 0 ? ['passthrough/reference-tuned'] : []),
         'passthrough/peer',
+        // The same configuration in a process that serves the passthrough only: the base of the
+        // tracing and REDIS_URL rows.
+        'passthrough/proxy-passthrough-only',
         ...(containerHeapOptions().length > 0 ? ['passthrough/proxy-no-heap-limit'] : []),
       ],
     );
@@ -367,6 +370,13 @@ test("callgrind's totals line is the instructions counted while the instrumentat
   assert.throws(() => callgrindTotal('events: Ir\nsummary: 0\n'), /no totals line/);
 });
 
+test("a dump's counts by thread: thread 1 is the main thread, every thread is their sum", () => {
+  assert.deepEqual(threadCounts({ '01': 900, '03': 40, '04': 60, '08': 0 }), { main: 900, all: 1_000 });
+  assert.deepEqual(threadCounts({ '01': 5 }), { main: 5, all: 5 });
+  assert.throws(() => threadCounts({ '02': 5 }), /no main thread in the dump \(threads 02\)/);
+  assert.throws(() => threadCounts({}), /threads none/);
+});
+
 test('bench:instructions: the rows and tracing variants, their ratios to the reference passthrough and to tracing off, the upstream checks', () => {
   const all = variants('http://127.0.0.1:1/v1/traces');
   assert.deepEqual(
@@ -394,19 +404,20 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
   assert.equal(all.find((v) => v.id === 'parentbased_traceidratio 0.1')?.env.OTEL_TRACES_SAMPLER_ARG, '0.1');
 
   const table = formatInstructions([
-    { id: 'reference passthrough', group: 'rows', perRequest: 500_000 },
-    { id: 'passthrough (tracing off)', group: 'rows', perRequest: 800_000, windows: [700_000, 900_000, 800_000] },
+    { id: 'reference passthrough', group: 'rows', perRequest: 500_000, allThreads: 600_000 },
+    { id: 'passthrough (tracing off)', group: 'rows', perRequest: 800_000, windows: [700_000, 900_000, 800_000], allThreads: 1_200_000, allWindows: [900_000, 1_800_000, 900_000] },
     { id: '401 without cookie', group: 'rows', perRequest: 250_000, windows: [250_000] },
     { id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 840_000 },
     { id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', group: 'contract', perRequest: 780_000 },
   ]).split('\n');
-  assert.equal(table[2], '| reference passthrough | 500,000 | — | 1.000× | — |');
-  assert.equal(table[3], '| passthrough (tracing off) | 800,000 | 700,000-900,000 | 1.600× | — |');
-  assert.equal(table[4], '| 401 without cookie | 250,000 | — | 0.500× | — |');
-  assert.equal(table[5], '| parentbased_traceidratio 0 | 840,000 | — | 1.680× | 1.050× |');
-  assert.equal(table[6], '| contract checks off (UPSTREAM_CONTRACT_SAMPLE=0) | 780,000 | — | 1.560× | 0.975× |');
+  assert.equal(table[0]?.split('|').length, 10, 'eight columns');
+  assert.equal(table[2], '| reference passthrough | 500,000 | — | 1.000× | — | 600,000 | — | 1.000× |');
+  assert.equal(table[3], '| passthrough (tracing off) | 800,000 | 700,000-900,000 | 1.600× | — | 1,200,000 | 900,000-1,800,000 | 2.000× |');
+  assert.equal(table[4], '| 401 without cookie | 250,000 | — | 0.500× | — | — | — | — |');
+  assert.equal(table[5], '| parentbased_traceidratio 0 | 840,000 | — | 1.680× | 1.050× | — | — | — |');
+  assert.equal(table[6], '| contract checks off (UPSTREAM_CONTRACT_SAMPLE=0) | 780,000 | — | 1.560× | 0.975× | — | — | — |');
   // Without the reference (BENCH_INSTR_ONLY), no ratio to it.
-  assert.equal(formatInstructions([{ id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 1 }]).split('\n')[2], '| parentbased_traceidratio 0 | 1 | — | — | — |');
+  assert.equal(formatInstructions([{ id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 1 }]).split('\n')[2], '| parentbased_traceidratio 0 | 1 | — | — | — | — | — | — |');
   assert.equal(mean([1, 2, 6]), 3);
 
   const passthrough = { id: 'p', upstream: { perRequest: 1, upstreamPath: '/bff/x' } } as const;

@@ -2,6 +2,10 @@
  * Scenario family **passthrough**: an authenticated GET the proxy forwards to the BFF, against the
  * reference (`node:http` + one undici `Pool`; also started with `npm start`'s Node.js options) and the
  * Fastify + `@fastify/reply-from` peer; the reference passthrough is the base of every other ratio.
+ * The main proxy serves every family's routes; one more proxy in the same configuration serves the
+ * passthrough only (`proxy-passthrough-only`, {@link PASSTHROUGH_ONLY_ROW}), as the reference, the peer
+ * and the proxies of the tracing and `REDIS_URL` rows do: the base those rows are compared with, and
+ * beside the main proxy, what serving many routes costs the passthrough.
  * Its `afterPlan` starts the reference and the peer whenever any family's row loads them. The
  * reference and the peer run with the heap limit of the proxy's container as the proxy does
  * (`containerHeapOptions`), so that every ratio compares like with like; one more proxy runs without
@@ -23,6 +27,7 @@ import {
   type TargetId,
   unmeasured,
 } from '../harness.js';
+import { PASSTHROUGH_ONLY_ROW } from './routes.js';
 
 /** The passthrough family (see the module documentation). */
 export const passthrough: ScenarioFamily = {
@@ -31,7 +36,8 @@ export const passthrough: ScenarioFamily = {
     reference: 'reference node:http+Pool',
     'reference-tuned': 'reference, npm start options',
     peer: 'peer Fastify+reply-from',
-    'proxy-no-heap-limit': 'proxy, no heap limit',
+    'proxy-passthrough-only': 'proxy, passthrough only',
+    'proxy-no-heap-limit': 'proxy, no heap limit, passthrough only',
   },
   hostNodeScenarios: ['passthrough'],
   comparisons: [
@@ -39,7 +45,9 @@ export const passthrough: ScenarioFamily = {
     { label: "passthrough against the reference started with npm start's Node.js options too", row: 'passthrough/proxy', base: 'passthrough/reference-tuned' },
     { label: 'passthrough against the Fastify + reply-from peer', row: 'passthrough/proxy', base: 'passthrough/peer' },
     { label: "passthrough, the measured Node.js against the bench's", row: 'passthrough/proxy', base: 'passthrough/proxy-host-node' },
-    { label: "passthrough with the container's heap limit against none (what the limit costs)", row: 'passthrough/proxy', base: 'passthrough/proxy-no-heap-limit' },
+    { label: 'passthrough, the main proxy (every row\'s routes) against a proxy serving the passthrough only', row: 'passthrough/proxy', base: PASSTHROUGH_ONLY_ROW },
+    { label: 'passthrough, a proxy serving the passthrough only, against the Fastify + reply-from peer', row: PASSTHROUGH_ONLY_ROW, base: 'passthrough/peer' },
+    { label: "passthrough with the container's heap limit against none (what the limit costs; both serving the passthrough only)", row: PASSTHROUGH_ONLY_ROW, base: 'passthrough/proxy-no-heap-limit' },
   ],
 
   async plan(ctx) {
@@ -48,6 +56,8 @@ export const passthrough: ScenarioFamily = {
     const tuned = startNodeOptions().length > 0 ? (['reference-tuned'] as const) : [];
     ctx.rows.push(...ctx.withHost(ctx.passthroughRow('passthrough/proxy', 'passthrough', 'proxy')));
     for (const target of ['reference', ...tuned, 'peer'] as const) ctx.rows.push(ctx.passthroughRow(`passthrough/${target}`, 'passthrough', target));
+    await ctx.startProxyTarget('proxy-passthrough-only', {});
+    ctx.rows.push(ctx.passthroughRow(PASSTHROUGH_ONLY_ROW, 'passthrough', 'proxy-passthrough-only'));
     if (containerHeapOptions().length > 0) {
       await ctx.startProxyTarget('proxy-no-heap-limit', {}, { heapLimit: false });
       ctx.rows.push(ctx.passthroughRow('passthrough/proxy-no-heap-limit', 'passthrough', 'proxy-no-heap-limit'));

@@ -23,3 +23,14 @@ export const DEPOSIT_BODY = `{"userId":${BENCH_USER_ID},"creditAmount":__N__,"pa
  * rate is the same as without bursts).
  */
 export const SESSION_BURST = 64;
+
+/**
+ * The passthrough on a proxy process of its own that serves nothing else (the production
+ * configuration, as the main proxy): the base of the rows that change one setting in a proxy serving
+ * the passthrough only (tracing, `REDIS_URL`, no heap limit). The main proxy serves every row's routes
+ * (catalogue, profile, refusals), and V8 optimises the code they share for all of them; each such row
+ * is compared with a process that, like it, has served the passthrough alone. (Processes of one build
+ * and configuration still differ among themselves: in round 5's runs, one-route proxies served the
+ * passthrough at up to 1.5 times each other's rate, each keeping its rank through the three rounds.)
+ */
+export const PASSTHROUGH_ONLY_ROW = 'passthrough/proxy-passthrough-only';

@@ -5,13 +5,15 @@
  * (exporter on, nothing sampled), 0.01 and 0.1, and full sampling (the SDK's default sampler), in the
  * OTLP encoding `BENCH_OTLP_PROTOCOL` gives (`http/json`, the proxy's default, or `http/protobuf`), plus
  * full sampling in the other encoding. Each row has its own proxy, exporting below its own path of the
- * collector (`/t/<target>`), which counts its exports apart.
+ * collector (`/t/<target>`), which counts its exports apart. Tracing off is the proxy that serves the
+ * passthrough only ({@link PASSTHROUGH_ONLY_ROW}), as each tracing proxy does.
  *
  * @module
  */
 import { call, type Check, findRow, fmt, type RowReport, type ScenarioFamily, skipReason, unmeasured } from '../harness.js';
 import type { CollectorCounts } from '../collector.js';
 import { startBenchServer } from '../harness.js';
+import { PASSTHROUGH_ONLY_ROW } from './routes.js';
 
 /** The OTLP/HTTP encodings of the exporter (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`). */
 export const OTLP_PROTOCOLS = ['http/json', 'http/protobuf'] as const;
@@ -75,11 +77,11 @@ function label(row: TracingRow): string {
 export const tracing: ScenarioFamily = {
   scenarios: { tracing: 'passthrough, tracing on (vs off)' },
   targetLabels: Object.fromEntries(rowsOfProtocol.map((r) => [r.target, label(r)])),
-  comparisons: rowsOfProtocol.map((r) => ({ label: `passthrough, ${label(r)}, against tracing off`, row: r.id, base: 'passthrough/proxy' })),
+  comparisons: rowsOfProtocol.map((r) => ({ label: `passthrough, ${label(r)}, against tracing off`, row: r.id, base: PASSTHROUGH_ONLY_ROW })),
 
   async plan(ctx) {
     const collector = await startBenchServer('collector', [], ctx.pinned ? '1' : undefined);
-    const base = ctx.rows.some((r) => r.id === 'passthrough/proxy') ? 'passthrough/proxy' : undefined;
+    const base = ctx.rows.some((r) => r.id === PASSTHROUGH_ONLY_ROW) ? PASSTHROUGH_ONLY_ROW : undefined;
     if (!base) ctx.skipped.push('tracing: its ratio needs the passthrough scenario');
     for (const row of rowsOfProtocol) {
       await ctx.startProxyTarget(row.target, tracingEnv(row, collector.port));
