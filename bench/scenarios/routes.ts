@@ -29,8 +29,9 @@ export const SESSION_BURST = 64;
  * configuration, as the main proxy): the base of the rows that change one setting in a proxy serving
  * the passthrough only (tracing, `REDIS_URL`, no heap limit). The main proxy serves every row's routes
  * (catalogue, profile, refusals), and V8 optimises the code they share for all of them; each such row
- * is compared with a process that, like it, has served the passthrough alone. (Processes of one build
- * and configuration still differ among themselves: in round 5's runs, one-route proxies served the
- * passthrough at up to 1.5 times each other's rate, each keeping its rank through the three rounds.)
+ * is compared with a process that, like it, has served the passthrough alone and has had as much
+ * warm-up. (In round 5's three full runs the main proxy's passthrough served 0.96-1.75 times in its
+ * first round what it served in the next two, after the other rows' runs on it; every one-route proxy
+ * 0.44-0.98 times: 2 s of warm-up leaves V8 still optimising a process that has had no other.)
  */
 export const PASSTHROUGH_ONLY_ROW = 'passthrough/proxy-passthrough-only';
