@@ -40,7 +40,7 @@
  *
  * Needs `valgrind` (Debian's package). `BENCH_NODE` as for the load bench (default `24`);
  * `BENCH_INSTR_ONLY` (comma-separated words) runs the variants whose names contain one. Each variant
- * takes one to three minutes (the process runs some 40 times slower under callgrind).
+ * takes two to five minutes (the process runs some 40 times slower under callgrind).
  *
  * @module
  */
