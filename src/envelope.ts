@@ -65,7 +65,9 @@ export function envelopeText(error: string, detail: string, extra?: Readonly<Rec
 /** Envelope names for upstream statuses that carry no usable reason (spec 7.4.1 `<short_failure_name>`). */
 const STATUS_NAMES: Readonly<Record<number, string>> = {
   400: 'bad_request',
+  401: 'unauthorized',
   402: 'payment_required',
+  403: 'forbidden',
   404: 'not_found',
   405: 'method_not_allowed',
   408: 'request_timeout',
@@ -180,9 +182,28 @@ function statusName(status: number, table: Readonly<Record<number, string>>): st
 }
 
 /**
+ * The media type of a `Content-Type` value (RFC 9110 §8.3.1): `type/subtype` in lower case, without
+ * parameters; `undefined` when absent or not of that form.
+ *
+ * @example mediaTypeOf('Text/HTML; x=json') // 'text/html'
+ */
+export function mediaTypeOf(contentType: string | string[] | undefined): string | undefined {
+  if (typeof contentType !== 'string') return undefined;
+  const semicolon = contentType.indexOf(';');
+  const type = (semicolon === -1 ? contentType : contentType.slice(0, semicolon)).trim().toLowerCase();
+  return /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/.test(type) ? type : undefined;
+}
+
+/** Whether a media type is JSON: `application/json` or any `+json` type (RFC 6839 §3.1). */
+export function isJsonMediaType(type: string | undefined): boolean {
+  return type === 'application/json' || (type !== undefined && type.endsWith('+json'));
+}
+
+/**
  * The answer for an upstream response with a status outside 2xx.
  *
- * - 401 and 403 (not pre-authentication): the upstream body byte for byte (spec 7.4.1).
+ * - 401 and 403 (not pre-authentication): the upstream body byte for byte (spec 7.4.1); with `jsonOnly`
+ *   (the raw passthrough), only when its media type is JSON ({@link isJsonMediaType}), else the envelope.
  * - 3xx: 502 `upstream_redirect` (redirects are never followed).
  * - a status outside 100-599: 500 envelope (spec 7.4.1 "500 when the status is unknown").
  * - other statuses: `{ ok: false, error, detail }` with the upstream status; `error` is the upstream's
@@ -190,7 +211,7 @@ function statusName(status: number, table: Readonly<Record<number, string>>): st
  * - pre-authentication routes (spec 7.4.4): the same envelope shape with a form-level error code,
  *   401 included, never the passthrough body.
  */
-export function upstreamFailureAnswer(res: UpstreamResponse, options: { preAuth?: boolean } = {}): ProxyAnswer {
+export function upstreamFailureAnswer(res: UpstreamResponse, options: { preAuth?: boolean; jsonOnly?: boolean } = {}): ProxyAnswer {
   const { status } = res;
   if (!Number.isInteger(status) || status < 100 || status > 599) {
     return { status: 500, body: envelope('upstream_bad_status', 'The service answered with an unknown status') };
@@ -199,7 +220,8 @@ export function upstreamFailureAnswer(res: UpstreamResponse, options: { preAuth?
     return { status: 502, body: envelope('upstream_redirect', 'The service answered with a redirect') };
   }
   const headers = keptHeaders(res);
-  if ((status === 401 || status === 403) && !options.preAuth) {
+  const json = !options.jsonOnly || isJsonMediaType(mediaTypeOf(res.headers['content-type']));
+  if ((status === 401 || status === 403) && !options.preAuth && json) {
     const type = String(res.headers['content-type'] ?? '');
     return {
       status,
@@ -208,7 +230,7 @@ export function upstreamFailureAnswer(res: UpstreamResponse, options: { preAuth?
       ...(headers && { headers }),
     };
   }
-  const { reason, message } = upstreamReason(parseJson(res.body));
+  const { reason, message } = json ? upstreamReason(parseJson(res.body)) : {};
   const table = options.preAuth ? FORM_STATUS_NAMES : STATUS_NAMES;
   const error = reason && SNAKE.test(reason) ? reason : statusName(status, table);
   const detail = message ? safeDetail(message) : `The service answered ${status}`;
@@ -273,26 +295,132 @@ export function upstreamAnswer(res: UpstreamResponse, options: { preAuth?: boole
   return res.status >= 200 && res.status < 300 ? upstreamSuccessAnswer(res, options) : upstreamFailureAnswer(res, options);
 }
 
-/** Keys of upstream answers that are internal (debug, traces, stacks, credentials): never sent to the browser. */
-export const DEBUG_KEY =
-  /^(?:x[-_])?_*(?:debug\w*|trace|traces|trace[-_]?id|stack|stack[-_]?trace|stacktrace|internal\w*|exception|sql|queries|query[-_]?log|request[-_]?log|(?:provider|raw|upstream)[-_]?(?:request|response|headers)|credentials?|secret|secrets|client[-_]?secret|api[-_]?key|private[-_]?key|operator[-_]?(?:token|secret|key))$/i;
+/**
+ * How a key of an upstream answer is compared with {@link INTERNAL_KEYS}: lower-case, without a leading
+ * `x-`/`x_`, and without `-` and `_` (`X-Debug`, `client_secret`, `clientSecret` and `CLIENT-SECRET` read alike).
+ *
+ * @example internalKeyForm('X-Api_Key') // 'apikey'
+ */
+export function internalKeyForm(key: string): string {
+  return key.toLowerCase().replace(/^x[-_]/, '').replace(/[-_]/g, '');
+}
+
+/** One row of {@link INTERNAL_KEYS}: a key matches when its {@link internalKeyForm} is, starts with or ends with `form`. */
+export interface InternalKeyRule {
+  readonly match: 'is' | 'starts' | 'ends';
+  readonly form: string;
+  /** What such a key carries (docs/behaviour.md "Upstream answers", "Internal keys"). */
+  readonly why: string;
+}
 
 /**
- * A copy of a JSON value without any key matching {@link DEBUG_KEY}, at any depth (spec 1.6: proxy
- * answers never carry internal debug data or internal upstream credentials).
+ * The keys of upstream answers that are internal — debug data, traces, stacks, queries, upstream
+ * credentials — and never reach the browser (spec 1.6; docs/behaviour.md "Upstream answers", "Internal
+ * keys"), in their {@link internalKeyForm}. A front end's own fields stay: a launch's `url`, `token` and
+ * `expires_in`, a game's `key` or `id`.
+ */
+export const INTERNAL_KEYS: readonly InternalKeyRule[] = [
+  { match: 'starts', form: 'debug', why: 'debug data (`debug`, `debugInfo`, `_debug`, `X-Debug`)' },
+  { match: 'starts', form: 'internal', why: 'internal fields (`internal`, `internalId`, `internal_token`)' },
+  { match: 'is', form: 'trace', why: 'traces' },
+  { match: 'is', form: 'traces', why: 'traces' },
+  { match: 'is', form: 'traceid', why: 'trace ids (`trace_id`, `traceId`)' },
+  { match: 'starts', form: 'stack', why: 'stack traces (`stack`, `stack_trace`, `stacktrace`)' },
+  { match: 'is', form: 'exception', why: 'exceptions' },
+  { match: 'is', form: 'sql', why: 'queries' },
+  { match: 'is', form: 'queries', why: 'queries' },
+  { match: 'is', form: 'querylog', why: 'query logs' },
+  { match: 'is', form: 'requestlog', why: 'request logs' },
+  { match: 'is', form: 'providerrequest', why: "a provider's request" },
+  { match: 'is', form: 'providerresponse', why: "a provider's answer" },
+  { match: 'is', form: 'providerheaders', why: "a provider's headers" },
+  { match: 'is', form: 'rawrequest', why: 'a raw request' },
+  { match: 'is', form: 'rawresponse', why: 'a raw answer' },
+  { match: 'is', form: 'rawheaders', why: 'raw headers' },
+  { match: 'is', form: 'upstreamrequest', why: 'an upstream request (`upstream_request`)' },
+  { match: 'is', form: 'upstreamresponse', why: 'an upstream answer' },
+  { match: 'is', form: 'upstreamheaders', why: 'upstream headers' },
+  { match: 'starts', form: 'credential', why: 'credentials (`credential`, `credentials`)' },
+  { match: 'ends', form: 'secret', why: 'secrets (`secret`, `client_secret`, `token_secret`, `apiSecret`)' },
+  { match: 'is', form: 'secrets', why: 'secrets' },
+  { match: 'ends', form: 'password', why: 'passwords (`password`, `apiPassword`)' },
+  { match: 'ends', form: 'passwd', why: 'passwords' },
+  { match: 'ends', form: 'passphrase', why: 'passphrases' },
+  { match: 'ends', form: 'apikey', why: 'API keys (`api_key`, `apiKey`, `partner_api_key`)' },
+  { match: 'ends', form: 'accesskey', why: 'access keys (`access_key`, `accessKey`)' },
+  { match: 'ends', form: 'privatekey', why: 'private keys' },
+  { match: 'ends', form: 'secretkey', why: 'secret keys' },
+  { match: 'ends', form: 'signingkey', why: 'signing keys' },
+  { match: 'ends', form: 'encryptionkey', why: 'encryption keys' },
+  { match: 'ends', form: 'masterkey', why: 'master keys' },
+  { match: 'ends', form: 'operatorkey', why: "an operator's key" },
+  { match: 'ends', form: 'operatortoken', why: "an operator's token" },
+  { match: 'ends', form: 'providertoken', why: "a provider's token (`providerToken`)" },
+  { match: 'ends', form: 'partnertoken', why: "a partner's token" },
+  { match: 'ends', form: 'upstreamtoken', why: 'an upstream token' },
+  { match: 'is', form: 'accesstoken', why: 'the session token (`access_token`), which travels only in the session cookie' },
+  { match: 'is', form: 'refreshtoken', why: 'refresh tokens' },
+  { match: 'is', form: 'idtoken', why: 'identity tokens' },
+  { match: 'is', form: 'authorization', why: 'authorization headers' },
+];
+
+const INTERNAL_IS: ReadonlySet<string> = new Set(INTERNAL_KEYS.filter((r) => r.match === 'is').map((r) => r.form));
+const INTERNAL_STARTS: readonly string[] = INTERNAL_KEYS.filter((r) => r.match === 'starts').map((r) => r.form);
+const INTERNAL_ENDS: readonly string[] = INTERNAL_KEYS.filter((r) => r.match === 'ends').map((r) => r.form);
+
+/** Whether `key` names internal data ({@link INTERNAL_KEYS}), whatever its case and separators. */
+export function isInternalKey(key: string): boolean {
+  const form = internalKeyForm(key.replace(/^_+/, ''));
+  if (INTERNAL_IS.has(form)) return true;
+  for (const start of INTERNAL_STARTS) if (form.startsWith(start)) return true;
+  for (const end of INTERNAL_ENDS) if (form.endsWith(end)) return true;
+  return false;
+}
+
+/**
+ * A JSON value without any key {@link isInternalKey} names, at any depth (spec 1.6: proxy answers never
+ * carry internal debug data or internal upstream credentials). Returns `value` itself when it holds no
+ * such key (so a caller can send the upstream's bytes unchanged); below 32 levels a value is `null`.
  *
  * @example stripDebug({ url: 'https://g/launch', debug: { sql: '…' } }) // { url: 'https://g/launch' }
  */
 export function stripDebug(value: unknown, depth = 0): unknown {
-  if (depth > 32) return null;
-  if (Array.isArray(value)) return value.map((v) => stripDebug(v, depth + 1));
   if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value)) {
-    if (!DEBUG_KEY.test(key)) out[key] = stripDebug(child, depth + 1);
+  if (depth > 32) return null;
+  if (Array.isArray(value)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const child = stripDebug(value[i], depth + 1);
+      if (child !== value[i]) (out ??= value.slice())[i] = child;
+    }
+    return out ?? value;
   }
-  return out;
+  let out: Record<string, unknown> | undefined;
+  const entries = Object.entries(value);
+  for (let i = 0; i < entries.length; i++) {
+    const [key, child] = entries[i] as [string, unknown];
+    const kept = isInternalKey(key) ? STRIPPED : stripDebug(child, depth + 1);
+    if (kept === child && out === undefined) continue;
+    if (out === undefined) {
+      out = {};
+      for (let j = 0; j < i; j++) {
+        const [k, v] = entries[j] as [string, unknown];
+        own(out, k, v);
+      }
+    }
+    if (kept !== STRIPPED) own(out, key, kept);
+  }
+  return out ?? value;
 }
+
+/** Sets an own property, also one named `__proto__` (which a JSON text may hold) without touching the prototype. */
+function own(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__') Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
+/** Marks a key {@link stripDebug} leaves out. */
+const STRIPPED = Symbol('stripped');
 
 /**
  * The answer for an upstream response whose JSON is cleaned by {@link stripDebug} (game start,

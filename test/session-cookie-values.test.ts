@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { protocolRefusal } from '../src/pipeline/client-errors.js';
-import { withoutCookie } from '../src/routes/context.js';
+import { withoutCookie } from '../src/session/redact.js';
 import { redactBody, redactText, sentCookieValues } from '../src/session/redact.js';
 
 const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXZhbHVl';

@@ -11,7 +11,7 @@ import type { Config } from '../config.js';
 import { badResponse, JSON_CONTENT_TYPE, type ProxyAnswer } from '../envelope.js';
 import { readSessionToken } from '../session/cookie.js';
 import type { SessionCaches } from '../session/identity.js';
-import { redactBody, redactText, sentCookieValues } from '../session/redact.js';
+import { encodedForms, redactBody, redactText, sentCookieValues, withoutCookie } from '../session/redact.js';
 import type { CacheReadObserver, CacheRegistry } from '../state/caches.js';
 import type { AppState } from '../state/index.js';
 import type { UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
@@ -65,8 +65,9 @@ export interface RouteContext<B = unknown, Q = unknown, P = unknown> extends Ups
   readonly deps: AppDeps;
   /**
    * Every value the browser sent as the session cookie (accepted or refused: expired, forged,
-   * malformed), as sent and as decoded; redacted from every answer body and header
-   * (docs/behaviour.md "Session cookie"). Empty when the request carries no session cookie.
+   * malformed), under any spelling of its name, as sent and as decoded (on the raw passthrough also in
+   * their base64 forms); redacted from every answer body and header (docs/behaviour.md "Session
+   * cookie"). Empty when the request carries no session cookie.
    */
   readonly secrets: readonly string[];
   /**
@@ -104,7 +105,10 @@ export class RequestContext implements RouteContext {
   }
   #secrets: readonly string[] | undefined;
   get secrets(): readonly string[] {
-    this.#secrets ??= sentCookieValues(this.request.headers.cookie, this.deps.config.sessionCookieName);
+    if (this.#secrets === undefined) {
+      const sent = sentCookieValues(this.request.headers.cookie, this.deps.config.sessionCookieName);
+      this.#secrets = this.routeConfig?.rawPassthrough === true && sent.length > 0 ? [...sent, ...encodedForms(sent)] : sent;
+    }
     return this.#secrets;
   }
   call(service: ServiceName, req: UpstreamRequest, options?: { bearer?: string | null; shared?: boolean }): Promise<UpstreamResponse> {
@@ -164,26 +168,6 @@ export class RequestContext implements RouteContext {
     }
     return headers;
   }
-}
-
-/**
- * A `Cookie` header without any pair named `name` (the session cookie, which travels only as the
- * Bearer of an accepted session: docs/behaviour.md "Upstream requests"); the other pairs unchanged
- * and in order; `''` when none is left. A header without `name` is returned as it is.
- *
- * @example withoutCookie('theme=dark; access_token=eyJ…; _ga=GA1', 'access_token') // 'theme=dark; _ga=GA1'
- */
-export function withoutCookie(header: string, name: string): string {
-  if (!header.includes(name)) return header;
-  return header
-    .split(';')
-    .filter((pair) => {
-      const at = pair.indexOf('=');
-      return (at < 0 ? pair : pair.slice(0, at)).trim() !== name;
-    })
-    .map((pair) => pair.trim())
-    .filter((pair) => pair !== '')
-    .join('; ');
 }
 
 /**

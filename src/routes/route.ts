@@ -90,6 +90,12 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
    * Default `false`.
    */
   alwaysSucceeds?: boolean;
+  /**
+   * The raw passthrough (`/api/core-sportbook/*`, docs/behaviour.md "The raw passthrough"): every answer
+   * carries {@link PASSTHROUGH_ANSWER_HEADERS}, and the session's values are redacted in their base64
+   * forms too. Default `false`.
+   */
+  rawPassthrough?: boolean;
   handler: (ctx: RouteContext<Static<B>, Static<Q>, Static<P>>) => Promise<ProxyAnswer | undefined>;
 }
 
@@ -171,8 +177,20 @@ declare module 'fastify' {
     limit?: 'preauth' | 'beacon' | 'api';
     /** The route takes an expired session token ({@link RouteSpec.acceptsExpiredToken}; read by the auth gate). */
     acceptsExpiredToken?: boolean;
+    /** The raw passthrough ({@link RouteSpec.rawPassthrough}). */
+    rawPassthrough?: boolean;
   }
 }
+
+/**
+ * Headers of every answer of the raw passthrough, errors included (docs/behaviour.md "The raw
+ * passthrough"): whatever the upstream sent cannot run on the site's origin — no script, no plugin, no
+ * form, a unique origin — nor be sniffed into a type that would.
+ */
+export const PASSTHROUGH_ANSWER_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "sandbox; default-src 'none'",
+  'x-content-type-options': 'nosniff',
+};
 
 /** The routes of the tables that exist in this environment (dev-only rows dropped in production). */
 export function activeRoutes(tables: readonly (readonly RouteSpec[])[], config: Config): RouteSpec[] {
@@ -207,6 +225,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
       limit: limitOf(r),
       acceptsExpiredToken: r.acceptsExpiredToken === true,
       alwaysSucceeds: r.alwaysSucceeds === true,
+      rawPassthrough: r.rawPassthrough === true,
     };
     app.route({
       method: methods,
@@ -223,6 +242,12 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
         ...(r.params ? { params: r.params } : {}),
       },
       config,
+      ...(r.rawPassthrough === true && {
+        onSend: (_request, reply, payload, done) => {
+          reply.headers(PASSTHROUGH_ANSWER_HEADERS);
+          done(null, payload);
+        },
+      }),
       handler: async (request, reply) => {
         const ctx = new RequestContext(request, reply, config, deps);
         const answer = await r.handler(ctx as never);

@@ -1,6 +1,6 @@
 /**
  * spec 4.7 Sports: the sportsbook routes, rows in the specification's order. The raw passthrough checks
- * its path with `rawSubPath` (`upstream/paths.ts`); launch answers lose their debug data through
+ * its path with `rawSubPath` (`upstream/paths.ts`); launch answers lose their internal data through
  * `cleanAnswer` (`envelope.ts`, spec 1.6).
  *
  * Query parameters (spec 4.12 leaves them open; anything else is dropped):
@@ -11,22 +11,37 @@
  * | `/api/sports/launch`, `/api/sports/anonymous-launch` | `lang`, `device` (`desktop` or `mobile`) |
  * | `/api/core-sportbook/*` | the raw query string, passed through as it came |
  *
- * The raw passthrough streams the answer body as it comes (decoded, with the headers of
- * {@link PASSTHROUGH_HEADERS}) when the request has no session; with a session (which it forwards) it
- * buffers the answer, at most `UPSTREAM_MAX_RESPONSE_BYTES`, so that the JWT is removed from the body
- * should the upstream echo it. A 2xx body passes through (it is the one route whose 2xx need not be
- * JSON); failures use the envelope (401 and 403 byte for byte, spec 7.4). A declared length over the
- * limit answers 502 `upstream_response_too_large` before anything is sent; a stream that breaks or runs
- * over the limit once its headers are sent ends the client's connection without the final chunk
- * (docs/behaviour.md "Upstream answers").
+ * The raw passthrough keeps every rule of the named routes (docs/behaviour.md "The raw passthrough"):
+ * a sub-path a named row serves answers 404 naming that route; its calls pass their client's fair share
+ * of the endpoint's guard; JSON answers lose their internal keys; content that would run on the site's
+ * origin is refused; every answer carries `PASSTHROUGH_ANSWER_HEADERS`; a text answer is scanned for the
+ * session's values (in their base64 forms too) after transcoding to UTF-8. Without a session a non-JSON
+ * 2xx body streams as it comes (decoded, with the headers of {@link PASSTHROUGH_HEADERS}); with a session
+ * (which it forwards) the answer is buffered, at most `UPSTREAM_MAX_RESPONSE_BYTES`. Failures use the
+ * envelope (401 and 403 byte for byte when JSON, spec 7.4). A declared length over the limit answers 502
+ * `upstream_response_too_large` before anything is sent; a stream that breaks or runs over the limit
+ * once its headers are sent ends the client's connection without the final chunk (docs/behaviour.md
+ * "Upstream answers").
  *
  * @module
  */
 import { type Static, Type } from '@sinclair/typebox';
-import { cleanAnswer, type ProxyAnswer, upstreamFailureAnswer } from '../envelope.js';
-import { sendRedactedStream } from '../session/redact.js';
+import type { IncomingHttpHeaders } from 'node:http';
+import {
+  badResponse,
+  cleanAnswer,
+  isJsonMediaType,
+  mediaTypeOf,
+  parseJson,
+  type ProxyAnswer,
+  stripDebug,
+  upstreamFailureAnswer,
+} from '../envelope.js';
+import { addressCeilingKey } from '../session/client-address.js';
+import { tokenKey } from '../session/hash.js';
+import { foreignEncoding, sendRedactedStream, transcodeToUtf8, utf8ContentType } from '../session/redact.js';
 import { rawSubPath, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
-import { bff, forward, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, forward, type RouteContext, type RouteSpec, route } from './route.js';
 
 /** Prefix of the raw passthrough route and of its upstream. */
 export const CORE_SPORTBOOK = { route: '/api/core-sportbook/', upstream: '/core-sportbook/' } as const;
@@ -69,6 +84,98 @@ async function drain(stream: NodeJS.ReadableStream, limit = 64 * 1024): Promise<
     size += buf.length;
   }
   return Buffer.concat(chunks);
+}
+
+/**
+ * Media types that run script, or load what does, when a browser opens them (docs/behaviour.md "The raw
+ * passthrough"): the passthrough refuses them (502 `upstream_bad_response`), whatever else guards the
+ * site's origin. Any `+xml` type too (SVG, XHTML, XSLT…).
+ */
+export const SCRIPT_MEDIA_TYPES: ReadonlySet<string> = new Set([
+  'text/html',
+  'application/xhtml+xml',
+  'image/svg+xml',
+  'text/xml',
+  'application/xml',
+  'text/xsl',
+  'text/javascript',
+  'application/javascript',
+  'application/x-javascript',
+  'text/ecmascript',
+  'application/ecmascript',
+  'text/jscript',
+  'application/wasm',
+  'multipart/x-mixed-replace',
+]);
+
+/** Whether a media type runs script when opened ({@link SCRIPT_MEDIA_TYPES}, any `+xml` type). */
+export function runsScript(type: string): boolean {
+  return SCRIPT_MEDIA_TYPES.has(type) || type.endsWith('+xml');
+}
+
+/** The type of content the passthrough never serves (docs/behaviour.md "The raw passthrough"). */
+function scriptRefused(): ProxyAnswer {
+  return badResponse('The service sent content the proxy does not serve');
+}
+
+/**
+ * The named row of spec 4.7 that serves an upstream sub-path of the passthrough, by the sub-path as a
+ * BFF router matches it (lower case, no trailing `/`): the passthrough answers 404 naming it, so that
+ * the row's rules (query validation, internal-key strip, side-effect rule, retry rule, EP code) can
+ * never be skipped (docs/behaviour.md "The raw passthrough"). Built from the table below on first use.
+ */
+let namedSubPaths: ReadonlyMap<string, string> | undefined;
+
+/** The proxy route that serves `upstreamPath`, when a named row of {@link sportsRoutes} does. */
+export function namedRouteOf(upstreamPath: string): string | undefined {
+  namedSubPaths ??= new Map(
+    sportsRoutes.flatMap((r) =>
+      r.url.endsWith('*') ? [] : r.upstream.filter((u) => u.path.startsWith(CORE_SPORTBOOK.upstream)).map((u) => [u.path.toLowerCase(), r.url] as const),
+    ),
+  );
+  return namedSubPaths.get(upstreamPath.toLowerCase().replace(/\/+$/, ''));
+}
+
+/**
+ * The client a passthrough call is made for, for its fair share of the endpoint's guard
+ * (docs/behaviour.md "Resilience"): a verified session (a token nobody can mint), else the client
+ * address (IPv6 by its /64).
+ */
+function clientOf(ctx: RouteContext): string {
+  const request = ctx.request;
+  if (ctx.token !== undefined && request.sessionTokenVerified === true) return `s:${tokenKey(ctx.token)}`;
+  return `a:${addressCeilingKey(request.ip)}`;
+}
+
+/**
+ * A buffered passthrough 2xx as the browser gets it (docs/behaviour.md "The raw passthrough"): content
+ * that runs script refused; a text in another encoding than UTF-8 transcoded (so that the session's
+ * values are found by the redaction of `sendAnswer`), one in an encoding nobody here knows refused; a
+ * JSON body without its internal keys (the upstream's bytes when it has none); the kept headers.
+ */
+function passthroughBody(status: number, headers: IncomingHttpHeaders, raw: Buffer, secrets: readonly string[]): ProxyAnswer {
+  const declared = headers['content-type'];
+  const type = mediaTypeOf(declared);
+  if (type !== undefined && runsScript(type)) return scriptRefused();
+  let body = raw;
+  let contentType = type === undefined ? 'application/octet-stream' : (declared as string);
+  if (secrets.length > 0 || isJsonMediaType(type)) {
+    const encoding = foreignEncoding(type === undefined ? undefined : contentType, raw.subarray(0, 2));
+    if (encoding === null) return badResponse('The service sent text in an encoding the proxy cannot read');
+    if (encoding !== undefined) {
+      body = transcodeToUtf8(raw, encoding);
+      contentType = utf8ContentType(contentType);
+    }
+  }
+  if (isJsonMediaType(type)) {
+    const data = parseJson(body);
+    if (data !== null && typeof data === 'object') {
+      const kept = stripDebug(data);
+      if (kept !== data) body = Buffer.from(JSON.stringify(kept));
+    }
+  }
+  const kept = passthroughHeaders(headers);
+  return { status, body, contentType, ...(kept && { headers: kept }) };
 }
 
 /**
@@ -138,40 +245,52 @@ export const sportsRoutes: readonly RouteSpec[] = [
     url: '/api/core-sportbook/*',
     spec: '4.7',
     summary:
-      'transparent raw proxy of a sub-path: raw query and answer body passed through; the sub-path is checked on the raw URL and can never leave /core-sportbook/',
+      'transparent raw proxy of a sub-path: raw query and answer body passed through under the rules of docs/behaviour.md "The raw passthrough"; the sub-path is checked on the raw URL and can never leave /core-sportbook/; a sub-path a named route serves answers 404 naming it',
     auth: 'none',
+    rawPassthrough: true,
     upstream: [bff('GET', '/core-sportbook/{subPath}')],
     handler: async (ctx) => {
       const target = rawSubPath(ctx.request.raw.url ?? '', CORE_SPORTBOOK.route, CORE_SPORTBOOK.upstream);
-      const req = { method: 'GET', path: target.path, rawQuery: target.rawQuery } as const;
+      const named = namedRouteOf(target.path);
+      if (named !== undefined) return fail(404, 'not_found', `This sub-path is served by ${named}`, { route: named });
+      const req = { method: 'GET', path: target.path, rawQuery: target.rawQuery, client: clientOf(ctx) } as const;
       if (ctx.token) {
         // With a session the answer is buffered, so that the JWT can never reach the body (docs/behaviour.md "Session cookie").
         const res = await ctx.call('bff', req);
-        if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res);
+        if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res, { jsonOnly: true });
         if (res.status === 204) return { status: 204, body: null };
-        const type = res.headers['content-type'];
-        const headers = passthroughHeaders(res.headers);
-        return {
-          status: res.status,
-          body: res.body,
-          contentType: typeof type === 'string' ? type : 'application/octet-stream',
-          ...(headers && { headers }),
-        };
+        return passthroughBody(res.status, res.headers, res.body, ctx.secrets);
       }
       const up = await ctx.stream('bff', req);
-      if (up.status >= 200 && up.status < 300 && up.status !== 204) {
-        const type = up.headers['content-type'];
+      const type = mediaTypeOf(up.headers['content-type']);
+      if (up.status >= 200 && up.status < 300 && up.status !== 204 && !isJsonMediaType(type)) {
+        if (type !== undefined && runsScript(type)) {
+          up.body.destroy();
+          return scriptRefused();
+        }
+        // A session cookie the gate refused is no session, but its value is still redacted as the body
+        // flows, after transcoding to UTF-8 (docs/behaviour.md "Session cookie").
+        const encoding = ctx.secrets.length > 0 ? foreignEncoding(type === undefined ? undefined : (up.headers['content-type'] as string), undefined) : undefined;
+        if (encoding === null) {
+          up.body.destroy();
+          return badResponse('The service sent text in an encoding the proxy cannot read');
+        }
         ctx.reply.code(up.status);
-        if (typeof type === 'string') ctx.reply.type(type);
+        const declared = type === undefined ? 'application/octet-stream' : (up.headers['content-type'] as string);
+        ctx.reply.type(ctx.secrets.length > 0 && encoding !== undefined ? utf8ContentType(declared) : declared);
         const headers = passthroughHeaders(up.headers);
         if (headers) ctx.reply.headers(headers);
-        // A session cookie the gate refused is no session, but its value is still redacted as the body flows.
-        sendRedactedStream(ctx.reply, up.body, ctx.secrets);
+        sendRedactedStream(ctx.reply, up.body, ctx.secrets, { transcode: true, encoding });
         return undefined;
+      }
+      if (up.status >= 200 && up.status < 300 && up.status !== 204) {
+        // JSON is read whole, to lose its internal keys (at most UPSTREAM_MAX_RESPONSE_BYTES, as the stream stops there).
+        const body = await drain(up.body, Number.POSITIVE_INFINITY);
+        return passthroughBody(up.status, up.headers, body, ctx.secrets);
       }
       const body = await drain(up.body);
       if (up.status === 204) return { status: 204, body: null };
-      return upstreamFailureAnswer({ status: up.status, headers: up.headers, body });
+      return upstreamFailureAnswer({ status: up.status, headers: up.headers, body }, { jsonOnly: true });
     },
   }),
 ];

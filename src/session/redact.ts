@@ -33,23 +33,68 @@ function needles(secrets: Secrets): readonly string[] {
 const MAX_SENT_VALUES = 8;
 
 /**
- * Every value the browser sent as the cookie `name` in a `Cookie` header, as it sent it and as the
- * cookie parser decodes it (percent-decoded, without surrounding quotes), at most
+ * A cookie name as a BFF framework reads it (docs/behaviour.md "Upstream requests"): `+` as a space,
+ * percent-decoded, `.`, spaces and `[` as `_` (PHP's reading of request variable names), in lower case
+ * (frameworks that compare names without case). Two names of one form name one cookie for some BFF.
+ *
+ * @example cookieNameForm('__Host-access%5Ftoken') // '__host-access_token'
+ * @example cookieNameForm('__Host-access.token') // '__host-access_token'
+ */
+export function cookieNameForm(name: string): string {
+  let text = name.trim();
+  if (text.includes('+')) text = text.replaceAll('+', ' ');
+  if (text.includes('%')) {
+    try {
+      text = decodeURIComponent(text);
+    } catch {
+      // Not percent-encoding: a framework reads the name as it is.
+    }
+  }
+  return text.replace(/[. []/g, '_').toLowerCase();
+}
+
+/**
+ * Whether a `Cookie` header may hold a pair named, in some spelling, `name` (see {@link cookieNameForm}):
+ * a cheap test that lets the common header (no such pair) pass without being split.
+ */
+function mayHoldSpelling(header: string, name: string): boolean {
+  if (header.includes(name)) return true;
+  if (header.includes('%') || header.includes('+') || header.includes('[')) return true;
+  // `.` and other cases: compare the header's letters with the name's, ignoring case and `.`, `_` and spaces.
+  const loose = (text: string) => text.toLowerCase().replace(/[._ ]/g, '');
+  return loose(header).includes(loose(name));
+}
+
+/**
+ * Calls `each` with the name and the raw value of every pair of a `Cookie` header whose name reads as
+ * `name` in some spelling ({@link cookieNameForm}); nothing when the header cannot hold one.
+ */
+function forEachSpelling(header: string, name: string, each: (pairName: string, raw: string) => void): void {
+  if (!mayHoldSpelling(header, name)) return;
+  const form = cookieNameForm(name);
+  for (const pair of header.split(';')) {
+    const at = pair.indexOf('=');
+    const pairName = (at < 0 ? pair : pair.slice(0, at)).trim();
+    if (pairName === name || cookieNameForm(pairName) === form) each(pairName, at < 0 ? '' : pair.slice(at + 1).trim());
+  }
+}
+
+/**
+ * Every value the browser sent as the cookie `name`, under any spelling a BFF framework reads as that
+ * name ({@link cookieNameForm}: `access%5Ftoken`, `access.token`…), in a `Cookie` header, as it sent it
+ * and as the cookie parser decodes it (percent-decoded, without surrounding quotes), at most
  * {@link MAX_SENT_VALUES} distinct values, each at least {@link MIN_REDACTED_TOKEN_LENGTH} characters
- * (shorter values are never redacted). A header without the cookie gives `[]` without being split.
+ * (shorter values are never redacted). A header that cannot hold the cookie gives `[]` without being split.
  *
  * @example sentCookieValues('a=1; access_token=eyJ…%3D; b=2', 'access_token') // ['eyJ…%3D', 'eyJ…=']
  */
 export function sentCookieValues(header: string | undefined, name: string): string[] {
-  if (!header || !header.includes(name)) return [];
+  if (!header) return [];
   const values: string[] = [];
   const add = (value: string) => {
     if (value.length >= MIN_REDACTED_TOKEN_LENGTH && !values.includes(value) && values.length < MAX_SENT_VALUES) values.push(value);
   };
-  for (const pair of header.split(';')) {
-    const at = pair.indexOf('=');
-    if (at < 0 || pair.slice(0, at).trim() !== name) continue;
-    const raw = pair.slice(at + 1).trim();
+  forEachSpelling(header, name, (_pairName, raw) => {
     add(raw);
     const unquoted = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
     add(unquoted);
@@ -60,8 +105,32 @@ export function sentCookieValues(header: string | undefined, name: string): stri
         // not percent-encoding: the value as sent is already in the list
       }
     }
-  }
+  });
   return values;
+}
+
+/**
+ * A `Cookie` header without any pair whose name reads as `name` in some spelling ({@link cookieNameForm}:
+ * the session cookie, which travels only as the Bearer of an accepted session: docs/behaviour.md
+ * "Upstream requests"); the other pairs unchanged and in order; `''` when none is left. A header that
+ * cannot hold such a pair is returned as it is.
+ *
+ * @example withoutCookie('theme=dark; access_token=eyJ…; _ga=GA1', 'access_token') // 'theme=dark; _ga=GA1'
+ * @example withoutCookie('a=1; access%5Ftoken=eyJ…', 'access_token') // 'a=1'
+ */
+export function withoutCookie(header: string, name: string): string {
+  const dropped = new Set<string>();
+  forEachSpelling(header, name, (pairName) => dropped.add(pairName));
+  if (dropped.size === 0) return header;
+  return header
+    .split(';')
+    .filter((pair) => {
+      const at = pair.indexOf('=');
+      return !dropped.has((at < 0 ? pair : pair.slice(0, at)).trim());
+    })
+    .map((pair) => pair.trim())
+    .filter((pair) => pair !== '')
+    .join('; ');
 }
 
 /** `text` with every occurrence of each of `secrets` replaced by `[redacted]` (a header value, a buffered body). */
@@ -96,8 +165,17 @@ function ignore(): void {}
  * from every reply header and from the body as it flows (docs/behaviour.md "Session cookie"). The
  * redacted body may be shorter or longer, so a `Content-Length` is dropped. Without a value long
  * enough to be a credential the stream is sent as it is.
+ *
+ * @param options - `transcode`: the body is first written in UTF-8 ({@link utf8Stream}) from `encoding`
+ *   ({@link foreignEncoding}; `undefined`: as a UTF-16 byte-order mark at its start says), so that a
+ *   value written in another encoding is found too (the raw passthrough).
  */
-export function sendRedactedStream(reply: FastifyReply, body: Readable, secrets: Secrets): FastifyReply {
+export function sendRedactedStream(
+  reply: FastifyReply,
+  body: Readable,
+  secrets: Secrets,
+  options: { transcode?: boolean; encoding?: string | undefined } = {},
+): FastifyReply {
   const values = needles(secrets);
   if (values.length === 0) return reply.send(body);
   const headers = reply.getHeaders();
@@ -109,6 +187,7 @@ export function sendRedactedStream(reply: FastifyReply, body: Readable, secrets:
     if (redacted !== text) reply.header(name, redacted);
   }
   reply.removeHeader('content-length');
+  if (options.transcode === true) return reply.send(pipeline(body, utf8Stream(options.encoding), redactingStream(values), ignore));
   return reply.send(pipeline(body, redactingStream(values), ignore));
 }
 
@@ -232,3 +311,101 @@ export function redactEscapedJson(text: string, token: string): string | undefin
   }
   return plain.includes(token) ? plain.replaceAll(token, '[redacted]') : undefined;
 }
+
+/**
+ * The standard base64 and base64url forms of each of `values`, as they stand inside any longer base64
+ * text, whatever bytes come before and after (docs/behaviour.md "Session cookie": redaction by meaning,
+ * not bytes). base64 writes 3 bytes as 4 characters, so a value starting at each of the 3 offsets
+ * within a group is written differently; each form keeps the characters its bytes alone decide.
+ *
+ * @example encodedForms(['eyJhbGciOiJIUzI1NiJ9.e30.sig-of-the-token']) // [ 'ZXlKaGJHY2lPaUpJVXpJMU5pSjkuZTMwLnNpZy1vZi10aGUtdG9r', … ]
+ */
+export function encodedForms(values: readonly string[]): string[] {
+  const forms: string[] = [];
+  const add = (form: string) => {
+    if (form.length >= MIN_REDACTED_TOKEN_LENGTH && !forms.includes(form)) forms.push(form);
+  };
+  for (const value of values) {
+    const bytes = Buffer.from(value);
+    for (let offset = 0; offset < 3; offset++) {
+      const total = offset + bytes.length;
+      const text = Buffer.concat([Buffer.alloc(offset), bytes]).toString('base64');
+      // The first group mixes the bytes before the value (offset > 0), the last one the bytes after it.
+      const form = text.slice(offset === 0 ? 0 : 4, 4 * Math.floor(total / 3));
+      add(form);
+      add(form.replaceAll('+', '-').replaceAll('/', '_'));
+    }
+  }
+  return forms;
+}
+
+/** Canonical WHATWG encoding names that need no transcoding before a scan (the JWT's bytes stand in them as they are). */
+const UTF8 = 'utf-8';
+
+/**
+ * The encoding a text answer must be transcoded from before it is scanned for the session's values
+ * (docs/behaviour.md "Session cookie"): a UTF-16 byte-order mark at the start of `head` (which a browser
+ * obeys before any header), else the `charset` of `contentType` when it names another encoding than
+ * UTF-8. `undefined`: the bytes are scanned as they are. `null`: a charset no decoder here knows (the
+ * answer is refused, since a browser might decode it).
+ *
+ * @param head - the answer's first bytes (at least 2 for the byte-order mark).
+ * @returns a WHATWG encoding name for `TextDecoder`, `undefined` or `null`.
+ */
+export function foreignEncoding(contentType: string | undefined, head: Buffer | undefined): string | undefined | null {
+  if (head !== undefined && head.length >= 2) {
+    if (head[0] === 0xff && head[1] === 0xfe) return 'utf-16le';
+    if (head[0] === 0xfe && head[1] === 0xff) return 'utf-16be';
+  }
+  const charset = contentType === undefined ? undefined : /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType)?.[1];
+  if (charset === undefined) return undefined;
+  let encoding: string;
+  try {
+    encoding = new TextDecoder(charset).encoding;
+  } catch {
+    return null;
+  }
+  return encoding === UTF8 ? undefined : encoding;
+}
+
+/** `contentType` with its `charset` parameter set to `utf-8` (added when it had none). */
+export function utf8ContentType(contentType: string): string {
+  const without = contentType.replace(/;\s*charset\s*=\s*("[^"]*"|[^;]*)/gi, '');
+  return `${without}; charset=utf-8`;
+}
+
+/** A whole body decoded from `encoding` ({@link foreignEncoding}) and written in UTF-8 (a byte-order mark dropped). */
+export function transcodeToUtf8(body: Buffer, encoding: string): Buffer {
+  return Buffer.from(new TextDecoder(encoding).decode(body), 'utf8');
+}
+
+/**
+ * A transform that decodes a streamed body from `encoding` and writes it in UTF-8, character by
+ * character as it flows (a character split across chunks is held until its end arrives). When
+ * `encoding` is `undefined`, the first chunk decides: a UTF-16 byte-order mark switches the stream to
+ * that encoding (written with a UTF-8 mark, which the browser obeys before the header), else the
+ * bytes pass as they are.
+ */
+export function utf8Stream(encoding: string | undefined): Transform {
+  let decoder: TextDecoder | undefined = encoding === undefined ? undefined : new TextDecoder(encoding);
+  let decided = encoding !== undefined;
+  return new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      if (!decided) {
+        decided = true;
+        const found = foreignEncoding(undefined, chunk);
+        if (typeof found === 'string') {
+          decoder = new TextDecoder(found);
+          callback(null, Buffer.concat([UTF8_BOM, Buffer.from(decoder.decode(chunk, { stream: true }), 'utf8')]));
+          return;
+        }
+      }
+      callback(null, decoder === undefined ? chunk : Buffer.from(decoder.decode(chunk, { stream: true }), 'utf8'));
+    },
+    flush(callback) {
+      callback(null, decoder === undefined ? Buffer.alloc(0) : Buffer.from(decoder.decode(), 'utf8'));
+    },
+  });
+}
+
+const UTF8_BOM = Buffer.from([0xef, 0xbb, 0xbf]);

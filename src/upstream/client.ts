@@ -19,7 +19,8 @@ import { type Dispatcher, interceptors, Pool } from 'undici';
 import { endpointCodeFor } from '../errors/index.js';
 import { answerFraming } from './answer-framing.js';
 import { type CallOutcome, type CircuitListener, EndpointGuard, type GuardLimits, type ResilienceObserver, type Ticket } from './endpoint-guard.js';
-import { CIRCUIT_FAILURES, toUpstreamError, UpstreamError } from './errors.js';
+import { ClientShares } from './client-shares.js';
+import { CIRCUIT_FAILURES, headerFailureOf, toUpstreamError, UpstreamError } from './errors.js';
 import { buildQuery, type QueryValue } from './paths.js';
 
 /**
@@ -107,6 +108,12 @@ export interface UpstreamRequest {
   signal?: AbortSignal | (() => AbortSignal | undefined) | undefined;
   /** Skip the endpoint's guard (the readiness probe, which must see the BFF as it is). */
   unguarded?: boolean | undefined;
+  /**
+   * The client a call whose target the client chose is made for (the raw passthrough: a verified
+   * session's key, else the client address): the call passes the client's fair share of the endpoint's
+   * guard (`client-shares.ts`, docs/behaviour.md "Resilience"). Never a token or a raw address in a label.
+   */
+  client?: string | undefined;
   /**
    * Tracing: the call is made on the proxy's own behalf (a catalogue fill, the readiness probe), so
    * its span is a root span, linked to the request given as the call's `trace` (the one that caused
@@ -258,6 +265,22 @@ export class PoolRegistry {
     }
     return guard;
   }
+  readonly #shares = new Map<string, ClientShares>();
+  /**
+   * The fair shares of one endpoint's guard for calls of named clients ({@link UpstreamRequest.client}),
+   * created on first use over the endpoint's own guard; `undefined` without limits.
+   */
+  shares(service: string, endpoint: string): ClientShares | undefined {
+    const shared = this.guard(service, endpoint);
+    if (shared === undefined) return undefined;
+    const key = `${service} ${endpoint}`;
+    let shares = this.#shares.get(key);
+    if (shares === undefined) {
+      shares = new ClientShares(shared, this.#options.limits as GuardLimits, this.#options.resilience);
+      this.#shares.set(key, shares);
+    }
+    return shares;
+  }
   /** Every guard made so far (tests, diagnostics). */
   get guards(): readonly EndpointGuard[] {
     return [...this.#guards.values()];
@@ -377,13 +400,21 @@ export class UpstreamService {
     return { method: req.method, path, headers, body: body ?? null };
   }
 
-  /** The guard of the call's endpoint and whether it takes the priority pool; no guard when unguarded. */
-  #route(req: UpstreamRequest): { guard: EndpointGuard | undefined; priority: boolean } {
+  /**
+   * The guard of the call's endpoint (its client's fair share of it for a call with a
+   * {@link UpstreamRequest.client}) and whether it takes the priority pool; no guard when unguarded.
+   */
+  #route(req: UpstreamRequest): { guard: CallGuard | undefined; priority: boolean } {
     const endpoint = this.endpointOf(req.method, req.path);
-    return {
-      guard: req.unguarded === true ? undefined : this.#pools.guard(this.name, endpoint),
-      priority: PRIORITY_ENDPOINTS.has(endpoint),
-    };
+    let guard: CallGuard | undefined;
+    if (req.unguarded !== true) {
+      if (req.client === undefined) guard = this.#pools.guard(this.name, endpoint);
+      else {
+        const shares = this.#pools.shares(this.name, endpoint);
+        guard = shares === undefined ? undefined : new ClientCall(shares, req.client);
+      }
+    }
+    return { guard, priority: PRIORITY_ENDPOINTS.has(endpoint) };
   }
 
   /**
@@ -455,7 +486,7 @@ export class UpstreamService {
 
   /** Sends a call its guard let go, observes it, and gives the slot back when it ends. */
   #guarded(
-    guard: EndpointGuard | undefined,
+    guard: CallGuard | undefined,
     ticket: Ticket,
     priority: boolean,
     options: Dispatcher.DispatchOptions,
@@ -495,7 +526,7 @@ export class UpstreamService {
     priority: boolean,
     timeoutMs: number,
     signal: AbortSignal | undefined,
-    retryGuard: EndpointGuard | undefined,
+    retryGuard: CallGuard | undefined,
     bodySource?: BodySource,
   ): Promise<UpstreamResponse> {
     const call = new BufferedCall(this.#pools.maxResponseBytes);
@@ -601,7 +632,8 @@ export class UpstreamService {
     } catch (error) {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onClientGone);
-      const failure = toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
+      // Before the headers were handed on (a body failure after them breaks the stream instead).
+      const failure = headerFailureOf(controller.signal.aborted ? controller.signal.reason : error);
       span?.end(0, failure);
       throw failure;
     }
@@ -626,6 +658,40 @@ function decompression(limit: number): Dispatcher.DispatcherComposeInterceptor {
     return interceptors.decompress({ skipErrorResponses: false, skipStatusCodes: [204, 304], maxSize: limit });
   } finally {
     process.emitWarning = emitWarning;
+  }
+}
+
+/** What a call needs of its guard: an endpoint's own ({@link EndpointGuard}) or a client's share of it ({@link ClientCall}). */
+interface CallGuard {
+  refuseEarly(): void;
+  enter(signal?: AbortSignal): Ticket | Promise<Ticket>;
+  leave(outcome: CallOutcome, ticket: Ticket): void;
+  earn(): void;
+  tryRetry(): boolean;
+}
+
+/** One call of a named client through its endpoint's {@link ClientShares}. */
+class ClientCall implements CallGuard {
+  readonly #shares: ClientShares;
+  readonly #client: string;
+  constructor(shares: ClientShares, client: string) {
+    this.#shares = shares;
+    this.#client = client;
+  }
+  refuseEarly(): void {
+    this.#shares.refuseEarly(this.#client);
+  }
+  enter(signal?: AbortSignal): Ticket | Promise<Ticket> {
+    return this.#shares.enter(this.#client, signal);
+  }
+  leave(outcome: CallOutcome, ticket: Ticket): void {
+    this.#shares.leave(outcome, ticket);
+  }
+  earn(): void {
+    this.#shares.earn();
+  }
+  tryRetry(): boolean {
+    return this.#shares.tryRetry();
   }
 }
 
@@ -783,6 +849,6 @@ class BufferedCall implements Dispatcher.DispatchHandler {
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-    this.fail(toUpstreamError(error));
+    this.fail(this.answerStarted ? toUpstreamError(error) : headerFailureOf(error));
   }
 }

@@ -160,6 +160,21 @@ export function transportFailureOf(error: unknown): UpstreamError | undefined {
 }
 
 /**
+ * The {@link UpstreamError} of a call that failed before its answer's headers were handed on
+ * (docs/behaviour.md "Upstream answers", "Names"): as {@link toUpstreamError}, except that a length
+ * mismatch there is a malformed header block, `upstream_bad_response` (never sent again). undici names
+ * every parse failure of a header block that declared a `Content-Length` so — both `Content-Length`
+ * and `Transfer-Encoding` (RFC 9112 §6.3), a bad chunk size — since no body byte can have been counted
+ * yet; a reset is a socket error and stays `upstream_unavailable`.
+ */
+export function headerFailureOf(error: unknown): UpstreamError {
+  if ((error as { code?: unknown } | null)?.code === 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH') {
+    return new UpstreamError('upstream_bad_response', { cause: error });
+  }
+  return toUpstreamError(error);
+}
+
+/**
  * Maps any error thrown while calling an upstream to an {@link UpstreamError}.
  * An `UpstreamError` is returned unchanged; HTTP parser errors (`HPE_*`) are `upstream_bad_response`.
  */

@@ -515,13 +515,26 @@ test('passthrough whose stream runs over the limit: the client’s connection en
 test('passthrough whose stream resets after the headers: the client’s connection is cut', async () => {
   arrange({
     '/core-sportbook/': (socket) => {
-      socket.write(rawAnswer(200, [JSON_TYPE, ['Content-Length', '5000']], '{"partial":'));
+      socket.write(rawAnswer(200, [['Content-Type', 'application/octet-stream'], ['Content-Length', '5000']], 'partial'));
       setTimeout(() => socket.resetAndDestroy(), 20);
     },
   });
   await row('passthrough reset mid-body', () => call('GET', '/api/core-sportbook/reset'), (a) => {
     assert.equal(a.status, 200);
     assert.equal(a.cut, true);
+  });
+});
+
+test('passthrough JSON whose stream resets after the headers: read whole before it is sent, so 502 upstream_unavailable', async () => {
+  arrange({
+    '/core-sportbook/': (socket) => {
+      socket.write(rawAnswer(200, [JSON_TYPE, ['Content-Length', '5000']], '{"partial":'));
+      setTimeout(() => socket.resetAndDestroy(), 20);
+    },
+  });
+  await row('passthrough JSON reset mid-body', () => call('GET', '/api/core-sportbook/reset'), (a) => {
+    assert.equal(a.status, 502);
+    assert.equal((JSON.parse(a.body.toString()) as { error?: string }).error, 'upstream_unavailable');
   });
 });
 
