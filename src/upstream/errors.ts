@@ -154,6 +154,7 @@ const DECODER_CODE = /^(?:ERR__ERROR_|ERR_BROTLI|ERR_ZSTD|ZSTD_)/;
 export function transportFailureOf(error: unknown): UpstreamError | undefined {
   if (error instanceof UpstreamError) return error;
   const code = (error as { code?: unknown } | null)?.code;
+  if ((error as { name?: unknown } | null)?.name === 'HTTPParserError') return toUpstreamError(error);
   if (typeof code !== 'string') return undefined;
   if (TRANSPORT_CODES[code] !== undefined || code.startsWith('UND_ERR_') || code.startsWith('HPE_')) return toUpstreamError(error);
   return undefined;
@@ -191,6 +192,8 @@ export function toUpstreamError(error: unknown): UpstreamError {
   if (typeof code !== 'string' && /content-encoding/i.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
     return new UpstreamError('upstream_bad_response', { cause: error });
   }
+  // undici's parser error for an answer that does not parse (a bad chunk size), at times without a code.
+  if (name === 'HTTPParserError') return new UpstreamError('upstream_bad_response', { cause: error });
   if (name === 'AbortError' || name === 'TimeoutError') return new UpstreamError('upstream_timeout', { cause: error });
   return new UpstreamError('upstream_unavailable', { cause: error });
 }
