@@ -309,7 +309,7 @@ export function internalKeyForm(key: string): string {
 export interface InternalKeyRule {
   readonly match: 'is' | 'starts' | 'ends';
   readonly form: string;
-  /** What such a key carries (docs/behaviour.md "Upstream answers", "Internal keys"). */
+  /** What such a key carries (docs/behaviour.md "The raw passthrough", "Internal keys"). */
   readonly why: string;
 }
 

@@ -299,3 +299,11 @@ test('a bad chunk size on the anonymous passthrough JSON (read whole): 502 upstr
   assert.equal(res.status, 502);
   assert.equal((res.json as { error?: string }).error, 'upstream_bad_response');
 });
+
+test('docs/behaviour.md "Internal keys" lists INTERNAL_KEYS, row for row', async () => {
+  const { readFile } = await import('node:fs/promises');
+  const text = await readFile(new URL('../docs/behaviour.md', import.meta.url), 'utf8');
+  const section = text.slice(text.indexOf('### Internal keys'), text.indexOf('\n**', text.indexOf('### Internal keys')));
+  const rows = [...section.matchAll(/^\| (is|starts|ends) \| `(\w+)` \| (.+) \|$/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
+  assert.deepEqual(rows, INTERNAL_KEYS.map((r) => `${r.match} ${r.form} ${r.why}`));
+});
