@@ -11,7 +11,7 @@
  * | one endpoint answers after 8 s, 400 clients loop on it | another route's p99 < 100 ms, no errors |
  * | one endpoint hangs (`UPSTREAM_TIMEOUT_MS=3000`) | from 10 s after the hang: its calls answer 503 in < 50 ms p99, ≤ 5 calls reach it per 10 s, other routes unaffected |
  * | one endpoint hangs with the default limits (`UPSTREAM_TIMEOUT_MS=15000`, 200 clients on it), then recovers | after its circuit opened, ≤ 1 call reaches it per pause; once it recovers, its calls answer 200 again within the pause + 1 s |
- * | the whole BFF hangs | cached catalogue pages 200 (anonymous and with a session); `/readyz` 200; other routes 503 in < 50 ms p99 after 10 s; RSS grows < 50 MB |
+ * | the whole BFF hangs | cached catalogue pages 200 (anonymous and with a session); `/readyz` 200; other routes (the raw passthrough among them) 503 in < 50 ms p99 after 10 s; RSS grows < 50 MB |
  * | 300 reads whose clients leave after 0.5 s while the endpoint hangs | ≤ 1% of their upstream calls held 1 s later; deposits sent next reach the BFF and are not cut when their clients leave |
  * | the BFF closes each kept-alive connection after answering | 0 client-visible errors in 5,000 GETs |
  * | the BFF answers 503 to every read | ≤ 1.1 upstream calls per client request |
@@ -733,8 +733,8 @@ test('row 16: one slow, hung or failing BFF endpoint costs its own routes only; 
       figures.check(warm.every((a) => a.status === 200), `whole BFF hangs: warm-up ${JSON.stringify(warm.map((a) => a.status))}`);
       // The same clients for 3 s while the BFF answers: the RSS before is that of the process under this
       // load (V8 sizes its heap to the allocation rate), so that the growth measured is the hang's.
-      const routes = ['/api/user/login-history', '/api/user/last-casino-games', '/api/auth/profile'];
-      const UPSTREAM_OF_OTHERS = ['/bff/users/login-history', SLOW, '/auth/user-profile'];
+      const routes = ['/api/user/login-history', '/api/user/last-casino-games', '/api/auth/profile', '/api/core-sportbook/events/1'];
+      const UPSTREAM_OF_OTHERS = ['/bff/users/login-history', SLOW, '/auth/user-profile', '/core-sportbook/events/1'];
       let turn = 0;
       const other = async (): Promise<Answer> => {
         const path = routes[turn++ % routes.length] as string;
