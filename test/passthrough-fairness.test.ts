@@ -38,7 +38,7 @@ function from(proxy: TestProxy, client: string, path: string, init: { method?: s
 }
 
 async function start(up: RawUpstream, env: Record<string, string> = {}): Promise<TestProxy> {
-  return startProxy(up.url, { NODE_ENV: 'production', TRUSTED_PROXIES: '127.0.0.1', UPSTREAM_TIMEOUT_MS: '300', ...env });
+  return startProxy(up.url, { NODE_ENV: 'production', TRUSTED_PROXIES: '127.0.0.1', UPSTREAM_TIMEOUT_MS: '1000', ...env });
 }
 
 /** The good answers another client relies on. */

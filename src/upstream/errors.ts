@@ -192,8 +192,13 @@ export function toUpstreamError(error: unknown): UpstreamError {
   if (typeof code !== 'string' && /content-encoding/i.test(String((error as { message?: unknown } | null)?.message ?? ''))) {
     return new UpstreamError('upstream_bad_response', { cause: error });
   }
-  // undici's parser error for an answer that does not parse (a bad chunk size), at times without a code.
-  if (name === 'HTTPParserError') return new UpstreamError('upstream_bad_response', { cause: error });
+  // undici's parser errors carry no code (undici 7 looks the code up by number in a table keyed by
+  // name): an answer that does not parse (a bad chunk size) is malformed; one whose connection ended
+  // mid-body ("Invalid EOF state") was cut.
+  if (name === 'HTTPParserError') {
+    const cut = /invalid eof state/i.test(String((error as { message?: unknown }).message ?? ''));
+    return new UpstreamError(cut ? 'upstream_unavailable' : 'upstream_bad_response', { cause: error });
+  }
   if (name === 'AbortError' || name === 'TimeoutError') return new UpstreamError('upstream_timeout', { cause: error });
   return new UpstreamError('upstream_unavailable', { cause: error });
 }
