@@ -37,8 +37,18 @@ function from(proxy: TestProxy, client: string, path: string, init: { method?: s
   return send(proxy.url, init.method ?? 'GET', path, { headers: { 'x-forwarded-for': client }, ...(init.json !== undefined && { json: init.json }) });
 }
 
-async function start(up: RawUpstream, env: Record<string, string> = {}): Promise<TestProxy> {
-  return startProxy(up.url, { NODE_ENV: 'production', TRUSTED_PROXIES: '127.0.0.1', UPSTREAM_TIMEOUT_MS: '1000', ...env });
+/** A raw upstream and a production proxy before it (trusting loopback's `X-Forwarded-For`) for one `describe`. */
+function useRawProxy(env: Record<string, string> = {}): { readonly up: RawUpstream; readonly proxy: TestProxy } {
+  const run = {} as { up: RawUpstream; proxy: TestProxy };
+  before(async () => {
+    run.up = await startRawUpstream();
+    run.proxy = await startProxy(run.up.url, { NODE_ENV: 'production', TRUSTED_PROXIES: '127.0.0.1', UPSTREAM_TIMEOUT_MS: '1000', ...env });
+  });
+  after(async () => {
+    await run.proxy?.close();
+    await run.up?.close();
+  });
+  return run;
 }
 
 /** The good answers another client relies on. */
@@ -59,18 +69,10 @@ async function othersServed(proxy: TestProxy): Promise<void> {
 }
 
 describe('one client provokes failures', () => {
-  let up: RawUpstream;
-  let proxy: TestProxy;
-  before(async () => {
-    up = await startRawUpstream();
-    proxy = await start(up);
-  });
-  after(async () => {
-    await proxy?.close();
-    await up?.close();
-  });
+  const run = useRawProxy();
 
   test('50 gateway 503s, 504s and timeouts on sub-paths it chose: its own circuit opens, nobody else’s', async () => {
+    const { up, proxy } = run;
     up.reset();
     serveOthers(up);
     up.on('/core-sportbook/fail503', status(503));
@@ -91,6 +93,7 @@ describe('one client provokes failures', () => {
   });
 
   test('an address of the same IPv6 /64 is the same client; another /64 is not', async () => {
+    const { up, proxy } = run;
     up.reset();
     serveOthers(up);
     up.on('/core-sportbook/fail', status(502));
@@ -103,18 +106,10 @@ describe('one client provokes failures', () => {
 });
 
 describe('one client holds slow reads', () => {
-  let up: RawUpstream;
-  let proxy: TestProxy;
-  before(async () => {
-    up = await startRawUpstream();
-    proxy = await start(up, { UPSTREAM_TIMEOUT_MS: '3000', UPSTREAM_QUEUE_WAIT_MS: '500' });
-  });
-  after(async () => {
-    await proxy?.close();
-    await up?.close();
-  });
+  const run = useRawProxy({ UPSTREAM_TIMEOUT_MS: '3000', UPSTREAM_QUEUE_WAIT_MS: '500' });
 
   test('33 concurrent slow reads of one client fill its share only', async () => {
+    const { up, proxy } = run;
     up.reset();
     serveOthers(up);
     up.on('/core-sportbook/slow', (socket) => setTimeout(() => socket.write(rawAnswer(200, [JSON_TYPE], '{"slow":true}')), 1_500));
@@ -130,18 +125,10 @@ describe('one client holds slow reads', () => {
 });
 
 describe('a sportsbook that fails for everyone still fails fast', () => {
-  let up: RawUpstream;
-  let proxy: TestProxy;
-  before(async () => {
-    up = await startRawUpstream();
-    proxy = await start(up);
-  });
-  after(async () => {
-    await proxy?.close();
-    await up?.close();
-  });
+  const run = useRawProxy();
 
-  test('timeouts of 5 clients in a row open the shared circuit: every client is then refused at once, nothing reaches the BFF', async () => {
+  test('timeouts of 5 clients in a row open the shared circuit: every client is then refused at once, nothing reaches the BFF', async (t) => {
+    const { up, proxy } = run;
     up.reset();
     up.on('/core-sportbook/', hang);
     for (let i = 1; i <= 5; i++) assert.equal((await from(proxy, `192.0.2.${i}`, '/api/core-sportbook/events/1')).status, 504);
@@ -158,7 +145,7 @@ describe('a sportsbook that fails for everyone still fails fast', () => {
     }
     assert.equal(up.count('/core-sportbook/'), reached, 'no call reached the hung BFF');
     times.sort((a, b) => a - b);
-    test.diagnostic?.(`p99 of the refusals: ${times[98]?.toFixed(1)} ms`);
+    t.diagnostic(`p99 of the refusals: ${times[98]?.toFixed(1)} ms`);
   });
 });
 
