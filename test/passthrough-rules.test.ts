@@ -122,6 +122,14 @@ describe('nothing internal leaves', () => {
     assert.deepEqual((await get('/api/sports/anonymous-launch')).json, KEPT);
   });
 
+  test('a game start drops accessKey, token_secret and providerToken, keeps its url', async () => {
+    up.reset();
+    up.on('/start-game-v2', json({ url: 'https://games.example/play?t=1', accessKey: 'AK', token_secret: 'TS', providerToken: 'PT', session: { id: 's1' } }));
+    const res = await get('/api/games/start?slug=book-of-ra', { token: fakeJwt() });
+    assert.equal(res.status, 200);
+    assert.deepEqual(res.json, { url: 'https://games.example/play?t=1', session: { id: 's1' } });
+  });
+
   test('a passthrough JSON answer is stripped too, with and without a session', async () => {
     up.reset();
     up.on('/core-sportbook/events', json(LEAKY));
