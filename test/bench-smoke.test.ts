@@ -61,6 +61,8 @@ test('bench harness: a 1 s passthrough run reports every target with 2xx answers
         'passthrough/reference',
         ...(startNodeOptions().length > 0 ? ['passthrough/reference-tuned'] : []),
         'passthrough/peer',
+        // The peer a team would assemble from the usual plugins (logging, cookie, rate limit, metrics).
+        'passthrough/peer-assembled',
         // The same configuration in a process that serves the passthrough only: the base of the
         // tracing and REDIS_URL rows.
         'passthrough/proxy-passthrough-only',
