@@ -42,7 +42,7 @@
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import type { RedisTopology } from '../config.js';
-import { KEY_PREFIX, type SharedStore, type StateEvent, StateUnavailableError, type WriteOptions } from './store.js';
+import { KEY_PREFIX, type ReplaceCondition, type SharedStore, type StateEvent, StateUnavailableError, type WriteOptions } from './store.js';
 
 /** Longest wait for a connection to Redis, in milliseconds. */
 export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
@@ -68,6 +68,17 @@ export const CLUSTER_SLOTS_REFRESH_MS = 2_000;
 export const EVENT_CHANNEL = `${KEY_PREFIX}events`;
 
 const DELETE_IF_EQUALS = "if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end";
+/**
+ * `replaceIf`: ARGV = value, ttl (ms), `1` when an absent key may be written, then the values the key
+ * may hold; 1 when the key holds the value afterwards, else 0.
+ */
+const REPLACE_IF = [
+  "local current = redis.call('GET', KEYS[1])",
+  "local write = current == false and ARGV[3] == '1'",
+  'if current ~= false then for i = 4, #ARGV do if current == ARGV[i] then write = true end end end',
+  "if write then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) return 1 end",
+  'return 0',
+].join('\n');
 
 /** Where the store reports its connection changes (a pino logger fits). */
 export interface StateLog {
@@ -339,7 +350,7 @@ export class RedisStore implements SharedStore {
    * whether enough replicas acknowledged it. `release` (a marker's own value): deleted again on the
    * same lane when it may have been written but the call fails or its caller gave up.
    */
-  async #acknowledged(call: Call, key: string, args: (string | Buffer)[], release: Release | undefined): Promise<{ reply: unknown; acknowledged: boolean }> {
+  async #acknowledged(call: Call, key: string, command: readonly [string, ...(string | Buffer)[]], release: Release | undefined): Promise<{ reply: unknown; acknowledged: boolean }> {
     const lane = await this.#lane();
     if (!lane) throw new Error(`no connection free for an acknowledged write within ${LANE_WAIT_MS} ms`);
     if (call.gaveUp) {
@@ -348,13 +359,14 @@ export class RedisStore implements SharedStore {
     }
     let created = false;
     try {
+      const [name, ...args] = command;
       const replies = await lane.client
         .pipeline()
-        .call('SET', key, ...args)
+        .call(name, ...args)
         .call('WAIT', String(this.#minReplicasAck), String(REPLICA_ACK_MS))
         .exec();
       const [set, wait] = replies ?? [];
-      if (!set || set[0]) throw set?.[0] ?? new Error('no reply to SET');
+      if (!set || set[0]) throw set?.[0] ?? new Error(`no reply to ${name}`);
       created = set[1] === null || set[1] === 'OK';
       const acknowledged = acknowledgedBy(wait as [Error | null, unknown] | undefined, this.#minReplicasAck);
       if (release !== undefined && created && (!acknowledged || call.gaveUp)) await this.#release(lane, key, release);
@@ -397,15 +409,21 @@ export class RedisStore implements SharedStore {
     }
   }
 
-  /** `SET …`, acknowledged when `replicated` is asked and replicas are configured. */
-  async #write(call: Call, key: string, args: (string | Buffer)[], replicated: boolean | undefined, release?: Release): Promise<{ reply: unknown; acknowledged: boolean }> {
-    if (!replicated || this.#minReplicasAck === 0) return { reply: await this.#client.call('SET', key, ...args), acknowledged: true };
-    return this.#acknowledged(call, key, args, release);
+  /** `command` (a write of `key`), acknowledged when `replicated` is asked and replicas are configured. */
+  async #write(
+    call: Call,
+    key: string,
+    command: readonly [string, ...(string | Buffer)[]],
+    replicated: boolean | undefined,
+    release?: Release,
+  ): Promise<{ reply: unknown; acknowledged: boolean }> {
+    if (!replicated || this.#minReplicasAck === 0) return { reply: await this.#client.call(...command), acknowledged: true };
+    return this.#acknowledged(call, key, command, release);
   }
 
   setIfAbsent(key: string, value: string, ttlMs: number, options?: WriteOptions): Promise<string | null> {
     return this.#run(async (call) => {
-      const { reply, acknowledged } = await this.#write(call, key, [value, 'NX', 'GET', 'PX', String(ttlMs)], options?.replicated, { value, ttlMs });
+      const { reply, acknowledged } = await this.#write(call, key, ['SET', key, value, 'NX', 'GET', 'PX', String(ttlMs)], options?.replicated, { value, ttlMs });
       const previous = reply as string | Buffer | null;
       if (previous !== null) return previous.toString();
       // Not on enough replicas: a failover now would forget it. Deleted again; the caller is refused.
@@ -415,8 +433,17 @@ export class RedisStore implements SharedStore {
   }
   set(key: string, value: string | Buffer, ttlMs: number, options?: WriteOptions): Promise<void> {
     return this.#run(async (call) => {
-      const { acknowledged } = await this.#write(call, key, [value, 'PX', String(ttlMs)], options?.replicated);
+      const { acknowledged } = await this.#write(call, key, ['SET', key, value, 'PX', String(ttlMs)], options?.replicated);
       if (!acknowledged) throw new Error(`fewer than ${this.#minReplicasAck} replicas acknowledged the write within ${REPLICA_ACK_MS} ms`);
+    });
+  }
+  replaceIf(key: string, value: string, ttlMs: number, condition: ReplaceCondition, options?: WriteOptions): Promise<boolean> {
+    return this.#run(async (call) => {
+      const args = [value, String(ttlMs), condition.ifAbsent === true ? '1' : '0', ...condition.ifEquals];
+      const { reply, acknowledged } = await this.#write(call, key, ['EVAL', REPLACE_IF, '1', key, ...args], options?.replicated);
+      if (Number(reply) !== 1) return false;
+      if (!acknowledged) throw new Error(`fewer than ${this.#minReplicasAck} replicas acknowledged the write within ${REPLICA_ACK_MS} ms`);
+      return true;
     });
   }
 

@@ -36,6 +36,14 @@ export interface WriteOptions {
   readonly replicated?: boolean;
 }
 
+/** When {@link SharedStore.replaceIf} writes. */
+export interface ReplaceCondition {
+  /** The values the key may hold now for the write to happen. */
+  readonly ifEquals: readonly string[];
+  /** The write also happens when the key is absent. */
+  readonly ifAbsent?: boolean;
+}
+
 /** The shared key-value store (see the module documentation). */
 export interface SharedStore {
   /** `memory` (this process only) or `redis` (shared by every instance). */
@@ -57,6 +65,15 @@ export interface SharedStore {
    * {@link StateUnavailableError} (the value may be written on the primary alone: write it again).
    */
   set(key: string, value: string | Buffer, ttlMs: number, options?: WriteOptions): Promise<void>;
+  /**
+   * Sets `key` to `value` for `ttlMs` only when its value now is one of `condition.ifEquals`, or it
+   * is absent and `condition.ifAbsent` is true (one atomic step: Redis runs it as one script). With
+   * `replicated`, waits (bounded) for the replicas as {@link set} does; fewer in time rejects with
+   * {@link StateUnavailableError} (the value may be written on the primary alone: try it again, with
+   * `value` among `ifEquals` so that the retry recognises its own write).
+   * @returns `true` when `key` holds `value` after the call, `false` when another value kept it.
+   */
+  replaceIf(key: string, value: string, ttlMs: number, condition: ReplaceCondition, options?: WriteOptions): Promise<boolean>;
   /** The text value of `key`, or `null`. */
   get(key: string): Promise<string | null>;
   /** The bytes of `key`, or `null`. */
