@@ -30,8 +30,8 @@ export type StateEvent =
 /** How a write must be kept (Redis with replicas; the memory store ignores it). */
 export interface WriteOptions {
   /**
-   * Acknowledged by the configured number of replicas (`REDIS_MIN_REPLICAS_ACK`; a money move's
-   * records), never by what the primary reports at the moment.
+   * Acknowledged by every replica that could be promoted and by at least the `REDIS_MIN_REPLICAS_ACK`
+   * floor (a money move's records; `state/replicas.ts`), never by what the primary reports at the moment.
    */
   readonly replicated?: boolean;
 }
@@ -52,8 +52,8 @@ export interface SharedStore {
   readonly up: boolean;
   /**
    * Sets `key` to `value` for `ttlMs` unless it exists (Redis `SET NX PX … GET`, one round trip).
-   * With `replicated`, the write must also be acknowledged by the configured number of replicas
-   * (`WAIT <n>`, bounded): when fewer do in time, or the call gives up before its write answered, the
+   * With `replicated`, the write must also be acknowledged by the replicas (`WAIT`, bounded; see
+   * {@link WriteOptions}): when they do not in time, or the call gives up before its write answered, the
    * key is deleted again (when it still holds `value`) and the call rejects with
    * {@link StateUnavailableError}. `value` must be unique to the attempt (the delete compares it).
    * @returns `null` when this call set it, else the value already there.
@@ -61,7 +61,7 @@ export interface SharedStore {
   setIfAbsent(key: string, value: string, ttlMs: number, options?: WriteOptions): Promise<string | null>;
   /**
    * Sets `key` to `value` for `ttlMs`, whatever was there. With `replicated`, waits (bounded) for the
-   * configured number of replicas to acknowledge it; fewer in time rejects with
+   * replicas to acknowledge it; not in time rejects with
    * {@link StateUnavailableError} (the value may be written on the primary alone: write it again).
    */
   set(key: string, value: string | Buffer, ttlMs: number, options?: WriteOptions): Promise<void>;
