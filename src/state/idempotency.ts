@@ -242,6 +242,12 @@ export class Idempotency {
     return this.#unstored.size;
   }
 
+  /** Why new money moves are refused now (the store's reason, or the queue of unstored answers full), or `undefined`. */
+  get refusal(): string | undefined {
+    if (this.#unstored.size >= this.#maxUnstored) return `${this.#unstored.size} answers wait to be stored`;
+    return this.#store.refusal;
+  }
+
   /**
    * Runs `call` once for the submission, or answers from its record.
    *

@@ -77,6 +77,8 @@ export const MAX_RELEASES = 1_000;
 export const RELEASE_RETRY_MS = 1_000;
 /** How often a cluster client reads the slots (and their replicas) again, in milliseconds. */
 export const CLUSTER_SLOTS_REFRESH_MS = 2_000;
+/** How long a refused acknowledged write is reported (`refusal`) while no later one was taken, in milliseconds. */
+export const REFUSAL_SHOWN_MS = 10_000;
 /** The pub/sub channel of the fan-out events. */
 export const EVENT_CHANNEL = `${KEY_PREFIX}events`;
 
@@ -253,8 +255,9 @@ export class RedisStore implements SharedStore {
   /** Whether money moves' records go through the lanes (promotable replicas known, or a floor above 0). */
   readonly #acknowledging: boolean;
   readonly #sentinels: SentinelWatch | undefined;
-  /** Why the last acknowledged write failed, while no later one succeeded (`/readyz`). */
+  /** Why the last acknowledged write failed, while no later one succeeded (`/readyz`), and when (`performance.now()`). */
   #refusal: string | undefined;
+  #refusedAt = 0;
   readonly #listeners: Listener[] = [];
   #up = false;
   #subscribed = false;
@@ -413,11 +416,11 @@ export class RedisStore implements SharedStore {
       node = written.node;
       const created = written.reply === null || written.reply === 'OK';
       const verdict = await this.#awaitAcknowledgements(written.node, written.offset, written.promotable);
-      this.#refusal = verdict.ok ? undefined : verdict.reason;
+      this.#refused(verdict.ok ? undefined : verdict.reason);
       if (release !== undefined && created && (!verdict.ok || call.gaveUp)) await this.#release(node, key, release);
       return { reply: written.reply, acknowledged: verdict.ok };
     } catch (error) {
-      this.#refusal = `the primary did not take the write: ${(error as Error).message}`.slice(0, 200);
+      this.#refused(`the primary did not take the write: ${(error as Error).message}`.slice(0, 200));
       // No reply in time, or the connection broke: the write may have run or may still run.
       if (release !== undefined) await this.#release(node ?? (lane.client instanceof Redis ? lane.client : undefined), key, release);
       throw error;
@@ -615,13 +618,18 @@ export class RedisStore implements SharedStore {
   subscribe(listener: Listener): void {
     this.#listeners.push(listener);
   }
+  #refused(reason: string | undefined): void {
+    this.#refusal = reason;
+    this.#refusedAt = performance.now();
+  }
+
   /**
    * Why money moves are refused now, or `undefined`: the store unreachable, or the last acknowledged
-   * write refused (no later one taken). `/readyz` says it.
+   * write refused within {@link REFUSAL_SHOWN_MS} (no later one taken). `/readyz` says it.
    */
   get refusal(): string | undefined {
     if (!this.#up) return 'the shared state cannot be reached';
-    return this.#refusal;
+    return performance.now() - this.#refusedAt <= REFUSAL_SHOWN_MS ? this.#refusal : undefined;
   }
 
   /**

@@ -50,6 +50,8 @@ export interface SharedStore {
   readonly kind: 'memory' | 'redis';
   /** True while the store can be reached (always for memory). */
   readonly up: boolean;
+  /** Why money moves' records are refused now (Redis: unreachable, or not acknowledged), or `undefined`. */
+  readonly refusal?: string | undefined;
   /**
    * Sets `key` to `value` for `ttlMs` unless it exists (Redis `SET NX PX … GET`, one round trip).
    * With `replicated`, the write must also be acknowledged by the replicas (`WAIT`, bounded; see
