@@ -53,6 +53,7 @@
  */
 import { Cluster, type ClusterOptions, Redis, type RedisOptions } from 'ioredis';
 import type { RedisTopology } from '../config.js';
+import { isIP } from 'node:net';
 import calculateSlot from 'cluster-key-slot';
 import { acknowledgement, parseReplicationInfo, SentinelWatch } from './replicas.js';
 import { KEY_PREFIX, type ReplaceCondition, type SharedStore, type StateEvent, StateUnavailableError, type WriteOptions } from './store.js';
@@ -461,8 +462,8 @@ export class RedisStore implements SharedStore {
       if (!info || info[0]) throw info?.[0] ?? new Error('no reply to INFO replication');
       const replication = parseReplicationInfo(String(info[1]));
       if (replication.role !== 'master') throw new Error(`the server answered as ${replication.role}, not as the primary`);
-      const promotable = this.#promotable(lane, target.master);
-      if (promotable === undefined) throw new Error('the replicas that could be promoted are not known (no sentinel answered)');
+      const promotable = this.#promotable(lane, target);
+      if (promotable === undefined) throw new Error('the replicas that could be promoted are not known (no sentinel answered, or the connection is not to the primary the sentinels name)');
       return { node: target.node, reply: written[1], offset: replication.offset, promotable };
     }
   }
@@ -476,12 +477,25 @@ export class RedisStore implements SharedStore {
     return nodeByAddress(client, master);
   }
 
-  /** The replicas that could be promoted (`ip:port`): Sentinel's list, a cluster master's replicas, none with `REDIS_URL`. */
-  #promotable(lane: Lane, master: string | undefined): readonly string[] | undefined {
-    if (this.#sentinels) return this.#sentinels.promotable();
+  /**
+   * The replicas that could be promoted (`ip:port`): Sentinel's list, a cluster master's replicas,
+   * none with `REDIS_URL`; `undefined` when not known. With Sentinel, a write that went to another
+   * server than the primary the sentinels name (a switch not followed yet) has none that count.
+   */
+  #promotable(lane: Lane, target: { node: Redis; master: string | undefined }): readonly string[] | undefined {
+    if (this.#sentinels) {
+      const view = this.#sentinels.view();
+      if (view === undefined) return undefined;
+      const stream = target.node.stream as { remoteAddress?: string; remotePort?: number } | undefined;
+      const host = view.primary?.slice(0, view.primary.lastIndexOf(':')) ?? '';
+      const connected = `${(stream?.remoteAddress ?? '').replace(/^::ffff:/, '')}:${stream?.remotePort}`;
+      // Compared only when the sentinels name the primary by its address (not by a host name).
+      if (isIP(host) !== 0 && connected !== view.primary) return undefined;
+      return view.promotable;
+    }
     const client = lane.client;
-    if (!(client instanceof Cluster) || master === undefined) return [];
-    for (const nodes of client.slots) if (nodes?.[0] === master) return nodes.slice(1);
+    if (!(client instanceof Cluster) || target.master === undefined) return [];
+    for (const nodes of client.slots) if (nodes?.[0] === target.master) return nodes.slice(1);
     return undefined;
   }
 

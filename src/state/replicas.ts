@@ -148,11 +148,13 @@ export class SentinelWatch {
   }
 
   /**
-   * The promotable replicas (`ip:port`), or `undefined` when no sentinel answered within
-   * {@link SENTINEL_LIST_MAX_AGE_MS} (a write then counts as not acknowledged).
+   * The promotable replicas (`ip:port`) and the primary's address as one sentinel gave them together,
+   * or `undefined` when no sentinel answered within {@link SENTINEL_LIST_MAX_AGE_MS} (a write then
+   * counts as not acknowledged).
    */
-  promotable(now = Date.now()): readonly string[] | undefined {
-    return now - this.#readAt <= SENTINEL_LIST_MAX_AGE_MS ? this.#promotable : undefined;
+  view(now = Date.now()): { readonly primary: string | undefined; readonly promotable: readonly string[] } | undefined {
+    if (now - this.#readAt > SENTINEL_LIST_MAX_AGE_MS || this.#promotable === undefined) return undefined;
+    return { primary: this.#primary, promotable: this.#promotable };
   }
 
   #options() {
