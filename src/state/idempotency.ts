@@ -334,18 +334,26 @@ export class Idempotency {
 
   /**
    * Writes a new marker where the key is free; a refusal of the store (no acknowledgement, a
-   * failover under way) is tried again with a fresh attempt for up to {@link MARKER_WAIT_MS}.
+   * failover under way) is tried again with a fresh attempt for up to {@link MARKER_WAIT_MS}. A
+   * refused attempt's marker may have stayed (its delete failed too): found by a later attempt, it is
+   * replaced atomically by that attempt's own, never taken for another move in flight (a 409 for a
+   * move that never started).
    * @throws StateUnavailableError when the store still refuses.
    */
   async #claim(storeKey: string, fingerprint: string, clientKey: string | undefined): Promise<{ claim: Claim } | { previous: string }> {
     const deadline = this.#now() + MARKER_WAIT_MS;
+    const refused: string[] = [];
     for (;;) {
       const claim = this.#marker(fingerprint, clientKey);
       try {
         const previous = await this.#store.setIfAbsent(storeKey, claim.text, this.#leaseMs + TAKEOVER_MS, REPLICATED);
-        return previous === null ? { claim } : { previous };
+        if (previous === null) return { claim };
+        if (!refused.includes(previous)) return { previous };
+        refused.push(claim.text);
+        if (await this.#store.replaceIf(storeKey, claim.text, this.#leaseMs + TAKEOVER_MS, { ifEquals: [previous] }, REPLICATED)) return { claim };
       } catch (error) {
         if (!(error instanceof StateUnavailableError) || this.#now() + STORE_RETRY_MS >= deadline) throw error;
+        refused.push(claim.text);
         await sleep(STORE_RETRY_MS);
       }
     }

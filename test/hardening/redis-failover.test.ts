@@ -5,17 +5,21 @@
  *
  * 0. every operation of the store (counters, `SET NX`, compare-and-delete, bytes) on keys spread over
  *    the cluster's slots;
- * 1. the replica is stopped (SIGSTOP): a deposit answers 503 `idempotency_unavailable` without
- *    reaching the upstream (no replica acknowledged its marker), and once the replica runs again the
- *    same deposit goes through (its key was left free);
+ * 1. the replica is stopped (SIGSTOP): a deposit on an instance with `REDIS_MIN_REPLICAS_ACK=1`
+ *    answers 503 `idempotency_unavailable` without reaching the upstream (no replica acknowledged its
+ *    marker), and once the replica runs again the same deposit goes through (its key was left free);
  * 2. 200 deposits, each submitted to both instances at once with one `Idempotency-Key` and submitted
  *    again until one submission answers 200, while the primary (on the cluster: the one serving the
  *    purge generation) is killed with SIGKILL after the first 60 have started; meanwhile every
  *    250 ms a probe of 20 fresh deposits, until all 20 answer 200 at once;
  * 3. after the failover: a purge and a logout on one instance seen by the other;
  * 4. every deposit submitted again: replayed, never sent again;
- * 5. the events table (below): planned switchovers, paused and killed replicas, each on a deployment
- *    of its own, with a repeat pass once every lease ended.
+ * 5. the events table (below): planned switchovers (with and without the runbook of
+ *    docs/operations.md), paused and killed replicas, each on a deployment of its own, with a repeat
+ *    pass once every lease ended;
+ * 6. the exactly-once rows of the topologies operators run (below): a crashed primary that is not
+ *    started again, two replicas of which the first to promote lags, a managed endpoint's switchover
+ *    that keeps its connections, two deposits without a key 6 s apart, a 15 s queue wait.
  *
  * The data servers run with `min-replicas-to-write 1` (docs/operations.md "Redis topologies"); a
  * killed primary is started again as a replica once the other is promoted.
@@ -25,6 +29,8 @@
  * by the other instance within 1 s; every answer 200, 409 or 503.
  */
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { after, describe, test } from 'node:test';
 import { type RedisTopology, redisTopology } from '../../src/config.js';
 import { GENERATION_KEY } from '../../src/state/fleet.js';
@@ -46,6 +52,8 @@ import {
 import { Figures, FULL } from './helpers/figures.js';
 
 const figures = new Figures('redis-failover', 19, 'Redis failover');
+/** The runbook's sidecar (docs/operations.md "Redis topologies"). */
+const FOLLOW_SWITCH = fileURLToPath(new URL('../../deploy/redis/follow-switch.sh', import.meta.url));
 const DEPOSITS = 200;
 const KILL_AFTER = 60;
 const CONCURRENT = 10;
@@ -197,14 +205,18 @@ async function run(topology: 'Sentinel' | 'cluster', deploy: () => Promise<Deplo
     });
 
     await figures.run(`${topology}: no replica acknowledges`, async () => {
+      // Under `auto` a paused replica stops moves only until the deployment sees it down (then it is
+      // no longer promotable); an operator floor of 1 refuses for as long as none acknowledges.
+      const floor = await startProxy(upstream.url, { ...deployment.env, REDIS_MIN_REPLICAS_ACK: '1', UPSTREAM_TIMEOUT_MS: '3000' });
       for (const replica of deployment.replicas) replica.pause(true);
       figures.faults++;
       const key = `${tag}-unacknowledged`;
       let refused;
       try {
-        refused = await submit(a, key, 1);
+        refused = await submit(floor, key, 1);
       } finally {
         for (const replica of deployment.replicas) replica.pause(false);
+        await floor.close();
       }
       count(refused);
       figures.check(
@@ -388,8 +400,8 @@ const ROLE_PORT = (role: string) => Number(role.split('\n')[2]);
 /** Connections of one proxy to the primary: commands, subscription and the acknowledged writes' lanes. */
 const PROXY_CONNECTIONS = 2 + ACK_LANES;
 
-async function sentinelEvent(replicas: number, disrupt: (s: TestSentinel) => Promise<number>): Promise<EventDeployment> {
-  const sentinel = await startRedisSentinel({ replicas, minReplicasToWrite: MIN_REPLICAS_TO_WRITE });
+async function sentinelEvent(replicas: number, disrupt: (s: TestSentinel) => Promise<number>, serverArgs: readonly string[] = []): Promise<EventDeployment> {
+  const sentinel = await startRedisSentinel({ replicas, minReplicasToWrite: MIN_REPLICAS_TO_WRITE, serverArgs });
   return { env: sentinel.env, disrupt: () => disrupt(sentinel), stop: () => sentinel.stop() };
 }
 
@@ -456,6 +468,38 @@ const EVENTS: FailoverEvent[] = [
         );
         return following;
       }),
+  },
+  {
+    topology: 'Sentinel',
+    name: '`SENTINEL FAILOVER` with the runbook (`repl-diskless-sync-delay 0`, deploy/redis/follow-switch.sh)',
+    bounded: false,
+    deploy: () =>
+      sentinelEvent(
+        1,
+        async (s) => {
+          const sidecar = spawn('sh', [FOLLOW_SWITCH], {
+            env: { ...process.env, SENTINEL_HOST: '127.0.0.1', SENTINEL_PORT: String(s.sentinels[0]!.port), SENTINEL_NAME },
+            stdio: ['ignore', 'pipe', 'ignore'],
+            detached: true,
+          });
+          let said = '';
+          sidecar.stdout.on('data', (chunk: Buffer) => (said += chunk.toString()));
+          try {
+            await sleep(300);
+            const at = Date.now();
+            await redisCli(s.sentinels[0]!.port, 'SENTINEL', 'FAILOVER', SENTINEL_NAME);
+            await untilTrue(20_000, 'old primary reconfigured', async () => {
+              const role = await redisCli(s.primary.port, 'ROLE');
+              return role.startsWith('slave') && ROLE_PORT(role) === s.replica.port && (await redisCli(s.primary.port, 'INFO', 'replication')).includes('master_link_status:up');
+            });
+            figures.note(`Sentinel, SENTINEL FAILOVER with the runbook: the old primary following the new one ${((Date.now() - at) / 1000).toFixed(1)} s after the command; the sidecar said: ${said.trim().split('\n')[0] ?? 'nothing'}`);
+            return at;
+          } finally {
+            if (sidecar.pid !== undefined) process.kill(-sidecar.pid, 'SIGTERM');
+          }
+        },
+        ['--repl-diskless-sync-delay', '0'],
+      ),
   },
   {
     topology: 'Sentinel',

@@ -246,6 +246,8 @@ export interface RedisDeploymentOptions {
   readonly failoverTimeoutMs?: number;
   /** Sentinel only: `down-after-milliseconds` (default 1 s). */
   readonly downAfterMs?: number;
+  /** More arguments of every data server (`--repl-diskless-sync-delay 0`). */
+  readonly serverArgs?: readonly string[];
 }
 
 /** A Sentinel deployment: one primary, one replica (or two), three sentinels (quorum 2). */
@@ -274,7 +276,7 @@ export interface TestSentinel {
 export async function startRedisSentinel(options: RedisDeploymentOptions = {}): Promise<TestSentinel> {
   const started: TestRedis[] = [];
   const relays = new Map<number, TcpRelay>();
-  const args = dataServerArgs(options.minReplicasToWrite ?? 1);
+  const args = [...dataServerArgs(options.minReplicasToWrite ?? 1), ...(options.serverArgs ?? [])];
   try {
     const primary = await startRedis({ args });
     started.push(primary);

@@ -223,6 +223,34 @@ describe('idempotency over the in-memory store', () => {
     assert.equal(new Set(markers.map((m) => m.a)).size, 3, 'each attempt a marker of its own');
   });
 
+  test('a refused attempt whose marker stayed (its delete failed too) is replaced by the next attempt, not taken for a move in flight', async () => {
+    const backing = new MemoryStore();
+    let first = true;
+    const store = new Proxy(backing, {
+      get: (target, name) => {
+        if (name === 'setIfAbsent') {
+          return async (...args: Parameters<SharedStore['setIfAbsent']>) => {
+            const previous = await target.setIfAbsent(...args);
+            // Written on the primary, not acknowledged, and the delete that should follow lost.
+            if (first && previous === null) {
+              first = false;
+              throw new StateUnavailableError();
+            }
+            return previous;
+          };
+        }
+        return (Reflect.get(target, name, target) as () => unknown).bind(target);
+      },
+    }) as SharedStore;
+    const up = upstream({ status: 201, body: { id: 'once' } });
+    const result = await new Idempotency(store, 1_000, { waitMs: 0 }).run(submission({ key: 'k-left' }), up.call);
+    assert.equal(result.decision, 'forwarded');
+    assert.equal(up.keys.length, 1);
+    const repeat = await new Idempotency(backing, 1_000, { waitMs: 0 }).run(submission({ key: 'k-left' }), up.call);
+    assert.equal(repeat.decision, 'replayed');
+    assert.equal(up.keys.length, 1);
+  });
+
   const isAnswer = (value: string) => value.includes('"s":"done"');
 
   test('an answer the store refuses (a failover under way) waits in the queue: replayed here at once, 409 elsewhere, stored once writes are taken', async () => {
