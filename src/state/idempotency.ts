@@ -159,6 +159,15 @@ function answerOf(record: DoneRecord): ProxyAnswer {
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The store key of a submission's record: the client's key, or without one the body, scoped by the
+ * move and the session, as a SHA-256 digest under the proxy's prefix (a cluster's slot follows from it).
+ */
+export function recordKey(submission: Pick<Submission, 'move' | 'token' | 'key' | 'body'>): string {
+  const scope = `${submission.move}\n${sha256(submission.token)}`;
+  return `${KEY_PREFIX}idem:${sha256(submission.key === undefined ? `body\n${scope}\n${submission.body}` : `key\n${scope}\n${submission.key}`)}`;
+}
+
 /** True when the call certainly never reached the upstream. */
 function neverSent(error: unknown): boolean {
   if (!(error instanceof UpstreamError)) return false;
@@ -262,9 +271,8 @@ export class Idempotency {
   }
 
   async #run(submission: Submission, call: (upstreamKey: string) => Promise<ProxyAnswer>): Promise<IdempotentAnswer> {
-    const scope = `${submission.move}\n${sha256(submission.token)}`;
     const fingerprint = sha256(submission.body);
-    const storeKey = `${KEY_PREFIX}idem:${sha256(submission.key === undefined ? `body\n${scope}\n${submission.body}` : `key\n${scope}\n${submission.key}`)}`;
+    const storeKey = recordKey(submission);
     const ttlMs = submission.key === undefined ? IMPLICIT_KEY_TTL_MS : HEADER_KEY_TTL_MS;
     const deadline = this.#now() + this.#waitMs;
     for (let pause = 25; ; pause = Math.min(pause * 2, 250)) {
