@@ -106,9 +106,10 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   },
   {
     variables: ['REDIS_MIN_REPLICAS_ACK'],
-    defaultText: '`1` with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`; `0` with `REDIS_URL`',
+    defaultText: '`auto` with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`; `0` with `REDIS_URL`',
+    accepts: '`auto` \\| integer 0–16',
     meaning:
-      "replicas that must acknowledge a deposit's or withdraw's record (`WAIT`) before it goes upstream; fewer within 500 ms: 503 `idempotency_unavailable`, nothing sent, the key left free. Set it to the replicas each primary has, at most (with `0`, a failover may forget a move in flight and a repeat may be charged twice)",
+      "which replicas must acknowledge a deposit's or withdraw's record (`WAIT`) before it goes upstream: `auto`, every replica that could be promoted (the sentinels' list of the primary's replicas not down and not priority 0; the cluster's replicas of the key's slot); a number, a floor under that (with `REDIS_URL`: that many replicas, whatever they are). Not all within about 1.5 s: 503 `idempotency_unavailable` with `Retry-After`, nothing sent, the key left free. A primary left with no promotable replica takes moves under `auto` and refuses them under a floor above 0 (docs/operations.md \"Redis topologies\"). With `REDIS_URL` and `0`, a failover of a managed endpoint may forget a move in flight: the start logs a warning when the server has replicas",
   },
   {
     variables: ['TRUSTED_PROXIES'],

@@ -159,7 +159,7 @@ export async function createServer(
   // The API reference exists outside production only; its modules (the document builder, the
   // OpenAPI generator, the reference page) are not even loaded in production.
   if (!cfg.production) await app.register((await import('./pipeline/openapi.js')).openapi, { config: cfg });
-  await app.register(health, { bff: upstreams.services.bff, draining: drain.draining });
+  await app.register(health, { bff: upstreams.services.bff, draining: drain.draining, moneyMovesRefusal: () => state.idempotency.refusal });
   // HEALTH_PORT: the same two routes on a listener of their own, which server.ts starts beside the app's.
   app.decorate('healthListener', cfg.healthPort === undefined ? undefined : createHealthListener(app));
 

@@ -80,7 +80,7 @@ export const EnvSchema = Type.Object({
   REDIS_PASSWORD: Type.Optional(Type.String({ secret: true })),
   REDIS_SENTINEL_PASSWORD: Type.Optional(Type.String({ secret: true })),
   REDIS_TLS: Type.Optional(Type.Union([Type.Literal('true'), Type.Literal('false')])),
-  REDIS_MIN_REPLICAS_ACK: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_REPLICAS_ACK })),
+  REDIS_MIN_REPLICAS_ACK: Type.Optional(Type.String({ description: `auto or a plain decimal integer from 0 to ${MAX_REPLICAS_ACK}` })),
   METRICS_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   HEALTH_PORT: Type.Optional(Type.Integer({ minimum: 0, maximum: 65535 })),
   MAX_CONNECTIONS: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 0 }),
@@ -527,10 +527,12 @@ function checkTrustedProxies(value: string, problems: string[]): string[] | unde
  *
  * With Sentinel or a cluster, `REDIS_PASSWORD` is the servers' password, `REDIS_SENTINEL_PASSWORD`
  * the sentinels' and `REDIS_TLS=true` turns TLS on towards both (with `REDIS_URL` the URL says all
- * of it: `rediss://:password@host:port`). `REDIS_MIN_REPLICAS_ACK` is how many replicas must
+ * of it: `rediss://:password@host:port`). `REDIS_MIN_REPLICAS_ACK` says which replicas must
  * acknowledge a money move's records before it goes upstream (docs/behaviour.md "Several
- * instances"): 1 by default with Sentinel or a cluster, 0 with `REDIS_URL`; never what the primary
- * reports at the moment. Any other combination stops the start with one line naming the variables.
+ * instances"): `auto` (the default with Sentinel or a cluster) every replica that could be promoted,
+ * a number a floor under that (with `REDIS_URL`, where no replica is known to be promotable, the
+ * number alone; default 0); never what the primary reports at the moment. Any other combination
+ * stops the start with one line naming the variables.
  */
 
 /** A server address from `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`. */
@@ -554,10 +556,11 @@ export type RedisTopology = (
   | { readonly mode: 'cluster'; readonly nodes: readonly RedisAddress[]; readonly password: string | undefined; readonly tls: boolean }
 ) & {
   /**
-   * Replicas that must acknowledge (`WAIT`) a money move's records before it goes upstream
-   * (`REDIS_MIN_REPLICAS_ACK`); `0`: none is asked.
+   * Which replicas must acknowledge (`WAIT`) a money move's records before it goes upstream
+   * (`REDIS_MIN_REPLICAS_ACK`): `auto`, every replica that could be promoted (Sentinel or cluster
+   * only); a number, a floor under that (with `REDIS_URL`: that many replicas; `0`: none is asked).
    */
-  readonly minReplicasAck: number;
+  readonly minReplicasAck: number | 'auto';
 };
 
 /** The variables {@link redisTopology} reads. */
@@ -598,14 +601,15 @@ function checkRedisUrl(value: string, problems: string[]): string | undefined {
 }
 
 /**
- * `REDIS_MIN_REPLICAS_ACK` (a plain decimal integer 0–{@link MAX_REPLICAS_ACK}), or `undefined` when unset;
- * a bad value is one problem line.
+ * `REDIS_MIN_REPLICAS_ACK` (`auto`, or a plain decimal integer 0–{@link MAX_REPLICAS_ACK}), or
+ * `undefined` when unset; a bad value is one problem line.
  */
-function checkReplicasAck(value: string | number | undefined, problems: string[]): number | undefined {
+function checkReplicasAck(value: string | number | undefined, problems: string[]): number | 'auto' | undefined {
   if (value === undefined || value === '') return undefined;
+  if (value === 'auto') return 'auto';
   const number = typeof value === 'number' ? value : PLAIN_INTEGER.test(value) ? Number(value) : Number.NaN;
   if (Number.isSafeInteger(number) && number >= 0 && number <= MAX_REPLICAS_ACK) return number;
-  problems.push(`REDIS_MIN_REPLICAS_ACK: expected a plain decimal integer from 0 to ${MAX_REPLICAS_ACK}, got ${quoted(String(value))}`);
+  problems.push(`REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer from 0 to ${MAX_REPLICAS_ACK}, got ${quoted(String(value))}`);
   return undefined;
 }
 
@@ -674,17 +678,22 @@ export function redisTopology(env: RedisVariables, problems: string[]): RedisTop
       return undefined;
     case 'REDIS_URL': {
       const url = checkRedisUrl(env.REDIS_URL as string, problems);
-      return url === undefined || problems.length > before ? undefined : { mode: 'standalone', url, minReplicasAck: replicasAck ?? 0 };
+      if (replicasAck === 'auto') {
+        problems.push(
+          'REDIS_MIN_REPLICAS_ACK: auto needs REDIS_SENTINELS or REDIS_CLUSTER_NODES (with REDIS_URL no replica is known to be promotable: give the number of replicas that must acknowledge)',
+        );
+      }
+      return url === undefined || problems.length > before ? undefined : { mode: 'standalone', url, minReplicasAck: (replicasAck as number | undefined) ?? 0 };
     }
     case 'REDIS_SENTINELS': {
       const sentinels = checkAddresses('REDIS_SENTINELS', env.REDIS_SENTINELS as string, SENTINEL_DEFAULT_PORT, 'redis-sentinel-0.redis:26379,redis-sentinel-1.redis:26379', problems);
       if (sentinels === undefined || problems.length > before) return undefined;
       const sentinelPassword = env.REDIS_SENTINEL_PASSWORD === '' ? undefined : env.REDIS_SENTINEL_PASSWORD;
-      return { mode: 'sentinel', sentinels, name: (env.REDIS_SENTINEL_NAME as string).trim(), password, sentinelPassword, tls, minReplicasAck: replicasAck ?? 1 };
+      return { mode: 'sentinel', sentinels, name: (env.REDIS_SENTINEL_NAME as string).trim(), password, sentinelPassword, tls, minReplicasAck: replicasAck ?? 'auto' };
     }
     case 'REDIS_CLUSTER_NODES': {
       const nodes = checkAddresses('REDIS_CLUSTER_NODES', env.REDIS_CLUSTER_NODES as string, REDIS_DEFAULT_PORT, 'redis-0.redis:6379,redis-1.redis:6379', problems);
-      return nodes === undefined || problems.length > before ? undefined : { mode: 'cluster', nodes, password, tls, minReplicasAck: replicasAck ?? 1 };
+      return nodes === undefined || problems.length > before ? undefined : { mode: 'cluster', nodes, password, tls, minReplicasAck: replicasAck ?? 'auto' };
     }
   }
 }

@@ -6,7 +6,7 @@
  * |---|---|
  * | `GET /healthz` | 200 `{ ok: true }` while the process serves |
  * | `GET /readyz`, before the BFF ever answered | 503 `not_ready` (the BFF is probed, waiting at most {@link READY_PROBE_MS}) |
- * | `GET /readyz`, once the BFF answered once (any HTTP status, a probe or any call) | 200 `{ ok: true, bff: "up" \| "down" }`, whatever the BFF does later |
+ * | `GET /readyz`, once the BFF answered once (any HTTP status, a probe or any call) | 200 `{ ok: true, bff: "up" \| "down" }`, whatever the BFF does later; with `moneyMoves: "refused"` and `moneyMovesDetail` (why) while money moves answer 503 `idempotency_unavailable` |
  * | `GET /readyz`, once the process drains (SIGTERM) | 503 `shutting_down` |
  *
  * A later BFF outage does not make `/readyz` 503: every pod would leave the Service at once, the
@@ -38,10 +38,15 @@ export interface HealthOptions {
   bff: UpstreamService;
   /** True once the process drains (the drain step's flag); default never. */
   draining?: () => boolean;
+  /**
+   * Why money moves are refused now (the shared state unreachable, its replicas not acknowledging),
+   * or `undefined`; said in the body, never a 503 (docs/behaviour.md "Several instances").
+   */
+  moneyMovesRefusal?: () => string | undefined;
 }
 
 /** `/healthz` and `/readyz` (see the module documentation). */
-export async function health(app: FastifyInstance, { bff, draining = () => false }: HealthOptions): Promise<void> {
+export async function health(app: FastifyInstance, { bff, draining = () => false, moneyMovesRefusal = () => undefined }: HealthOptions): Promise<void> {
   app.get('/healthz', { schema: { summary: 'liveness: 200 `{ ok: true }` while the process serves' } }, async () => ({ ok: true }));
   const shuttingDown = envelope('shutting_down', 'The server is shutting down');
   const notReady = envelope('not_ready', 'The BFF has not answered yet');
@@ -81,7 +86,9 @@ export async function health(app: FastifyInstance, { bff, draining = () => false
     } else if (performance.now() - probedAt >= READY_PROBE_MS) {
       void probe(request);
     }
-    return reply.code(200).send({ ok: true, bff: bff.lastFailedAt > bff.lastAnsweredAt ? 'down' : 'up' });
+    const refusal = moneyMovesRefusal();
+    const moneyMoves = refusal === undefined ? {} : { moneyMoves: 'refused', moneyMovesDetail: refusal };
+    return reply.code(200).send({ ok: true, bff: bff.lastFailedAt > bff.lastAnsweredAt ? 'down' : 'up', ...moneyMoves });
   });
 }
 

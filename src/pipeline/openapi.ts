@@ -426,7 +426,7 @@ function errorAnswers(
     unavailableName += 'NotConfigured';
   }
   if (moneyMove) {
-    unavailable.push('`idempotency_unavailable`: the shared state (Redis) cannot be reached, or no replica acknowledged the record in time; nothing is sent upstream');
+    unavailable.push('`idempotency_unavailable` (with `Retry-After`): the shared state (Redis) cannot be reached, or a replica that could be promoted did not acknowledge the record in time; nothing is sent upstream');
     unavailableName += 'Idempotency';
   }
   if (path === '/readyz') {

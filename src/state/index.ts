@@ -6,7 +6,8 @@
  *
  * @module
  */
-import type { RedisTopology } from '../config.js';
+import type { Config, RedisTopology } from '../config.js';
+import { longestCallMs } from '../upstream/services.js';
 import { type CacheRegistry } from './caches.js';
 import { Fleet, GENERATION_KEY } from './fleet.js';
 import { Idempotency, type IdempotencyDecision } from './idempotency.js';
@@ -26,7 +27,7 @@ export interface AppState {
   /** Failed logins per login identifier and client address. */
   readonly loginFailures: LoginFailures;
   readonly caches: CacheRegistry;
-  /** Closes the store's connections. */
+  /** Writes the money moves' answers still waiting to be stored (`Idempotency.flush`), then closes the store's connections. */
   close(): Promise<void>;
 }
 
@@ -35,12 +36,13 @@ export interface AppState {
  * {@link STATE_READY_WAIT_MS} for it (the proxy starts while Redis is down: money moves answer 503
  * until it is back), then reads the purge generation.
  *
- * @param config.upstreamTimeoutMs - the upstream time limit, in milliseconds (the money moves' lease is longer).
+ * @param config.upstreamTimeoutMs, config.upstreamLimits - the upstream time limit and the endpoints'
+ *   queue wait, in milliseconds: the money moves' lease covers both (`longestCallMs`).
  * @param observers.idempotencyDecision - told each money move's decision (the metrics); omit it when
  *   nothing observes.
  */
 export async function createState(
-  config: { readonly redis: RedisTopology | undefined; readonly upstreamTimeoutMs: number; readonly rateLimits: { readonly loginFailures: number } },
+  config: Pick<Config, 'redis' | 'upstreamTimeoutMs' | 'rateLimits'> & Partial<Pick<Config, 'upstreamLimits'>>,
   log?: StateLog,
   observers: { readonly idempotencyDecision?: ((decision: IdempotencyDecision) => void) | undefined } = {},
 ): Promise<AppState> {
@@ -55,15 +57,20 @@ export async function createState(
     store = new MemoryStore();
   }
   const caches: CacheRegistry = new Map();
+  const idempotency = new Idempotency(store, longestCallMs(config), { onDecision: observers.idempotencyDecision });
   const fleet = new Fleet(store, caches);
   await fleet.init();
   return {
     store,
     fleet,
-    idempotency: new Idempotency(store, config.upstreamTimeoutMs, { onDecision: observers.idempotencyDecision }),
+    idempotency,
     loginFailures: new LoginFailures(store, config.rateLimits.loginFailures),
     caches,
-    close: () => store.close(),
+    close: async () => {
+      const left = await idempotency.flush();
+      if (left > 0) log?.warn({ state: store.kind, unstored: left }, 'money-move answers not stored at shutdown: a repeat elsewhere goes upstream again with the same Idempotency-Key');
+      await store.close();
+    },
   };
 }
 

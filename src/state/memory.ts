@@ -11,7 +11,7 @@
  * @module
  */
 import { LRUCache } from 'lru-cache';
-import type { SharedStore, StateEvent, WriteOptions } from './store.js';
+import type { ReplaceCondition, SharedStore, StateEvent, WriteOptions } from './store.js';
 
 /** Most entries kept in memory. */
 export const MEMORY_STORE_MAX_ENTRIES = 20_000;
@@ -26,13 +26,19 @@ type Listener = Parameters<SharedStore['subscribe']>[0];
 export class MemoryStore implements SharedStore {
   readonly kind = 'memory';
   readonly up = true;
-  readonly #entries = new LRUCache<string, string | Buffer>({
-    max: MEMORY_STORE_MAX_ENTRIES,
-    maxSize: MEMORY_STORE_MAX_BYTES,
-    sizeCalculation: (value, key) => Math.max(1, value.length + key.length),
-    ttlAutopurge: false,
-  });
+  readonly #entries: LRUCache<string, string | Buffer>;
   readonly #listeners: Listener[] = [];
+
+  /** @param options.now - the clock of the entries' lifetimes, in milliseconds (tests); default `performance.now`. */
+  constructor(options: { now?: () => number } = {}) {
+    this.#entries = new LRUCache<string, string | Buffer>({
+      max: MEMORY_STORE_MAX_ENTRIES,
+      maxSize: MEMORY_STORE_MAX_BYTES,
+      sizeCalculation: (value, key) => Math.max(1, value.length + key.length),
+      ttlAutopurge: false,
+      ...(options.now === undefined ? {} : { perf: { now: options.now }, ttlResolution: 0 }),
+    });
+  }
 
   /** One process has no replica: `options` changes nothing. */
   async setIfAbsent(key: string, value: string, ttlMs: number, _options?: WriteOptions): Promise<string | null> {
@@ -44,6 +50,12 @@ export class MemoryStore implements SharedStore {
   async set(key: string, value: string | Buffer, ttlMs: number, _options?: WriteOptions): Promise<void> {
     const kept = typeof value === 'string' && value.length >= MEMORY_STORE_BYTES_FROM ? Buffer.from(value, 'utf8') : value;
     this.#entries.set(key, kept, { ttl: ttlMs });
+  }
+  async replaceIf(key: string, value: string, ttlMs: number, condition: ReplaceCondition, _options?: WriteOptions): Promise<boolean> {
+    const existing = this.#entries.get(key)?.toString();
+    if (existing === undefined ? condition.ifAbsent !== true : !condition.ifEquals.includes(existing)) return false;
+    await this.set(key, value, ttlMs);
+    return true;
   }
   async get(key: string): Promise<string | null> {
     return this.#entries.get(key)?.toString() ?? null;

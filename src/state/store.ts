@@ -30,10 +30,18 @@ export type StateEvent =
 /** How a write must be kept (Redis with replicas; the memory store ignores it). */
 export interface WriteOptions {
   /**
-   * Acknowledged by the configured number of replicas (`REDIS_MIN_REPLICAS_ACK`; a money move's
-   * records), never by what the primary reports at the moment.
+   * Acknowledged by every replica that could be promoted and by at least the `REDIS_MIN_REPLICAS_ACK`
+   * floor (a money move's records; `state/replicas.ts`), never by what the primary reports at the moment.
    */
   readonly replicated?: boolean;
+}
+
+/** When {@link SharedStore.replaceIf} writes. */
+export interface ReplaceCondition {
+  /** The values the key may hold now for the write to happen. */
+  readonly ifEquals: readonly string[];
+  /** The write also happens when the key is absent. */
+  readonly ifAbsent?: boolean;
 }
 
 /** The shared key-value store (see the module documentation). */
@@ -42,10 +50,12 @@ export interface SharedStore {
   readonly kind: 'memory' | 'redis';
   /** True while the store can be reached (always for memory). */
   readonly up: boolean;
+  /** Why money moves' records are refused now (Redis: unreachable, or not acknowledged), or `undefined`. */
+  readonly refusal?: string | undefined;
   /**
    * Sets `key` to `value` for `ttlMs` unless it exists (Redis `SET NX PX … GET`, one round trip).
-   * With `replicated`, the write must also be acknowledged by the configured number of replicas
-   * (`WAIT <n>`, bounded): when fewer do in time, or the call gives up before its write answered, the
+   * With `replicated`, the write must also be acknowledged by the replicas (`WAIT`, bounded; see
+   * {@link WriteOptions}): when they do not in time, or the call gives up before its write answered, the
    * key is deleted again (when it still holds `value`) and the call rejects with
    * {@link StateUnavailableError}. `value` must be unique to the attempt (the delete compares it).
    * @returns `null` when this call set it, else the value already there.
@@ -53,10 +63,19 @@ export interface SharedStore {
   setIfAbsent(key: string, value: string, ttlMs: number, options?: WriteOptions): Promise<string | null>;
   /**
    * Sets `key` to `value` for `ttlMs`, whatever was there. With `replicated`, waits (bounded) for the
-   * configured number of replicas to acknowledge it; fewer in time rejects with
+   * replicas to acknowledge it; not in time rejects with
    * {@link StateUnavailableError} (the value may be written on the primary alone: write it again).
    */
   set(key: string, value: string | Buffer, ttlMs: number, options?: WriteOptions): Promise<void>;
+  /**
+   * Sets `key` to `value` for `ttlMs` only when its value now is one of `condition.ifEquals`, or it
+   * is absent and `condition.ifAbsent` is true (one atomic step: Redis runs it as one script). With
+   * `replicated`, waits (bounded) for the replicas as {@link set} does; fewer in time rejects with
+   * {@link StateUnavailableError} (the value may be written on the primary alone: try it again, with
+   * `value` among `ifEquals` so that the retry recognises its own write).
+   * @returns `true` when `key` holds `value` after the call, `false` when another value kept it.
+   */
+  replaceIf(key: string, value: string, ttlMs: number, condition: ReplaceCondition, options?: WriteOptions): Promise<boolean>;
   /** The text value of `key`, or `null`. */
   get(key: string): Promise<string | null>;
   /** The bytes of `key`, or `null`. */

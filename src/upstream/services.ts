@@ -62,6 +62,17 @@ export interface UpstreamWatchers {
 }
 
 /**
+ * The longest an upstream call may be queued or running, in milliseconds: the wait for its endpoint's
+ * slot (`UPSTREAM_QUEUE_WAIT_MS`, when the guard is on), then its time limit (`UPSTREAM_TIMEOUT_MS`,
+ * headers and body), which starts when the slot is granted (docs/behaviour.md "Resilience"). A money
+ * move's lease is taken over it (docs/behaviour.md "Money moves: exactly once"), so that no move's
+ * call can still be queued or running here when its lease ends for another instance.
+ */
+export function longestCallMs(config: Pick<Config, 'upstreamTimeoutMs'> & Partial<Pick<Config, 'upstreamLimits'>>): number {
+  return (config.upstreamLimits?.queueWaitMs ?? 0) + config.upstreamTimeoutMs;
+}
+
+/**
  * Builds one {@link UpstreamService} per configured variable over one pool registry (undici `Pool`s
  * per origin, a guard per endpoint with `config.upstreamLimits`). A service whose variable is unset
  * answers `not_configured` on each call.

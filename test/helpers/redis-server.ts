@@ -2,12 +2,13 @@
  * Real `redis-server`s for a test file (Debian's package; `.ci/run` installs it): started on free
  * loopback ports in a temporary directory with persistence off (`--save '' --appendonly no`), stopped
  * by PID; a server can be killed and started again on the same port to see Redis fail and come back.
- * Besides one server: a Sentinel deployment (one primary, one replica, three sentinels) and a cluster
- * (three primaries with a replica each), for the failover tests (docs/behaviour.md "Several instances").
+ * Besides one server: a Sentinel deployment (one primary, one or two replicas, three sentinels; a
+ * replica's link may go through a TCP relay that holds it) and a cluster (three primaries with a
+ * replica each), for the failover tests (docs/behaviour.md "Several instances").
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { Socket } from 'node:net';
+import { type AddressInfo, createServer, type Server, Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './proxy-process.js';
@@ -171,12 +172,82 @@ async function until(limitMs: number, what: string, check: () => Promise<boolean
 /** The name the sentinels monitor the primary under. */
 export const SENTINEL_NAME = 'front-proxy-primary';
 
+/** A TCP relay on a free loopback port: a held or re-pointed link (a replica's, a managed endpoint's). */
+export interface TcpRelay {
+  readonly port: number;
+  /** Stops moving bytes both ways (`true`), the connections kept open, or moves them again (`false`). */
+  hold(held: boolean): void;
+  /** Sends new connections to `port`; the open ones stay where they are. */
+  retarget(port: number): void;
+  /** Closes every relayed connection. */
+  cut(): void;
+  close(): Promise<void>;
+}
+
+/** Starts a {@link TcpRelay} to `targetPort` on 127.0.0.1. */
+export async function startRelay(targetPort: number): Promise<TcpRelay> {
+  let target = targetPort;
+  let held = false;
+  const pairs = new Set<[Socket, Socket]>();
+  const server: Server = createServer((client) => {
+    const upstream = new Socket();
+    const pair: [Socket, Socket] = [client, upstream];
+    pairs.add(pair);
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', end).on('close', end);
+    upstream.on('error', end).on('close', end);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (held) for (const socket of pair) socket.pause();
+    upstream.connect(target, '127.0.0.1');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const cut = () => {
+    for (const [client, upstream] of [...pairs]) {
+      client.destroy();
+      upstream.destroy();
+    }
+  };
+  return {
+    port: (server.address() as AddressInfo).port,
+    hold(value: boolean) {
+      held = value;
+      for (const pair of pairs) for (const socket of pair) if (value) socket.pause(); else socket.resume();
+    },
+    retarget(port: number) {
+      target = port;
+    },
+    cut,
+    close() {
+      cut();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 /** The data servers' settings of {@link startRedisSentinel} and {@link startRedisCluster}. */
 export interface RedisDeploymentOptions {
   /** Replicas of the (each) primary: 1 by default (Sentinel only: 1 or 2). */
   readonly replicas?: number;
   /** `min-replicas-to-write` of the data servers ({@link dataServerArgs}); 1 by default, 0 turns it off. */
   readonly minReplicasToWrite?: number;
+  /** Sentinel only: each replica's `replica-priority` (default 100; lower is promoted first). */
+  readonly replicaPriorities?: readonly number[];
+  /** Sentinel only: the replicas whose link to the primary goes through a {@link TcpRelay} (by index). */
+  readonly relayed?: readonly number[];
+  /**
+   * Sentinel only: `failover-timeout` (default 5 s); longer keeps the sentinels from pointing a
+   * relayed replica at the primary directly (`+fix-slave-config` comes after it).
+   */
+  readonly failoverTimeoutMs?: number;
+  /** Sentinel only: `down-after-milliseconds` (default 1 s). */
+  readonly downAfterMs?: number;
+  /** More arguments of every data server (`--repl-diskless-sync-delay 0`). */
+  readonly serverArgs?: readonly string[];
 }
 
 /** A Sentinel deployment: one primary, one replica (or two), three sentinels (quorum 2). */
@@ -186,6 +257,8 @@ export interface TestSentinel {
   readonly replica: TestRedis;
   /** Every replica as started (`replica` first). */
   readonly replicas: readonly TestRedis[];
+  /** The relays of the replicas' links (by replica index; see {@link RedisDeploymentOptions.relayed}). */
+  readonly relays: ReadonlyMap<number, TcpRelay>;
   readonly sentinels: readonly TestRedis[];
   /** `REDIS_SENTINELS` and `REDIS_SENTINEL_NAME` for a proxy. */
   readonly env: Readonly<Record<string, string>>;
@@ -202,13 +275,23 @@ export interface TestSentinel {
  */
 export async function startRedisSentinel(options: RedisDeploymentOptions = {}): Promise<TestSentinel> {
   const started: TestRedis[] = [];
-  const args = dataServerArgs(options.minReplicasToWrite ?? 1);
+  const relays = new Map<number, TcpRelay>();
+  const args = [...dataServerArgs(options.minReplicasToWrite ?? 1), ...(options.serverArgs ?? [])];
   try {
     const primary = await startRedis({ args });
     started.push(primary);
     const replicas: TestRedis[] = [];
     for (let i = 0; i < (options.replicas ?? 1); i++) {
-      const replica = await startRedis({ args: [...args, '--replicaof', '127.0.0.1', String(primary.port)] });
+      let port = primary.port;
+      if (options.relayed?.includes(i)) {
+        const relay = await startRelay(primary.port);
+        relays.set(i, relay);
+        port = relay.port;
+      }
+      const priority = options.replicaPriorities?.[i];
+      const replica = await startRedis({
+        args: [...args, ...(priority === undefined ? [] : ['--replica-priority', String(priority)]), '--replicaof', '127.0.0.1', String(port)],
+      });
       started.push(replica);
       replicas.push(replica);
       await until(10_000, 'replica in sync', async () => (await redisCli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'));
@@ -222,8 +305,8 @@ export async function startRedisSentinel(options: RedisDeploymentOptions = {}): 
         configFile,
         [
           `sentinel monitor ${SENTINEL_NAME} 127.0.0.1 ${primary.port} 2`,
-          `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
-          `sentinel failover-timeout ${SENTINEL_NAME} 5000`,
+          `sentinel down-after-milliseconds ${SENTINEL_NAME} ${options.downAfterMs ?? 1000}`,
+          `sentinel failover-timeout ${SENTINEL_NAME} ${options.failoverTimeoutMs ?? 5000}`,
           `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
           '',
         ].join('\n'),
@@ -246,6 +329,7 @@ export async function startRedisSentinel(options: RedisDeploymentOptions = {}): 
       primary,
       replica,
       replicas,
+      relays,
       sentinels,
       env: { REDIS_SENTINELS: sentinels.map((s) => `127.0.0.1:${s.port}`).join(','), REDIS_SENTINEL_NAME: SENTINEL_NAME },
       async primaryPort() {
@@ -254,10 +338,12 @@ export async function startRedisSentinel(options: RedisDeploymentOptions = {}): 
       },
       async stop() {
         for (const server of started) await server.stop();
+        for (const relay of relays.values()) await relay.close();
       },
     };
   } catch (error) {
     for (const server of started) await server.stop();
+    for (const relay of relays.values()) await relay.close();
     throw error;
   }
 }
