@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { classifyError } from '../src/errors/index.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
 const HISTORY = '/bff/users/login-history'; // EP0032, GET /api/user/login-history
@@ -336,6 +337,45 @@ describe('load shedding', () => {
       assert.ok(!small.logs.entries.some((e) => e.statusCode === 503 && e.msg === 'request completed'), 'no line per shed request');
     } finally {
       release();
+      await small.close();
+    }
+  });
+
+  test('with one request held: logout is never shed (200, cookie cleared); absolute-form request lines are shed and counted in flight like any other', async () => {
+    const small = await startProxy(upstream.url, { LOAD_SHED_MAX_IN_FLIGHT: '1', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' });
+    const host = new URL(small.url).host;
+    try {
+      upstream.on('GET', HISTORY, hold());
+      const running = get('/api/user/login-history', small.url);
+      await sleep(100);
+      const logout = await send(small.url, 'POST', '/api/auth/logout', { token });
+      assert.equal(logout.status, 200, 'spec 5.5: logout always succeeds');
+      assert.deepEqual(logout.json, { ok: true });
+      assert.match(logout.headers.get('set-cookie') ?? '', /access_token=;.*Max-Age=0/i);
+      for (const path of ['/api/auth/logout', '/api/auth/logout-auto']) {
+        const raw = await rawRequest(small.url, 'POST', `http://${host}${path}`, { 'content-length': '0' });
+        assert.equal(raw.status, 200, `absolute-form ${path}`);
+      }
+      const absolute = await rawRequest(small.url, 'GET', `http://${host}/api/games/list`);
+      assert.equal(absolute.status, 503, 'an absolute-form /api request is shed');
+      assert.match(absolute.body, /"error":"overloaded"/);
+      assert.equal((await rawRequest(small.url, 'GET', `http://${host}/healthz`)).status, 200);
+      release();
+      await running;
+
+      // Held in absolute form, it counts in flight: the next request is shed.
+      upstream.on('GET', HISTORY, hold());
+      const heldAbsolute = rawRequest(small.url, 'GET', `http://${host}/api/user/login-history`, { cookie: `access_token=${token}` });
+      await sleep(100);
+      assert.equal(calls(HISTORY) >= 2, true, 'the absolute-form request reached the BFF');
+      const shed = await send(small.url, 'GET', '/api/games/list');
+      assert.equal(shed.status, 503);
+      assert.equal((shed.json as { error: string }).error, 'overloaded');
+      release();
+      assert.equal((await heldAbsolute).status, 200);
+    } finally {
+      release();
+      upstream.on('GET', HISTORY, { json: { ok: true } });
       await small.close();
     }
   });

@@ -10,7 +10,10 @@
  * | event-loop delay | `LOAD_SHED_EVENT_LOOP_DELAY_MS` | mean delay over the last {@link SAMPLE_INTERVAL_MS} (`@fastify/under-pressure`, `perf_hooks`' histogram), from two samples after the listener opened (the start-up's own work is no overload) |
  * | requests in progress | `LOAD_SHED_MAX_IN_FLIGHT` | `/api` requests received and not yet answered or abandoned |
  *
- * `/healthz`, `/readyz` (outside `/api`) and the metrics port (another server) are never shed. A shed
+ * What is an `/api` request is decided from the matched route, whatever form the request line takes
+ * (`GET http://host/api/… HTTP/1.1` included). `/healthz`, `/readyz` (outside `/api`), the metrics
+ * port (another server) and logout (`/api/auth/logout`, `/api/auth/logout-auto`: routes declared
+ * `alwaysSucceeds`, spec 5.5) are never shed. A shed
  * request writes no log line of its own: one warn line at most every 10 s (an `AggregatedLine`) says
  * how many were shed since the last one, by reason (`in_flight`, `event_loop_delay`);
  * `load_shed_total` counts each.
@@ -23,6 +26,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope } from '../envelope.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
+import { isApiRequest } from './request-context.js';
 
 /** How often the event-loop delay is sampled, in milliseconds. */
 export const SAMPLE_INTERVAL_MS = 250;
@@ -41,8 +45,13 @@ export interface LoadSheddingOptions {
   onShed?: (() => void) | undefined;
 }
 
-function isApi(request: FastifyRequest): boolean {
-  return request.url.startsWith('/api/');
+/**
+ * Whether a request may be shed (and counts in flight): an `/api` request by its matched route
+ * (`isApiRequest`: absolute-form request targets included), except a route that always succeeds
+ * (logout, spec 5.5: it always answers success and clears the cookie).
+ */
+function sheddable(request: FastifyRequest): boolean {
+  return isApiRequest(request) && request.routeOptions.config?.alwaysSucceeds !== true;
 }
 
 /** The step (see the module documentation). */
@@ -66,7 +75,7 @@ export const loadShedding = fp(
         inFlight--;
       };
       app.addHook('onRequest', (request, reply, next) => {
-        if (!isApi(request)) return next();
+        if (!sheddable(request)) return next();
         if (inFlight >= maxInFlight) {
           reply.send(shed(request, reply, 'in_flight'));
           return;
@@ -91,7 +100,7 @@ export const loadShedding = fp(
         sampleInterval: SAMPLE_INTERVAL_MS,
         // Without a send the request goes on (`/healthz`, `/readyz`); a sent reply ends it.
         pressureHandler: (request: FastifyRequest, reply: FastifyReply) => {
-          if (isApi(request) && performance.now() >= countsFrom) reply.send(shed(request, reply, 'event_loop_delay'));
+          if (sheddable(request) && performance.now() >= countsFrom) reply.send(shed(request, reply, 'event_loop_delay'));
         },
       });
     }

@@ -40,7 +40,7 @@ export interface AppState {
  *   nothing observes.
  */
 export async function createState(
-  config: { readonly redis: RedisTopology | undefined; readonly upstreamTimeoutMs: number; readonly rateLimits: { readonly loginFailures: number } },
+  config: { readonly redis: RedisTopology | undefined; readonly upstreamTimeoutMs: number; readonly rateLimits: { readonly loginFailures: number; readonly loginFailuresPerLogin: number } },
   log?: StateLog,
   observers: { readonly idempotencyDecision?: ((decision: IdempotencyDecision) => void) | undefined } = {},
 ): Promise<AppState> {
@@ -61,7 +61,7 @@ export async function createState(
     store,
     fleet,
     idempotency: new Idempotency(store, config.upstreamTimeoutMs, { onDecision: observers.idempotencyDecision }),
-    loginFailures: new LoginFailures(store, config.rateLimits.loginFailures),
+    loginFailures: new LoginFailures(store, { perAddress: config.rateLimits.loginFailures, perLogin: config.rateLimits.loginFailuresPerLogin }),
     caches,
     close: () => store.close(),
   };
