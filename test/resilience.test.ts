@@ -133,7 +133,7 @@ describe('circuit breaker', () => {
     assert.equal(open.headers.get('x-error-ref'), 'EP0032-EM0032');
     assert.ok(Number(open.headers.get('retry-after')) >= 1);
     assert.equal(calls(HISTORY), 3, 'nothing sent while open');
-    const warn = proxy.logs.entries.find((e) => e.level === 40 && e.endpoint === 'EP0032' && e.to === 'open');
+    const warn = proxy.logs.entries.find((e) => e.level === 'warn' && e.endpoint === 'EP0032' && e.to === 'open');
     assert.ok(warn, 'the opening is logged at warn with the EP code');
     // Refusals come in bulk: no line each; they are counted into one warn line by EP code and reason
     // (the first of the app's refusals is written at once, the others within 10 s: see AggregatedLine).
@@ -151,7 +151,7 @@ describe('circuit breaker', () => {
     assert.equal((await get('/api/user/login-history')).status, 200, 'the trial call');
     assert.equal((await get('/api/user/login-history')).status, 200, 'closed again');
     assert.equal(calls(HISTORY), 5);
-    assert.ok(proxy.logs.entries.some((e) => e.level === 40 && e.endpoint === 'EP0032' && e.to === 'closed'));
+    assert.ok(proxy.logs.entries.some((e) => e.level === 'warn' && e.endpoint === 'EP0032' && e.to === 'closed'));
   });
 
   test('while the trial runs, other calls are refused; a failed trial opens it again', async () => {
@@ -333,7 +333,7 @@ describe('load shedding', () => {
       upstream.on('GET', HISTORY, { json: { ok: true } });
       await Promise.all(running);
       assert.equal((await get('/api/user/login-history', small.url)).status, 200, 'served again once below the threshold');
-      assert.ok(small.logs.entries.some((e) => e.level === 40 && e.msg === 'load shedding: requests refused since the last line'));
+      assert.ok(small.logs.entries.some((e) => e.level === 'warn' && e.msg === 'load shedding: requests refused since the last line'));
       assert.ok(!small.logs.entries.some((e) => e.statusCode === 503 && e.msg === 'request completed'), 'no line per shed request');
     } finally {
       release();

@@ -286,12 +286,15 @@ export class Metrics implements MetricsSource {
 
   /**
    * The pipeline step: times every answer into `http_request_duration_seconds` in an `onResponse`
-   * hook. Each route declared after it gets a hook bound to its pattern; requests no route matched
-   * are labelled {@link NOT_FOUND_ROUTE}. Register it before the routes.
+   * hook. Each route declared after it gets a hook bound to its pattern, except the health probes
+   * (`/healthz`, `/readyz` on either port: route config `probe`); requests no route matched are
+   * labelled {@link NOT_FOUND_ROUTE}. Register it before the routes.
    */
   readonly plugin: FastifyPluginCallback = fp(
     (app, _options, done) => {
       app.addHook('onRoute', (route) => {
+        // Health probes are no traffic: an SLO read from this histogram must not count them.
+        if (route.config?.probe === true) return;
         const existing = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
         if (existing.some((hook) => TIMING_HOOKS.has(hook as onResponseHookHandler))) return;
         const cells = new RouteCells(this.#http, route.url);
