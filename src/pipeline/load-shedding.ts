@@ -38,11 +38,18 @@ export const SHED_RETRY_AFTER_SECONDS = 1;
 /** The body of a shed request, serialised once. */
 const OVERLOADED_BODY = JSON.stringify(envelope('overloaded', 'The server is overloaded; try again shortly'));
 
+/** The count of `/api` requests in flight, as load shedding counts them (read by `http_requests_in_flight`). */
+export interface InFlightCount {
+  value: number;
+}
+
 /** Options of {@link loadShedding}. */
 export interface LoadSheddingOptions {
   config: Pick<Config, 'loadShedding'>;
   /** Told of each shed request (`load_shed_total`). */
   onShed?: (() => void) | undefined;
+  /** Kept up to date with the requests in flight (the metrics' gauge), even when `LOAD_SHED_MAX_IN_FLIGHT` is 0. */
+  inFlight?: InFlightCount | undefined;
 }
 
 /**
@@ -56,7 +63,7 @@ function sheddable(request: FastifyRequest): boolean {
 
 /** The step (see the module documentation). */
 export const loadShedding = fp(
-  async (app: FastifyInstance, { config, onShed }: LoadSheddingOptions) => {
+  async (app: FastifyInstance, { config, onShed, inFlight: count }: LoadSheddingOptions) => {
     const { eventLoopDelayMs, maxInFlight } = config.loadShedding;
     const shedLine = new AggregatedLine(app.log, 'load shedding: requests refused since the last line', 'shed');
     app.addHook('onClose', async () => shedLine.flush());
@@ -69,18 +76,19 @@ export const loadShedding = fp(
       return OVERLOADED_BODY;
     };
 
-    if (maxInFlight > 0) {
-      let inFlight = 0;
+    if (maxInFlight > 0 || count !== undefined) {
+      const inFlight: InFlightCount = count ?? { value: 0 };
+      const limit = maxInFlight > 0 ? maxInFlight : Number.POSITIVE_INFINITY;
       const done = (): void => {
-        inFlight--;
+        inFlight.value--;
       };
       app.addHook('onRequest', (request, reply, next) => {
         if (!sheddable(request)) return next();
-        if (inFlight >= maxInFlight) {
+        if (inFlight.value >= limit) {
           reply.send(shed(request, reply, 'in_flight'));
           return;
         }
-        inFlight++;
+        inFlight.value++;
         reply.raw.once('close', done);
         next();
       });
