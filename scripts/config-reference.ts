@@ -117,9 +117,18 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning:
       "load balancers whose `X-Forwarded-For` is believed: the client address is then the right-most untrusted one of that header (else the socket's); upstream calls carry the chain ending in it, and the rate limits count by it",
   },
-  { variables: ['RATE_LIMIT_PREAUTH_PER_MIN'], meaning: 'login, register, recovery, social and validate-document requests per client address per minute, together (`0` turns it off); over it: 429 `rate_limited`' },
-  { variables: ['RATE_LIMIT_LOGIN_FAILURES'], meaning: 'failed logins per login identifier (kept as an HMAC) and client address per 15 minutes (`0` turns it off)' },
-  { variables: ['RATE_LIMIT_BEACON_PER_MIN'], meaning: 'forced-logout beacons (`/api/logs/auth-logout`) per client address per minute (`0` turns it off)' },
+  { variables: ['RATE_LIMIT_PREAUTH_PER_MIN'], meaning: 'login, register, recovery, social and validate-document requests per client address (IPv6: per /64) per minute, together (`0` turns it off); over it: 429 `rate_limited`' },
+  {
+    variables: ['RATE_LIMIT_LOGIN_FAILURES'],
+    meaning:
+      'failed logins (the second-factor step included) per login identifier and client address (IPv6: per /64) per 15 minutes (`0` turns it off); the identifier is counted in its canonical form (an e-mail or user name: NFKC, trimmed, lower-case; a document number such as a CPF: its digits only) and kept as an HMAC',
+  },
+  {
+    variables: ['RATE_LIMIT_LOGIN_FAILURES_PER_LOGIN'],
+    meaning:
+      'failed logins per login identifier over all client addresses per 15 minutes (`0` turns it off): a guess spread over many addresses stops here. A user can be locked out by someone else once this many failures are reached, so it stays well above `RATE_LIMIT_LOGIN_FAILURES`',
+  },
+  { variables: ['RATE_LIMIT_BEACON_PER_MIN'], meaning: 'forced-logout beacons (`/api/logs/auth-logout`) per client address (IPv6: per /64) per minute (`0` turns it off)' },
   { variables: ['RATE_LIMIT_API_PER_MIN'], meaning: 'every other `/api` request per session, or per client address without one, per minute, counted per process (`0` turns it off)' },
   {
     variables: ['UPSTREAM_ENDPOINT_MAX_IN_FLIGHT'],

@@ -101,7 +101,11 @@ export async function createServer(
   const metrics =
     cfg.metricsPort === undefined
       ? undefined
-      : new (await import('./pipeline/metrics.js')).Metrics({ version: PACKAGE_VERSION, buildId: cfg.buildId });
+      : new (await import('./pipeline/metrics.js')).Metrics(
+          { version: PACKAGE_VERSION, buildId: cfg.buildId },
+          { limits: { maxInFlight: cfg.loadShedding.maxInFlight, maxConnections: cfg.maxConnections } },
+        );
+  clientErrors.onRefused = metrics?.refusedBeforeRouting;
   // Sampled checks of the BFF's answers against the shapes the proxy expects (UPSTREAM_CONTRACT_SAMPLE),
   // off the request's path: the observer only queues a sampled answer (docs/operations.md "Upstream contract checks").
   const contractChecks =
@@ -144,7 +148,7 @@ export async function createServer(
   await app.register(clientErrors.plugin);
   await app.register(requestContext);
   await app.register(drain.plugin);
-  await app.register(loadShedding, { config: cfg, onShed: metrics?.loadShed });
+  await app.register(loadShedding, { config: cfg, onShed: metrics?.loadShed, inFlight: metrics?.inFlight });
   await app.register(csrf, { config: cfg });
   // Before the auth gate's cookie plugin: the session cookie must be asked for before that plugin's
   // own onSend hook writes the Set-Cookie header.

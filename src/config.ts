@@ -96,6 +96,7 @@ export const EnvSchema = Type.Object({
   TRUSTED_PROXIES: Type.Optional(Type.String({ description: 'comma-separated IP addresses or CIDR ranges, such as 10.0.0.0/8,192.168.1.7' })),
   RATE_LIMIT_PREAUTH_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
   RATE_LIMIT_LOGIN_FAILURES: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 5 }),
+  RATE_LIMIT_LOGIN_FAILURES_PER_LOGIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 50 }),
   RATE_LIMIT_BEACON_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 10 }),
   RATE_LIMIT_API_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 600 }),
   UPSTREAM_ENDPOINT_MAX_IN_FLIGHT: Type.Integer({ minimum: 1, maximum: 10_000, default: 32 }),
@@ -226,6 +227,8 @@ export interface Config {
     readonly preAuthPerMin: number;
     /** Failed logins per login identifier and client address per 15 minutes. */
     readonly loginFailures: number;
+    /** Failed logins per login identifier over all client addresses per 15 minutes (a distributed guess). */
+    readonly loginFailuresPerLogin: number;
     /** Forced-logout beacons per client address per minute. */
     readonly beaconPerMin: number;
     /** Other `/api` requests per session (or client address without one) per minute. */
@@ -897,6 +900,7 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     rateLimits: Object.freeze({
       preAuthPerMin: e.RATE_LIMIT_PREAUTH_PER_MIN,
       loginFailures: e.RATE_LIMIT_LOGIN_FAILURES,
+      loginFailuresPerLogin: e.RATE_LIMIT_LOGIN_FAILURES_PER_LOGIN,
       beaconPerMin: e.RATE_LIMIT_BEACON_PER_MIN,
       apiPerMin: e.RATE_LIMIT_API_PER_MIN,
       apiPerAddressPerMin: e.RATE_LIMIT_API_PER_ADDRESS_PER_MIN,

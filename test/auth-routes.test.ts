@@ -232,7 +232,7 @@ describe('spec 6 forced-logout beacon', () => {
     assert.equal(skipped.status, 204);
     const entries = proxy.logs.entries.slice(before).filter((e) => e.msg === 'forced-logout');
     assert.equal(entries.length, 1);
-    assert.equal(entries[0]?.level, 40);
+    assert.equal(entries[0]?.level, 'warn');
     assert.equal((entries[0]?.beacon as Record<string, unknown> | undefined)?.ref, 'EP0003-EM0003');
     const bad = await send(proxy.url, 'POST', '/api/logs/auth-logout', { json: { ...beacon, ref: 'nope' } });
     assert.equal(bad.status, 400);

@@ -90,7 +90,7 @@ test('a hung endpoint at the default limits: ≤ 1 call per pause once open; use
         }
         const at = Date.now();
         answers.push({ sent, at, status, ...(error === undefined ? {} : { error }) });
-        if (openedAt === Number.POSITIVE_INFINITY) openedAt = Number(opened()?.time ?? Number.POSITIVE_INFINITY);
+        if (openedAt === Number.POSITIVE_INFINITY) openedAt = opened() === undefined ? Number.POSITIVE_INFINITY : Date.parse(String(opened()?.time));
         // Served again: a little more, to see every client served, then stop.
         if (status === 200 && at >= recoveredAt && stopAt > at + 2_000) stopAt = at + 2_000;
         await sleep(THINK_MS);

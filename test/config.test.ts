@@ -215,6 +215,7 @@ describe('docs/behaviour.md "Configuration": every bad value stops the start wit
     assert.deepEqual(loadConfig({ RATE_LIMIT_API_PER_MIN: '0', RATE_LIMIT_PREAUTH_PER_MIN: '1000000' }).rateLimits, {
       preAuthPerMin: 1_000_000,
       loginFailures: 5,
+      loginFailuresPerLogin: 50,
       beaconPerMin: 10,
       apiPerMin: 0,
       apiPerAddressPerMin: 6_000,

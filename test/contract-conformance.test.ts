@@ -2,7 +2,7 @@
 // (src/contracts/conformance.ts), table-driven: each kind, paths with arrays, unions, no value ever.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Type } from '@sinclair/typebox';
+import { type TSchema, Type } from '@sinclair/typebox';
 import { ProfileAnswer } from '../src/contracts/answers.js';
 import {
   checkAnswerBody,
@@ -37,8 +37,8 @@ describe('checkAnswerShape', () => {
     { name: 'an enum field of another type is a type finding', schema: Page, value: page({ status: 3 }), want: ['type status'] },
     { name: 'a field inside array items, named with []', schema: Page, value: page({ data: [{ slug: 'a', id: 1 }, { id: 2 }] }), want: ['missing data[].slug'] },
     { name: 'the same path in several items is one finding', schema: Page, value: page({ data: [{ id: 1 }, { id: 2 }] }), want: ['missing data[].slug'] },
-    { name: 'an extra field, at the top and inside items', schema: Page, value: page({ more: 1, data: [{ slug: 'a', id: 1, rank: 3 }] }), want: ['extra data[].rank', 'extra more'] },
-    { name: 'a key that is not a field name is written *', schema: Page, value: page({ '12345': true, 'a@b.example': 1 }), want: ['extra *'] },
+    { name: 'an extra field, at the top and inside items', schema: Page, value: page({ more: 1, data: [{ slug: 'a', id: 1, rank: 3 }] }), want: ['extra data[].*', 'extra *'] },
+    { name: 'a key the schema does not name is written *, whatever it looks like', schema: Page, value: page({ '12345': true, 'a@b.example': 1, nickname: 2 }), want: ['extra *'] },
     { name: 'the whole body of another type', schema: Page, value: [1, 2], want: ['type (body)'] },
     { name: 'a nullable field of a third type', schema: ProfileAnswer, value: { ...sampleProfile(), user: { ...sampleProfile().user, ftd_date: 5 } }, want: ['type user.ftd_date'] },
   ];
@@ -50,7 +50,7 @@ describe('checkAnswerShape', () => {
 
   test('extra fields of array items are walked when the items schema names its fields', () => {
     const Closed = Type.Object({ data: Type.Array(Type.Object({ slug: Type.String() })) });
-    assert.deepEqual(brief(checkAnswerShape(Closed, { data: [{ slug: 'a', rank: 1 }, { slug: 'b', rank: 2 }] })), ['extra data[].rank']);
+    assert.deepEqual(brief(checkAnswerShape(Closed, { data: [{ slug: 'a', rank: 1 }, { slug: 'b', rank: 2 }] })), ['extra data[].*']);
   });
 
   test('a union is judged against the branch the value comes closest to', () => {
@@ -71,25 +71,47 @@ describe('checkAnswerShape', () => {
 
   test('at most MAX_SHAPE_FINDINGS errors and MAX_EXTRA_FINDINGS extras', () => {
     const Wide = Type.Object(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`f${i}`, Type.String()])));
-    const extras = Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`x${i}`, 1]));
-    const findings = checkAnswerShape(Wide, extras);
+    const Nested = Type.Object({ bad: Wide, ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`o${i}`, Type.Object({ a: Type.Optional(Type.String()) })])) });
+    const extras = { bad: {}, ...Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`o${i}`, { x: 1 }])) };
+    const findings = checkAnswerShape(Nested, extras);
     assert.equal(findings.filter((f) => f.kind === 'missing').length, MAX_SHAPE_FINDINGS);
     assert.equal(findings.filter((f) => f.kind === 'extra').length, MAX_EXTRA_FINDINGS);
   });
 });
 
 describe('findingPath', () => {
-  const rows: [string, unknown, string][] = [
-    ['', {}, '(body)'],
-    ['/user/id', { user: { id: 1 } }, 'user.id'],
-    ['/data/3/slug', { data: [0, 0, 0, { slug: 1 }] }, 'data[].slug'],
-    ['/0/a', [{ a: 1 }], '[].a'],
-    ['/a~1b/c', { 'a/b': { c: 1 } }, '*.c'],
-    ['/m/x~0y', { m: {} }, 'm.*'],
+  const Shape = Type.Object({
+    user: Type.Object({ id: Type.Integer() }),
+    data: Type.Array(Type.Object({ slug: Type.String() })),
+    balances: Type.Record(Type.String(), Type.Object({ amount: Type.Integer() })),
+    'a/b': Type.Object({ c: Type.Integer() }),
+  });
+  const rows: [string, unknown, TSchema, string][] = [
+    ['', {}, Shape, '(body)'],
+    ['/user/id', { user: { id: 'x' } }, Shape, 'user.id'],
+    ['/data/3/slug', { data: [0, 0, 0, { slug: 1 }] }, Shape, 'data[].slug'],
+    ['/0/a', [{ a: 1 }], Type.Array(Type.Object({ a: Type.String() })), '[].a'],
+    ['/a~1b/c', { 'a/b': { c: 'x' } }, Shape, 'a/b.c'],
+    ['/m/x~0y', { m: {} }, Shape, '*.*'],
+    // A key the schema does not name is `*`, however field-like it looks: it may be a value.
+    ['/balances/a972f868f6b7acda67119809215552f2/amount', { balances: { a972f868f6b7acda67119809215552f2: { amount: 'x' } } }, Shape, 'balances.*.amount'],
+    ['/user/eyJhbGciOiJIUzI1NiJ9SECRETTOKEN', { user: {} }, Shape, 'user.*'],
   ];
-  for (const [pointer, value, want] of rows) {
-    test(`${pointer || '(root)'} → ${want}`, () => assert.equal(findingPath(pointer, value), want));
+  for (const [pointer, value, schema, want] of rows) {
+    test(`${pointer || '(root)'} → ${want}`, () => assert.equal(findingPath(pointer, value, schema), want));
   }
+});
+
+describe('unknown keys are never named', () => {
+  test('extra fields under userInfo with a token-shaped key, a UUID and a JWT-like key are each written *', () => {
+    const Profile = Type.Object({ userInfo: Type.Object({ name: Type.String() }) });
+    const answer = {
+      userInfo: { name: 'n', a972f868f6b7acda67119809215552f2: 1, '0f8fad5b-d9cb-469f-a165-70867728950e': 2, eyJhbGciOiJIUzI1NiJ9SECRETTOKEN: 3 },
+    };
+    const findings = checkAnswerShape(Profile, answer);
+    assert.deepEqual(brief(findings), ['extra userInfo.*']);
+    assert.ok(!JSON.stringify(findings).includes('a972f868'), 'no key of the answer in a finding');
+  });
 });
 
 describe('checkAnswerBody', () => {

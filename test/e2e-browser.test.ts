@@ -124,7 +124,7 @@ test('playground in Chromium: HttpOnly session, PIX deposit paid, one forced-log
     const [line] = await waitFor('the forced-logout log line', () => (beaconLines().length > 0 ? beaconLines() : undefined));
     await new Promise((resolve) => setTimeout(resolve, 500));
     assert.equal(beaconLines().length, 1, 'one beacon for two failed calls');
-    assert.equal(line?.level, 40, 'warning level');
+    assert.equal(line?.level, 'warn', 'warning level');
     assert.equal(line?.event, 'forced-logout');
     const beacon = line?.beacon as Record<string, unknown>;
     assert.deepEqual(Object.keys(beacon).sort(), BEACON_FIELDS);

@@ -13,6 +13,8 @@
  * `AggregatorRegistry` over two registries, as the primary aggregates its workers.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { classifyError } from '../src/errors/index.js';
 import { AggregatorRegistry } from 'prom-client';
@@ -482,6 +484,88 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
         await proxy.close();
       }
     } finally {
+      await upstream.close();
+    }
+  });
+});
+
+/** `promtool` (Debian's `prometheus` package, installed by `.ci/run`). */
+const HAVE_PROMTOOL = spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0;
+
+describe('what an SRE scrapes: probes out of the SLO series, the serving gauges, refusals before routing', () => {
+  test('health probes on both ports are not timed; in-flight requests and open connections are gauges beside their limits; a refusal before routing is counted', async () => {
+    const upstream = await startRecordingUpstream();
+    const proxy = await startProxy(upstream.url, { METRICS_PORT: '0', HEALTH_PORT: '0', LOAD_SHED_MAX_IN_FLIGHT: '50', MAX_CONNECTIONS: '40' });
+    const held: import('node:http').ServerResponse[] = [];
+    try {
+      assert.ok(proxy.app.metrics && proxy.app.healthListener);
+      const health = await proxy.app.healthListener.listen(0, '127.0.0.1');
+      const samples = async () => parseMetrics(await proxy.app.metrics!.metrics());
+      await send(proxy.url, 'GET', '/api/games/list');
+      for (let i = 0; i < 5; i++) {
+        assert.equal((await send(proxy.url, 'GET', '/healthz')).status, 200);
+        assert.equal((await send(health, 'GET', '/healthz')).status, 200);
+        await send(health, 'GET', '/readyz');
+      }
+      const routes = new Set(labelsOf(await samples(), 'front_proxy_http_request_duration_seconds_count').map((l) => l.route));
+      assert.ok(routes.has('/api/games/list'), [...routes].join(', '));
+      assert.ok(!routes.has('/healthz') && !routes.has('/readyz'), `no probe in the SLO histogram: ${[...routes].join(', ')}`);
+
+      upstream.on('GET', '/bff/users/login-history', (_req, res) => held.push(res));
+      const running = [1, 2].map(() => send(proxy.url, 'GET', '/api/user/login-history', { token: fakeJwt() }));
+      assert.ok(await waitFor(() => held.length === 2, 5_000), 'both requests reached the BFF');
+      const now = await samples();
+      assert.equal(valueOf(now, 'front_proxy_http_requests_in_flight'), 2);
+      assert.equal(valueOf(now, 'front_proxy_http_requests_in_flight_limit'), 50);
+      assert.ok((valueOf(now, 'front_proxy_http_open_connections') ?? 0) >= 2, 'the two held requests hold their connections');
+      assert.equal(valueOf(now, 'front_proxy_http_open_connections_limit'), 40);
+      for (const res of held.splice(0)) res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[]}');
+      await Promise.all(running);
+      assert.equal(valueOf(await samples(), 'front_proxy_http_requests_in_flight'), 0);
+
+      assert.equal(valueOf(await samples(), 'front_proxy_http_refused_total', { reason: 'protocol' }), 0);
+      const noHost = await new Promise<string>((resolve) => {
+        const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
+        let text = '';
+        socket.on('data', (c: Buffer) => (text += c.toString()));
+        socket.on('close', () => resolve(text));
+        socket.write('GET /api/games/list HTTP/1.1\r\nConnection: close\r\n\r\n');
+      });
+      assert.match(noHost, /^HTTP\/1\.1 400/);
+      const malformed = await new Promise<string>((resolve) => {
+        const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
+        let text = '';
+        socket.on('data', (c: Buffer) => (text += c.toString()));
+        socket.on('close', () => resolve(text));
+        socket.write('GET /api/games/list HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
+      });
+      assert.match(malformed, /^HTTP\/1\.1 400/);
+      const after = await samples();
+      assert.ok((valueOf(after, 'front_proxy_http_refused_total', { reason: 'protocol' }) ?? 0) >= 1, 'no Host: counted');
+      assert.equal(valueOf(after, 'front_proxy_http_refused_total', { reason: 'malformed' }), 1);
+    } finally {
+      for (const res of held.splice(0)) res.destroy();
+      await proxy.close();
+      await upstream.close();
+    }
+  });
+
+  test('promtool check metrics passes on a live scrape of the metrics port', { skip: !HAVE_PROMTOOL && 'promtool is not installed (.ci/run installs Debian\'s prometheus package)' }, async () => {
+    const upstream = await startRecordingUpstream();
+    const proxy = await startProxy(upstream.url, { METRICS_PORT: '0' });
+    try {
+      await send(proxy.url, 'GET', '/api/games/list');
+      await send(proxy.url, 'GET', '/api/no/such/route');
+      const server = await startMetricsServer(0, '127.0.0.1', proxy.app.metrics!);
+      try {
+        const { text } = await scrape(`${server.url}/metrics`);
+        const check = spawnSync('promtool', ['check', 'metrics'], { input: text, encoding: 'utf8', timeout: 20_000 });
+        assert.equal(check.status, 0, `promtool check metrics: ${check.stdout}${check.stderr}`);
+      } finally {
+        await server.close();
+      }
+    } finally {
+      await proxy.close();
       await upstream.close();
     }
   });

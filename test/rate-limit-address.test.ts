@@ -10,14 +10,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { SignJWT } from 'jose';
-import { addressCeilingKey } from '../src/pipeline/rate-limit.js';
+import { addressKey } from '../src/state/address-key.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
 const SESSION_ROUTE = '/api/user/last-casino-games';
 const SECRET = 'a-shared-hmac-secret-of-the-bff-0123456789';
 const OFF = { RATE_LIMIT_PREAUTH_PER_MIN: '0', RATE_LIMIT_LOGIN_FAILURES: '0', RATE_LIMIT_BEACON_PER_MIN: '0', RATE_LIMIT_API_PER_MIN: '0' };
 
-describe('addressCeilingKey', () => {
+describe('addressKey', () => {
   const cases: [string, string][] = [
     ['203.0.113.7', '203.0.113.7'],
     ['::ffff:203.0.113.7', '203.0.113.7'],
@@ -32,7 +32,7 @@ describe('addressCeilingKey', () => {
     ['not an address', 'not an address'],
     ['2001:db8::zz', '2001:db8::zz'],
   ];
-  for (const [ip, expected] of cases) test(`${ip} → ${expected}`, () => assert.equal(addressCeilingKey(ip), expected));
+  for (const [ip, expected] of cases) test(`${ip} → ${expected}`, () => assert.equal(addressKey(ip), expected));
 });
 
 async function hs256(claims: Record<string, unknown>, secret = SECRET): Promise<string> {

@@ -11,6 +11,7 @@ import type { ServerResponse } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import { classifyError } from '../src/errors/index.js';
+import { rawRequest } from './helpers/raw-http.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
 const HISTORY = '/bff/users/login-history'; // EP0032, GET /api/user/login-history
@@ -132,7 +133,7 @@ describe('circuit breaker', () => {
     assert.equal(open.headers.get('x-error-ref'), 'EP0032-EM0032');
     assert.ok(Number(open.headers.get('retry-after')) >= 1);
     assert.equal(calls(HISTORY), 3, 'nothing sent while open');
-    const warn = proxy.logs.entries.find((e) => e.level === 40 && e.endpoint === 'EP0032' && e.to === 'open');
+    const warn = proxy.logs.entries.find((e) => e.level === 'warn' && e.endpoint === 'EP0032' && e.to === 'open');
     assert.ok(warn, 'the opening is logged at warn with the EP code');
     // Refusals come in bulk: no line each; they are counted into one warn line by EP code and reason
     // (the first of the app's refusals is written at once, the others within 10 s: see AggregatedLine).
@@ -150,7 +151,7 @@ describe('circuit breaker', () => {
     assert.equal((await get('/api/user/login-history')).status, 200, 'the trial call');
     assert.equal((await get('/api/user/login-history')).status, 200, 'closed again');
     assert.equal(calls(HISTORY), 5);
-    assert.ok(proxy.logs.entries.some((e) => e.level === 40 && e.endpoint === 'EP0032' && e.to === 'closed'));
+    assert.ok(proxy.logs.entries.some((e) => e.level === 'warn' && e.endpoint === 'EP0032' && e.to === 'closed'));
   });
 
   test('while the trial runs, other calls are refused; a failed trial opens it again', async () => {
@@ -332,10 +333,49 @@ describe('load shedding', () => {
       upstream.on('GET', HISTORY, { json: { ok: true } });
       await Promise.all(running);
       assert.equal((await get('/api/user/login-history', small.url)).status, 200, 'served again once below the threshold');
-      assert.ok(small.logs.entries.some((e) => e.level === 40 && e.msg === 'load shedding: requests refused since the last line'));
+      assert.ok(small.logs.entries.some((e) => e.level === 'warn' && e.msg === 'load shedding: requests refused since the last line'));
       assert.ok(!small.logs.entries.some((e) => e.statusCode === 503 && e.msg === 'request completed'), 'no line per shed request');
     } finally {
       release();
+      await small.close();
+    }
+  });
+
+  test('with one request held: logout is never shed (200, cookie cleared); absolute-form request lines are shed and counted in flight like any other', async () => {
+    const small = await startProxy(upstream.url, { LOAD_SHED_MAX_IN_FLIGHT: '1', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' });
+    const host = new URL(small.url).host;
+    try {
+      upstream.on('GET', HISTORY, hold());
+      const running = get('/api/user/login-history', small.url);
+      await sleep(100);
+      const logout = await send(small.url, 'POST', '/api/auth/logout', { token });
+      assert.equal(logout.status, 200, 'spec 5.5: logout always succeeds');
+      assert.deepEqual(logout.json, { ok: true });
+      assert.match(logout.headers.get('set-cookie') ?? '', /access_token=;.*Max-Age=0/i);
+      for (const path of ['/api/auth/logout', '/api/auth/logout-auto']) {
+        const raw = await rawRequest(small.url, 'POST', `http://${host}${path}`, { 'content-length': '0' });
+        assert.equal(raw.status, 200, `absolute-form ${path}`);
+      }
+      const absolute = await rawRequest(small.url, 'GET', `http://${host}/api/games/list`);
+      assert.equal(absolute.status, 503, 'an absolute-form /api request is shed');
+      assert.match(absolute.body, /"error":"overloaded"/);
+      assert.equal((await rawRequest(small.url, 'GET', `http://${host}/healthz`)).status, 200);
+      release();
+      await running;
+
+      // Held in absolute form, it counts in flight: the next request is shed.
+      upstream.on('GET', HISTORY, hold());
+      const heldAbsolute = rawRequest(small.url, 'GET', `http://${host}/api/user/login-history`, { cookie: `access_token=${token}` });
+      await sleep(100);
+      assert.equal(calls(HISTORY) >= 2, true, 'the absolute-form request reached the BFF');
+      const shed = await send(small.url, 'GET', '/api/games/list');
+      assert.equal(shed.status, 503);
+      assert.equal((shed.json as { error: string }).error, 'overloaded');
+      release();
+      assert.equal((await heldAbsolute).status, 200);
+    } finally {
+      release();
+      upstream.on('GET', HISTORY, { json: { ok: true } });
       await small.close();
     }
   });

@@ -195,8 +195,9 @@ describe('spec 4.10 external services', () => {
     assert.equal(upstream.requests.length, 0);
   });
 
-  test('verify and send-cashback: POST to their function URLs with the session and the validated body', async () => {
+  test('verify and send-cashback: POST to their function URLs with the session and the validated body, userId the session user\'s', async () => {
     const jwt = fakeJwt();
+    upstream.on('GET', '/auth/user-profile', { json: { user: { id: 42 }, userInfo: {} } });
     upstream.on('POST', '/ftd/verify', { json: { eligible: true } });
     upstream.on('POST', '/ftd/send', { status: 409, json: { reason: 'already_sent', message: 'Already sent' } });
     const verify = await send(proxy.url, 'POST', '/api/ftd-cashback/verify', { token: jwt, json: { userId: 7 } });
@@ -205,13 +206,18 @@ describe('spec 4.10 external services', () => {
     const sent = await send(proxy.url, 'POST', '/api/ftd-cashback/send-cashback', { token: jwt, json: { depositId: 'd-1' } });
     assert.equal(sent.status, 409);
     assert.deepEqual(sent.json, { ok: false, error: 'already_sent', detail: 'Already sent' });
-    const [v, s] = upstream.requests;
+    const [v, s] = upstream.requests.filter((r) => r.path.startsWith('/ftd/'));
     assert.equal(v?.method, 'POST');
     assert.equal(v?.path, '/ftd/verify');
-    assert.deepEqual(v?.json, { userId: 7 });
+    assert.deepEqual(v?.json, { userId: 42 }, 'the client wrote 7: the session user is 42');
     assert.equal(v?.headers.authorization, `Bearer ${jwt}`);
     assert.equal(s?.path, '/ftd/send');
-    assert.deepEqual(s?.json, { depositId: 'd-1' });
+    assert.deepEqual(s?.json, { depositId: 'd-1', userId: 42 });
+    upstream.requests.length = 0;
+    upstream.on('GET', '/auth/user-profile', { status: 401, json: { message: 'expired' } });
+    const other = fakeJwt({ n: 2 });
+    assert.equal((await send(proxy.url, 'POST', '/api/ftd-cashback/verify', { token: other, json: { userId: 7 } })).status, 401);
+    assert.equal(upstream.requests.filter((r) => r.path.startsWith('/ftd/')).length, 0, 'no profile, no cashback call');
     upstream.requests.length = 0;
     const bad = await send(proxy.url, 'POST', '/api/ftd-cashback/verify', { token: jwt, json: { amount: 100000 } });
     assert.equal(bad.status, 400);

@@ -162,7 +162,7 @@ describe('npm start', () => {
       assert.match(dev, /INFO.*front proxy listening on http:\/\/127\.0\.0\.1:[0-9]+/);
       assert.ok(!dev.includes('{"level"'), `no JSON line on a terminal in development: ${dev.slice(0, 300)}`);
       const prod = await onTerminal({ PORT: '0', NODE_ENV: 'production', BFF_BASE_URL: 'http://127.0.0.1:9', STICKER_API_URL: 'http://127.0.0.1:9' });
-      assert.match(prod, /\{"level":30,.*"msg":"front proxy listening on http:\/\/127\.0\.0\.1:[0-9]+"/, prod.slice(0, 300));
+      assert.match(prod, /\{"level":"info",.*"msg":"front proxy listening on http:\/\/127\.0\.0\.1:[0-9]+"/, prod.slice(0, 300));
     },
   );
 

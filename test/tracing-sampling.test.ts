@@ -107,6 +107,9 @@ test('ratio 0: nothing reaches the collector, yet every upstream call carries it
   assert.equal(continued?.[1], unsampledTrace);
   assert.notEqual(continued?.[2], callerSpan, "the parent upstream is the proxy's span");
   assert.equal(continued?.[3], '00');
+  const line = proxy.logs.entries.findLast((e) => e.msg === 'request completed');
+  assert.equal(line?.trace_id, unsampledTrace, 'a request left out still logs its trace id');
+  assert.equal(line?.span_id, undefined, 'and no span id: it has no span');
   await sleep(300);
   assert.equal(collector.exports.length, before, 'still no export');
 

@@ -214,11 +214,70 @@ test('an upstream 502: the client span says ERROR with the status, the server sp
   assert.equal(attribute(spans.serverSpan, 'http.response.status_code'), 502);
 });
 
+test('logs joined to traces: every line of a request carries its trace_id and span_id, the span its request id; HTTP attributes and error.type', async () => {
+  const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  upstream.on('GET', '/auth/user-profile', { status: 503, json: { error: 'down' } });
+  const res = await send(proxy.url, 'GET', '/api/auth/profile?lang=pt&token=secret-value', {
+    token: fakeJwt(),
+    headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'x-request-id': 'joined-1', 'user-agent': 'probe-agent/1.0' },
+  });
+  assert.equal(res.status, 503);
+  const call = upstream.requests.findLast((r) => r.path === '/auth/user-profile');
+  const [, , parentId = ''] = TRACEPARENT.exec(String(call?.headers.traceparent)) ?? [];
+  const spans = await spansOf(traceId, parentId);
+  assert.ok(spans, 'the spans of the caller\'s trace');
+  const { serverSpan, clientSpan } = spans;
+  const completed = proxy.logs.entries.find((e) => e.reqId === 'joined-1' && e.msg === 'request completed');
+  assert.equal(completed?.trace_id, traceId);
+  assert.equal(completed?.span_id, serverSpan.spanId);
+  assert.equal(completed?.level, 'warn', 'a 5xx answer is logged at warn');
+  assert.match(String(completed?.time), /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'ISO time');
+  assert.equal(attribute(serverSpan, 'front_proxy.request_id'), 'joined-1');
+  assert.equal(attribute(serverSpan, 'url.scheme'), 'http');
+  assert.equal(attribute(serverSpan, 'server.address'), '127.0.0.1');
+  assert.equal(attribute(serverSpan, 'server.port'), Number(new URL(proxy.url).port));
+  assert.equal(attribute(serverSpan, 'client.address'), '127.0.0.1');
+  assert.equal(attribute(serverSpan, 'user_agent.original'), 'probe-agent/1.0');
+  assert.equal(attribute(serverSpan, 'url.query'), '?lang=REDACTED&token=REDACTED', 'query keys kept, values redacted');
+  assert.equal(attribute(serverSpan, 'error.type'), '503');
+  assert.equal(attribute(clientSpan, 'error.type'), '503');
+  assert.ok(!collector.bodies.join('\n').includes('secret-value'));
+
+  // A request that logs a line of its own (the BFF's logout fails: the cookie is cleared anyway).
+  upstream.on('POST', '/auth/logout', (_req, res) => res.socket?.destroy());
+  const logout = await send(proxy.url, 'POST', '/api/auth/logout', { token: fakeJwt(), headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'x-request-id': 'joined-2' } });
+  assert.equal(logout.status, 200);
+  const lines = proxy.logs.entries.filter((e) => e.reqId === 'joined-2');
+  assert.deepEqual(lines.map((e) => e.msg), ['upstream logout failed; cookie cleared anyway', 'request completed']);
+  const logoutSpan = await waitFor(() => collector.spans().find((s) => s.kind === SERVER && attribute(s, 'front_proxy.request_id') === 'joined-2'));
+  assert.ok(logoutSpan);
+  for (const line of lines) {
+    assert.equal(line.trace_id, traceId, `trace_id on ${String(line.msg)}`);
+    assert.equal(line.span_id, logoutSpan.spanId, `span_id on ${String(line.msg)}`);
+  }
+});
+
+test('health probes: no server span, no client span for the readiness probe, no info line', async () => {
+  const before = collector.spans().length;
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await send(proxy.url, 'GET', '/healthz', { headers: { 'x-request-id': `probe-${i}` } })).status, 200);
+    assert.equal((await send(proxy.url, 'GET', '/readyz', { headers: { 'x-request-id': `ready-${i}` } })).status, 200);
+  }
+  // A request after them: once its span is exported, the probes' would have been too.
+  await send(proxy.url, 'GET', '/api/no/such/route', { headers: { 'x-request-id': 'after-probes' } });
+  assert.ok(await waitFor(() => collector.spans().find((s) => attribute(s, 'front_proxy.request_id') === 'after-probes')));
+  const later = collector.spans().slice(before);
+  assert.deepEqual(later.filter((s) => /healthz|readyz/.test(String(attribute(s, 'url.path')))), [], 'no probe span');
+  assert.deepEqual(later.filter((s) => s.kind === CLIENT && attribute(s, 'url.path') === '/'), [], 'no span for the BFF probe');
+  assert.deepEqual(proxy.logs.entries.filter((e) => /^(probe|ready)-/.test(String(e.reqId))), [], 'probe lines are at debug, below LOG_LEVEL=info');
+});
+
 test('redactQuery keeps plain names and replaces every value', () => {
   assert.equal(redactQuery(''), '');
   assert.equal(redactQuery('?a=1&b=&c'), '?a=REDACTED&b=REDACTED&c');
   assert.equal(redactQuery(`?${'x'.repeat(65)}`), '?REDACTED');
   assert.equal(redactQuery('?eyJ.abc.def=1'), '?eyJ.abc.def=REDACTED');
+  assert.equal(redactQuery('?filter%5Bname%5D=x&a~b=1'), '?filter%5Bname%5D=REDACTED&a~b=REDACTED');
 });
 
 test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT alone turns tracing on and is used as given (read by the configuration, not the SDK)', async () => {

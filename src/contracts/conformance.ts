@@ -62,11 +62,27 @@ export const MAX_SHAPE_FINDINGS = 8;
 /** Most `extra` findings reported per answer. */
 export const MAX_EXTRA_FINDINGS = 10;
 
-/** A key of an answer shown in a path: a field-like name; anything else (digits, an address, a token) is `*`. */
-const FIELD_NAME = /^[A-Za-z_$][A-Za-z0-9_$-]{0,63}$/;
+/**
+ * The key of an answer shown in a path: written out only when `schema` names it (an object schema's
+ * property); any other key is `*` (docs/operations.md "Upstream contract checks"): a key the schema
+ * does not know may be a value (an id, a token, an address), whatever it looks like.
+ */
+function shownKey(schema: TSchema | undefined, key: string): string {
+  return propertyOf(schema, key) === undefined ? '*' : key;
+}
 
-function shownKey(key: string): string {
-  return FIELD_NAME.test(key) ? key : '*';
+/** The schema of the property `key` of an object schema, else `undefined` (no schema, not an object, an open record). */
+function propertyOf(schema: TSchema | undefined, key: string): TSchema | undefined {
+  const properties = (schema as { properties?: Record<string, TSchema> } | undefined)?.properties;
+  return properties !== undefined && Object.hasOwn(properties, key) ? properties[key] : undefined;
+}
+
+/** The schema of the value under `key`: a named property's, else an open record's value schema. */
+function childOf(schema: TSchema | undefined, key: string): TSchema | undefined {
+  const named = propertyOf(schema, key);
+  if (named !== undefined) return named;
+  const patterns = (schema as { patternProperties?: Record<string, TSchema> } | undefined)?.patternProperties;
+  return patterns === undefined ? undefined : Object.values(patterns)[0];
 }
 
 function jsonType(value: unknown): string {
@@ -83,20 +99,25 @@ function join(prefix: string, segment: string): string {
 
 /**
  * A JSON pointer of a schema error (`/data/0/slug`) as a finding path (`data[].slug`), read against
- * the value: a segment under an array is an index, written `[]`.
+ * the value and its schema: a segment under an array is an index, written `[]`; a key the schema does
+ * not name (an open record's key, a field it does not know) is `*`.
  */
-export function findingPath(pointer: string, value: unknown): string {
+export function findingPath(pointer: string, value: unknown, schema: TSchema): string {
   if (pointer === '' || pointer === '/') return BODY_PATH;
   let path = '';
   let current: unknown = value;
+  let s: TSchema | undefined = schema;
   for (const raw of pointer.slice(1).split('/')) {
     const key = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    const here: TSchema | undefined = s === undefined ? undefined : branchOf(s, current);
     if (Array.isArray(current)) {
       path = join(path, '[]');
       current = current[Number(key)];
+      s = here?.[Kind] === 'Array' ? (here as { items?: TSchema }).items : undefined;
     } else {
-      path = join(path, shownKey(key));
+      path = join(path, shownKey(here, key));
       current = current !== null && typeof current === 'object' ? (current as Record<string, unknown>)[key] : undefined;
+      s = childOf(here, key);
     }
   }
   return path === '' ? BODY_PATH : path;
@@ -168,7 +189,7 @@ function extraPaths(schema: TSchema, value: unknown, prefix: string, out: Set<st
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return;
   for (const [key, v] of Object.entries(value)) {
     const sub = properties[key];
-    if (sub === undefined) out.add(join(prefix, shownKey(key)));
+    if (sub === undefined) out.add(join(prefix, '*'));
     else extraPaths(sub, v, join(prefix, key), out);
   }
 }
@@ -185,7 +206,7 @@ export function checkAnswerShape(schema: TSchema, value: unknown): ContractFindi
   if (!checkOf(target).Check(value)) {
     const seen = new Set<string>();
     for (const error of Value.Errors(target, value)) {
-      const path = findingPath(error.path, value);
+      const path = findingPath(error.path, value, target);
       if (seen.has(path)) continue;
       seen.add(path);
       const got = jsonType(error.value);

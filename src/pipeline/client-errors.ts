@@ -81,9 +81,15 @@ function refusedRequest(error: Error & { rawPacket?: unknown }, socket: Duplex):
  * envelope of spec 7.4 and its `X-Error-Ref` (pipeline/error-ref.ts), logs one line with the reference,
  * then closes the connection. Resets need no answer.
  */
-function answerClientError(this: FastifyInstance, error: Error & { code?: string; rawPacket?: unknown }, socket: Duplex): void {
+function answerClientError(
+  this: FastifyInstance,
+  onRefused: ((reason: RefusalReason) => void) | undefined,
+  error: Error & { code?: string; rawPacket?: unknown },
+  socket: Duplex,
+): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const known = CLIENT_ERRORS[error.code ?? ''] ?? { status: 400, error: 'invalid_request', detail: 'The request is malformed' };
+  onRefused?.(known.status === 408 ? 'timeout' : known.status === 431 ? 'headers_too_large' : 'malformed');
   if (socket.writable) {
     const body = JSON.stringify(envelope(known.error, known.detail));
     const { method, url } = refusedRequest(error, socket);
@@ -109,6 +115,14 @@ export function protocolRefusal(raw: Pick<IncomingMessage, 'httpVersionMajor' | 
   return undefined;
 }
 
+/**
+ * Why a request was refused before routing (`http_refused_total` `reason`): the parser's `malformed`,
+ * `headers_too_large` and `timeout`; the router's `path` (a malformed escape, an over-long
+ * parameter); `protocol` (no HTTP/1.x version, no `Host`); `max_connections` (a connection over
+ * `MAX_CONNECTIONS`, closed at accept).
+ */
+export type RefusalReason = 'malformed' | 'headers_too_large' | 'timeout' | 'path' | 'protocol' | 'max_connections';
+
 /** The client-error step of one app: Fastify constructor options and the plugin that completes them. */
 export interface ClientErrors {
   readonly options: Pick<
@@ -116,6 +130,8 @@ export interface ClientErrors {
     'requestTimeout' | 'connectionTimeout' | 'keepAliveTimeout' | 'frameworkErrors' | 'clientErrorHandler'
   > & { http: { connectionsCheckingInterval: number; requireHostHeader: false } };
   readonly plugin: FastifyPluginAsync;
+  /** Told of each refusal before routing, with its reason (the metrics, set once they exist). */
+  onRefused: ((reason: RefusalReason) => void) | undefined;
 }
 
 /**
@@ -128,7 +144,8 @@ export interface ClientErrors {
  */
 export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial<ServerTimeouts> = {}): ClientErrors {
   const t: ServerTimeouts = { ...SERVER_TIMEOUTS, ...timeouts };
-  return {
+  const step: ClientErrors = {
+    onRefused: undefined,
     options: {
       requestTimeout: t.requestTimeoutMs,
       connectionTimeout: t.connectionTimeoutMs,
@@ -139,6 +156,7 @@ export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial
       // answer the envelope (spec 7.4) with the usual headers, never Fastify's body that echoes the path.
       // Such an answer skips the hooks (no onSend, no completion line): its reference and its line are made here.
       frameworkErrors: (_error, request, reply) => {
+        step.onRefused?.('path');
         const ref = errorRefOf({ status: 400, method: request.method, url: request.url, contentType: 'application/json', body: ROUTER_REFUSAL_TEXT });
         (reply as FastifyReply)
           .header('x-request-id', request.id)
@@ -150,21 +168,27 @@ export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial
           .send(ROUTER_REFUSAL_TEXT);
         request.log.info({ method: request.method, url: request.url.split('?')[0]?.slice(0, 200), statusCode: 400, ref }, 'request refused');
       },
-      clientErrorHandler: answerClientError,
+      clientErrorHandler(this: FastifyInstance, error: Error, socket: Duplex) {
+        answerClientError.call(this, step.onRefused, error, socket);
+      },
     },
     plugin: fp(
       async (app: FastifyInstance) => {
         app.server.headersTimeout = t.headersTimeoutMs;
+        // A connection over MAX_CONNECTIONS is closed by Node at accept ('drop').
+        app.server.on('drop', () => step.onRefused?.('max_connections'));
         app.addHook('onRequest', (request, reply, done) => {
           const refusal = protocolRefusal(request.raw);
           if (refusal === undefined) {
             done();
             return;
           }
+          step.onRefused?.('protocol');
           reply.header('connection', 'close').code(400).send(envelope('invalid_request', refusal));
         });
       },
       { name: 'client-errors' },
     ),
   };
+  return step;
 }

@@ -15,6 +15,9 @@
  * answer (timeout, connection), `up` otherwise. Once ready, a probe runs in the background (at most
  * every {@link READY_PROBE_MS}) and the answer never waits for it.
  *
+ * Both are probes (route config `probe`): their lines are logged at debug, they are not timed in
+ * `http_request_duration_seconds` and not traced, and neither is the readiness probe's BFF call.
+ *
  * With `HEALTH_PORT`, both routes are also served on a listener of their own
  * ({@link createHealthListener}): probes pointed at it never wait in the public port's accept queue
  * behind a storm of client connections, and are never refused by its bound on open connections
@@ -47,7 +50,8 @@ export interface HealthOptions {
 
 /** `/healthz` and `/readyz` (see the module documentation). */
 export async function health(app: FastifyInstance, { bff, draining = () => false, moneyMovesRefusal = () => undefined }: HealthOptions): Promise<void> {
-  app.get('/healthz', { schema: { summary: 'liveness: 200 `{ ok: true }` while the process serves' } }, async () => ({ ok: true }));
+  // `probe`: logged at debug, left out of the request metrics and of the traces (pipeline/logging.ts).
+  app.get('/healthz', { config: { probe: true }, schema: { summary: 'liveness: 200 `{ ok: true }` while the process serves' } }, async () => ({ ok: true }));
   const shuttingDown = envelope('shutting_down', 'The server is shutting down');
   const notReady = envelope('not_ready', 'The BFF has not answered yet');
   let probing: Promise<void> | undefined;
@@ -74,7 +78,7 @@ export async function health(app: FastifyInstance, { bff, draining = () => false
   };
   const summary =
     '503 `not_ready` until the BFF has answered once (any HTTP status), then 200 `{ ok: true, bff: "up" | "down" }` until SIGTERM, whatever the BFF does; 503 `shutting_down` once draining';
-  app.get('/readyz', { schema: { summary } }, async (request, reply) => {
+  app.get('/readyz', { config: { probe: true }, schema: { summary } }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     if (draining()) return reply.code(503).send(shuttingDown);
     if (!bff.answeredOnce) {

@@ -10,7 +10,10 @@
  * | event-loop delay | `LOAD_SHED_EVENT_LOOP_DELAY_MS` | mean delay over the last {@link SAMPLE_INTERVAL_MS} (`@fastify/under-pressure`, `perf_hooks`' histogram), from two samples after the listener opened (the start-up's own work is no overload) |
  * | requests in progress | `LOAD_SHED_MAX_IN_FLIGHT` | `/api` requests received and not yet answered or abandoned |
  *
- * `/healthz`, `/readyz` (outside `/api`) and the metrics port (another server) are never shed. A shed
+ * What is an `/api` request is decided from the matched route, whatever form the request line takes
+ * (`GET http://host/api/… HTTP/1.1` included). `/healthz`, `/readyz` (outside `/api`), the metrics
+ * port (another server) and logout (`/api/auth/logout`, `/api/auth/logout-auto`: routes declared
+ * `alwaysSucceeds`, spec 5.5) are never shed. A shed
  * request writes no log line of its own: one warn line at most every 10 s (an `AggregatedLine`) says
  * how many were shed since the last one, by reason (`in_flight`, `event_loop_delay`);
  * `load_shed_total` counts each.
@@ -23,6 +26,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope } from '../envelope.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
+import { isApiRequest } from './request-context.js';
 
 /** How often the event-loop delay is sampled, in milliseconds. */
 export const SAMPLE_INTERVAL_MS = 250;
@@ -34,20 +38,32 @@ export const SHED_RETRY_AFTER_SECONDS = 1;
 /** The body of a shed request, serialised once. */
 const OVERLOADED_BODY = JSON.stringify(envelope('overloaded', 'The server is overloaded; try again shortly'));
 
+/** The count of `/api` requests in flight, as load shedding counts them (read by `http_requests_in_flight`). */
+export interface InFlightCount {
+  value: number;
+}
+
 /** Options of {@link loadShedding}. */
 export interface LoadSheddingOptions {
   config: Pick<Config, 'loadShedding'>;
   /** Told of each shed request (`load_shed_total`). */
   onShed?: (() => void) | undefined;
+  /** Kept up to date with the requests in flight (the metrics' gauge), even when `LOAD_SHED_MAX_IN_FLIGHT` is 0. */
+  inFlight?: InFlightCount | undefined;
 }
 
-function isApi(request: FastifyRequest): boolean {
-  return request.url.startsWith('/api/');
+/**
+ * Whether a request may be shed (and counts in flight): an `/api` request by its matched route
+ * (`isApiRequest`: absolute-form request targets included), except a route that always succeeds
+ * (logout, spec 5.5: it always answers success and clears the cookie).
+ */
+function sheddable(request: FastifyRequest): boolean {
+  return isApiRequest(request) && request.routeOptions.config?.alwaysSucceeds !== true;
 }
 
 /** The step (see the module documentation). */
 export const loadShedding = fp(
-  async (app: FastifyInstance, { config, onShed }: LoadSheddingOptions) => {
+  async (app: FastifyInstance, { config, onShed, inFlight: count }: LoadSheddingOptions) => {
     const { eventLoopDelayMs, maxInFlight } = config.loadShedding;
     const shedLine = new AggregatedLine(app.log, 'load shedding: requests refused since the last line', 'shed');
     app.addHook('onClose', async () => shedLine.flush());
@@ -60,18 +76,19 @@ export const loadShedding = fp(
       return OVERLOADED_BODY;
     };
 
-    if (maxInFlight > 0) {
-      let inFlight = 0;
+    if (maxInFlight > 0 || count !== undefined) {
+      const inFlight: InFlightCount = count ?? { value: 0 };
+      const limit = maxInFlight > 0 ? maxInFlight : Number.POSITIVE_INFINITY;
       const done = (): void => {
-        inFlight--;
+        inFlight.value--;
       };
       app.addHook('onRequest', (request, reply, next) => {
-        if (!isApi(request)) return next();
-        if (inFlight >= maxInFlight) {
+        if (!sheddable(request)) return next();
+        if (inFlight.value >= limit) {
           reply.send(shed(request, reply, 'in_flight'));
           return;
         }
-        inFlight++;
+        inFlight.value++;
         reply.raw.once('close', done);
         next();
       });
@@ -91,7 +108,7 @@ export const loadShedding = fp(
         sampleInterval: SAMPLE_INTERVAL_MS,
         // Without a send the request goes on (`/healthz`, `/readyz`); a sent reply ends it.
         pressureHandler: (request: FastifyRequest, reply: FastifyReply) => {
-          if (isApi(request) && performance.now() >= countsFrom) reply.send(shed(request, reply, 'event_loop_delay'));
+          if (sheddable(request) && performance.now() >= countsFrom) reply.send(shed(request, reply, 'event_loop_delay'));
         },
       });
     }

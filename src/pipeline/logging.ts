@@ -1,6 +1,7 @@
 /**
  * Pipeline step **logging** (all along the request; its line is written when the request completes):
- * pino as Fastify's logger, one line per request (method, path without query, status, time), the
+ * pino as Fastify's logger, JSON lines with `level` as its name and `time` in ISO 8601 (UTC,
+ * milliseconds; docs/operations.md "Logs"), one line per request (method, path without query, status, time), the
  * credentials redacted (docs/behaviour.md "Session cookie": `cookie`, `authorization`, `set-cookie` and any
  * `access_token` never reach a log line, and every line is scrubbed of JWT-shaped values,
  * `access_token=` parameters and `Bearer` credentials, whatever field holds them: beacon fields, error
@@ -81,7 +82,7 @@ function watchDroppedLines(destination: ReturnType<typeof pino.destination>): vo
   const report = (): void => {
     timer = undefined;
     if (dropped === 0) return;
-    const line = `${JSON.stringify({ level: 40, time: Date.now(), pid: process.pid, dropped, msg: 'log lines dropped: the log output did not keep up' })}\n`;
+    const line = `${JSON.stringify({ level: 'warn', time: new Date().toISOString(), pid: process.pid, dropped, msg: 'log lines dropped: the log output did not keep up' })}\n`;
     dropped = 0;
     destination.write(line);
   };
@@ -170,7 +171,7 @@ export const AGGREGATED_LINE_INTERVAL_MS = 10_000;
  *
  * @example
  * const refusals = new AggregatedLine(app.log, 'upstream calls refused since the last line', 'refused');
- * refusals.count('EP0032-EM0032 upstream_busy'); // {"level":40,"refused":{"EP0032-EM0032 upstream_busy":1},"msg":"upstream calls refused since the last line"}
+ * refusals.count('EP0032-EM0032 upstream_busy'); // {"level":"warn","refused":{"EP0032-EM0032 upstream_busy":1},"msg":"upstream calls refused since the last line"}
  */
 export class AggregatedLine {
   readonly #log: FastifyBaseLogger;
@@ -206,7 +207,40 @@ export class AggregatedLine {
   }
 }
 
-/** One log line per request, written when it completes (method, path without query, status, time; `ref` for an error answer). */
+/** The trace fields of a request's lines (tracing on): its trace id and, when sampled, its server span's id. */
+export interface TraceLogFields {
+  /** 32 lower-case hex digits (W3C trace context). */
+  readonly trace_id: string;
+  /** 16 lower-case hex digits; absent for a request the sampler left out (it has no span). */
+  readonly span_id?: string;
+}
+
+/** Where a request keeps its {@link TraceLogFields}. */
+const TRACE_FIELDS = Symbol('trace log fields');
+
+/**
+ * Puts `fields` on every line `request` logs from now on, its completion line included (the tracing
+ * step calls it from its first hook, before anything of the request logs).
+ */
+export function bindTraceFields(request: FastifyRequest, fields: TraceLogFields): void {
+  (request as unknown as Record<symbol, TraceLogFields>)[TRACE_FIELDS] = fields;
+  const log = request.log as FastifyBaseLogger & { setBindings?: (bindings: LogBindings) => void };
+  if (log instanceof LazyRequestLogger) log.bind(fields);
+  else log.setBindings?.(fields);
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** A health route (`/healthz`, `/readyz`): logged at debug, not timed in the request metrics, not traced. */
+    probe?: boolean;
+  }
+}
+
+/**
+ * One log line per request, written when it completes (method, path without query, status, time; `ref` for
+ * an error answer; the trace fields when tracing is on): at info, at warn for a 5xx answer, at error for
+ * an error the handler threw, and at debug for a health probe.
+ */
 class OneLinePerRequest extends LogController {
   /**
    * Where the completion lines of requests without an error go: a child of the app's logger made once,
@@ -228,10 +262,14 @@ class OneLinePerRequest extends LogController {
     const ref = statusCode >= 400 ? reply.getHeader('x-error-ref') : undefined;
     if (error) {
       request.log.error({ method: request.method, url: path, statusCode, ms, ref, err: error }, 'request errored');
-    } else if (this.lines) {
-      this.lines.info({ reqId: request.id, method: request.method, url: path, statusCode, ms, ref }, 'request completed');
+      return;
+    }
+    const level = statusCode >= 500 ? 'warn' : request.routeOptions.config?.probe === true ? 'debug' : 'info';
+    if (this.lines) {
+      const trace = (request as unknown as Record<symbol, TraceLogFields | undefined>)[TRACE_FIELDS];
+      this.lines[level]({ reqId: request.id, ...trace, method: request.method, url: path, statusCode, ms, ref }, 'request completed');
     } else {
-      request.log.info({ method: request.method, url: path, statusCode, ms, ref }, 'request completed');
+      request.log[level]({ method: request.method, url: path, statusCode, ms, ref }, 'request completed');
     }
   }
 }
@@ -248,7 +286,7 @@ type ChildOptions = Parameters<FastifyBaseLogger['child']>[1];
  */
 class LazyRequestLogger implements FastifyBaseLogger {
   readonly #parent: FastifyBaseLogger;
-  readonly #bindings: LogBindings;
+  #bindings: LogBindings;
   readonly #options: ChildOptions;
   #logger: FastifyBaseLogger | undefined;
   constructor(parent: FastifyBaseLogger, bindings: LogBindings, options: ChildOptions) {
@@ -259,6 +297,11 @@ class LazyRequestLogger implements FastifyBaseLogger {
   #real(): FastifyBaseLogger {
     if (this.#logger === undefined) this.#logger = this.#parent.child(this.#bindings, this.#options);
     return this.#logger;
+  }
+  /** Adds `fields` to the bindings of every later line (to the child's, once it is built). */
+  bind(fields: LogBindings): void {
+    if (this.#logger === undefined) this.#bindings = { ...this.#bindings, ...fields };
+    else (this.#logger as FastifyBaseLogger & { setBindings(bindings: LogBindings): void }).setBindings(fields);
   }
   get level(): FastifyBaseLogger['level'] {
     return this.#real().level;
@@ -370,6 +413,9 @@ export function createLogging(config: Pick<Config, 'logLevel' | 'production'>, l
     options: {
       logger: {
         level: config.logLevel,
+        // docs/operations.md "Logs": `"level":"warn"`, `"time":"2025-01-31T12:00:00.000Z"` (UTC, ms).
+        formatters: { level: (label: string) => ({ level: label }) },
+        timestamp: pino.stdTimeFunctions.isoTime,
         redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
         serializers: {
           req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),

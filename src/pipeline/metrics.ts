@@ -33,7 +33,9 @@ import { CONTRACT_FINDING_KIND_NAMES, type ContractFindingKind } from '../contra
 import type { IdempotencyDecision } from '../state/idempotency.js';
 import type { SharedStore } from '../state/store.js';
 import type { UpstreamCallRecord } from '../upstream/client.js';
+import type { RefusalReason } from './client-errors.js';
 import { CellHistogram } from './histogram-cells.js';
+import type { InFlightCount } from './load-shedding.js';
 
 /**
  * The prefix of every metric name (docs/behaviour.md "Operations": `http_request_duration_seconds` is served
@@ -139,6 +141,17 @@ export interface MetricsSource {
   readonly contentType: string;
 }
 
+/** The serving limits exported beside their gauges (0: off). */
+export interface ServingLimits {
+  /** `LOAD_SHED_MAX_IN_FLIGHT`. */
+  readonly maxInFlight: number;
+  /** `MAX_CONNECTIONS`. */
+  readonly maxConnections: number;
+}
+
+/** Every {@link RefusalReason}, so that each series starts at 0. */
+const REFUSAL_REASONS: readonly RefusalReason[] = ['malformed', 'headers_too_large', 'timeout', 'path', 'protocol', 'max_connections'];
+
 /** The versions `build_info` reports. */
 export interface BuildInfo {
   /** The package version. */
@@ -174,12 +187,19 @@ export class Metrics implements MetricsSource {
   readonly #contractCells = new Map<EndpointCode, { checks: Count; findings: Readonly<Record<ContractFindingKind, Count>> }>();
   /** The resilience series per EP code (at most one record per code of the registry). */
   readonly #guardCells = new Map<string, GuardCells>();
+  readonly #refused: Counter<'reason'>;
+  readonly #refusedCells = new Map<RefusalReason, Count>();
+  /** The public server whose connections `http_open_connections` counts (set by the plugin). */
+  #server: Server | undefined;
+  /** The `/api` requests in flight, kept by the load-shedding step (`http_requests_in_flight`). */
+  readonly inFlight: InFlightCount = { value: 0 };
 
   /**
    * @param build - the versions of `build_info`.
    * @param options.defaultMetrics - collect prom-client's process and Node.js metrics (default true).
    */
-  constructor(build: BuildInfo, options: { defaultMetrics?: boolean } = {}) {
+  constructor(build: BuildInfo, options: { defaultMetrics?: boolean; limits?: Partial<ServingLimits> } = {}) {
+    const limits: ServingLimits = { maxInFlight: 0, maxConnections: 0, ...options.limits };
     const registry = new Registry();
     this.registry = registry;
     const registers = [registry];
@@ -280,18 +300,71 @@ export class Metrics implements MetricsSource {
       labelNames: ['endpoint', 'kind'],
       registers,
     });
-    if (options.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+    this.#refused = new Counter({
+      name: `${METRIC_PREFIX}http_refused_total`,
+      help: 'Requests and connections refused before routing, by reason (malformed, headers_too_large, timeout, path, protocol, max_connections).',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of REFUSAL_REASONS) this.#refused.inc({ reason }, 0);
+    const inFlight = this.inFlight;
+    new Gauge({
+      name: `${METRIC_PREFIX}http_requests_in_flight`,
+      help: 'API requests received and not yet answered, as load shedding counts them (its limit: http_requests_in_flight_limit).',
+      registers,
+      aggregator: 'sum',
+      collect() {
+        this.set(inFlight.value);
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}http_requests_in_flight_limit`,
+      help: 'LOAD_SHED_MAX_IN_FLIGHT: API requests in flight over which new ones are shed (0: no limit).',
+      registers,
+      aggregator: 'sum',
+    }).set(limits.maxInFlight);
+    const server = (): Server | undefined => this.#server;
+    new Gauge({
+      name: `${METRIC_PREFIX}http_open_connections`,
+      help: 'Client connections open on the public port (its limit: http_open_connections_limit).',
+      registers,
+      aggregator: 'sum',
+      async collect() {
+        const listening = server();
+        if (listening === undefined) return;
+        this.set(await new Promise<number>((resolve) => listening.getConnections((error, n) => resolve(error ? 0 : n))));
+      },
+    });
+    new Gauge({
+      name: `${METRIC_PREFIX}http_open_connections_limit`,
+      help: 'MAX_CONNECTIONS: client connections over which new ones are closed at accept (0: no limit).',
+      registers,
+      aggregator: 'sum',
+    }).set(limits.maxConnections);
+    if (options.defaultMetrics !== false) {
+      collectDefaultMetrics({ register: registry, prefix: METRIC_PREFIX });
+      // prom-client's three totals of active handles, requests and resources are gauges named `_total`,
+      // which `promtool check metrics` refuses: their sums are `sum(front_proxy_nodejs_active_handles)`
+      // and so on, from the per-type gauges beside them.
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+        registry.removeSingleMetric(`${METRIC_PREFIX}${name}`);
+      }
+    }
     this.#notFound = new RouteCells(this.#http, NOT_FOUND_ROUTE);
   }
 
   /**
    * The pipeline step: times every answer into `http_request_duration_seconds` in an `onResponse`
-   * hook. Each route declared after it gets a hook bound to its pattern; requests no route matched
-   * are labelled {@link NOT_FOUND_ROUTE}. Register it before the routes.
+   * hook. Each route declared after it gets a hook bound to its pattern, except the health probes
+   * (`/healthz`, `/readyz` on either port: route config `probe`); requests no route matched are
+   * labelled {@link NOT_FOUND_ROUTE}. Register it before the routes.
    */
   readonly plugin: FastifyPluginCallback = fp(
     (app, _options, done) => {
+      this.#server = app.server;
       app.addHook('onRoute', (route) => {
+        // Health probes are no traffic: an SLO read from this histogram must not count them.
+        if (route.config?.probe === true) return;
         const existing = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
         if (existing.some((hook) => TIMING_HOOKS.has(hook as onResponseHookHandler))) return;
         const cells = new RouteCells(this.#http, route.url);
@@ -380,6 +453,11 @@ export class Metrics implements MetricsSource {
       this.#guard(endpoint).retries.inc();
     },
   });
+
+  /** One request or connection refused before routing (`http_refused_total` {`reason`}). Bound. */
+  readonly refusedBeforeRouting = (reason: RefusalReason): void => {
+    entry(this.#refusedCells, reason, () => this.#refused.labels({ reason })).inc();
+  };
 
   /**
    * One `/api` request answered 503 `overloaded` by load shedding (`load_shed_total`, no labels;

@@ -6,15 +6,15 @@
  *
  * | `limit` | counted per | shared by every instance | limit per minute |
  * |---|---|---|---|
- * | `preauth` (login, register, recovery, social, validate-document, together) | client address | yes | `RATE_LIMIT_PREAUTH_PER_MIN` (20) |
- * | `beacon` (`/api/logs/auth-logout`) | client address | yes | `RATE_LIMIT_BEACON_PER_MIN` (10) |
+ * | `preauth` (login, register, recovery, social, validate-document, together) | client address (IPv6: its /64) | yes | `RATE_LIMIT_PREAUTH_PER_MIN` (20) |
+ * | `beacon` (`/api/logs/auth-logout`) | client address (IPv6: its /64) | yes | `RATE_LIMIT_BEACON_PER_MIN` (10) |
  * | `api` (every other `/api` route) | session, else client address | no (per process, off the shared hot path) | `RATE_LIMIT_API_PER_MIN` (600) |
  * | `api-address` (the same routes, beside `api`) | client address (IPv6: its /64), over all its sessions; not a request whose token verified | no (per process) | `RATE_LIMIT_API_PER_ADDRESS_PER_MIN` (6,000) |
  *
  * The address ceiling exists because a session token costs nothing to mint: without it, every
  * made-up cookie value would be a new `api` bucket. It is checked first, so a request it refuses is
  * not counted against a session. An IPv6 client picks its address freely inside its /64, so the
- * ceiling counts the /64 ({@link addressCeilingKey}). With the BFF's keys (`JWT_JWKS_URL`,
+ * ceiling counts the /64, as every per-address count does (`addressKey`, `state/address-key.ts`). With the BFF's keys (`JWT_JWKS_URL`,
  * `JWT_PUBLIC_KEY` or `JWT_SECRET`), a request whose token the auth gate verified is not counted
  * (`request.sessionTokenVerified`; the gate, a global `onRequest` hook, runs before this route-level
  * one): an attacker cannot mint one, and a mobile carrier's NAT puts thousands of players behind one
@@ -31,9 +31,9 @@ import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { addressCeilingKey } from '../session/client-address.js';
 import { readSessionToken } from '../session/cookie.js';
 import { tokenKey } from '../session/hash.js';
+import { addressKey } from '../state/address-key.js';
 import { rateLimitStore } from '../state/rate-limit-store.js';
 import { withoutStack } from '../upstream/errors.js';
 import type { SharedStore } from '../state/store.js';
@@ -68,9 +68,8 @@ export interface RateLimitOptions {
   onRefused?: (limit: RateLimitName) => void;
 }
 
-const byAddress = (request: FastifyRequest): string => request.ip;
-
-export { addressCeilingKey };
+/** The shared limits count a client address by {@link addressKey} (IPv6: its /64). */
+const byAddress = (request: FastifyRequest): string => addressKey(request.ip);
 
 /** The limits (see the module documentation). */
 export const rateLimits = fp(
@@ -87,7 +86,7 @@ export const rateLimits = fp(
     const addressCeiling = perAddress === 0 ? undefined : addressCeilingHook(() => addressCheck, onRefused);
     const bySession = (request: FastifyRequest): string => {
       const token = readSessionToken(request);
-      return token ? `s:${tokenKey(token)}` : `a:${request.ip}`;
+      return token ? `s:${tokenKey(token)}` : `a:${addressKey(request.ip)}`;
     };
     // Runs before the limiter's own onRoute hook (registered below): turns each route's declared
     // `limit` into the limiter's per-route options.
@@ -122,7 +121,7 @@ export const rateLimits = fp(
       addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     });
     if (perAddress > 0) {
-      addressCheck = app.createRateLimit({ max: perAddress, timeWindow: RATE_WINDOW_MS, keyGenerator: (request) => `addr:${addressCeilingKey(request.ip)}` });
+      addressCheck = app.createRateLimit({ max: perAddress, timeWindow: RATE_WINDOW_MS, keyGenerator: (request) => `addr:${addressKey(request.ip)}` });
     }
   },
   { name: 'rate-limits' },

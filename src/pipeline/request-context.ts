@@ -17,11 +17,12 @@ import fp from 'fastify-plugin';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
-/** The path of a request target, origin-form or absolute-form (`http://host/p?q` → `/p`). */
-function targetPath(url: string): string {
+/** The path and query of a request target, origin-form or absolute-form (`http://host/p?q` → `/p?q`). */
+export function targetPath(url: string): string {
   if (url.startsWith('/')) return url;
   try {
-    return new URL(url).pathname;
+    const parsed = new URL(url);
+    return `${parsed.pathname}${parsed.search}`;
   } catch {
     return url;
   }

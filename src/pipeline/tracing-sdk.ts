@@ -10,18 +10,24 @@
  * the upstream client with each call.
  *
  * - Server spans: one `SERVER` span per request, named `<method> <route pattern>` (the method alone
- *   without a route: a 404), with `http.request.method`, `url.path` (without the query), `http.route`
- *   and `http.response.status_code`; status `ERROR` for a 5xx answer. It starts at the request's first
- *   hook after the logging and ends when the answer is written (or the connection closes).
+ *   without a route: a 404), with `http.request.method`, `url.path`, `url.query` (values redacted),
+ *   `url.scheme`, `server.address`, `server.port`, `client.address`, `network.protocol.version`,
+ *   `user_agent.original`, `http.route`, `http.response.status_code` and the request id
+ *   (`front_proxy.request_id`); status `ERROR` and `error.type` (the status code) for a 5xx answer. It
+ *   starts at the request's first hook after the logging and ends when the answer is written (or the
+ *   connection closes). Health probes (`/healthz`, `/readyz`, either port) get no span, and the
+ *   readiness probe's BFF call none either.
+ * - Logs: every line a request logs carries `trace_id` and `span_id` (its server span's), or `trace_id`
+ *   alone when the sampler left the request out (`bindTraceFields`, `logging.ts`).
  * - Client spans: one `CLIENT` span per upstream call, a child of the request's server span, named
  *   after the method, with `http.request.method`, `url.full`, `url.path`, `url.query`, `url.scheme`,
  *   `server.address`, `server.port`, `front_proxy.endpoint` (its EP code, spec 7.2) and
- *   `http.response.status_code`; status `ERROR` for a status ≥ 400 or a failure without an answer
- *   (`error.type`: the proxy's error code). Calls the proxy makes on its own behalf (a catalogue fill
+ *   `http.response.status_code`; status `ERROR` for a status ≥ 400 (`error.type`: the status code) or a
+ *   failure without an answer (`error.type`: the proxy's error code). Calls the proxy makes on its own behalf (a catalogue fill
  *   shared by many requests, the readiness probe) are root spans, linked to the request that caused
  *   them when that request is sampled.
- * - No header is recorded on any span; `url.full` and `url.query` keep the query's names with every
- *   value replaced by `REDACTED`; exceptions are not recorded (their messages could quote an upstream).
+ * - No header is recorded on any span but the user agent; `url.full` and `url.query` keep the query's
+ *   names with every value replaced by `REDACTED`; exceptions are not recorded (their messages could quote an upstream).
  * - Propagation: the globally registered propagator, from `OTEL_PROPAGATORS` (`tracecontext`,
  *   `baggage`, `b3`, `b3multi`, `none`; default `tracecontext,baggage`): it reads the incoming request's
  *   headers and writes the upstream call's.
@@ -81,6 +87,8 @@ import fp from 'fastify-plugin';
 import { type EndpointCode, endpointCodeFor, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
 import type { UpstreamSpan, UpstreamTracer } from '../upstream/client.js';
 import type { UpstreamError } from '../upstream/errors.js';
+import { bindTraceFields } from './logging.js';
+import { targetPath } from './request-context.js';
 
 /** The span attribute that names an upstream call's EP code (spec 7.2). */
 export const ENDPOINT_ATTRIBUTE = 'front_proxy.endpoint';
@@ -163,8 +171,11 @@ function propagatorOf(name: PropagatorName): TextMapPropagator {
   }
 }
 
-/** A query parameter name short and plain enough to be no credential; any other name is redacted too. */
-const PLAIN_NAME = /^[A-Za-z0-9_.[\]-]{1,64}$/;
+/**
+ * A query parameter name short and plain enough to be no credential (letters, digits and the URL's
+ * unreserved and percent-encoding characters, at most 64): any other name is redacted too.
+ */
+const PLAIN_NAME = /^[A-Za-z0-9_.~%[\]-]{1,64}$/;
 
 /**
  * A query string with every value replaced by `REDACTED` (and a name that could be a value itself too):
@@ -181,10 +192,34 @@ export function redactQuery(search: string): string {
   return `?${parts.join('&')}`;
 }
 
-/** A path without its query string. */
-function withoutQuery(url: string): string {
-  const q = url.indexOf('?');
-  return q === -1 ? url : url.slice(0, q);
+/** The attribute that carries the request id (`X-Request-Id`), which the request's log lines carry as `reqId`. */
+export const REQUEST_ID_ATTRIBUTE = 'front_proxy.request_id';
+
+/**
+ * The attributes a server span starts with (the HTTP semantic conventions' required and recommended
+ * server attributes): `http.request.method`, `url.path` and `url.query` (values redacted),
+ * `url.scheme`, `server.address` and `server.port` (from the `Host` the client sent), `client.address`
+ * (the client address, `TRUSTED_PROXIES` applied), `network.protocol.version`, `user_agent.original`,
+ * `http.route`, and the request id.
+ */
+function serverAttributes(request: FastifyRequest, route: string | undefined): Attributes {
+  const target = targetPath(request.url);
+  const q = target.indexOf('?');
+  const attributes: Attributes = {
+    'http.request.method': request.method,
+    'url.path': q === -1 ? target : target.slice(0, q),
+    'url.scheme': request.protocol,
+    'client.address': request.ip,
+    'network.protocol.version': request.raw.httpVersion,
+    [REQUEST_ID_ATTRIBUTE]: request.id,
+  };
+  if (q !== -1) attributes['url.query'] = redactQuery(target.slice(q));
+  if (request.hostname) attributes['server.address'] = request.hostname;
+  if (request.port !== null) attributes['server.port'] = request.port;
+  const agent = request.headers['user-agent'];
+  if (agent) attributes['user_agent.original'] = agent.slice(0, 512);
+  if (route !== undefined) attributes['http.route'] = route;
+  return attributes;
 }
 
 /**
@@ -368,6 +403,11 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
 
   /** The server span of a request (sampled requests only; see the module documentation). */
   const onRequest = (request: FastifyRequest & RequestTrace, reply: FastifyReply, done: () => void): void => {
+    // A health probe is no traffic: no span, no sampling decision, no trace fields.
+    if (request.routeOptions.config?.probe === true) {
+      done();
+      return;
+    }
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     const caller = trace.getSpanContext(parent);
     const remote = caller !== undefined && isSpanContextValid(caller);
@@ -376,12 +416,12 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
     if (decision.decision === SamplingDecision.NOT_RECORD) {
       request.otelTraceId = traceId;
       request.otelContext = parent;
+      bindTraceFields(request, { trace_id: traceId });
       done();
       return;
     }
     const route = request.routeOptions.url;
-    const attributes: Attributes = { 'http.request.method': request.method, 'url.path': withoutQuery(request.url) };
-    if (route !== undefined) attributes['http.route'] = route;
+    const attributes = serverAttributes(request, route);
     handoff.pass(decision, remote ? undefined : traceId);
     let span: Span;
     try {
@@ -391,10 +431,16 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
     }
     request.otelSpan = span;
     request.otelContext = trace.setSpan(parent, span);
+    const ids = span.spanContext();
+    bindTraceFields(request, { trace_id: ids.traceId, span_id: ids.spanId });
     reply.raw.once('close', () => {
       const status = reply.statusCode;
       span.setAttribute('http.response.status_code', status);
-      if (status >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      if (status >= 500) {
+        // The HTTP conventions: a server span's error is a 5xx, its `error.type` the status code.
+        span.setAttribute('error.type', String(status));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+      }
       span.end();
     });
     done();
@@ -409,7 +455,10 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
       ended = true;
       if (error === undefined) {
         span.setAttribute('http.response.status_code', status);
-        if (status >= 400) span.setStatus({ code: SpanStatusCode.ERROR });
+        if (status >= 400) {
+          span.setAttribute('error.type', String(status));
+          span.setStatus({ code: SpanStatusCode.ERROR });
+        }
       } else if (error.code !== 'client_aborted') {
         // A client that left is no upstream failure (the HTTP conventions: a cancelled call is no error).
         span.setAttribute('error.type', error.code);
@@ -422,7 +471,9 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
 
   const upstream: UpstreamTracer = {
     start(origin, root, method, base, path, headers) {
-      const request = origin as Partial<RequestTrace> | undefined;
+      const request = origin as (Partial<RequestTrace> & Partial<Pick<FastifyRequest, 'routeOptions'>>) | undefined;
+      // The readiness probe's BFF call is no traffic either.
+      if (request?.routeOptions?.config?.probe === true) return undefined;
       if (!root && request?.otelTraceId != null) {
         // A request the sampler left out: the propagation headers, nothing else.
         scratch.parent = request.otelContext ?? ROOT_CONTEXT;

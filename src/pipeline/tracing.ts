@@ -15,7 +15,7 @@
  * Nothing of OpenTelemetry is loaded when tracing is off: this module imports none of it, and the
  * setup (`tracing-sdk.ts`) is loaded with a dynamic `import()` only when the variable is set.
  *
- * No span attribute holds a credential: no request or response header is recorded, query strings keep
+ * No span attribute holds a credential: no request or response header is recorded but `User-Agent`, query strings keep
  * their names with every value replaced by `REDACTED`, and exceptions are not recorded.
  *
  * @module

@@ -110,6 +110,12 @@ async function establishSession(ctx: RouteContext, res: UpstreamResponse): Promi
   return reply;
 }
 
+/** Whether a 2xx login answer asks for the second factor (`type: "two_factor_code"`, spec 3.2). */
+function asksSecondFactor(res: UpstreamResponse): boolean {
+  const data = parseJson(res.body);
+  return typeof data === 'object' && data !== null && (data as { type?: unknown }).type === 'two_factor_code';
+}
+
 function answerFromRejection(error: unknown): ProxyAnswer {
   if (error instanceof UpstreamAnswerError) return upstreamFailureAnswer(error.response);
   throw error;
@@ -169,7 +175,9 @@ export const authRoutes: readonly RouteSpec[] = [
     upstream: [bff('POST', '/auth/login'), bff('GET', '/auth/user-profile')],
     handler: async (ctx) => {
       const { login, password, captcha_token, app_source, two_factor_code } = ctx.body;
-      // Password guessing stops at RATE_LIMIT_LOGIN_FAILURES failures per login and client address.
+      // Password guessing stops at RATE_LIMIT_LOGIN_FAILURES failures per login and client address
+      // (RATE_LIMIT_LOGIN_FAILURES_PER_LOGIN over all addresses); second-factor codes count in the same
+      // bucket: a code the BFF did not take is answered with its `two_factor_code` request again.
       const failures = ctx.deps.state.loginFailures;
       const retryAfter = await failures.refused(login, ctx.request.ip);
       if (retryAfter !== undefined) {
@@ -179,7 +187,8 @@ export const authRoutes: readonly RouteSpec[] = [
       }
       const payload = { login, password, captcha_token, app_source, two_factor_code };
       const res = await authService((req) => ctx.call('bff', req, { bearer: null })).login(payload);
-      if (res.status >= 400 && res.status < 500 && res.status !== 429) await failures.failed(login, ctx.request.ip);
+      const refusedCode = two_factor_code !== undefined && res.status >= 200 && res.status < 300 && asksSecondFactor(res);
+      if ((res.status >= 400 && res.status < 500 && res.status !== 429) || refusedCode) await failures.failed(login, ctx.request.ip);
       return establishSession(ctx, res);
     },
   }),

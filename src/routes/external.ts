@@ -9,7 +9,7 @@
  *
  * | route | body |
  * |---|---|
- * | `POST /api/ftd-cashback/verify`, `/send-cashback` | `{ userId?, depositId?, transactionId? }`, unknown fields refused |
+ * | `POST /api/ftd-cashback/verify`, `/send-cashback` | `{ userId?, depositId?, transactionId? }`, unknown fields refused; `userId` is sent as the session user's id (`user.id` of the profile), whatever the client wrote |
  * | `POST /api/tracking/attribution` | {@link AttributionEvent}: its known fields checked, any other scalar field forwarded |
  *
  * The cashback calls act for the user: they carry the session (`Authorization: Bearer`, `Cookie`)
@@ -24,9 +24,11 @@
  */
 import { type Static, Type } from '@sinclair/typebox';
 import { flatBody } from '../contracts/account.js';
-import { envelope } from '../envelope.js';
+import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
-import { external, forward, ok, type RouteSpec, route } from './route.js';
+import { sessionUserId } from '../session/identity.js';
+import { UpstreamError } from '../upstream/errors.js';
+import { bff, external, ok, type RouteContext, type RouteSpec, route } from './route.js';
 
 const Id = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })]);
 /** Body of the cashback routes. */
@@ -34,6 +36,25 @@ export const CashbackBody = Type.Object(
   { userId: Type.Optional(Id), depositId: Type.Optional(Id), transactionId: Type.Optional(Id) },
   { additionalProperties: false },
 );
+
+/**
+ * A cashback call for the session user: the body with `userId` set to the session user's id (the
+ * cached profile's `user.id`), so no client can ask about or pay out to another user; the profile's
+ * own failure is answered instead (its 401/403 passes through, a profile without a usable id is 502
+ * `upstream_bad_response`).
+ */
+function cashbackForSessionUser(): (ctx: RouteContext<Static<typeof CashbackBody>>) => Promise<ProxyAnswer> {
+  return async (ctx) => {
+    const target = ctx.request.routeOptions.config.upstream?.[0];
+    if (!target) throw new Error(`route ${ctx.request.routeOptions.url} has no upstream`);
+    const service = ctx.deps.services[target.service];
+    // An unset function URL is answered as such (503 `not_configured`) before the profile is read.
+    if (!service.configured) throw new UpstreamError('not_configured', { detail: `${service.name} is not set` });
+    const user = await sessionUserId(ctx);
+    if ('answer' in user) return user.answer;
+    return upstreamAnswer(await ctx.call(target.service, { method: target.method, path: target.path, json: { ...ctx.body, userId: user.id } }));
+  };
+}
 
 const Short = Type.String({ minLength: 1, maxLength: 256 });
 /**
@@ -85,8 +106,8 @@ export const externalRoutes: readonly RouteSpec[] = [
     evictsProfile: false,
     body: CashbackBody,
     bodyLimit: 16 * 1024,
-    upstream: [external('ftdVerify', 'POST', '')],
-    handler: forward(),
+    upstream: [external('ftdVerify', 'POST', ''), bff('GET', '/auth/user-profile')],
+    handler: cashbackForSessionUser(),
   }),
   route({
     method: 'POST',
@@ -96,8 +117,8 @@ export const externalRoutes: readonly RouteSpec[] = [
     auth: 'required',
     body: CashbackBody,
     bodyLimit: 16 * 1024,
-    upstream: [external('ftdSend', 'POST', '')],
-    handler: forward(),
+    upstream: [external('ftdSend', 'POST', ''), bff('GET', '/auth/user-profile')],
+    handler: cashbackForSessionUser(),
   }),
   route({
     method: 'POST',

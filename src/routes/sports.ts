@@ -37,7 +37,7 @@ import {
   stripDebug,
   upstreamFailureAnswer,
 } from '../envelope.js';
-import { addressCeilingKey } from '../session/client-address.js';
+import { addressKey } from '../state/address-key.js';
 import { tokenKey } from '../session/hash.js';
 import { foreignEncoding, sendRedactedStream, transcodeToUtf8, utf8ContentType } from '../session/redact.js';
 import { rawSubPath, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
@@ -144,7 +144,7 @@ export function namedRouteOf(upstreamPath: string): string | undefined {
 function clientOf(ctx: RouteContext): string {
   const request = ctx.request;
   if (ctx.token !== undefined && request.sessionTokenVerified === true) return `s:${tokenKey(ctx.token)}`;
-  return `a:${addressCeilingKey(request.ip)}`;
+  return `a:${addressKey(request.ip)}`;
 }
 
 /**

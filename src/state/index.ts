@@ -64,7 +64,7 @@ export async function createState(
     store,
     fleet,
     idempotency,
-    loginFailures: new LoginFailures(store, config.rateLimits.loginFailures),
+    loginFailures: new LoginFailures(store, { perAddress: config.rateLimits.loginFailures, perLogin: config.rateLimits.loginFailuresPerLogin }),
     caches,
     close: async () => {
       const left = await idempotency.flush();

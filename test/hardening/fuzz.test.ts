@@ -322,7 +322,7 @@ test(`row 1: ${COUNT} fuzzed requests across every active route: no crash, only 
         if (res.status === -1) return; // a request node:http itself refuses to send
         if (!figures.check(res.status > 0, `${where}: no answer (${res.error})`)) return;
         if (!documentedStatuses(rc).has(res.status)) {
-          const logged = h.proxy.logs.lines.filter((l) => l.includes(`"reqId":"${rid}"`) && /"level":50/.test(l)).map((l) => l.slice(0, 600));
+          const logged = h.proxy.logs.lines.filter((l) => l.includes(`"reqId":"${rid}"`) && /"level":"error"/.test(l)).map((l) => l.slice(0, 600));
           figures.fail(`${where}: undocumented status ${res.status} ${res.body.toString('utf8').slice(0, 160)} ${logged.join(' ')} body=${body?.toString('utf8').slice(0, 200)}`);
         }
         if (res.status >= 400) {
