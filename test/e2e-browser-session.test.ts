@@ -8,7 +8,8 @@
  *     reports `signedOut`;
  * (b) two tabs: a login in tab A signs tab B in (the state is shared); the sandbox then expires the
  *     session, and tab B's next call forces exactly one logout (one beacon, one logout call, one
- *     callback, one log line), which signs tab A out too; tab A's next call forces nothing.
+ *     callback, one log line), which signs tab A out too and tells its user (callback with cause
+ *     `other-tab`); tab A's next call forces nothing.
  *
  * Skipped with a message when Chromium is not installed (CI installs it: `apt-get install chromium`).
  */
@@ -32,7 +33,7 @@ const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>guest</tit
 const APP = `import { createProxyClient, ROUTES } from ${JSON.stringify(SDK)};
 const changes = [];
 const forced = [];
-const client = createProxyClient({ onForcedLogout: (ref) => forced.push(ref) });
+const client = createProxyClient({ onForcedLogout: (ref, _error, _beacon, info) => forced.push(ref + ' ' + info.cause) });
 client.session.onChange((c) => changes.push(c.status + ':' + c.cause));
 const inputOf = (route) => {
   const params = {};
@@ -115,7 +116,7 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
     const errors: string[] = [];
     await open(page, requests, errors);
     const initial = await page.evaluate(() => (window as unknown as { sdk: { client: { session: { initialCheck: Promise<unknown> } } } }).sdk.client.session.initialCheck);
-    assert.deepEqual(initial, { status: 'signedOut', expiresAt: null });
+    assert.deepEqual(initial, { status: 'signedOut', expiresAt: null, error: null });
     const { results, expected } = await page.evaluate(async () => {
       const sdk = (window as unknown as { sdk: { callSessionRoutes: () => Promise<string[]>; sessionRoutes: number } }).sdk;
       return { results: await sdk.callSessionRoutes(), expected: sdk.sessionRoutes };
@@ -191,8 +192,8 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
       return { changes: sdk.changes, forced: sdk.forced };
     });
     const [recA, recB] = [await record(tabA), await record(tabB)];
-    assert.deepEqual(recB.forced, ['EP0710-EM0003'], 'tab B: the callback once');
-    assert.deepEqual(recA.forced, [], 'tab A: no callback');
+    assert.deepEqual(recB.forced, ['EP0710-EM0003 this-tab'], 'tab B: the callback once');
+    assert.deepEqual(recA.forced, ['EP0710-EM0003 other-tab'], 'tab A: told of tab B\'s forced logout, once');
     // At start a tab reports signedOut (its own check's answer, or the other tab's when that came
     // first), or nothing when it opened with the state already stored by the other tab.
     const afterStart = (changes: string[]) => (/^signedOut:(session-check|other-tab)$/.test(changes[0] ?? '') ? changes.slice(1) : changes);

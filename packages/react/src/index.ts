@@ -28,6 +28,7 @@ export { ProxySessionProvider, type ProxySessionProviderProps } from './provider
 export {
   type ForcedLogoutNotice,
   type ProfileState,
+  type SessionActions,
   type SessionView,
   useProfile,
   useProxyClient,

@@ -4,10 +4,12 @@
  *
  * @module
  */
-import type { ErrorRef, ProxyClient, ProxyError } from '@front-proxy/browser';
+import type { ErrorRef, ProxyClient, ProxyError, SessionSnapshot } from '@front-proxy/browser';
 import { createElement, type ReactNode, useCallback, useEffect, useMemo, useState } from 'react';
 import { type ForcedLogoutNotice, ProxySessionContext, type ProxySessionContextValue } from './context.js';
 import { ProfileStore } from './profile-store.js';
+
+const UNKNOWN: SessionSnapshot = Object.freeze({ status: 'unknown', expiresAt: null, error: null });
 
 /** Props of {@link ProxySessionProvider}. */
 export interface ProxySessionProviderProps {
@@ -35,8 +37,8 @@ export function ProxySessionProvider(props: ProxySessionProviderProps): ReactNod
   const [notice, setNotice] = useState<ForcedLogoutNotice | null>(null);
 
   useEffect(() => {
-    const offForced = client.onForcedLogout((ref, error) => {
-      setNotice({ ref, message: error.message, at: Date.now() });
+    const offForced = client.onForcedLogout((ref, error, _beacon, info) => {
+      setNotice({ ref, message: error.message, at: info.at, cause: info.cause });
       onForcedLogout?.(ref, error);
     });
     return offForced;
@@ -52,6 +54,9 @@ export function ProxySessionProvider(props: ProxySessionProviderProps): ReactNod
   }, [client, profiles]);
 
   const dismiss = useCallback(() => setNotice(null), []);
-  const value = useMemo<ProxySessionContextValue>(() => ({ client, profiles, notice, dismiss }), [client, profiles, notice, dismiss]);
+  const value = useMemo<ProxySessionContextValue>(
+    () => ({ client, serverSession: UNKNOWN, profiles, notice, dismiss }),
+    [client, profiles, notice, dismiss],
+  );
   return createElement(ProxySessionContext.Provider, { value }, children);
 }

@@ -6,6 +6,26 @@
  */
 import { isSessionEndingErrorCode } from '../errors/index.js';
 
+/** Name of the Web Lock that lets one tab of the browser run a forced logout at a time. */
+export const FORCED_LOGOUT_LOCK_NAME = 'front-proxy:forced-logout';
+
+/**
+ * Longest wait for that lock, in milliseconds: above one run (the logout call's own deadline); a
+ * tab still waiting after it runs the forced logout itself.
+ */
+export const FORCED_LOGOUT_LOCK_WAIT_MS = 15_000;
+
+/** Deadline of the forced logout's `POST /api/auth/logout`, in milliseconds. */
+export const FORCED_LOGOUT_CALL_TIMEOUT_MS = 10_000;
+
+/** `initiator` of the beacon when the token's expiry, seen on the page's clock, ended the session. */
+export const SESSION_EXPIRY_INITIATOR = 'session-expiry';
+
+/** The part of the Web Locks API (`navigator.locks`) the forced logout uses. */
+export interface ForcedLogoutLocks {
+  request(name: string, options: { signal?: AbortSignal }, callback: (lock: unknown) => Promise<unknown>): Promise<unknown>;
+}
+
 /** The route facts the rule needs (a row of `ROUTES` satisfies it). */
 export interface ForcedLogoutRoute {
   /** The route needs the session cookie. */

@@ -25,13 +25,23 @@ import {
   type SendBeacon,
   sendForcedLogoutBeacon,
 } from './beacon.js';
-import { ForcedLogoutGate, shouldForceLogout } from './forced-logout.js';
+import {
+  FORCED_LOGOUT_CALL_TIMEOUT_MS,
+  FORCED_LOGOUT_LOCK_NAME,
+  FORCED_LOGOUT_LOCK_WAIT_MS,
+  ForcedLogoutGate,
+  type ForcedLogoutLocks,
+  SESSION_EXPIRY_INITIATOR,
+  shouldForceLogout,
+} from './forced-logout.js';
 import { type Locale, type LocaleMessages, pickMessages } from './messages.js';
 import { ProxyError } from './proxy-error.js';
 import { type RetryAfterPolicy, retryDelayMs } from './retry-after.js';
 import { type ClientRoute, matchRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
 import {
   type ClientSession,
+  type ForcedLogoutRecord,
+  nextCheckDelayMs,
   SESSION_CHANNEL_NAME,
   type SessionChangeCause,
   type SessionChannel,
@@ -184,8 +194,21 @@ export interface SessionEvent {
   readonly at: number;
 }
 
-/** Told of a forced logout: the reference (e.g. `'EP0702-EM0003'`), the failure and the beacon sent. */
-export type ForcedLogoutListener = (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon) => void;
+/**
+ * How this tab learnt of a forced logout: `this-tab` ran it (beacon, logout call); `other-tab`: another
+ * tab of the browser ran it, and this one, signed in until then, only tells its user (no second
+ * beacon or logout call). `at`: epoch ms of the beacon.
+ */
+export interface ForcedLogoutInfo {
+  readonly cause: 'this-tab' | 'other-tab';
+  readonly at: number;
+}
+
+/**
+ * Told of a forced logout: the reference (e.g. `'EP0702-EM0003'`), the failure, the beacon sent
+ * (by this tab or, with `info.cause` `other-tab`, by the tab that ran it) and how this tab learnt it.
+ */
+export type ForcedLogoutListener = (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon, info: ForcedLogoutInfo) => void;
 
 /** Options of {@link createProxyClient}. Every one has a browser default. */
 export interface ProxyClientOptions {
@@ -198,12 +221,14 @@ export interface ProxyClientOptions {
   /** Where the session state persists (shared by the tabs); default `localStorage` (memory when unavailable). */
   readonly storage?: KeyValueStorage;
   /**
-   * Called once when a session-ending failure forces a logout (after the beacon is sent and
-   * `/api/auth/logout` answered or failed), however many calls fail together; again only after
-   * the next successful login. Only for a session the client believed in (`session.status`
-   * `signedIn`, or `unknown` with a refused cookie): a guest's 401 `no_token` never calls it. Receives the reference, e.g. `'EP0702-EM0003'`.
+   * Called once when a session-ending failure, or the token's expiry, forces a logout (after the
+   * beacon is sent and `/api/auth/logout` answered or failed), however many calls fail together;
+   * again only after the next successful login. Only for a session the client believed in
+   * (`session.status` `signedIn`, or `unknown` with a refused cookie): a guest's 401 `no_token`
+   * never calls it. Receives the reference, e.g. `'EP0702-EM0003'`. One tab of the browser runs a
+   * forced logout; the others, signed in until then, are called with `info.cause` `other-tab`.
    */
-  readonly onForcedLogout?: (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon) => void;
+  readonly onForcedLogout?: ForcedLogoutListener;
   /** `initiator` of the beacons; default `'proxy-client'`. */
   readonly initiator?: string;
   /** The page path for the beacon; default `location.pathname`. */
@@ -245,6 +270,12 @@ export interface ProxyClientOptions {
    * as well.
    */
   readonly sessionChannel?: SessionChannel | null;
+  /**
+   * The Web Locks API that elects the one tab running a forced logout (the others wait for it, then
+   * tell their user with cause `other-tab`); default `navigator.locks` in a page, `null` for none
+   * (each tab then runs its own, told apart only by the shared state).
+   */
+  readonly locks?: ForcedLogoutLocks | null;
 }
 
 /** Input of {@link ProxyClient.request}, for paths outside `ROUTES`. */
@@ -274,9 +305,12 @@ export type ProxyClient = TypedRoutes & {
    * logout. The HttpOnly cookie itself cannot be read.
    */
   readonly hasSession: boolean;
-  /** The session state: `status`, `expiresAt`, `onChange(listener)`, `check()`. */
+  /** The session state: `status`, `expiresAt`, `error`, `snapshot`, `onChange(listener)`, `check()`, `retry()`. */
   readonly session: ClientSession;
-  /** Stops listening to the other tabs (the `storage` event and the channel). */
+  /**
+   * Stops listening to the other tabs (the `storage` event and the channel), to the page's `focus`,
+   * `online` and `visibilitychange`, and clears the session check's retry and the expiry timers.
+   */
   close(): void;
   /** Whether a forced logout ran since the last successful login. */
   readonly forcedLogoutFired: boolean;
@@ -305,6 +339,29 @@ export const SESSION_ROUTE_PATH = '/api/auth/session';
 
 /** The EM code of a 401 `no_token` (no session cookie at all). */
 const NO_TOKEN_ERROR_CODE = 'EM0001';
+
+/** The reason the proxy gives an expired token (EM0003); an expiry seen on the page's clock reads so. */
+const TOKEN_EXPIRED_REASON = 'token_expired';
+
+/** The longest delay `setTimeout` keeps (2^31 - 1 ms, about 24.8 days); a longer wait is re-armed. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Lets Node exit with a timer pending (no-op in a browser, whose timers are numbers). */
+function unrefTimer<T>(timer: T): T {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
+}
+
+/** `AbortSignal.timeout(ms)` where the runtime has it, else `undefined` (no deadline). */
+function timeoutSignal(ms: number): AbortSignal | undefined {
+  return typeof AbortSignal !== 'undefined' && typeof AbortSignal.timeout === 'function' ? AbortSignal.timeout(ms) : undefined;
+}
+
+/** `navigator.locks` when the page has the Web Locks API, else `null`. */
+function defaultLocks(): ForcedLogoutLocks | null {
+  const locks = (globalThis as { navigator?: { locks?: ForcedLogoutLocks } }).navigator?.locks;
+  return locks && typeof locks.request === 'function' ? locks : null;
+}
 
 /** Waits `ms`, or rejects with the abort reason as soon as `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -473,21 +530,49 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
    * Sets the session state. The SessionEvent listeners hear every login, refresh, logout and forced
    * logout, and any other cause only when `hasSession` flips.
    */
-  const setState = (snapshot: SessionSnapshot, cause: SessionChangeCause): void => {
+  const setState = (snapshot: Pick<SessionSnapshot, 'status' | 'expiresAt'>, cause: SessionChangeCause, record: ForcedLogoutRecord | null = null): void => {
     const before = hasSession();
-    store.set(snapshot, cause);
+    store.set(snapshot, cause, record);
     const active = snapshot.status === 'signedIn';
     if (active && (!before || cause === 'login' || cause === 'refresh')) gate.rearm();
     const always = cause === 'login' || cause === 'refresh' || cause === 'logout' || cause === 'forced-logout';
     if (always || before !== active) notify(active ? 'established' : 'ended', cause);
   };
 
-  // Another tab signing in or out flips this tab's belief too.
+  const tellForcedLogout = (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon, info: ForcedLogoutInfo): void => {
+    try {
+      options.onForcedLogout?.(ref, error, beacon, info);
+    } catch {
+      // the callback's failure does not change the outcome
+    }
+    for (const listener of [...forcedListeners]) {
+      try {
+        listener(ref, error, beacon, info);
+      } catch {
+        // a listener's failure does not change the outcome
+      }
+    }
+  };
+
+  // Another tab signing in or out flips this tab's belief too; its forced logout is told here as well.
   store.subscribe((change) => {
     if (change.cause !== 'other-tab') return;
     const active = change.status === 'signedIn';
     if (active && change.previous !== 'signedIn') gate.rearm();
     if (active !== (change.previous === 'signedIn')) notify(active ? 'established' : 'ended', 'other-tab');
+    const record = change.forcedLogout;
+    if (record && change.previous === 'signedIn') {
+      const { beacon } = record;
+      // The same failure, classified again in this tab's language.
+      const error = new ProxyError({
+        status: beacon.status,
+        method: record.method,
+        url: beacon.url,
+        data: beacon.reason === '' ? undefined : { reason: beacon.reason },
+        messages: table,
+      });
+      tellForcedLogout(beacon.ref, error, beacon, { cause: 'other-tab', at: beacon.timestamp });
+    }
   });
 
   /** `expiresAt` from a login answer's `expires_in` (seconds), else `null`. */
@@ -496,6 +581,14 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     return typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? Math.floor(now() / 1000 + expiresIn) : null;
   };
 
+  const locks = options.locks === undefined ? (page ? defaultLocks() : null) : options.locks;
+
+  /**
+   * The forced logout: beacon, `POST /api/auth/logout` (at most {@link FORCED_LOGOUT_CALL_TIMEOUT_MS}),
+   * the state `signedOut` with the beacon stored for the other tabs, then the callbacks. With Web
+   * Locks one tab of the browser runs it at a time; a tab that got the lock after another tab's run
+   * finds the state `signedOut` and only tells its user (`other-tab`, from the storage event).
+   */
   const forceLogout = (error: ProxyError, callInitiator: string): Promise<void> => {
     const context = {
       initiator: callInitiator,
@@ -504,7 +597,10 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       hadCookie: hasSession(),
       userAgent,
     };
-    return gate.run(async () => {
+    const run = async (): Promise<void> => {
+      // Another tab may have run it while this one waited for the lock: read the shared state first.
+      store.sync('other-tab');
+      if (store.snapshot.status === 'signedOut') return;
       const beacon = buildForcedLogoutBeacon(error, context);
       lastBeacon = beacon;
       sendForcedLogoutBeacon(beacon, { url: baseUrl + FORCED_LOGOUT_BEACON_PATH, sendBeacon, fetch: fetchImpl });
@@ -513,22 +609,25 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
           method: 'POST',
           credentials: 'include',
           headers: { accept: 'application/json' },
+          signal: timeoutSignal(FORCED_LOGOUT_CALL_TIMEOUT_MS),
         });
       } catch {
         // the cookie may survive a failed logout; the page is logged out anyway
       }
-      setState({ status: 'signedOut', expiresAt: null }, 'forced-logout');
+      setState({ status: 'signedOut', expiresAt: null }, 'forced-logout', { beacon, method: error.method });
+      tellForcedLogout(error.ref, error, beacon, { cause: 'this-tab', at: beacon.timestamp });
+    };
+    return gate.run(async () => {
+      if (!locks) return run();
+      let ran = false;
       try {
-        options.onForcedLogout?.(error.ref, error, beacon);
+        await locks.request(FORCED_LOGOUT_LOCK_NAME, { signal: timeoutSignal(FORCED_LOGOUT_LOCK_WAIT_MS) }, async () => {
+          ran = true;
+          await run();
+        });
       } catch {
-        // the callback's failure does not change the outcome
-      }
-      for (const listener of [...forcedListeners]) {
-        try {
-          listener(error.ref, error, beacon);
-        } catch {
-          // a listener's failure does not change the outcome
-        }
+        // the lock was not granted in time (or the API failed): this tab runs it alone
+        if (!ran) await run();
       }
     }).done;
   };
@@ -609,7 +708,8 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
           // state unknown, a refused cookie (expired, revoked, invalid) shows a session existed; a
           // missing one (no_token) does not.
           const status = store.snapshot.status;
-          if (status === 'signedIn' || (status === 'unknown' && error.errorCode !== NO_TOKEN_ERROR_CODE)) {
+          const unknown = status === 'unknown' || status === 'error';
+          if (status === 'signedIn' || (unknown && error.errorCode !== NO_TOKEN_ERROR_CODE)) {
             await forceLogout(error, input.initiator ?? initiator);
           } else if (status !== 'signedOut') {
             setState({ status: 'signedOut', expiresAt: null }, 'call');
@@ -647,15 +747,80 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
   };
 
   const sessionRoute = (ROUTES as readonly ClientRoute[]).find((r) => r.path === SESSION_ROUTE_PATH && r.method === 'GET') as ClientRoute;
-  /** `GET /api/auth/session`; the state is set by `call`; a failure leaves it as it was. */
-  const checkSession = async (): Promise<SessionSnapshot> => {
-    try {
-      await call(sessionRoute);
-    } catch {
-      // a network failure or a refusal (429, 503) says nothing about the session
-    }
-    return store.snapshot;
+  let closed = false;
+  let checking: Promise<SessionSnapshot> | null = null;
+  let checkFailures = 0;
+  let checkTimer: ReturnType<typeof setTimeout> | null = null;
+  const clearCheckTimer = (): void => {
+    if (checkTimer !== null) clearTimeout(checkTimer);
+    checkTimer = null;
   };
+  /**
+   * `GET /api/auth/session`; the state is set by `call`. A failure (no answer, 5xx, 429) leaves a
+   * known state as it was; with nothing known it is `error`, asked again after a backoff
+   * (`nextCheckDelayMs`: 1 s doubling to 30 s, jittered) until an answer comes. Calls made while one
+   * runs share it.
+   */
+  const checkSession = (): Promise<SessionSnapshot> => {
+    if (checking) return checking;
+    clearCheckTimer();
+    const run = (async (): Promise<SessionSnapshot> => {
+      try {
+        await call(sessionRoute);
+        checkFailures = 0;
+        store.failCheck(null);
+      } catch (error) {
+        const status = store.snapshot.status;
+        if (error instanceof ProxyError && (status === 'unknown' || status === 'error')) {
+          store.failCheck(error);
+          if (!closed) checkTimer = unrefTimer(setTimeout(() => void checkSession(), nextCheckDelayMs(checkFailures++, random)));
+        }
+      }
+      return store.snapshot;
+    })();
+    checking = run.finally(() => {
+      checking = null;
+    });
+    return checking;
+  };
+  const retrySession = (): Promise<SessionSnapshot> => {
+    checkFailures = 0;
+    return checkSession();
+  };
+
+  // The token's expiry ends the session at that moment, with the forced logout the next call's 401
+  // would have caused: a timer on the known `exp`, checked again when the page comes back (timers of
+  // a hidden or sleeping page run late).
+  let expiryTimer: ReturnType<typeof setTimeout> | null = null;
+  const expiryError = (): ProxyError =>
+    new ProxyError({ status: 401, method: 'GET', url: SESSION_ROUTE_PATH, data: { reason: TOKEN_EXPIRED_REASON }, messages: table });
+  const checkExpiry = (): void => {
+    if (expiryTimer !== null) clearTimeout(expiryTimer);
+    expiryTimer = null;
+    const { status, expiresAt } = store.snapshot;
+    if (closed || status !== 'signedIn' || expiresAt === null) return;
+    const left = expiresAt * 1000 - now();
+    if (left <= 0) {
+      void forceLogout(expiryError(), SESSION_EXPIRY_INITIATOR);
+      return;
+    }
+    expiryTimer = unrefTimer(setTimeout(checkExpiry, Math.min(left, MAX_TIMER_MS)));
+  };
+  store.subscribe(() => checkExpiry());
+
+  // Coming back (focus, online, visible) asks the session route again after a failed check.
+  const onComeBack = (): void => {
+    const doc = (globalThis as { document?: { visibilityState?: string } }).document;
+    if (doc?.visibilityState === 'hidden') return;
+    checkExpiry();
+    if (store.snapshot.status === 'error') void retrySession();
+  };
+  const target = page && typeof windowEvents === 'function' ? (globalThis as unknown as EventTarget) : null;
+  const docTarget = page ? ((globalThis as { document?: EventTarget }).document ?? null) : null;
+  target?.addEventListener('focus', onComeBack);
+  target?.addEventListener('online', onComeBack);
+  docTarget?.addEventListener?.('visibilitychange', onComeBack);
+
   let initialCheck: Promise<SessionSnapshot> | null = null;
   const session: ClientSession = {
     get status() {
@@ -664,13 +829,21 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     get expiresAt() {
       return store.snapshot.expiresAt;
     },
+    get error() {
+      return store.snapshot.error;
+    },
+    get snapshot() {
+      return store.snapshot;
+    },
     onChange: (listener) => store.subscribe(listener),
     check: checkSession,
+    retry: retrySession,
     get initialCheck() {
       return initialCheck;
     },
   };
   if ((options.checkSession ?? page) && store.snapshot.status === 'unknown') initialCheck = checkSession();
+  checkExpiry();
 
   const areas: Record<string, Record<string, (input?: AnyInput) => Promise<unknown>>> = {};
   for (const route of ROUTES as readonly ClientRoute[]) {
@@ -705,7 +878,16 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       return hasSession();
     },
     session,
-    close: () => store.close(),
+    close: () => {
+      closed = true;
+      clearCheckTimer();
+      if (expiryTimer !== null) clearTimeout(expiryTimer);
+      expiryTimer = null;
+      target?.removeEventListener('focus', onComeBack);
+      target?.removeEventListener('online', onComeBack);
+      docTarget?.removeEventListener?.('visibilitychange', onComeBack);
+      store.close();
+    },
     get forcedLogoutFired() {
       return gate.fired;
     },
