@@ -826,21 +826,30 @@ describe('a session that recovers from a failed check and ends at its expiry', (
   });
 
   test('one forced logout per browser: two tabs failing together with Web Locks → one beacon, one logout call, both told (this-tab, other-tab)', async () => {
-    // One storage shared by two tabs (no storage event here: the tab that gets the lock second reads the
-    // shared state itself); a lock manager granting one holder at a time, in order.
+    // One storage shared by two tabs, a channel between them, and a lock manager granting one holder at a time.
     const storage = memoryStorage();
-    let queue: Promise<unknown> = Promise.resolve();
+    let held = false;
     let grants = 0;
+    let refusals = 0;
     const locks = {
-      request: (_name: string, _options: { signal?: AbortSignal }, callback: (lock: unknown) => Promise<unknown>) => {
-        const run = queue.then(() => {
-          grants++;
-          return callback({});
-        });
-        queue = run.catch(() => undefined);
-        return run;
+      request: async (_name: string, options: { ifAvailable?: boolean }, callback: (lock: unknown) => Promise<unknown>) => {
+        if (held && options.ifAvailable) {
+          refusals++;
+          return callback(null);
+        }
+        held = true;
+        grants++;
+        try {
+          return await callback({});
+        } finally {
+          held = false;
+        }
       },
     };
+    // The tabs' BroadcastChannel: what one tab sets reaches the other.
+    type End = { postMessage(m: unknown): void; onmessage: ((e: { data: unknown }) => void) | null };
+    const ends: End[] = [];
+    for (let i = 0; i < 2; i++) ends.push({ postMessage: (m) => queueMicrotask(() => ends[1 - i]?.onmessage?.({ data: structuredClone(m) })), onmessage: null });
     storage.setItem('front-proxy:session', JSON.stringify({ status: 'signedIn', expiresAt: null }));
     let releaseWallet: () => void = () => undefined;
     const walletGate = new Promise<void>((resolve) => (releaseWallet = resolve));
@@ -849,14 +858,14 @@ describe('a session that recovers from a failed check and ends at its expiry', (
       return json(401, { reason: 'token_expired' });
     });
     const told: string[] = [];
-    const tab = (name: string) =>
+    const tab = (name: string, channel: End | undefined) =>
       makeClient(proxy, {
         storage,
         locks,
-        sessionChannel: null,
+        sessionChannel: channel ?? null,
         onForcedLogout: (ref, _error, beacon, info) => told.push(`${name} ${ref} ${info.cause} ${beacon.initiator}`),
       }).client;
-    const [a, b] = [tab('A'), tab('B')];
+    const [a, b] = [tab('A', ends[0]), tab('B', ends[1])];
     const failures = Promise.all([rejection(a.wallet.refresh()), rejection(b.wallet.refresh())]);
     releaseWallet();
     const [ea, eb] = await failures;
@@ -864,7 +873,7 @@ describe('a session that recovers from a failed check and ends at its expiry', (
     assert.equal(ea.ref, 'EP0710-EM0003');
     assert.equal(eb.ref, 'EP0710-EM0003');
     assert.deepEqual([proxy.beacons.length, proxy.logoutCalls.length], [1, 1], 'one beacon, one logout call');
-    assert.equal(grants, 2, 'both tabs asked for the lock; the second found the session ended');
+    assert.deepEqual([grants, refusals], [1, 1], 'one tab got the lock; the other found it taken and waited for its state');
     assert.deepEqual(told.sort(), ['A EP0710-EM0003 this-tab proxy-client', 'B EP0710-EM0003 other-tab proxy-client']);
     assert.deepEqual([a.session.status, b.session.status], ['signedOut', 'signedOut']);
     a.close();

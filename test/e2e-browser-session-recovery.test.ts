@@ -170,4 +170,25 @@ describe('the session in a React page: recovery, expiry, one forced logout per b
     assert.deepEqual(errors, []);
     await context.close();
   });
+
+  test('(d) the provider\'s refresh driver at 6 h: one refresh, the profile stays on screen (no loading, no second profile request)', async () => {
+    const context = await signedInContext();
+    const requests: string[] = [];
+    const errors: string[] = [];
+    const page = await tab(context, requests, errors);
+    await page.waitForSelector('#profile:text("demo@example.com")');
+    const seenBefore = await page.evaluate(() => (window as unknown as { seen: string[] }).seen.length);
+    // Past the 6 h of spec 3.1 (and the driver's one-minute check), short of the 7 h expiry.
+    await page.clock.fastForward(6 * 3600 * 1000 + 61_000);
+    await waitFor('the refresh', () => (count(requests, 'POST /api/auth/refresh') === 1 ? true : undefined));
+    await waitFor('the new expiry asked', () => (count(requests, 'GET /api/auth/session') === 2 ? true : undefined));
+    await page.waitForTimeout(300);
+    const seenAfter = await page.evaluate((from) => (window as unknown as { seen: string[] }).seen.slice(from), seenBefore);
+    assert.deepEqual([...new Set(seenAfter)], seenAfter.length === 0 ? [] : ['ready'], `rendered after the refresh: ${seenAfter.join(', ')}`);
+    assert.equal(await page.textContent('#profile'), 'demo@example.com');
+    assert.deepEqual([count(requests, 'POST /api/auth/refresh'), count(requests, 'GET /api/auth/profile')], [1, 1], 'one refresh, still one profile request');
+    assert.equal(await page.$('.forced'), null);
+    assert.deepEqual(errors, []);
+    await context.close();
+  });
 });

@@ -24,7 +24,7 @@
  *
  * @module
  */
-export { ProxySessionProvider, type ProxySessionProviderProps } from './provider.js';
+export { ProxySessionProvider, type ProxySessionProviderProps, type RefreshSettings } from './provider.js';
 export {
   type ForcedLogoutNotice,
   type ProfileState,

@@ -40,6 +40,7 @@ export {
 } from './beacon.js';
 export {
   FORCED_LOGOUT_CALL_TIMEOUT_MS,
+  FORCED_LOGOUT_LOCK_LINGER_MS,
   FORCED_LOGOUT_LOCK_NAME,
   FORCED_LOGOUT_LOCK_WAIT_MS,
   type ForcedLogoutFailure,

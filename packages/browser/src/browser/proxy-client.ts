@@ -27,6 +27,7 @@ import {
 } from './beacon.js';
 import {
   FORCED_LOGOUT_CALL_TIMEOUT_MS,
+  FORCED_LOGOUT_LOCK_LINGER_MS,
   FORCED_LOGOUT_LOCK_NAME,
   FORCED_LOGOUT_LOCK_WAIT_MS,
   ForcedLogoutGate,
@@ -583,6 +584,23 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
 
   const locks = options.locks === undefined ? (page ? defaultLocks() : null) : options.locks;
 
+  /** Resolves when the state is `signedOut` (told by another tab, read now or later), or after `ms`. */
+  const signedOutWithin = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | null = null;
+      const off = store.subscribe((change) => {
+        if (change.status === 'signedOut') done();
+      });
+      const done = (): void => {
+        off();
+        if (timer !== null) clearTimeout(timer);
+        resolve();
+      };
+      timer = unrefTimer(setTimeout(done, ms));
+      store.sync('other-tab');
+      if (store.snapshot.status === 'signedOut') done();
+    });
+
   /**
    * The forced logout: beacon, `POST /api/auth/logout` (at most {@link FORCED_LOGOUT_CALL_TIMEOUT_MS}),
    * the state `signedOut` with the beacon stored for the other tabs, then the callbacks. With Web
@@ -617,18 +635,38 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       setState({ status: 'signedOut', expiresAt: null }, 'forced-logout', { beacon, method: error.method });
       tellForcedLogout(error.ref, error, beacon, { cause: 'this-tab', at: beacon.timestamp });
     };
+    // The tab that gets the lock runs it, and keeps the lock a moment after (a tab whose storage has
+    // not heard the new state yet then finds it taken); a tab that finds it taken waits for that
+    // tab's state to arrive (storage event or channel), and runs it itself only past the deadline.
+    const elected = (held: NonNullable<typeof locks>): Promise<boolean> =>
+      new Promise<boolean>((resolve, reject) => {
+        held
+          .request(FORCED_LOGOUT_LOCK_NAME, { ifAvailable: true }, async (lock) => {
+            if (lock === null || lock === undefined) {
+              resolve(false);
+              return;
+            }
+            try {
+              await run();
+            } finally {
+              resolve(true);
+            }
+            await new Promise((linger) => unrefTimer(setTimeout(linger, FORCED_LOGOUT_LOCK_LINGER_MS)));
+          })
+          .catch(reject);
+      });
     return gate.run(async () => {
       if (!locks) return run();
-      let ran = false;
+      let ranHere: boolean;
       try {
-        await locks.request(FORCED_LOGOUT_LOCK_NAME, { signal: timeoutSignal(FORCED_LOGOUT_LOCK_WAIT_MS) }, async () => {
-          ran = true;
-          await run();
-        });
+        ranHere = await elected(locks);
       } catch {
-        // the lock was not granted in time (or the API failed): this tab runs it alone
-        if (!ran) await run();
+        // the Web Locks API failed: this tab runs it alone
+        return run();
       }
+      if (ranHere) return;
+      await signedOutWithin(FORCED_LOGOUT_LOCK_WAIT_MS);
+      return run();
     }).done;
   };
 
