@@ -13,6 +13,13 @@ import { ProfileStore } from './profile-store.js';
 
 const UNKNOWN: SessionSnapshot = Object.freeze({ status: 'unknown', expiresAt: null, error: null });
 
+/** The snapshot an `initialSession` stands for (`error` and nothing read the same: `unknown`). */
+function sessionOf(status: SessionSnapshot['status'] | undefined, expiresAt: number | null): SessionSnapshot {
+  if (status === 'signedIn') return { status, expiresAt, error: null };
+  if (status === 'signedOut') return { status, expiresAt: null, error: null };
+  return UNKNOWN;
+}
+
 /** Settings of the provider's refresh driver (`startRefreshDriver`'s options but the client). */
 export type RefreshSettings = Omit<RefreshDriverOptions, 'client'>;
 
@@ -26,6 +33,13 @@ export interface ProxySessionProviderProps {
    * stable object), `false` does not run it (the page runs its own, or none).
    */
   readonly refresh?: boolean | RefreshSettings;
+  /**
+   * The session state the server already knows (`readSession` of `@front-proxy/browser/core`, from
+   * a server component or loader), so that the server's HTML is already signed in or out: the hooks
+   * read it while rendering on the server, while hydrating, and until the client knows better (its
+   * own check, a login, another tab). Default `unknown`.
+   */
+  readonly initialSession?: Pick<SessionSnapshot, 'status' | 'expiresAt'> | null;
   /**
    * Also told of each forced logout (after the notice is set): e.g. to route to the login page.
    * The notice itself is read with `useSession().forcedLogout`.
@@ -44,7 +58,11 @@ export interface ProxySessionProviderProps {
  *   change in another tab), so the next session loads its own; a refresh keeps it.
  */
 export function ProxySessionProvider(props: ProxySessionProviderProps): ReactNode {
-  const { client, onForcedLogout, children } = props;
+  const { client, onForcedLogout, children, initialSession } = props;
+  const initialStatus = initialSession?.status;
+  const initialExpiresAt = initialSession?.expiresAt ?? null;
+  // The same object while the prop says the same (useSyncExternalStore compares snapshots by identity).
+  const serverSession = useMemo(() => sessionOf(initialStatus, initialExpiresAt), [initialStatus, initialExpiresAt]);
   // One store per client, created while rendering (never in an effect) and kept in state.
   const [store, setStore] = useState(() => ({ client, profiles: new ProfileStore(client) }));
   let profiles = store.profiles;
@@ -84,8 +102,8 @@ export function ProxySessionProvider(props: ProxySessionProviderProps): ReactNod
 
   const dismiss = useCallback(() => setNotice(null), []);
   const value = useMemo<ProxySessionContextValue>(
-    () => ({ client, serverSession: UNKNOWN, profiles, notice, dismiss }),
-    [client, profiles, notice, dismiss],
+    () => ({ client, serverSession, profiles, notice, dismiss }),
+    [client, serverSession, profiles, notice, dismiss],
   );
   return createElement(ProxySessionContext.Provider, { value }, children);
 }

@@ -108,6 +108,7 @@ export {
   UNKNOWN_SESSION,
 } from './session.js';
 export { isProxyError, NETWORK_FAILURE_REASON, ProxyError, type ProxyErrorInit } from './proxy-error.js';
+export { READ_SESSION_TIMEOUT_MS, type ReadSessionOptions, readSession, sessionFromAnswer } from './server-session.js';
 export {
   initialRefreshState,
   isRefreshInProgress,
