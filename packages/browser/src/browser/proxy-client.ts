@@ -50,21 +50,19 @@ import {
   SessionStore,
 } from './session.js';
 import { defaultStorage, type KeyValueStorage } from './storage.js';
+import type { paths } from './openapi.gen.js';
 import type {
   AttributionEventPayload,
   DepositPayload,
   JsonObject,
   LoginPayload,
   LoginResult,
-  OkAnswer,
   PostalCodeLookupPayload,
-  ProfileResponse,
   RecoveryPayload,
   RegisterSimplifiedPayload,
   SessionStateResult,
   SocialLoginPayload,
   ValidateDocumentPayload,
-  ValidateDocumentResponse,
 } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -87,7 +85,11 @@ export type ParamNames<P extends string> = P extends `${string}{${infer K}}${inf
 /** The path parameters of a pattern, e.g. `{ slug: string | number }`. */
 export type PathParams<P extends string> = { readonly [K in ParamNames<P>]: string | number };
 
-/** Request bodies the SDK knows, by route key. Other JSON routes take any JSON object. */
+/**
+ * Request bodies the SDK types itself, by route key: where its own type says more than the route
+ * table's schema (the recovery steps as a union, the deposit's documented fields, the beacon). Every
+ * other JSON route takes the body of its schema ({@link RouteBody}).
+ */
 export interface RouteBodies {
   'auth.login': LoginPayload;
   'auth.register': RegisterSimplifiedPayload;
@@ -100,22 +102,50 @@ export interface RouteBodies {
   'tracking.attribution': AttributionEventPayload;
 }
 
-/** Success answers the SDK knows, by route key. Others are `unknown` JSON (or a `Blob`). */
+/**
+ * Success answers the SDK types itself, by route key: the logins as a union on `type`. Every other
+ * route answers what its schema says ({@link RouteAnswer}), a `Blob` for the raw routes.
+ */
 export interface RouteResults {
   'auth.login': LoginResult;
   'auth.register': LoginResult;
   'auth.social': LoginResult;
-  'auth.logout': OkAnswer;
-  'auth.logoutAuto': OkAnswer;
   'auth.session': SessionStateResult;
-  'auth.profile': ProfileResponse;
-  'auth.recheckSpa': ProfileResponse;
-  'auth.refresh': OkAnswer;
-  'auth.validateDocument': ValidateDocumentResponse;
-  'logs.authLogout': undefined;
 }
 
 type KeyOf<R extends ClientRoute> = `${R['area']}.${R['name']}`;
+
+/** The OpenAPI operation of a route (`openapi.gen.ts`), or `never` for a path the document does not have. */
+type OperationOf<R extends ClientRoute> = R['path'] extends keyof paths
+  ? Lowercase<R['method']> extends keyof paths[R['path']]
+    ? Exclude<paths[R['path']][Lowercase<R['method']>], undefined>
+    : never
+  : never;
+
+type JsonContentOf<A> = A extends { content: { 'application/json': infer T } } ? T : undefined;
+
+type SuccessOf<O> = O extends { responses: infer S }
+  ? 200 extends keyof S
+    ? JsonContentOf<S[200]>
+    : 201 extends keyof S
+      ? JsonContentOf<S[201]>
+      : 204 extends keyof S
+        ? undefined
+        : unknown
+  : unknown;
+
+/**
+ * The success answer of a route from the route table's schema (the one `GET /openapi.json` gives):
+ * the 200 (else 201) JSON body, `undefined` for a 204, `unknown` for a path the document does not
+ * have (the raw passthrough `/api/core-sportbook/*`). An answer the specification does not show is
+ * an open JSON object.
+ */
+export type RouteAnswer<R extends ClientRoute> = [OperationOf<R>] extends [never] ? unknown : SuccessOf<OperationOf<R>>;
+
+/** The JSON request body of a route from the route table's schema, `never` when it has none. */
+export type RouteBody<R extends ClientRoute> = OperationOf<R> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+
+type BodyRequired<R extends ClientRoute> = OperationOf<R> extends { requestBody: object } ? true : false;
 
 /**
  * The money moves (docs/behaviour.md "Money moves: exactly once"): each call sends a fresh `Idempotency-Key`
@@ -148,7 +178,11 @@ type BodyInput<R extends ClientRoute> = R['body'] extends 'none'
     ? { readonly body: FormData }
     : KeyOf<R> extends keyof RouteBodies
       ? { readonly body: RouteBodies[KeyOf<R>] }
-      : { readonly body?: JsonObject | readonly unknown[] };
+      : [RouteBody<R>] extends [never]
+        ? { readonly body?: JsonObject | readonly unknown[] }
+        : BodyRequired<R> extends true
+          ? { readonly body: RouteBody<R> }
+          : { readonly body?: RouteBody<R> };
 
 /** The input of a route's function: path parameters, query, body, headers, signal. */
 export type CallInput<R extends ClientRoute> = CommonInput & ParamsInput<R> & BodyInput<R>;
@@ -158,14 +192,16 @@ export type ResultOf<R extends ClientRoute> = KeyOf<R> extends keyof RouteResult
   ? RouteResults[KeyOf<R>]
   : R['response'] extends 'blob'
     ? Blob
-    : unknown;
+    : RouteAnswer<R>;
 
 type InputRequired<R extends ClientRoute> = [ParamNames<R['path']>] extends [never]
   ? R['body'] extends 'form'
     ? true
     : KeyOf<R> extends keyof RouteBodies
       ? true
-      : false
+      : R['body'] extends 'json'
+        ? BodyRequired<R>
+        : false
   : true;
 
 /** A route's function: resolves with the answer, rejects with a {@link ProxyError}. */
