@@ -250,6 +250,19 @@ describe('error mapping to ProxyError (spec 7.2-7.4)', () => {
     assert.equal(e.body, 'Wrong auth refresh!');
   });
 
+  test('an HTML page as the body (an ingress 502) reads as "an HTML page (N bytes)", the page kept in body', async () => {
+    const page = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+    for (const [html, bytes] of [[page, Buffer.byteLength(page)], [`<!DOCTYPE html><p>Manutenção</p>`, 34]] as const) {
+      const proxy = fakeProxy(() => new Response(html, { status: 502, headers: { 'content-type': 'text/html' } }));
+      const { client } = makeClient(proxy);
+      const e = await rejection(client.games.list());
+      assert.equal(e.reason, `an HTML page (${bytes} bytes)`);
+      assert.equal(e.body, html);
+      assert.equal(e.status, 502);
+      assert.match(e.ref, /^EP0717-EM\d{4}$/);
+    }
+  });
+
   test('the gate\'s 401 { reason: no_token } is EM0001; a 403 passthrough is EM0011', async () => {
     const proxy = fakeProxy((c) => (c.url.includes('/api/kyc/') ? json(403, { message: 'forbidden' }) : json(401, { reason: 'no_token' })));
     const { client } = makeClient(proxy);
