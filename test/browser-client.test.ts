@@ -11,6 +11,7 @@ import {
   buildForcedLogoutBeacon,
   createProxyClient,
   type ForcedLogoutBeacon,
+  defaultStorage,
   memoryStorage,
   nextCheckDelayMs,
   type ProxyClientOptions,
@@ -891,5 +892,26 @@ describe('a session that recovers from a failed check and ends at its expiry', (
     assert.deepEqual([a.session.status, b.session.status], ['signedOut', 'signedOut']);
     a.close();
     b.close();
+  });
+});
+
+describe('default storage', () => {
+  test('outside a page a global localStorage is not used (a server renders many users); in a page it is', () => {
+    const g = globalThis as { localStorage?: unknown; document?: unknown };
+    const saved = { localStorage: g.localStorage, document: g.document };
+    const shared = memoryStorage();
+    try {
+      g.localStorage = shared;
+      delete g.document;
+      defaultStorage().setItem('k', 'server');
+      assert.equal(shared.getItem('k'), null);
+      g.document = {};
+      assert.equal(defaultStorage(), shared);
+    } finally {
+      if (saved.localStorage === undefined) delete g.localStorage;
+      else g.localStorage = saved.localStorage;
+      if (saved.document === undefined) delete g.document;
+      else g.document = saved.document;
+    }
   });
 });
