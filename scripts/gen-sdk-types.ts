@@ -11,12 +11,12 @@
  * `CLOSED_RECORDS`) are closed types: fields the proxy passes on beyond them stay in the answer at
  * run time, not in the type.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { ROUTES } from '../packages/browser/src/browser/routes.js';
 import { createServer } from '../src/app.js';
+import { writeOrCheck } from './generated-file.js';
 
 /** Components closed in the SDK's types: the records of spec part 2 whose fields the specification lists. */
 export const CLOSED_RECORDS: readonly string[] = ['AuthUser', 'AuthUserInfo', 'LoginResponse', 'ProfileResponse', 'ValidateDocumentResponse'];
@@ -113,20 +113,5 @@ export async function renderSdkTypes(): Promise<string> {
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const text = await renderSdkTypes();
-  if (process.argv.includes('--check')) {
-    let current = '';
-    try {
-      current = readFileSync(target, 'utf8');
-    } catch {
-      // missing counts as out of date
-    }
-    if (current !== text) {
-      process.stderr.write('packages/browser/src/browser/openapi.gen.ts is out of date: run npm run gen:sdk-types\n');
-      process.exit(1);
-    }
-  } else {
-    writeFileSync(target, text);
-    process.stdout.write('wrote packages/browser/src/browser/openapi.gen.ts\n');
-  }
+  writeOrCheck(target, await renderSdkTypes(), 'packages/browser/src/browser/openapi.gen.ts', 'npm run gen:sdk-types');
 }

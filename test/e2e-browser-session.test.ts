@@ -15,22 +15,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import replyFrom from '@fastify/reply-from';
-import { build } from 'esbuild';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, waitFor } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, bundlePageScript, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, startFrontEnd, waitFor } from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
-
-const SDK = fileURLToPath(new URL('../packages/browser/src/browser/index.ts', import.meta.url));
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>guest</title><link rel="icon" href="data:,"></head>
 <body><script type="module" src="/app.js"></script></body></html>`;
 
 /** The page's script: the client (default options: a page asks the session route at start) and a record of what it did. */
-const APP = `import { createProxyClient, ROUTES } from ${JSON.stringify(SDK)};
+const APP = `import { createProxyClient, ROUTES } from '@front-proxy/browser';
 const changes = [];
 const forced = [];
 const client = createProxyClient({ onForcedLogout: (ref, _error, _beacon, info) => forced.push(ref + ' ' + info.cause) });
@@ -61,33 +56,18 @@ document.body.dataset.ready = 'true';
 describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 180_000 }, () => {
   const logs = new LogCapture();
   let proxy: FastifyInstance;
-  let frontEnd: FastifyInstance;
+  let frontEnd: { origin: string; close: () => Promise<void> };
   let origin: string;
   let browser: Browser;
   before(async () => {
     // random: () => 0 → every beacon is logged (spec 6.2 samples at 50%).
     proxy = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
     const proxyBase = await proxy.listen({ port: 0, host: '127.0.0.1' });
-    const bundle = await build({
-      stdin: { contents: APP, resolveDir: process.cwd(), loader: 'js' },
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      target: ['es2022'],
-      write: false,
-      logLevel: 'silent',
+    frontEnd = await startFrontEnd(proxyBase, {
+      '/': { type: 'text/html; charset=utf-8', body: PAGE },
+      '/app.js': { type: 'text/javascript; charset=utf-8', body: await bundlePageScript(APP) },
     });
-    const appJs = bundle.outputFiles[0]?.text ?? '';
-    frontEnd = Fastify();
-    frontEnd.removeAllContentTypeParsers();
-    frontEnd.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    await frontEnd.register(replyFrom, { base: proxyBase });
-    frontEnd.get('/', (_request, reply) => reply.type('text/html; charset=utf-8').send(PAGE));
-    frontEnd.get('/app.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(appJs));
-    frontEnd.all('/api/*', (request, reply) =>
-      reply.from(request.url, { rewriteRequestHeaders: (incoming, headers) => ({ ...headers, host: incoming.headers.host ?? '' }) }),
-    );
-    origin = await frontEnd.listen({ port: 0, host: '127.0.0.1' });
+    origin = frontEnd.origin;
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   });

@@ -11,7 +11,7 @@
  * @module
  */
 import type { LoginOutcomeType } from '../contracts/shapes.js';
-import type { components } from './openapi.gen.js';
+import type { components, operations } from './openapi.gen.js';
 
 export type { LoginOutcomeType };
 
@@ -66,33 +66,11 @@ export type ProfileResponse = Schemas['ProfileResponse'];
 /** spec 2.3 ValidateDocumentResponse. */
 export type ValidateDocumentResponse = Schemas['ValidateDocumentResponse'];
 
-/** spec 2.4 RegisterSimplifiedPayload, plus the proxy's optional social `provider` and `token`. */
-export interface RegisterSimplifiedPayload {
-  email: string;
-  password: string;
-  country: string;
-  /** A JSON-encoded string. */
-  nationalities: string;
-  optIn: boolean;
-  ddi?: string;
-  phone?: string;
-  name?: string;
-  birth_date?: string;
-  number?: string;
-  captcha_token?: string;
-  app_source?: string;
-  affiliation_code?: string;
-  utm_source?: string;
-  utm_campaign?: string;
-  utm_content?: string;
-  utm_medium?: string;
-  src?: string;
-  utm_src?: string;
-  ga_client_id?: string;
-  user_prudential_limit_active?: unknown;
-  provider?: string;
-  token?: string;
-}
+/**
+ * spec 2.4 RegisterSimplifiedPayload, plus the proxy's optional social `provider` and `token`: the
+ * body schema of `POST /api/auth/register` (`nationalities` is a JSON-encoded string).
+ */
+export type RegisterSimplifiedPayload = operations['postAuthRegister']['requestBody']['content']['application/json'];
 
 /** spec 2.3 ForgotPasswordPayload: the body of the first recovery step (`POST /auth/passwords/reset/options`). */
 export interface ForgotPasswordPayload {
@@ -164,29 +142,12 @@ export interface ValidateDocumentPayload {
 }
 
 /**
- * spec 2.7 DepositPayload (client shape, camelCase; the proxy sends it upstream in snake_case).
- * A deposit never carries `src`, `utm_src`, `affiliation_code` or `app_source`.
+ * spec 2.7 DepositPayload (client shape, camelCase; the proxy sends it upstream in snake_case): the
+ * body schema of `POST /api/payments/deposit`. `creditAmount` is in cents; `paymentMethod` a
+ * payment method slug (`pix`); `currency` an ISO code (`BRL`). A deposit never carries `src`,
+ * `utm_src`, `affiliation_code` or `app_source`.
  */
-export interface DepositPayload {
-  userId: number;
-  /** Amount in cents. */
-  creditAmount: number;
-  /** Payment method slug, e.g. `pix`. */
-  paymentMethod: string;
-  /** ISO currency code, e.g. `BRL`. */
-  currency: string;
-  couponCode?: string;
-  utmCampaign?: string;
-  utmSource?: string;
-  utmMedium?: string;
-  utmContent?: string;
-  gaClientId?: string;
-  cardNumber?: string;
-  cardName?: string;
-  cardExpiryMonth?: string;
-  cardExpiryYear?: string;
-  cardCvv?: string;
-}
+export type DepositPayload = operations['postPaymentsDeposit']['requestBody']['content']['application/json'];
 
 /** `/api/auth/refresh` and the logout routes answer `{ ok: true }`. */
 export type OkAnswer = Schemas['OkAnswer'];
