@@ -54,18 +54,27 @@ export interface FrontEndFile {
 }
 
 /**
- * A front-end origin on a loopback port, as a front-end server would be: it serves `files` (by path)
- * and forwards `/api/*` to the proxy at `proxyBase` with the browser's `Host` kept (so the proxy's
+ * A front-end origin on a loopback port, as a front-end server would be: it serves `files` (by path;
+ * a function renders one per request from the browser's `Cookie` header) and forwards `/api/*` to the proxy at `proxyBase` with the browser's `Host` kept (so the proxy's
  * CSRF rule sees its own origin), bodies passed through unread.
  */
-export async function startFrontEnd(proxyBase: string, files: Readonly<Record<string, FrontEndFile>>): Promise<{ origin: string; close: () => Promise<void> }> {
+export async function startFrontEnd(
+  proxyBase: string,
+  files: Readonly<Record<string, FrontEndFile | ((cookie: string | undefined) => Promise<FrontEndFile>)>>,
+): Promise<{ origin: string; close: () => Promise<void> }> {
   const { default: Fastify } = await import('fastify');
   const { default: replyFrom } = await import('@fastify/reply-from');
   const frontEnd = Fastify();
   frontEnd.removeAllContentTypeParsers();
   frontEnd.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
   await frontEnd.register(replyFrom, { base: proxyBase });
-  for (const [path, file] of Object.entries(files)) frontEnd.get(path, (_request, reply) => reply.type(file.type).send(file.body));
+  for (const [path, file] of Object.entries(files)) {
+    frontEnd.get(path, async (request, reply) => {
+      // A page rendered per request (a server's first render) gets the browser's cookies.
+      const { type, body } = typeof file === 'function' ? await file(request.headers.cookie) : file;
+      return reply.type(type).send(body);
+    });
+  }
   frontEnd.all('/api/*', (request, reply) =>
     reply.from(request.url, { rewriteRequestHeaders: (incoming, headers) => ({ ...headers, host: incoming.headers.host ?? '' }) }),
   );
