@@ -38,6 +38,7 @@ export async function buildBrowserBundle() {
 }
 
 const SRC = join(root, 'packages/browser/src/browser');
+const REACT_SRC = join(root, 'packages/react/src');
 
 /** What a page imports, by case: its module source (imports from the package's sources). */
 export const SIZE_CASES = {
@@ -46,6 +47,7 @@ export const SIZE_CASES = {
   'all three tables: createProxyClient({ locale })': `import { createProxyClient } from '${SRC}/index.ts'; export const c = createProxyClient({ locale: 'pt-BR' });`,
   'core + pt-BR, with startRefreshDriver': `import { createProxyClient, startRefreshDriver } from '${SRC}/core.ts'; import { ptBR } from '${SRC}/messages/pt-BR.ts'; export const d = startRefreshDriver({ client: createProxyClient({ messages: ptBR }) });`,
   'all three tables, with startRefreshDriver': `import { createProxyClient, startRefreshDriver } from '${SRC}/index.ts'; export const d = startRefreshDriver({ client: createProxyClient({ locale: 'pt-BR' }) });`,
+  'core + pt-BR + @front-proxy/react (react itself not counted)': `import { createProxyClient } from '${SRC}/core.ts'; import { ptBR } from '${SRC}/messages/pt-BR.ts'; import * as bindings from '${REACT_SRC}/index.ts'; export const c = createProxyClient({ messages: ptBR }); export { bindings };`,
 };
 
 /** The raw and gzipped (level 9) size in bytes of each {@link SIZE_CASES} page bundle. */
@@ -57,6 +59,9 @@ export async function measureSizes() {
       entryPoints: undefined,
       stdin: { contents, resolveDir: root, loader: 'js' },
       write: false,
+      // The React bindings read the SDK from its sources too (one copy of each module), React stays the page's own.
+      alias: { '@front-proxy/browser/core': `${SRC}/core.ts`, '@front-proxy/browser': `${SRC}/index.ts` },
+      external: ['react'],
     });
     const code = result.outputFiles[0]?.contents ?? new Uint8Array();
     sizes[name] = { bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, text: result.outputFiles[0]?.text ?? '' };

@@ -11,7 +11,9 @@ import {
   buildForcedLogoutBeacon,
   createProxyClient,
   type ForcedLogoutBeacon,
+  defaultStorage,
   memoryStorage,
+  nextCheckDelayMs,
   type ProxyClientOptions,
   ProxyError,
   shortUserAgent,
@@ -247,6 +249,19 @@ describe('error mapping to ProxyError (spec 7.2-7.4)', () => {
     const e = await rejection(client.wallet.refresh());
     assert.deepEqual([e.reason, e.ref], ['Wrong auth refresh!', 'EP0710-EM0014']);
     assert.equal(e.body, 'Wrong auth refresh!');
+  });
+
+  test('an HTML page as the body (an ingress 502) reads as "an HTML page (N bytes)", the page kept in body', async () => {
+    const page = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+    for (const [html, bytes] of [[page, Buffer.byteLength(page)], [`<!DOCTYPE html><p>Manutenção</p>`, 34]] as const) {
+      const proxy = fakeProxy(() => new Response(html, { status: 502, headers: { 'content-type': 'text/html' } }));
+      const { client } = makeClient(proxy);
+      const e = await rejection(client.games.list());
+      assert.equal(e.reason, `an HTML page (${bytes} bytes)`);
+      assert.equal(e.body, html);
+      assert.equal(e.status, 502);
+      assert.match(e.ref, /^EP0717-EM\d{4}$/);
+    }
   });
 
   test('the gate\'s 401 { reason: no_token } is EM0001; a 403 passthrough is EM0011', async () => {
@@ -640,10 +655,10 @@ describe('the session state decides (a guest is never logged out; spec 6.1)', ()
       client.session.onChange((c) => changes.push(c));
       assert.equal(client.session.status, 'unknown');
       const state = await client.session.initialCheck;
-      const expected = answer.signedIn ? { status: 'signedIn', expiresAt: answer.expiresAt } : { status: 'signedOut', expiresAt: null };
+      const expected = answer.signedIn ? { status: 'signedIn', expiresAt: answer.expiresAt, error: null } : { status: 'signedOut', expiresAt: null, error: null };
       assert.deepEqual(state, expected);
       assert.deepEqual([client.session.status, client.session.expiresAt], [expected.status, expected.expiresAt]);
-      assert.deepEqual(changes, [{ ...expected, cause: 'session-check', previous: 'unknown' }]);
+      assert.deepEqual(changes, [{ ...expected, cause: 'session-check', previous: 'unknown', forcedLogout: null }]);
       assert.deepEqual(
         proxy.calls.map((c) => `${c.method} ${c.url}`),
         ['GET https://casino.example/api/auth/session'],
@@ -676,12 +691,17 @@ describe('the session state decides (a guest is never logged out; spec 6.1)', ()
     assert.equal(client.session.status, 'signedIn');
   });
 
-  test('a failed session check leaves the state unknown; a success on a session route shows a session', async () => {
+  test('a failed session check gives the state error with its ProxyError; a success on a session route shows a session', async () => {
     const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/session') ? json(503, { ok: false, error: 'overloaded', detail: 'x' }) : json(200, { user: { id: 1 } })));
     const { client } = makeClient(proxy, { checkSession: true, retry: false });
-    assert.deepEqual(await client.session.initialCheck, { status: 'unknown', expiresAt: null });
+    const state = await client.session.initialCheck;
+    assert.equal(state?.status, 'error');
+    assert.ok(state?.error instanceof ProxyError);
+    assert.equal(state.error.ref, 'EP0799-EM0032');
+    assert.equal(client.session.error, state.error);
     await client.auth.profile();
-    assert.equal(client.session.status, 'signedIn');
+    assert.deepEqual(client.session.snapshot, { status: 'signedIn', expiresAt: null, error: null });
+    client.close();
   });
 
   test('shared between tabs through the channel: a login in one tab signs the other in, a forced logout signs it out (one callback)', async () => {
@@ -707,6 +727,191 @@ describe('the session state decides (a guest is never logged out; spec 6.1)', ()
     // Tab B then fails too: it already knows the session ended, so no second logout.
     await rejection(tabB.client.wallet.refresh());
     await tick();
-    assert.deepEqual([tabA.forced.length, tabB.forced.length, proxy.beacons.length, proxy.logoutCalls.length], [1, 0, 1, 1]);
+    // Tab B tells its user too (the same reference, cause other-tab), without a beacon or logout call of its own.
+    assert.deepEqual([tabA.forced, tabB.forced, proxy.beacons.length, proxy.logoutCalls.length], [['EP0702-EM0003'], ['EP0702-EM0003'], 1, 1]);
+  });
+});
+
+describe('a session that recovers from a failed check and ends at its expiry', () => {
+  // setTimeout is mocked in some of these tests: settle promises with setImmediate.
+  const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+  test('nextCheckDelayMs: 1 s doubling to 30 s, jittered into [0.5, 1) of it', () => {
+    const rows: [failures: number, random: number, ms: number][] = [
+      [0, 0, 500],
+      [0, 0.999_999, 1000],
+      [1, 0, 1000],
+      [4, 0, 8000],
+      [5, 0, 15_000],
+      [6, 0.999_999, 30_000],
+      [60, 0, 15_000],
+    ];
+    for (const [failures, random, ms] of rows) assert.equal(nextCheckDelayMs(failures, () => random), ms, `${failures} failures, random ${random}`);
+  });
+
+  test('error → asked again after the backoff, then signedIn; retry() asks at once; every change reported', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let up = false;
+    const proxy = fakeProxy((c) => {
+      if (!c.url.endsWith('/api/auth/session')) return json(200, {});
+      if (!up) throw new TypeError('Failed to fetch');
+      return json(200, { signedIn: true, expiresAt: 1_767_265_200 });
+    });
+    const { client } = makeClient(proxy, { checkSession: true, random: () => 0 });
+    const changes: string[] = [];
+    client.session.onChange((c) => changes.push(`${c.previous}->${c.status}${c.error ? ` ${c.error.ref}` : ''}`));
+    assert.equal((await client.session.initialCheck)?.status, 'error');
+    assert.equal(client.session.error?.ref, 'EP0799-EM0042');
+    const checks = () => proxy.calls.filter((c) => c.url.endsWith('/api/auth/session')).length;
+    assert.equal(checks(), 1);
+    t.mock.timers.tick(499);
+    await flush();
+    assert.equal(checks(), 1, 'not before the first wait (500 ms with this jitter)');
+    t.mock.timers.tick(1);
+    await flush();
+    assert.equal(checks(), 2, 'asked again after it');
+    await Promise.all([client.session.check(), client.session.check()]);
+    assert.equal(checks(), 3, 'two checks at once share one request');
+    assert.equal(client.session.status, 'error');
+    up = true;
+    const state = await client.session.retry();
+    assert.deepEqual(state, { status: 'signedIn', expiresAt: 1_767_265_200, error: null });
+    assert.equal(checks(), 4, 'retry() asks at once');
+    t.mock.timers.tick(60_000);
+    await flush();
+    assert.equal(checks(), 4, 'no more checks once answered');
+    assert.deepEqual(changes, ['unknown->error EP0799-EM0042', 'error->signedIn']);
+    client.close();
+  });
+
+  test('a 401 no_token while in error is a guest (signedOut, nothing forced); a refused cookie forces the logout', async () => {
+    for (const [reason, forces] of [['no_token', false], ['token_expired', true]] as const) {
+      const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/session') ? json(502, { ok: false, error: 'bad_gateway', detail: 'x' }) : json(401, { reason })));
+      const { client, forced } = makeClient(proxy, { checkSession: true, retry: false });
+      assert.equal((await client.session.initialCheck)?.status, 'error');
+      await rejection(client.wallet.refresh());
+      assert.equal(client.session.status, 'signedOut');
+      assert.deepEqual([forced.length, proxy.beacons.length, proxy.logoutCalls.length], forces ? [1, 1, 1] : [0, 0, 0], reason);
+      client.close();
+    }
+  });
+
+  test('expiry: at the token\'s exp the forced logout runs at once (EP0799-EM0003, one beacon, one logout call), not later as a guest', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let clock = 1_767_261_600_000;
+    const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/login') ? json(200, LOGIN_OK) : json(401, { reason: 'no_token' })));
+    const { client, forced } = makeClient(proxy, { now: () => clock });
+    const changes: string[] = [];
+    client.session.onChange((c) => changes.push(`${c.status}:${c.cause}`));
+    await client.auth.login({ body: { login: 'demo@example.com', password: 'Demo#2026' } });
+    assert.equal(client.session.expiresAt, 1_767_261_600 + 25_200);
+    clock += 25_200_000 - 1;
+    t.mock.timers.tick(25_200_000 - 1);
+    await flush();
+    assert.equal(client.session.status, 'signedIn', 'still signed in a millisecond before exp');
+    clock += 1;
+    t.mock.timers.tick(1);
+    await flush();
+    await flush();
+    assert.deepEqual(forced, ['EP0799-EM0003']);
+    assert.deepEqual(changes, ['signedIn:login', 'signedOut:forced-logout']);
+    assert.equal(proxy.beacons.length, 1);
+    assert.equal(proxy.logoutCalls.length, 1);
+    assert.deepEqual(
+      { ...client.lastBeacon, userAgentShort: undefined, timestamp: undefined },
+      {
+        ref: 'EP0799-EM0003',
+        endpointCode: 'EP0799',
+        errorCode: 'EM0003',
+        status: 401,
+        reason: 'token_expired',
+        url: '/api/auth/session',
+        initiator: 'session-expiry',
+        pathname: '/wallet',
+        hadCookie: true,
+        userAgentShort: undefined,
+        timestamp: undefined,
+      },
+    );
+    // The next call's 401 no_token reads as what it is now: a signed-out page, nothing forced again.
+    await rejection(client.wallet.refresh());
+    assert.deepEqual([forced.length, proxy.beacons.length, proxy.logoutCalls.length], [1, 1, 1]);
+    client.close();
+  });
+
+  test('one forced logout per browser: two tabs failing together with Web Locks → one beacon, one logout call, both told (this-tab, other-tab)', async () => {
+    // One storage shared by two tabs, a channel between them, and a lock manager granting one holder at a time.
+    const storage = memoryStorage();
+    let held = false;
+    let grants = 0;
+    let refusals = 0;
+    const locks = {
+      request: async (_name: string, options: { ifAvailable?: boolean }, callback: (lock: unknown) => Promise<unknown>) => {
+        if (held && options.ifAvailable) {
+          refusals++;
+          return callback(null);
+        }
+        held = true;
+        grants++;
+        try {
+          return await callback({});
+        } finally {
+          held = false;
+        }
+      },
+    };
+    // The tabs' BroadcastChannel: what one tab sets reaches the other.
+    type End = { postMessage(m: unknown): void; onmessage: ((e: { data: unknown }) => void) | null };
+    const ends: End[] = [];
+    for (let i = 0; i < 2; i++) ends.push({ postMessage: (m) => queueMicrotask(() => ends[1 - i]?.onmessage?.({ data: structuredClone(m) })), onmessage: null });
+    storage.setItem('front-proxy:session', JSON.stringify({ status: 'signedIn', expiresAt: null }));
+    let releaseWallet: () => void = () => undefined;
+    const walletGate = new Promise<void>((resolve) => (releaseWallet = resolve));
+    const proxy = fakeProxy(async () => {
+      await walletGate;
+      return json(401, { reason: 'token_expired' });
+    });
+    const told: string[] = [];
+    const tab = (name: string, channel: End | undefined) =>
+      makeClient(proxy, {
+        storage,
+        locks,
+        sessionChannel: channel ?? null,
+        onForcedLogout: (ref, _error, beacon, info) => told.push(`${name} ${ref} ${info.cause} ${beacon.initiator}`),
+      }).client;
+    const [a, b] = [tab('A', ends[0]), tab('B', ends[1])];
+    const failures = Promise.all([rejection(a.wallet.refresh()), rejection(b.wallet.refresh())]);
+    releaseWallet();
+    const [ea, eb] = await failures;
+    await flush();
+    assert.equal(ea.ref, 'EP0710-EM0003');
+    assert.equal(eb.ref, 'EP0710-EM0003');
+    assert.deepEqual([proxy.beacons.length, proxy.logoutCalls.length], [1, 1], 'one beacon, one logout call');
+    assert.deepEqual([grants, refusals], [1, 1], 'one tab got the lock; the other found it taken and waited for its state');
+    assert.deepEqual(told.sort(), ['A EP0710-EM0003 this-tab proxy-client', 'B EP0710-EM0003 other-tab proxy-client']);
+    assert.deepEqual([a.session.status, b.session.status], ['signedOut', 'signedOut']);
+    a.close();
+    b.close();
+  });
+});
+
+describe('default storage', () => {
+  test('outside a page a global localStorage is not used (a server renders many users); in a page it is', () => {
+    const g = globalThis as { localStorage?: unknown; document?: unknown };
+    const saved = { localStorage: g.localStorage, document: g.document };
+    const shared = memoryStorage();
+    try {
+      g.localStorage = shared;
+      delete g.document;
+      defaultStorage().setItem('k', 'server');
+      assert.equal(shared.getItem('k'), null);
+      g.document = {};
+      assert.equal(defaultStorage(), shared);
+    } finally {
+      if (saved.localStorage === undefined) delete g.localStorage;
+      else g.localStorage = saved.localStorage;
+      if (saved.document === undefined) delete g.document;
+      else g.document = saved.document;
+    }
   });
 });

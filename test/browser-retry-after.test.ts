@@ -213,7 +213,7 @@ describe('the client against a fake proxy on a loopback socket', () => {
     plan.set('/api/wallet/refresh', [{ status: 503, retryAfter: '0', error: 'upstream_busy' }]);
     await refusal(client().wallet.refresh());
     plan.set('/api/games/vote', [{ status: 429, retryAfter: '0', error: 'rate_limited' }]);
-    await refusal(client().games.vote({ body: { slug: 'x', vote: 1 } }));
+    await refusal(client().games.vote({ body: { casinoGameId: 'x', vote: 'up' } }));
     assert.deepEqual([count('/api/wallet/refresh'), count('/api/games/vote')], [1, 1]);
   });
 
@@ -230,7 +230,7 @@ describe('the client against a fake proxy on a loopback socket', () => {
 
     hits = [];
     plan.set('/api/payments/withdraw', [{ status: 503, retryAfter: '0', error: 'service_unavailable' }]);
-    const e = await refusal(client().payments.withdraw({ body: { amount: 100 } }));
+    const e = await refusal(client().payments.withdraw({ body: { amount: 100, method: 'pix' } }));
     assert.deepEqual([e.status, count('/api/payments/withdraw')], [503, 1]);
   });
 

@@ -8,31 +8,27 @@
  *     reports `signedOut`;
  * (b) two tabs: a login in tab A signs tab B in (the state is shared); the sandbox then expires the
  *     session, and tab B's next call forces exactly one logout (one beacon, one logout call, one
- *     callback, one log line), which signs tab A out too; tab A's next call forces nothing.
+ *     callback, one log line), which signs tab A out too and tells its user (callback with cause
+ *     `other-tab`); tab A's next call forces nothing.
  *
  * Skipped with a message when Chromium is not installed (CI installs it: `apt-get install chromium`).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import replyFrom from '@fastify/reply-from';
-import { build } from 'esbuild';
-import Fastify, { type FastifyInstance } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, waitFor } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, bundlePageScript, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, startFrontEnd, waitFor } from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
-
-const SDK = fileURLToPath(new URL('../packages/browser/src/browser/index.ts', import.meta.url));
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>guest</title><link rel="icon" href="data:,"></head>
 <body><script type="module" src="/app.js"></script></body></html>`;
 
 /** The page's script: the client (default options: a page asks the session route at start) and a record of what it did. */
-const APP = `import { createProxyClient, ROUTES } from ${JSON.stringify(SDK)};
+const APP = `import { createProxyClient, ROUTES } from '@front-proxy/browser';
 const changes = [];
 const forced = [];
-const client = createProxyClient({ onForcedLogout: (ref) => forced.push(ref) });
+const client = createProxyClient({ onForcedLogout: (ref, _error, _beacon, info) => forced.push(ref + ' ' + info.cause) });
 client.session.onChange((c) => changes.push(c.status + ':' + c.cause));
 const inputOf = (route) => {
   const params = {};
@@ -60,33 +56,18 @@ document.body.dataset.ready = 'true';
 describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 180_000 }, () => {
   const logs = new LogCapture();
   let proxy: FastifyInstance;
-  let frontEnd: FastifyInstance;
+  let frontEnd: { origin: string; close: () => Promise<void> };
   let origin: string;
   let browser: Browser;
   before(async () => {
     // random: () => 0 → every beacon is logged (spec 6.2 samples at 50%).
     proxy = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
     const proxyBase = await proxy.listen({ port: 0, host: '127.0.0.1' });
-    const bundle = await build({
-      stdin: { contents: APP, resolveDir: process.cwd(), loader: 'js' },
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      target: ['es2022'],
-      write: false,
-      logLevel: 'silent',
+    frontEnd = await startFrontEnd(proxyBase, {
+      '/': { type: 'text/html; charset=utf-8', body: PAGE },
+      '/app.js': { type: 'text/javascript; charset=utf-8', body: await bundlePageScript(APP) },
     });
-    const appJs = bundle.outputFiles[0]?.text ?? '';
-    frontEnd = Fastify();
-    frontEnd.removeAllContentTypeParsers();
-    frontEnd.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    await frontEnd.register(replyFrom, { base: proxyBase });
-    frontEnd.get('/', (_request, reply) => reply.type('text/html; charset=utf-8').send(PAGE));
-    frontEnd.get('/app.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(appJs));
-    frontEnd.all('/api/*', (request, reply) =>
-      reply.from(request.url, { rewriteRequestHeaders: (incoming, headers) => ({ ...headers, host: incoming.headers.host ?? '' }) }),
-    );
-    origin = await frontEnd.listen({ port: 0, host: '127.0.0.1' });
+    origin = frontEnd.origin;
     const { chromium } = await import('playwright-core');
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
   });
@@ -115,7 +96,7 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
     const errors: string[] = [];
     await open(page, requests, errors);
     const initial = await page.evaluate(() => (window as unknown as { sdk: { client: { session: { initialCheck: Promise<unknown> } } } }).sdk.client.session.initialCheck);
-    assert.deepEqual(initial, { status: 'signedOut', expiresAt: null });
+    assert.deepEqual(initial, { status: 'signedOut', expiresAt: null, error: null });
     const { results, expected } = await page.evaluate(async () => {
       const sdk = (window as unknown as { sdk: { callSessionRoutes: () => Promise<string[]>; sessionRoutes: number } }).sdk;
       return { results: await sdk.callSessionRoutes(), expected: sdk.sessionRoutes };
@@ -191,8 +172,8 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
       return { changes: sdk.changes, forced: sdk.forced };
     });
     const [recA, recB] = [await record(tabA), await record(tabB)];
-    assert.deepEqual(recB.forced, ['EP0710-EM0003'], 'tab B: the callback once');
-    assert.deepEqual(recA.forced, [], 'tab A: no callback');
+    assert.deepEqual(recB.forced, ['EP0710-EM0003 this-tab'], 'tab B: the callback once');
+    assert.deepEqual(recA.forced, ['EP0710-EM0003 other-tab'], 'tab A: told of tab B\'s forced logout, once');
     // At start a tab reports signedOut (its own check's answer, or the other tab's when that came
     // first), or nothing when it opened with the state already stored by the other tab.
     const afterStart = (changes: string[]) => (/^signedOut:(session-check|other-tab)$/.test(changes[0] ?? '') ? changes.slice(1) : changes);

@@ -1,9 +1,12 @@
 /**
  * One origin on a laptop (docs/deployment.md "On a laptop"): Vite's dev server runs with the shipped
- * recipe (`deploy/dev/vite.config.ts`, `server.proxy` for `/api`) in front of the proxy and its embedded
- * sandbox, and Chromium (Debian's, driven by playwright-core) logs in through it: the login POST passes
- * the proxy's CSRF check (Origin and Host are the dev server's), the session cookie is set HttpOnly on
- * the dev server's host, and the profile read with it answers the demo user.
+ * recipe (`deploy/dev/vite.config.ts`, `server.proxy` for `/api` with `changeOrigin: true` and
+ * `xfwd: true`) in front of the proxy and its embedded sandbox, the proxy started with the loopback in
+ * `TRUSTED_PROXIES`, and Chromium (Debian's, driven by playwright-core) logs in through it: the login
+ * POST passes the proxy's CSRF check (Host is the proxy's own, X-Forwarded-Host the dev server's, as
+ * the page's Origin), the session cookie is set HttpOnly on the dev server's host, and the profile read
+ * with it answers the demo user. (Without `TRUSTED_PROXIES` the same login answers 403 csrf_rejected:
+ * test/csrf-forwarded.test.ts.)
  *
  * Skipped with a message when Chromium is not installed (CI installs it: `apt-get install chromium`).
  */
@@ -48,7 +51,7 @@ const PAGE = `<!doctype html>
 test('Vite dev server with the server.proxy recipe: Chromium logs in through it and reads the profile', { skip, timeout: 90_000 }, async () => {
   const { chromium } = await import('playwright-core');
   const vite = await import('vite');
-  const app = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'silent' });
+  const app = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'silent', TRUSTED_PROXIES: '127.0.0.1,::1' });
   const proxyUrl = await app.listen({ port: 0, host: '127.0.0.1' });
   const root = mkdtempSync(join(tmpdir(), 'front-proxy-vite-'));
   const profileDir = mkdtempSync(join(tmpdir(), 'front-proxy-chromium-'));

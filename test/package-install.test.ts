@@ -5,8 +5,10 @@
  * from the npm cache) without an install-script warning; then a small TypeScript consumer of every
  * entry (the client, the core, one message table, the registry, the shapes, the React bindings)
  * compiles with tsc under `moduleResolution` `node` (the `types`/`typesVersions` fallbacks),
- * `node16` and `bundler` (the `exports`), and a deliberate type error in it fails under each, so
- * the compilation is real. Everything offline.
+ * `node16` and `bundler` (the `exports`), reading typed answers of wallet, payments and login routes
+ * and the session state as a union; and deliberate type errors in it fail under each, so the
+ * compilation is real: a status assigned to a number, `user.nmae` on the closed AuthUser, a field an
+ * answer typed from its schema does not have. Everything offline.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -33,7 +35,37 @@ export function names(p: ProfileResponse): string { return p.user.name; }
 export const bindings = [ProxySessionProvider, useProfile, useSession] as const;
 export type View = SessionView['status'];
 export const values = [status, expiresAt, ref];
+// Answers and bodies typed from the route tables' schemas: these lines compile only while they are.
+export async function typedRoutes(c: ProxyClient): Promise<number> {
+  const refreshed = await c.wallet.refresh();
+  const missing: ('rollover' | 'rolloverAccomplished')[] = refreshed.missing;
+  const balance: number | undefined = refreshed.wallet.balance;
+  const deposit = await c.payments.deposit({ body: { userId: 1, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' } });
+  const cents: number | undefined = deposit.real_wallet?.balance_cents;
+  const login = await c.auth.login({ body: { login: 'demo@example.com', password: 'x' } });
+  const name: string = login.type === undefined ? login.user.name : login.type;
+  const session = c.session.snapshot;
+  const code: string = session.status === 'error' ? session.error.ref : session.status;
+  return missing.length + (balance ?? 0) + (cents ?? 0) + name.length + code.length;
+}
+// The hooks' states narrow on status; every hook's error is a ProxyError.
+export function profileLine(): string {
+  const p = useProfile();
+  const s = useSession();
+  if (s.status === 'error') return s.error.ref;
+  return p.status === 'ready' ? p.profile.user.name : p.status === 'error' ? p.error.ref : p.status;
+}
 `;
+
+/**
+ * Deliberate type errors, one a line, each of which must fail: a status is not a number; a closed
+ * record has no `nmae`; an answer typed from its schema has no field it does not declare.
+ */
+const BROKEN = [
+  'export const wrong: number = client.session.status;',
+  'export const typo = async (c: ProxyClient): Promise<unknown> => (await c.auth.profile()).user.nmae;',
+  'export const untyped = async (c: ProxyClient): Promise<unknown> => (await c.wallet.refresh()).walet;',
+];
 
 /** The compiler options of each resolution mode (the consumer's package.json says `type: module`). */
 const MODES: Record<string, Record<string, unknown>> = {
@@ -87,13 +119,20 @@ describe('the packed packages install anywhere', { timeout: 420_000 }, () => {
       // to `any` and the deliberate error below would pass unnoticed.
       const compilerOptions = { ...options, target: 'es2022', lib: ['es2022', 'dom'], strict: true, noEmit: true, skipLibCheck: true, types: [] };
       writeFileSync(join(app, `consumer-${mode}.ts`), CONSUMER);
-      writeFileSync(join(app, `broken-${mode}.ts`), `${CONSUMER}\nexport const wrong: number = client.session.status;\n`);
+      writeFileSync(join(app, `broken-${mode}.ts`), `${CONSUMER}\n${BROKEN.join('\n')}\n`);
       writeFileSync(join(app, `tsconfig.${mode}.json`), JSON.stringify({ compilerOptions, files: [`consumer-${mode}.ts`, `broken-${mode}.ts`] }));
       const { status, output } = tsc(app, `tsconfig.${mode}.json`);
       assert.notEqual(status, 0, output);
       const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));
-      assert.equal(errors.length, 1, output);
-      assert.match(errors[0] ?? '', new RegExp(`^broken-${mode}\\.ts\\(\\d+,\\d+\\): error TS2322`), 'the one error is the deliberate one; the consumer itself compiles');
+      const consumerLines = CONSUMER.split('\n').length;
+      const at = errors.map((line) => {
+        const m = new RegExp(`^broken-${mode}\\.ts\\((\\d+),\\d+\\): error (TS\\d+)`).exec(line);
+        // TS2551 is TS2339 ("no such property") with a "did you mean" hint.
+        return m ? `${Number(m[1]) - consumerLines} ${m[2] === 'TS2551' ? 'TS2339' : m[2]}` : line;
+      });
+      // Line 1: TS2322 (not assignable); lines 2 and 3: TS2339 (no such property; an open record
+      // gives no error, an `unknown` answer TS18046). The consumer itself compiles.
+      assert.deepEqual(at, ['1 TS2322', '2 TS2339', '3 TS2339'], output);
     });
   }
 });

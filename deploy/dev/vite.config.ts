@@ -1,9 +1,10 @@
 // Local development with Vite (docs/deployment.md "On a laptop"): the dev server forwards /api to the
 // front proxy, so the page and the API share the dev server's origin as they share the site's in
-// production. `changeOrigin` stays false (Vite's default): the proxy's CSRF check compares the
-// browser's Origin with the Host it receives, which must be the dev server's.
+// production. With `changeOrigin: true` the proxy receives its own host as Host; `xfwd: true` sends
+// the dev server's as X-Forwarded-Host, which the proxy's CSRF check takes as the request's own
+// origin because the dev server (loopback) is in TRUSTED_PROXIES.
 //
-//   npm start                      # the proxy (and its sandbox) on http://127.0.0.1:3000
+//   TRUSTED_PROXIES=127.0.0.1,::1 npm start   # the proxy (and its sandbox) on http://127.0.0.1:3000
 //   FRONT_PROXY_URL=http://127.0.0.1:3000 npx vite
 import { defineConfig } from 'vite';
 
@@ -12,7 +13,8 @@ export default defineConfig({
     proxy: {
       '/api': {
         target: process.env.FRONT_PROXY_URL ?? 'http://127.0.0.1:3000',
-        changeOrigin: false,
+        changeOrigin: true,
+        xfwd: true,
       },
     },
   },

@@ -46,3 +46,63 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | Prom
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+/** A file the front-end origin serves: its content type and body. */
+export interface FrontEndFile {
+  readonly type: string;
+  readonly body: string | Buffer;
+}
+
+/**
+ * A front-end origin on a loopback port, as a front-end server would be: it serves `files` (by path;
+ * a function renders one per request from the browser's `Cookie` header) and forwards `/api/*` to the proxy at `proxyBase` with the browser's `Host` kept (so the proxy's
+ * CSRF rule sees its own origin), bodies passed through unread.
+ */
+export async function startFrontEnd(
+  proxyBase: string,
+  files: Readonly<Record<string, FrontEndFile | ((cookie: string | undefined) => Promise<FrontEndFile>)>>,
+): Promise<{ origin: string; close: () => Promise<void> }> {
+  const { default: Fastify } = await import('fastify');
+  const { default: replyFrom } = await import('@fastify/reply-from');
+  const frontEnd = Fastify();
+  frontEnd.removeAllContentTypeParsers();
+  frontEnd.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+  await frontEnd.register(replyFrom, { base: proxyBase });
+  for (const [path, file] of Object.entries(files)) {
+    frontEnd.get(path, async (request, reply) => {
+      // A page rendered per request (a server's first render) gets the browser's cookies.
+      const { type, body } = typeof file === 'function' ? await file(request.headers.cookie) : file;
+      return reply.type(type).send(body);
+    });
+  }
+  frontEnd.all('/api/*', (request, reply) =>
+    reply.from(request.url, { rewriteRequestHeaders: (incoming, headers) => ({ ...headers, host: incoming.headers.host ?? '' }) }),
+  );
+  const origin = await frontEnd.listen({ port: 0, host: '127.0.0.1' });
+  return { origin, close: () => frontEnd.close() };
+}
+
+/**
+ * Bundles a page script for Chromium with esbuild (ESM, es2022, React in production mode), the SDK
+ * and the React bindings taken from their sources.
+ */
+export async function bundlePageScript(source: string): Promise<string> {
+  const { build } = await import('esbuild');
+  const src = (path: string) => fileURLToPath(new URL(`../../packages/${path}`, import.meta.url));
+  const bundle = await build({
+    stdin: { contents: source, resolveDir: fileURLToPath(new URL('../../', import.meta.url)), loader: 'js' },
+    bundle: true,
+    format: 'esm',
+    platform: 'browser',
+    target: ['es2022'],
+    write: false,
+    logLevel: 'silent',
+    define: { 'process.env.NODE_ENV': '"production"' },
+    alias: {
+      '@front-proxy/browser/core': src('browser/src/browser/core.ts'),
+      '@front-proxy/browser': src('browser/src/browser/index.ts'),
+      '@front-proxy/react': src('react/src/index.ts'),
+    },
+  });
+  return bundle.outputFiles[0]?.text ?? '';
+}

@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { ProxyClient } from '@front-proxy/browser';
+import type { ProxyClient, SessionSnapshot } from '@front-proxy/browser';
 import { createContext } from 'react';
 import type { ProfileStore } from './profile-store.js';
 
@@ -15,11 +15,18 @@ export interface ForcedLogoutNotice {
   readonly message: string;
   /** When it happened, epoch milliseconds. */
   readonly at: number;
+  /**
+   * `this-tab`: this tab ran it (beacon, logout call); `other-tab`: another tab of the browser did,
+   * and this one, signed in until then, only tells its user.
+   */
+  readonly cause: 'this-tab' | 'other-tab';
 }
 
 /** What the provider shares. */
 export interface ProxySessionContextValue {
   readonly client: ProxyClient;
+  /** The state the server rendered with (`initialSession`), else `unknown`. */
+  readonly serverSession: SessionSnapshot;
   readonly profiles: ProfileStore;
   readonly notice: ForcedLogoutNotice | null;
   readonly dismiss: () => void;

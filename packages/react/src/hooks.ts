@@ -3,7 +3,7 @@
  *
  * @module
  */
-import type { LoginPayload, LoginResult, OkAnswer, ProxyClient, SessionStatus } from '@front-proxy/browser';
+import type { LoginPayload, LoginResult, OkAnswer, ProxyClient, SessionSnapshot } from '@front-proxy/browser';
 import { useCallback, useContext, useEffect, useMemo, useSyncExternalStore } from 'react';
 import { type ForcedLogoutNotice, ProxySessionContext, type ProxySessionContextValue } from './context.js';
 import type { ProfileState } from './profile-store.js';
@@ -16,33 +16,23 @@ function useProxyContext(hook: string): ProxySessionContextValue {
   return value;
 }
 
-/** The session state as a string (`useSyncExternalStore` compares snapshots by identity). */
-function snapshotKey(client: ProxyClient): string {
-  return `${client.session.status}|${client.session.expiresAt ?? ''}`;
-}
-
-const SERVER_SNAPSHOT = 'unknown|';
-
-/** The client's session state, re-rendering on each change (this tab's and other tabs'). */
-function useSessionState(client: ProxyClient): { status: SessionStatus; expiresAt: number | null } {
+/**
+ * The client's session state, re-rendering on each change (this tab's and other tabs'). The
+ * snapshot is the client's own object, the same until the state changes; on the server, and while
+ * the client knows nothing yet, the provider's `initialSession` stands in for it.
+ */
+function useSessionState(value: ProxySessionContextValue): SessionSnapshot {
+  const { client, serverSession } = value;
   const subscribe = useCallback((onChange: () => void) => client.session.onChange(onChange), [client]);
-  const key = useSyncExternalStore(
-    subscribe,
-    () => snapshotKey(client),
-    () => SERVER_SNAPSHOT,
-  );
-  return useMemo(() => {
-    const [status, expiresAt] = key.split('|');
-    return { status: status as SessionStatus, expiresAt: expiresAt ? Number(expiresAt) : null };
-  }, [key]);
+  const getSnapshot = useCallback(() => {
+    const snapshot = client.session.snapshot;
+    return snapshot.status === 'unknown' ? serverSession : snapshot;
+  }, [client, serverSession]);
+  return useSyncExternalStore(subscribe, getSnapshot, () => serverSession);
 }
 
-/** What {@link useSession} returns. */
-export interface SessionView {
-  /** `unknown` (before the first answer, and on the server), `signedIn` or `signedOut`. */
-  readonly status: SessionStatus;
-  /** Epoch seconds of the session token's `exp` when known, else `null`. */
-  readonly expiresAt: number | null;
+/** The actions and the forced-logout notice of {@link useSession}. */
+export interface SessionActions {
   /**
    * `POST /api/auth/login` with the payload of spec 2.1; resolves with the LoginResult (a
    * `type: 'two_factor_code'` answer asks for the second step), rejects with a `ProxyError`
@@ -51,6 +41,11 @@ export interface SessionView {
   readonly signIn: (payload: LoginPayload) => Promise<LoginResult>;
   /** `POST /api/auth/logout` (always answers 200; the cookie is cleared). */
   readonly signOut: () => Promise<OkAnswer>;
+  /**
+   * Asks `GET /api/auth/session` again now (a "try again" button while `status` is `error`; the
+   * client also retries by itself with backoff, and on focus, online and visibility).
+   */
+  readonly retry: () => Promise<void>;
   /** The forced logout not dismissed yet (show it once, e.g. a banner), or `null`. Cleared by the next login. */
   readonly forcedLogout: ForcedLogoutNotice | null;
   /** Dismisses {@link forcedLogout}. */
@@ -58,17 +53,28 @@ export interface SessionView {
 }
 
 /**
- * The session: status, expiry, sign-in and sign-out, and the forced-logout notice.
+ * What {@link useSession} returns: the session state, a union on `status` (`unknown` before the
+ * first answer; `signedIn` with `expiresAt`, epoch seconds of the token's `exp` when known;
+ * `signedOut`; `error` with the `ProxyError` of the session check that failed), and the actions.
+ */
+export type SessionView = SessionSnapshot & SessionActions;
+
+/**
+ * The session: status, expiry or error, sign-in, sign-out, retry, and the forced-logout notice.
  * @throws Error outside a {@link ProxySessionProvider}
  */
 export function useSession(): SessionView {
-  const { client, notice, dismiss } = useProxyContext('useSession');
-  const { status, expiresAt } = useSessionState(client);
+  const context = useProxyContext('useSession');
+  const { client, notice, dismiss } = context;
+  const state = useSessionState(context);
   const signIn = useCallback((payload: LoginPayload) => client.auth.login({ body: payload }), [client]);
   const signOut = useCallback(() => client.auth.logout(), [client]);
+  const retry = useCallback(async () => {
+    await client.session.retry();
+  }, [client]);
   return useMemo(
-    () => ({ status, expiresAt, signIn, signOut, forcedLogout: notice, dismissForcedLogout: dismiss }),
-    [status, expiresAt, signIn, signOut, notice, dismiss],
+    () => ({ ...state, signIn, signOut, retry, forcedLogout: notice, dismissForcedLogout: dismiss }),
+    [state, signIn, signOut, retry, notice, dismiss],
   );
 }
 
@@ -79,8 +85,9 @@ export function useSession(): SessionView {
  * @throws Error outside a {@link ProxySessionProvider}
  */
 export function useProfile(): ProfileState & { readonly reload: () => Promise<void> } {
-  const { client, profiles } = useProxyContext('useProfile');
-  const { status } = useSessionState(client);
+  const context = useProxyContext('useProfile');
+  const { profiles } = context;
+  const { status } = useSessionState(context);
   const state = useSyncExternalStore(
     profiles.subscribe,
     () => profiles.state,

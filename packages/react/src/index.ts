@@ -24,10 +24,11 @@
  *
  * @module
  */
-export { ProxySessionProvider, type ProxySessionProviderProps } from './provider.js';
+export { ProxySessionProvider, type ProxySessionProviderProps, type RefreshSettings } from './provider.js';
 export {
   type ForcedLogoutNotice,
   type ProfileState,
+  type SessionActions,
   type SessionView,
   useProfile,
   useProxyClient,

@@ -5,15 +5,23 @@
  * @module
  */
 import type { ProfileResponse, ProxyClient } from '@front-proxy/browser';
+import { isProxyError, ProxyError } from '@front-proxy/browser/core';
 
-/** What {@link useProfile} returns (see `hooks.ts`). */
-export interface ProfileState {
-  /** `idle`: nothing asked (no session); `loading`; `ready`: `profile` holds the answer; `error`. */
-  readonly status: 'idle' | 'loading' | 'ready' | 'error';
-  /** The profile answer (spec 2.5 `ProfileResponse`: `user`, `userInfo`), or `null`. */
-  readonly profile: ProfileResponse | null;
-  /** The failure of the last load (a `ProxyError` for an error answer), or `null`. */
-  readonly error: unknown;
+/**
+ * What {@link useProfile} returns (see `hooks.ts`), a union on `status`: `idle` (nothing asked: no
+ * session), `loading` (with the profile of the last load while it is asked again, else `null`),
+ * `ready` (`profile`: the spec 2.5 `ProfileResponse`, `user` and `userInfo`), `error` (the
+ * `ProxyError` of the failed load).
+ */
+export type ProfileState =
+  | { readonly status: 'idle'; readonly profile: null; readonly error: null }
+  | { readonly status: 'loading'; readonly profile: ProfileResponse | null; readonly error: null }
+  | { readonly status: 'ready'; readonly profile: ProfileResponse; readonly error: null }
+  | { readonly status: 'error'; readonly profile: null; readonly error: ProxyError };
+
+/** A failure of the profile call as a `ProxyError` (the client rejects with one; anything else reads as no answer, status 0). */
+function proxyErrorOf(error: unknown): ProxyError {
+  return isProxyError(error) ? error : new ProxyError({ status: 0, method: 'GET', url: '/api/auth/profile', cause: error });
 }
 
 const IDLE: ProfileState = Object.freeze({ status: 'idle', profile: null, error: null });
@@ -63,7 +71,7 @@ export class ProfileStore {
         if (epoch === this.#epoch) this.#set({ status: 'ready', profile, error: null });
       },
       (error: unknown) => {
-        if (epoch === this.#epoch) this.#set({ status: 'error', profile: null, error });
+        if (epoch === this.#epoch) this.#set({ status: 'error', profile: null, error: proxyErrorOf(error) });
       },
     );
     this.#pending = run.finally(() => {

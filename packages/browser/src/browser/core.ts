@@ -39,9 +39,15 @@ export {
   shortUserAgent,
 } from './beacon.js';
 export {
+  FORCED_LOGOUT_CALL_TIMEOUT_MS,
+  FORCED_LOGOUT_LOCK_LINGER_MS,
+  FORCED_LOGOUT_LOCK_NAME,
+  FORCED_LOGOUT_LOCK_WAIT_MS,
   type ForcedLogoutFailure,
   ForcedLogoutGate,
+  type ForcedLogoutLocks,
   type ForcedLogoutRoute,
+  SESSION_EXPIRY_INITIATOR,
   shouldForceLogout,
 } from './forced-logout.js';
 export {
@@ -49,6 +55,7 @@ export {
   type CommonInput,
   createProxyClient,
   fillPath,
+  type ForcedLogoutInfo,
   type ForcedLogoutListener,
   type ParamNames,
   type PathParams,
@@ -84,17 +91,24 @@ export {
 } from './messages.js';
 export {
   type ClientSession,
+  type ForcedLogoutRecord,
+  nextCheckDelayMs,
   parseSessionSnapshot,
   SESSION_CHANNEL_NAME,
+  SESSION_CHECK_RETRY_FIRST_MS,
+  SESSION_CHECK_RETRY_MAX_MS,
   serializeSessionSnapshot,
   type SessionChange,
   type SessionChangeCause,
   type SessionChannel,
   type SessionSnapshot,
+  type SessionState,
   type SessionStatus,
+  type StoredSessionStatus,
   UNKNOWN_SESSION,
 } from './session.js';
 export { isProxyError, NETWORK_FAILURE_REASON, ProxyError, type ProxyErrorInit } from './proxy-error.js';
+export { READ_SESSION_TIMEOUT_MS, type ReadSessionOptions, readSession, sessionFromAnswer } from './server-session.js';
 export {
   initialRefreshState,
   isRefreshInProgress,

@@ -6,6 +6,33 @@
  */
 import { isSessionEndingErrorCode } from '../errors/index.js';
 
+/** Name of the Web Lock that lets one tab of the browser run a forced logout at a time. */
+export const FORCED_LOGOUT_LOCK_NAME = 'front-proxy:forced-logout';
+
+/**
+ * Longest wait, in milliseconds, of a tab that found the lock taken for the state of the tab running
+ * the forced logout to arrive: above one run (the logout call's own deadline); past it, the tab runs
+ * the forced logout itself.
+ */
+export const FORCED_LOGOUT_LOCK_WAIT_MS = 15_000;
+
+/**
+ * How long the tab that ran a forced logout keeps the lock after it, in milliseconds: a tab whose
+ * copy of `localStorage` has not heard the new state yet finds the lock taken and waits for it.
+ */
+export const FORCED_LOGOUT_LOCK_LINGER_MS = 1_000;
+
+/** Deadline of the forced logout's `POST /api/auth/logout`, in milliseconds. */
+export const FORCED_LOGOUT_CALL_TIMEOUT_MS = 10_000;
+
+/** `initiator` of the beacon when the token's expiry, seen on the page's clock, ended the session. */
+export const SESSION_EXPIRY_INITIATOR = 'session-expiry';
+
+/** The part of the Web Locks API (`navigator.locks`) the forced logout uses. */
+export interface ForcedLogoutLocks {
+  request(name: string, options: { ifAvailable?: boolean }, callback: (lock: unknown) => Promise<unknown>): Promise<unknown>;
+}
+
 /** The route facts the rule needs (a row of `ROUTES` satisfies it). */
 export interface ForcedLogoutRoute {
   /** The route needs the session cookie. */

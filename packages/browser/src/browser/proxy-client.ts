@@ -25,13 +25,24 @@ import {
   type SendBeacon,
   sendForcedLogoutBeacon,
 } from './beacon.js';
-import { ForcedLogoutGate, shouldForceLogout } from './forced-logout.js';
+import {
+  FORCED_LOGOUT_CALL_TIMEOUT_MS,
+  FORCED_LOGOUT_LOCK_LINGER_MS,
+  FORCED_LOGOUT_LOCK_NAME,
+  FORCED_LOGOUT_LOCK_WAIT_MS,
+  ForcedLogoutGate,
+  type ForcedLogoutLocks,
+  SESSION_EXPIRY_INITIATOR,
+  shouldForceLogout,
+} from './forced-logout.js';
 import { type Locale, type LocaleMessages, pickMessages } from './messages.js';
 import { ProxyError } from './proxy-error.js';
 import { type RetryAfterPolicy, retryDelayMs } from './retry-after.js';
 import { type ClientRoute, matchRoute, ROUTES, type Route, type RouteArea, type RoutesOf } from './routes.js';
 import {
   type ClientSession,
+  type ForcedLogoutRecord,
+  nextCheckDelayMs,
   SESSION_CHANNEL_NAME,
   type SessionChangeCause,
   type SessionChannel,
@@ -39,21 +50,19 @@ import {
   SessionStore,
 } from './session.js';
 import { defaultStorage, type KeyValueStorage } from './storage.js';
+import type { paths } from './openapi.gen.js';
 import type {
   AttributionEventPayload,
   DepositPayload,
   JsonObject,
   LoginPayload,
   LoginResult,
-  OkAnswer,
   PostalCodeLookupPayload,
-  ProfileResponse,
   RecoveryPayload,
   RegisterSimplifiedPayload,
   SessionStateResult,
   SocialLoginPayload,
   ValidateDocumentPayload,
-  ValidateDocumentResponse,
 } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -76,7 +85,11 @@ export type ParamNames<P extends string> = P extends `${string}{${infer K}}${inf
 /** The path parameters of a pattern, e.g. `{ slug: string | number }`. */
 export type PathParams<P extends string> = { readonly [K in ParamNames<P>]: string | number };
 
-/** Request bodies the SDK knows, by route key. Other JSON routes take any JSON object. */
+/**
+ * Request bodies the SDK types itself, by route key: where its own type says more than the route
+ * table's schema (the recovery steps as a union, the deposit's documented fields, the beacon). Every
+ * other JSON route takes the body of its schema ({@link RouteBody}).
+ */
 export interface RouteBodies {
   'auth.login': LoginPayload;
   'auth.register': RegisterSimplifiedPayload;
@@ -89,22 +102,50 @@ export interface RouteBodies {
   'tracking.attribution': AttributionEventPayload;
 }
 
-/** Success answers the SDK knows, by route key. Others are `unknown` JSON (or a `Blob`). */
+/**
+ * Success answers the SDK types itself, by route key: the logins as a union on `type`. Every other
+ * route answers what its schema says ({@link RouteAnswer}), a `Blob` for the raw routes.
+ */
 export interface RouteResults {
   'auth.login': LoginResult;
   'auth.register': LoginResult;
   'auth.social': LoginResult;
-  'auth.logout': OkAnswer;
-  'auth.logoutAuto': OkAnswer;
   'auth.session': SessionStateResult;
-  'auth.profile': ProfileResponse;
-  'auth.recheckSpa': ProfileResponse;
-  'auth.refresh': OkAnswer;
-  'auth.validateDocument': ValidateDocumentResponse;
-  'logs.authLogout': undefined;
 }
 
 type KeyOf<R extends ClientRoute> = `${R['area']}.${R['name']}`;
+
+/** The OpenAPI operation of a route (`openapi.gen.ts`), or `never` for a path the document does not have. */
+type OperationOf<R extends ClientRoute> = R['path'] extends keyof paths
+  ? Lowercase<R['method']> extends keyof paths[R['path']]
+    ? Exclude<paths[R['path']][Lowercase<R['method']>], undefined>
+    : never
+  : never;
+
+type JsonContentOf<A> = A extends { content: { 'application/json': infer T } } ? T : undefined;
+
+type SuccessOf<O> = O extends { responses: infer S }
+  ? 200 extends keyof S
+    ? JsonContentOf<S[200]>
+    : 201 extends keyof S
+      ? JsonContentOf<S[201]>
+      : 204 extends keyof S
+        ? undefined
+        : unknown
+  : unknown;
+
+/**
+ * The success answer of a route from the route table's schema (the one `GET /openapi.json` gives):
+ * the 200 (else 201) JSON body, `undefined` for a 204, `unknown` for a path the document does not
+ * have (the raw passthrough `/api/core-sportbook/*`). An answer the specification does not show is
+ * an open JSON object.
+ */
+export type RouteAnswer<R extends ClientRoute> = [OperationOf<R>] extends [never] ? unknown : SuccessOf<OperationOf<R>>;
+
+/** The JSON request body of a route from the route table's schema, `never` when it has none. */
+export type RouteBody<R extends ClientRoute> = OperationOf<R> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+
+type BodyRequired<R extends ClientRoute> = OperationOf<R> extends { requestBody: object } ? true : false;
 
 /**
  * The money moves (docs/behaviour.md "Money moves: exactly once"): each call sends a fresh `Idempotency-Key`
@@ -137,7 +178,11 @@ type BodyInput<R extends ClientRoute> = R['body'] extends 'none'
     ? { readonly body: FormData }
     : KeyOf<R> extends keyof RouteBodies
       ? { readonly body: RouteBodies[KeyOf<R>] }
-      : { readonly body?: JsonObject | readonly unknown[] };
+      : [RouteBody<R>] extends [never]
+        ? { readonly body?: JsonObject | readonly unknown[] }
+        : BodyRequired<R> extends true
+          ? { readonly body: RouteBody<R> }
+          : { readonly body?: RouteBody<R> };
 
 /** The input of a route's function: path parameters, query, body, headers, signal. */
 export type CallInput<R extends ClientRoute> = CommonInput & ParamsInput<R> & BodyInput<R>;
@@ -147,14 +192,16 @@ export type ResultOf<R extends ClientRoute> = KeyOf<R> extends keyof RouteResult
   ? RouteResults[KeyOf<R>]
   : R['response'] extends 'blob'
     ? Blob
-    : unknown;
+    : RouteAnswer<R>;
 
 type InputRequired<R extends ClientRoute> = [ParamNames<R['path']>] extends [never]
   ? R['body'] extends 'form'
     ? true
     : KeyOf<R> extends keyof RouteBodies
       ? true
-      : false
+      : R['body'] extends 'json'
+        ? BodyRequired<R>
+        : false
   : true;
 
 /** A route's function: resolves with the answer, rejects with a {@link ProxyError}. */
@@ -184,8 +231,21 @@ export interface SessionEvent {
   readonly at: number;
 }
 
-/** Told of a forced logout: the reference (e.g. `'EP0702-EM0003'`), the failure and the beacon sent. */
-export type ForcedLogoutListener = (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon) => void;
+/**
+ * How this tab learnt of a forced logout: `this-tab` ran it (beacon, logout call); `other-tab`: another
+ * tab of the browser ran it, and this one, signed in until then, only tells its user (no second
+ * beacon or logout call). `at`: epoch ms of the beacon.
+ */
+export interface ForcedLogoutInfo {
+  readonly cause: 'this-tab' | 'other-tab';
+  readonly at: number;
+}
+
+/**
+ * Told of a forced logout: the reference (e.g. `'EP0702-EM0003'`), the failure, the beacon sent
+ * (by this tab or, with `info.cause` `other-tab`, by the tab that ran it) and how this tab learnt it.
+ */
+export type ForcedLogoutListener = (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon, info: ForcedLogoutInfo) => void;
 
 /** Options of {@link createProxyClient}. Every one has a browser default. */
 export interface ProxyClientOptions {
@@ -198,12 +258,14 @@ export interface ProxyClientOptions {
   /** Where the session state persists (shared by the tabs); default `localStorage` (memory when unavailable). */
   readonly storage?: KeyValueStorage;
   /**
-   * Called once when a session-ending failure forces a logout (after the beacon is sent and
-   * `/api/auth/logout` answered or failed), however many calls fail together; again only after
-   * the next successful login. Only for a session the client believed in (`session.status`
-   * `signedIn`, or `unknown` with a refused cookie): a guest's 401 `no_token` never calls it. Receives the reference, e.g. `'EP0702-EM0003'`.
+   * Called once when a session-ending failure, or the token's expiry, forces a logout (after the
+   * beacon is sent and `/api/auth/logout` answered or failed), however many calls fail together;
+   * again only after the next successful login. Only for a session the client believed in
+   * (`session.status` `signedIn`, or `unknown` with a refused cookie): a guest's 401 `no_token`
+   * never calls it. Receives the reference, e.g. `'EP0702-EM0003'`. One tab of the browser runs a
+   * forced logout; the others, signed in until then, are called with `info.cause` `other-tab`.
    */
-  readonly onForcedLogout?: (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon) => void;
+  readonly onForcedLogout?: ForcedLogoutListener;
   /** `initiator` of the beacons; default `'proxy-client'`. */
   readonly initiator?: string;
   /** The page path for the beacon; default `location.pathname`. */
@@ -245,6 +307,12 @@ export interface ProxyClientOptions {
    * as well.
    */
   readonly sessionChannel?: SessionChannel | null;
+  /**
+   * The Web Locks API that elects the one tab running a forced logout (the others wait for it, then
+   * tell their user with cause `other-tab`); default `navigator.locks` in a page, `null` for none
+   * (each tab then runs its own, told apart only by the shared state).
+   */
+  readonly locks?: ForcedLogoutLocks | null;
 }
 
 /** Input of {@link ProxyClient.request}, for paths outside `ROUTES`. */
@@ -274,9 +342,12 @@ export type ProxyClient = TypedRoutes & {
    * logout. The HttpOnly cookie itself cannot be read.
    */
   readonly hasSession: boolean;
-  /** The session state: `status`, `expiresAt`, `onChange(listener)`, `check()`. */
+  /** The session state: `status`, `expiresAt`, `error`, `snapshot`, `onChange(listener)`, `check()`, `retry()`. */
   readonly session: ClientSession;
-  /** Stops listening to the other tabs (the `storage` event and the channel). */
+  /**
+   * Stops listening to the other tabs (the `storage` event and the channel), to the page's `focus`,
+   * `online` and `visibilitychange`, and clears the session check's retry and the expiry timers.
+   */
   close(): void;
   /** Whether a forced logout ran since the last successful login. */
   readonly forcedLogoutFired: boolean;
@@ -305,6 +376,29 @@ export const SESSION_ROUTE_PATH = '/api/auth/session';
 
 /** The EM code of a 401 `no_token` (no session cookie at all). */
 const NO_TOKEN_ERROR_CODE = 'EM0001';
+
+/** The reason the proxy gives an expired token (EM0003); an expiry seen on the page's clock reads so. */
+const TOKEN_EXPIRED_REASON = 'token_expired';
+
+/** The longest delay `setTimeout` keeps (2^31 - 1 ms, about 24.8 days); a longer wait is re-armed. */
+const MAX_TIMER_MS = 2_147_483_647;
+
+/** Lets Node exit with a timer pending (no-op in a browser, whose timers are numbers). */
+function unrefTimer<T>(timer: T): T {
+  (timer as { unref?: () => void }).unref?.();
+  return timer;
+}
+
+/** `AbortSignal.timeout(ms)` where the runtime has it, else `undefined` (no deadline). */
+function timeoutSignal(ms: number): AbortSignal | undefined {
+  return typeof AbortSignal !== 'undefined' && typeof AbortSignal.timeout === 'function' ? AbortSignal.timeout(ms) : undefined;
+}
+
+/** `navigator.locks` when the page has the Web Locks API, else `null`. */
+function defaultLocks(): ForcedLogoutLocks | null {
+  const locks = (globalThis as { navigator?: { locks?: ForcedLogoutLocks } }).navigator?.locks;
+  return locks && typeof locks.request === 'function' ? locks : null;
+}
 
 /** Waits `ms`, or rejects with the abort reason as soon as `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
@@ -473,21 +567,49 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
    * Sets the session state. The SessionEvent listeners hear every login, refresh, logout and forced
    * logout, and any other cause only when `hasSession` flips.
    */
-  const setState = (snapshot: SessionSnapshot, cause: SessionChangeCause): void => {
+  const setState = (snapshot: Pick<SessionSnapshot, 'status' | 'expiresAt'>, cause: SessionChangeCause, record: ForcedLogoutRecord | null = null): void => {
     const before = hasSession();
-    store.set(snapshot, cause);
+    store.set(snapshot, cause, record);
     const active = snapshot.status === 'signedIn';
     if (active && (!before || cause === 'login' || cause === 'refresh')) gate.rearm();
     const always = cause === 'login' || cause === 'refresh' || cause === 'logout' || cause === 'forced-logout';
     if (always || before !== active) notify(active ? 'established' : 'ended', cause);
   };
 
-  // Another tab signing in or out flips this tab's belief too.
+  const tellForcedLogout = (ref: ErrorRef, error: ProxyError, beacon: ForcedLogoutBeacon, info: ForcedLogoutInfo): void => {
+    try {
+      options.onForcedLogout?.(ref, error, beacon, info);
+    } catch {
+      // the callback's failure does not change the outcome
+    }
+    for (const listener of [...forcedListeners]) {
+      try {
+        listener(ref, error, beacon, info);
+      } catch {
+        // a listener's failure does not change the outcome
+      }
+    }
+  };
+
+  // Another tab signing in or out flips this tab's belief too; its forced logout is told here as well.
   store.subscribe((change) => {
     if (change.cause !== 'other-tab') return;
     const active = change.status === 'signedIn';
     if (active && change.previous !== 'signedIn') gate.rearm();
     if (active !== (change.previous === 'signedIn')) notify(active ? 'established' : 'ended', 'other-tab');
+    const record = change.forcedLogout;
+    if (record && change.previous === 'signedIn') {
+      const { beacon } = record;
+      // The same failure, classified again in this tab's language.
+      const error = new ProxyError({
+        status: beacon.status,
+        method: record.method,
+        url: beacon.url,
+        data: beacon.reason === '' ? undefined : { reason: beacon.reason },
+        messages: table,
+      });
+      tellForcedLogout(beacon.ref, error, beacon, { cause: 'other-tab', at: beacon.timestamp });
+    }
   });
 
   /** `expiresAt` from a login answer's `expires_in` (seconds), else `null`. */
@@ -496,6 +618,31 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     return typeof expiresIn === 'number' && Number.isFinite(expiresIn) && expiresIn > 0 ? Math.floor(now() / 1000 + expiresIn) : null;
   };
 
+  const locks = options.locks === undefined ? (page ? defaultLocks() : null) : options.locks;
+
+  /** Resolves when the state is `signedOut` (told by another tab, read now or later), or after `ms`. */
+  const signedOutWithin = (ms: number): Promise<void> =>
+    new Promise<void>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | null = null;
+      const off = store.subscribe((change) => {
+        if (change.status === 'signedOut') done();
+      });
+      const done = (): void => {
+        off();
+        if (timer !== null) clearTimeout(timer);
+        resolve();
+      };
+      timer = unrefTimer(setTimeout(done, ms));
+      store.sync('other-tab');
+      if (store.snapshot.status === 'signedOut') done();
+    });
+
+  /**
+   * The forced logout: beacon, `POST /api/auth/logout` (at most {@link FORCED_LOGOUT_CALL_TIMEOUT_MS}),
+   * the state `signedOut` with the beacon stored for the other tabs, then the callbacks. With Web
+   * Locks one tab of the browser runs it at a time; a tab that got the lock after another tab's run
+   * finds the state `signedOut` and only tells its user (`other-tab`, from the storage event).
+   */
   const forceLogout = (error: ProxyError, callInitiator: string): Promise<void> => {
     const context = {
       initiator: callInitiator,
@@ -504,7 +651,10 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       hadCookie: hasSession(),
       userAgent,
     };
-    return gate.run(async () => {
+    const run = async (): Promise<void> => {
+      // Another tab may have run it while this one waited for the lock: read the shared state first.
+      store.sync('other-tab');
+      if (store.snapshot.status === 'signedOut') return;
       const beacon = buildForcedLogoutBeacon(error, context);
       lastBeacon = beacon;
       sendForcedLogoutBeacon(beacon, { url: baseUrl + FORCED_LOGOUT_BEACON_PATH, sendBeacon, fetch: fetchImpl });
@@ -513,23 +663,46 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
           method: 'POST',
           credentials: 'include',
           headers: { accept: 'application/json' },
+          signal: timeoutSignal(FORCED_LOGOUT_CALL_TIMEOUT_MS),
         });
       } catch {
         // the cookie may survive a failed logout; the page is logged out anyway
       }
-      setState({ status: 'signedOut', expiresAt: null }, 'forced-logout');
+      setState({ status: 'signedOut', expiresAt: null }, 'forced-logout', { beacon, method: error.method });
+      tellForcedLogout(error.ref, error, beacon, { cause: 'this-tab', at: beacon.timestamp });
+    };
+    // The tab that gets the lock runs it, and keeps the lock a moment after (a tab whose storage has
+    // not heard the new state yet then finds it taken); a tab that finds it taken waits for that
+    // tab's state to arrive (storage event or channel), and runs it itself only past the deadline.
+    const elected = (held: NonNullable<typeof locks>): Promise<boolean> =>
+      new Promise<boolean>((resolve, reject) => {
+        held
+          .request(FORCED_LOGOUT_LOCK_NAME, { ifAvailable: true }, async (lock) => {
+            if (lock === null || lock === undefined) {
+              resolve(false);
+              return;
+            }
+            try {
+              await run();
+            } finally {
+              resolve(true);
+            }
+            await new Promise((linger) => unrefTimer(setTimeout(linger, FORCED_LOGOUT_LOCK_LINGER_MS)));
+          })
+          .catch(reject);
+      });
+    return gate.run(async () => {
+      if (!locks) return run();
+      let ranHere: boolean;
       try {
-        options.onForcedLogout?.(error.ref, error, beacon);
+        ranHere = await elected(locks);
       } catch {
-        // the callback's failure does not change the outcome
+        // the Web Locks API failed: this tab runs it alone
+        return run();
       }
-      for (const listener of [...forcedListeners]) {
-        try {
-          listener(error.ref, error, beacon);
-        } catch {
-          // a listener's failure does not change the outcome
-        }
-      }
+      if (ranHere) return;
+      await signedOutWithin(FORCED_LOGOUT_LOCK_WAIT_MS);
+      return run();
     }).done;
   };
 
@@ -609,7 +782,8 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
           // state unknown, a refused cookie (expired, revoked, invalid) shows a session existed; a
           // missing one (no_token) does not.
           const status = store.snapshot.status;
-          if (status === 'signedIn' || (status === 'unknown' && error.errorCode !== NO_TOKEN_ERROR_CODE)) {
+          const unknown = status === 'unknown' || status === 'error';
+          if (status === 'signedIn' || (unknown && error.errorCode !== NO_TOKEN_ERROR_CODE)) {
             await forceLogout(error, input.initiator ?? initiator);
           } else if (status !== 'signedOut') {
             setState({ status: 'signedOut', expiresAt: null }, 'call');
@@ -647,15 +821,80 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
   };
 
   const sessionRoute = (ROUTES as readonly ClientRoute[]).find((r) => r.path === SESSION_ROUTE_PATH && r.method === 'GET') as ClientRoute;
-  /** `GET /api/auth/session`; the state is set by `call`; a failure leaves it as it was. */
-  const checkSession = async (): Promise<SessionSnapshot> => {
-    try {
-      await call(sessionRoute);
-    } catch {
-      // a network failure or a refusal (429, 503) says nothing about the session
-    }
-    return store.snapshot;
+  let closed = false;
+  let checking: Promise<SessionSnapshot> | null = null;
+  let checkFailures = 0;
+  let checkTimer: ReturnType<typeof setTimeout> | null = null;
+  const clearCheckTimer = (): void => {
+    if (checkTimer !== null) clearTimeout(checkTimer);
+    checkTimer = null;
   };
+  /**
+   * `GET /api/auth/session`; the state is set by `call`. A failure (no answer, 5xx, 429) leaves a
+   * known state as it was; with nothing known it is `error`, asked again after a backoff
+   * (`nextCheckDelayMs`: 1 s doubling to 30 s, jittered) until an answer comes. Calls made while one
+   * runs share it.
+   */
+  const checkSession = (): Promise<SessionSnapshot> => {
+    if (checking) return checking;
+    clearCheckTimer();
+    const run = (async (): Promise<SessionSnapshot> => {
+      try {
+        await call(sessionRoute);
+        checkFailures = 0;
+        store.failCheck(null);
+      } catch (error) {
+        const status = store.snapshot.status;
+        if (error instanceof ProxyError && (status === 'unknown' || status === 'error')) {
+          store.failCheck(error);
+          if (!closed) checkTimer = unrefTimer(setTimeout(() => void checkSession(), nextCheckDelayMs(checkFailures++, random)));
+        }
+      }
+      return store.snapshot;
+    })();
+    checking = run.finally(() => {
+      checking = null;
+    });
+    return checking;
+  };
+  const retrySession = (): Promise<SessionSnapshot> => {
+    checkFailures = 0;
+    return checkSession();
+  };
+
+  // The token's expiry ends the session at that moment, with the forced logout the next call's 401
+  // would have caused: a timer on the known `exp`, checked again when the page comes back (timers of
+  // a hidden or sleeping page run late).
+  let expiryTimer: ReturnType<typeof setTimeout> | null = null;
+  const expiryError = (): ProxyError =>
+    new ProxyError({ status: 401, method: 'GET', url: SESSION_ROUTE_PATH, data: { reason: TOKEN_EXPIRED_REASON }, messages: table });
+  const checkExpiry = (): void => {
+    if (expiryTimer !== null) clearTimeout(expiryTimer);
+    expiryTimer = null;
+    const { status, expiresAt } = store.snapshot;
+    if (closed || status !== 'signedIn' || expiresAt === null) return;
+    const left = expiresAt * 1000 - now();
+    if (left <= 0) {
+      void forceLogout(expiryError(), SESSION_EXPIRY_INITIATOR);
+      return;
+    }
+    expiryTimer = unrefTimer(setTimeout(checkExpiry, Math.min(left, MAX_TIMER_MS)));
+  };
+  store.subscribe(() => checkExpiry());
+
+  // Coming back (focus, online, visible) asks the session route again after a failed check.
+  const onComeBack = (): void => {
+    const doc = (globalThis as { document?: { visibilityState?: string } }).document;
+    if (doc?.visibilityState === 'hidden') return;
+    checkExpiry();
+    if (store.snapshot.status === 'error') void retrySession();
+  };
+  const target = page && typeof windowEvents === 'function' ? (globalThis as unknown as EventTarget) : null;
+  const docTarget = page ? ((globalThis as { document?: EventTarget }).document ?? null) : null;
+  target?.addEventListener('focus', onComeBack);
+  target?.addEventListener('online', onComeBack);
+  docTarget?.addEventListener?.('visibilitychange', onComeBack);
+
   let initialCheck: Promise<SessionSnapshot> | null = null;
   const session: ClientSession = {
     get status() {
@@ -664,13 +903,21 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     get expiresAt() {
       return store.snapshot.expiresAt;
     },
+    get error() {
+      return store.snapshot.error;
+    },
+    get snapshot() {
+      return store.snapshot;
+    },
     onChange: (listener) => store.subscribe(listener),
     check: checkSession,
+    retry: retrySession,
     get initialCheck() {
       return initialCheck;
     },
   };
   if ((options.checkSession ?? page) && store.snapshot.status === 'unknown') initialCheck = checkSession();
+  checkExpiry();
 
   const areas: Record<string, Record<string, (input?: AnyInput) => Promise<unknown>>> = {};
   for (const route of ROUTES as readonly ClientRoute[]) {
@@ -705,7 +952,16 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       return hasSession();
     },
     session,
-    close: () => store.close(),
+    close: () => {
+      closed = true;
+      clearCheckTimer();
+      if (expiryTimer !== null) clearTimeout(expiryTimer);
+      expiryTimer = null;
+      target?.removeEventListener('focus', onComeBack);
+      target?.removeEventListener('online', onComeBack);
+      docTarget?.removeEventListener?.('visibilitychange', onComeBack);
+      store.close();
+    },
     get forcedLogoutFired() {
       return gate.fired;
     },

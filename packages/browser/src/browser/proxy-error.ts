@@ -43,6 +43,19 @@ export interface ProxyErrorInit {
   readonly locale?: string | readonly string[];
 }
 
+/** An HTML document's start: what an ingress or a CDN answers in place of the proxy (a 502 page, a login wall). */
+const HTML_START = /^\s*(?:<!doctype\s+html|<html[\s>]|<head[\s>]|<body[\s>])/i;
+
+/**
+ * The reason as a person or a log line reads it: an HTML page that came as the raw body (no JSON to
+ * read a reason from) is `an HTML page (N bytes)`, N its UTF-8 length, rather than the page itself;
+ * any other reason is kept. The EM code is classified from the body as it came (spec 7.3).
+ */
+export function readableReason(reason: string | null, data: unknown, rawBody: string | null): string | null {
+  if (data !== undefined || rawBody === null || reason === null || !HTML_START.test(rawBody)) return reason;
+  return `an HTML page (${new TextEncoder().encode(rawBody).length} bytes)`;
+}
+
 function pathOf(url: string): string {
   const cut = url.search(/[?#]/);
   return cut === -1 ? url : url.slice(0, cut);
@@ -108,7 +121,7 @@ export class ProxyError extends Error {
     this.preAuth = preAuth;
     this.locale = locale;
     this.status = init.status;
-    this.reason = init.status === 0 ? NETWORK_FAILURE_REASON : classification.reason;
+    this.reason = init.status === 0 ? NETWORK_FAILURE_REASON : readableReason(classification.reason, init.data, init.rawBody ?? null);
     this.endpointCode = classification.endpointCode;
     this.errorCode = classification.errorCode;
     this.ref = classification.ref;

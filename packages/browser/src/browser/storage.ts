@@ -38,11 +38,13 @@ export function memoryStorage(): KeyValueStorage {
 }
 
 /**
- * `localStorage` when it exists and accepts writes (it throws in some private modes and sandboxed
- * frames), else a {@link memoryStorage}.
+ * `localStorage` in a page (where `document` exists) when it accepts writes (it throws in some
+ * private modes and sandboxed frames), else a {@link memoryStorage}: a server rendering many users'
+ * pages (Node 22 and later may have a global `localStorage`) never shares one storage between them.
  */
 export function defaultStorage(): KeyValueStorage {
   try {
+    if (typeof (globalThis as { document?: unknown }).document === 'undefined') return memoryStorage();
     const ls = (globalThis as { localStorage?: KeyValueStorage }).localStorage;
     if (ls) {
       const probe = '__front-proxy-probe__';

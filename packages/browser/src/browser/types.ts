@@ -4,19 +4,18 @@
  * `invalid_request`). Records whose fields the specification does not show stay open
  * (`JsonObject`).
  *
- * The response shapes of spec 2.2-2.6 are the shared declarations of `contracts/shapes.ts`, imported
- * with `import type` only (erased from the bundle).
+ * The response shapes of spec 2.2-2.6 come from the route tables' schemas (`openapi.gen.ts`,
+ * generated from the proxy's OpenAPI document), imported with `import type` only (erased from the
+ * bundle).
  *
  * @module
  */
-import type {
-  AuthUser as SharedAuthUser,
-  AuthUserInfo as SharedAuthUserInfo,
-  LoginResponse,
-  ProfileResponse as SharedProfileResponse,
-} from '../contracts/shapes.js';
+import type { LoginOutcomeType } from '../contracts/shapes.js';
+import type { components, operations } from './openapi.gen.js';
 
-export type { LoginOutcomeType, ValidateDocumentResponse } from '../contracts/shapes.js';
+export type { LoginOutcomeType };
+
+type Schemas = components['schemas'];
 
 /** A JSON value. */
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
@@ -35,57 +34,43 @@ export interface LoginPayload {
 }
 
 /**
- * spec 2.5 AuthUser as the proxy answers it (sub-records the specification does not show stay open;
- * fields the SDK does not list are kept).
+ * spec 2.5 AuthUser as the proxy answers it, from the route tables' schema (`openapi.gen.ts`): a
+ * closed type, the fields the specification lists (sub-records it does not show stay open); fields
+ * the proxy passes on beyond them are in the answer at run time, not in the type.
  */
-export interface AuthUser extends Omit<SharedAuthUser, 'token'> {
-  [key: string]: unknown;
-}
+export type AuthUser = Schemas['AuthUser'];
 
-/** spec 2.6 AuthUserInfo (`spa_*` are the responsible-gaming limits; unlisted fields are kept). */
-export interface AuthUserInfo extends SharedAuthUserInfo {
-  [key: string]: unknown;
-}
+/** spec 2.6 AuthUserInfo (`spa_*` are the responsible-gaming limits), closed like {@link AuthUser}. */
+export type AuthUserInfo = Schemas['AuthUserInfo'];
+
+/** A LoginResponse that opened a session (spec 2.2, without `access_token`: the token is in the HttpOnly cookie). */
+export type LoginSession = Extract<Schemas['LoginResponse'], { expires_in: number }> & { type?: undefined };
+
+/** A LoginResponse that asks for more (`two_factor_code`) or refuses (`cancelled_account`): no session. */
+export type LoginOutcome = {
+  // One member per `type`, so that comparing `type` narrows the union.
+  [T in LoginOutcomeType]: Omit<Extract<Schemas['LoginResponse'], { type: LoginOutcomeType }>, 'type'> & { type: T };
+}[LoginOutcomeType];
 
 /**
- * spec 2.2 LoginResponse as the proxy answers it: without `access_token` (the token is in the
- * HttpOnly cookie, docs/behaviour.md "Session cookie"). With `type` set, there is no session:
- * `two_factor_code` asks for the second factor, `cancelled_account` reports a cancelled account.
+ * spec 2.2 LoginResponse as the proxy answers it (docs/behaviour.md "Session cookie"): a union on
+ * `type`. Without it, a session: `expires_in` (seconds), `token_type`, `user`, `userInfo`. With
+ * `type` set, there is no session: `two_factor_code` asks for the second factor,
+ * `cancelled_account` reports a cancelled account.
  */
-export interface LoginResult extends Partial<Omit<LoginResponse<AuthUser, AuthUserInfo>, 'access_token'>> {
-  [key: string]: unknown;
-}
+export type LoginResult = LoginSession | LoginOutcome;
 
-/** spec 2.3 Profile response. */
-export type ProfileResponse = SharedProfileResponse<AuthUser, AuthUserInfo>;
+/** spec 2.3 Profile response: `user`, `userInfo`. */
+export type ProfileResponse = Schemas['ProfileResponse'];
 
-/** spec 2.4 RegisterSimplifiedPayload, plus the proxy's optional social `provider` and `token`. */
-export interface RegisterSimplifiedPayload {
-  email: string;
-  password: string;
-  country: string;
-  /** A JSON-encoded string. */
-  nationalities: string;
-  optIn: boolean;
-  ddi?: string;
-  phone?: string;
-  name?: string;
-  birth_date?: string;
-  number?: string;
-  captcha_token?: string;
-  app_source?: string;
-  affiliation_code?: string;
-  utm_source?: string;
-  utm_campaign?: string;
-  utm_content?: string;
-  utm_medium?: string;
-  src?: string;
-  utm_src?: string;
-  ga_client_id?: string;
-  user_prudential_limit_active?: unknown;
-  provider?: string;
-  token?: string;
-}
+/** spec 2.3 ValidateDocumentResponse. */
+export type ValidateDocumentResponse = Schemas['ValidateDocumentResponse'];
+
+/**
+ * spec 2.4 RegisterSimplifiedPayload, plus the proxy's optional social `provider` and `token`: the
+ * body schema of `POST /api/auth/register` (`nationalities` is a JSON-encoded string).
+ */
+export type RegisterSimplifiedPayload = operations['postAuthRegister']['requestBody']['content']['application/json'];
 
 /** spec 2.3 ForgotPasswordPayload: the body of the first recovery step (`POST /auth/passwords/reset/options`). */
 export interface ForgotPasswordPayload {
@@ -157,35 +142,15 @@ export interface ValidateDocumentPayload {
 }
 
 /**
- * spec 2.7 DepositPayload (client shape, camelCase; the proxy sends it upstream in snake_case).
- * A deposit never carries `src`, `utm_src`, `affiliation_code` or `app_source`.
+ * spec 2.7 DepositPayload (client shape, camelCase; the proxy sends it upstream in snake_case): the
+ * body schema of `POST /api/payments/deposit`. `creditAmount` is in cents; `paymentMethod` a
+ * payment method slug (`pix`); `currency` an ISO code (`BRL`). A deposit never carries `src`,
+ * `utm_src`, `affiliation_code` or `app_source`.
  */
-export interface DepositPayload {
-  userId: number;
-  /** Amount in cents. */
-  creditAmount: number;
-  /** Payment method slug, e.g. `pix`. */
-  paymentMethod: string;
-  /** ISO currency code, e.g. `BRL`. */
-  currency: string;
-  couponCode?: string;
-  utmCampaign?: string;
-  utmSource?: string;
-  utmMedium?: string;
-  utmContent?: string;
-  gaClientId?: string;
-  cardNumber?: string;
-  cardName?: string;
-  cardExpiryMonth?: string;
-  cardExpiryYear?: string;
-  cardCvv?: string;
-}
+export type DepositPayload = operations['postPaymentsDeposit']['requestBody']['content']['application/json'];
 
 /** `/api/auth/refresh` and the logout routes answer `{ ok: true }`. */
-export interface OkAnswer {
-  ok: true;
-  [key: string]: unknown;
-}
+export type OkAnswer = Schemas['OkAnswer'];
 
 
 /**
