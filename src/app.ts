@@ -33,8 +33,13 @@ import { type AppDeps, activeRoutes, registerRoutes } from './routes/route.js';
 import { createSessionCaches } from './session/identity.js';
 import { HANDSHAKE_CACHE_NAME, handshakesOf } from './session/sticker-handshakes.js';
 import { createState } from './state/index.js';
+import { LiveStreams } from './streams/index.js';
+import { acceptUpgrades, WS_LIMITS } from './streams/websocket.js';
 import { CIRCUIT_NAMES } from './upstream/endpoint-guard.js';
 import { createUpstreamServices } from './upstream/services.js';
+
+/** How long the drain waits for relayed WebSockets to answer their close, in milliseconds (at most `SHUTDOWN_TIMEOUT_MS`). */
+const WS_CLOSE_GRACE_MS = WS_LIMITS.closeGraceMs;
 
 /** Options of {@link createServer} beyond the configuration, for embedding and tests. */
 export interface ServerOptions {
@@ -120,7 +125,12 @@ export async function createServer(
     (key) => state.fleet.announceEvict(key),
     metrics && ((result) => metrics.cacheRead('profile', result)),
   );
+  // Live streams of the raw passthrough (docs/behaviour.md "Live streams"): ended on every instance
+  // by a logout or a refused token (the fleet's channel), and between events by the drain.
+  const streams = new LiveStreams({ config: cfg, log: app.log, observer: metrics?.streams, random: options.random });
+  state.fleet.onSessionEnd((key, reason) => streams.endSession(key, reason));
   const deps: AppDeps = {
+    streams,
     config: cfg,
     services: upstreams.services,
     ...sessions,
@@ -172,7 +182,12 @@ export async function createServer(
     registerRoutes(scope, uploads, deps);
   });
 
+  // WebSocket upgrades go through the pipeline like any request; the passthrough upgrades them.
+  acceptUpgrades(app.server, (req, res) => app.routing(req, res));
+  // Before the listener closes: the streams end between events, so that no connection holds the drain.
+  app.addHook('preClose', async () => streams.drain(Math.min(WS_CLOSE_GRACE_MS, cfg.shutdownTimeoutMs)));
   app.addHook('onClose', async () => {
+    await streams.close();
     contractChecks?.close();
     await upstreams.close();
     await state.close();

@@ -13,6 +13,8 @@ export default defineConfig({
       '/api': {
         target: process.env.FRONT_PROXY_URL ?? 'http://127.0.0.1:3000',
         changeOrigin: false,
+        // Live odds over a WebSocket go through too (docs/deployment.md "Live streams").
+        ws: true,
       },
     },
   },

@@ -15,6 +15,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope } from '../envelope.js';
+import { originAllowed } from '../session/client.js';
 
 /** The methods that change state. */
 export const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -27,15 +28,6 @@ export const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  */
 export function csrfGuarded(request: FastifyRequest): boolean {
   return STATE_CHANGING.has(request.method) || request.routeOptions.config.sideEffects === true;
-}
-
-function originAllowed(origin: string, request: FastifyRequest, allowed: readonly string[] | undefined): boolean {
-  if (allowed) return allowed.includes(origin);
-  try {
-    return new URL(origin).host === request.headers.host;
-  } catch {
-    return false;
-  }
 }
 
 /** Options of the {@link csrf} plugin. */
@@ -53,7 +45,7 @@ export const csrf = fp(
           return;
         }
         const origin = request.headers.origin;
-        if (origin !== undefined && !originAllowed(origin, request, config.allowedOrigins)) {
+        if (origin !== undefined && !originAllowed(origin, request.headers, config.allowedOrigins)) {
           reply.code(403).send(envelope('csrf_rejected', 'This origin may not send this request'));
           return;
         }

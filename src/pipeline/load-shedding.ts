@@ -8,7 +8,7 @@
  * | threshold | variable | measured |
  * |---|---|---|
  * | event-loop delay | `LOAD_SHED_EVENT_LOOP_DELAY_MS` | mean delay over the last {@link SAMPLE_INTERVAL_MS} (`@fastify/under-pressure`, `perf_hooks`' histogram), from two samples after the listener opened (the start-up's own work is no overload) |
- * | requests in progress | `LOAD_SHED_MAX_IN_FLIGHT` | `/api` requests received and not yet answered or abandoned |
+ * | requests in progress | `LOAD_SHED_MAX_IN_FLIGHT` | `/api` requests received and not yet answered or abandoned; a live stream no longer once it is open |
  *
  * `/healthz`, `/readyz` (outside `/api`) and the metrics port (another server) are never shed. A shed
  * request writes no log line of its own: one warn line at most every 10 s (an `AggregatedLine`) says
@@ -17,11 +17,13 @@
  *
  * @module
  */
+import type { ServerResponse } from 'node:http';
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope } from '../envelope.js';
+import { LONG_LIVED_EVENT, liveKind } from '../streams/index.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
 
 /** How often the event-loop delay is sampled, in milliseconds. */
@@ -65,6 +67,11 @@ export const loadShedding = fp(
       const done = (): void => {
         inFlight--;
       };
+      // A live stream stops counting once it is open (docs/behaviour.md "Live streams", "Bounds").
+      const open = function (this: ServerResponse): void {
+        this.off('close', done);
+        inFlight--;
+      };
       app.addHook('onRequest', (request, reply, next) => {
         if (!isApi(request)) return next();
         if (inFlight >= maxInFlight) {
@@ -73,6 +80,7 @@ export const loadShedding = fp(
         }
         inFlight++;
         reply.raw.once('close', done);
+        if (liveKind(request.headers) !== undefined) reply.raw.once(LONG_LIVED_EVENT, open);
         next();
       });
     }

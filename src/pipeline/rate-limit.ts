@@ -30,8 +30,8 @@
 import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import ipaddr from 'ipaddr.js';
 import type { Config } from '../config.js';
+import { addressCeilingKey } from '../session/client.js';
 import { readSessionToken } from '../session/cookie.js';
 import { tokenKey } from '../session/hash.js';
 import { rateLimitStore } from '../state/rate-limit-store.js';
@@ -70,25 +70,7 @@ export interface RateLimitOptions {
 
 const byAddress = (request: FastifyRequest): string => request.ip;
 
-/** Leading 16-bit groups of an IPv6 address that name its /64. */
-const IPV6_NETWORK_GROUPS = 4;
-
-/**
- * The key the per-address ceiling counts a client address under (docs/behaviour.md "Rate limits and client
- * address"): an IPv4 address as it is; an IPv6 address by its /64 network, written
- * `2001:db8:1:2::/64` (zone and interface bits dropped); an IPv4-mapped IPv6 address
- * (`::ffff:192.0.2.1`) as its IPv4 address. A text that is no address is its own key.
- *
- * @example addressCeilingKey('2001:db8:1:2:aaaa::1') // '2001:db8:1:2::/64'
- * @example addressCeilingKey('::ffff:192.0.2.1') // '192.0.2.1'
- */
-export function addressCeilingKey(ip: string): string {
-  if (!ip.includes(':') || !ipaddr.isValid(ip)) return ip;
-  const address = ipaddr.process(ip);
-  if (address.kind() === 'ipv4') return address.toString();
-  const network = (address as ipaddr.IPv6).parts.map((part, i) => (i < IPV6_NETWORK_GROUPS ? part : 0));
-  return `${new ipaddr.IPv6(network).toString()}/64`;
-}
+export { addressCeilingKey };
 
 /** The limits (see the module documentation). */
 export const rateLimits = fp(

@@ -10,6 +10,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
 import type { Config } from '../config.js';
+import { tokenKey } from '../session/hash.js';
 import type { HttpMethod } from '../upstream/client.js';
 import { buildPath, type QueryValue } from '../upstream/paths.js';
 import type { ServiceName } from '../upstream/services.js';
@@ -229,6 +230,8 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
         if (evicts && ctx.token && reply.statusCode < 400 && (!answer || answer.status < 400)) {
           deps.profileCache.evict(ctx.token);
         }
+        // The BFF refused this session's token: its live streams end on every instance (docs/behaviour.md "Live streams").
+        if (answer?.status === 401 && ctx.token) deps.state.fleet.announceSessionEnd(tokenKey(ctx.token), 'refused');
         if (answer) return sendAnswer(reply, answer, ctx);
         return reply;
       },

@@ -25,6 +25,8 @@
 import { type Static, Type } from '@sinclair/typebox';
 import { cleanAnswer, type ProxyAnswer, upstreamFailureAnswer } from '../envelope.js';
 import { sendRedactedStream } from '../session/redact.js';
+import { isEventStream } from '../streams/sse.js';
+import { liveKind, type LiveOutcome } from '../streams/index.js';
 import { rawSubPath, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
 import { bff, forward, type RouteContext, type RouteSpec, route } from './route.js';
 
@@ -78,6 +80,19 @@ async function drain(stream: NodeJS.ReadableStream, limit = 64 * 1024): Promise<
  */
 function launch(path: string): (ctx: RouteContext<unknown, Static<typeof LaunchQuery>>) => Promise<ProxyAnswer> {
   return async (ctx) => cleanAnswer(await ctx.call('bff', { method: 'GET', path, query: { lang: ctx.query.lang, device: ctx.query.device } }));
+}
+
+/** Hands a passthrough request to the live streams (docs/behaviour.md "Live streams"). */
+function serveLive(ctx: RouteContext, kind: 'sse' | 'websocket', target: { path: string; rawQuery: string }): Promise<LiveOutcome> {
+  return ctx.deps.streams.serve(kind, {
+    request: ctx.request,
+    reply: ctx.reply,
+    token: ctx.token,
+    secrets: ctx.secrets,
+    path: target.path,
+    rawQuery: target.rawQuery,
+    upstreamHeaders: ctx.upstreamHeaders('bff'),
+  });
 }
 
 /** spec 4.7 Sports, in the specification's order. */
@@ -143,6 +158,12 @@ export const sportsRoutes: readonly RouteSpec[] = [
     upstream: [bff('GET', '/core-sportbook/{subPath}')],
     handler: async (ctx) => {
       const target = rawSubPath(ctx.request.raw.url ?? '', CORE_SPORTBOOK.route, CORE_SPORTBOOK.upstream);
+      // Live streams (docs/behaviour.md "Live streams"): an event stream or a WebSocket asked for.
+      const live = liveKind(ctx.request.headers);
+      if (live !== undefined) {
+        const outcome = await serveLive(ctx, live, target);
+        if (outcome !== 'not_live') return outcome === 'sent' ? undefined : outcome;
+      }
       const req = { method: 'GET', path: target.path, rawQuery: target.rawQuery } as const;
       if (ctx.token) {
         // With a session the answer is buffered, so that the JWT can never reach the body (docs/behaviour.md "Session cookie").
@@ -159,6 +180,12 @@ export const sportsRoutes: readonly RouteSpec[] = [
         };
       }
       const up = await ctx.stream('bff', req);
+      if (live === undefined && up.status >= 200 && up.status < 300 && isEventStream(up.headers['content-type'])) {
+        // An event stream the request did not ask for: served as one, over the live streams' own connection.
+        up.body.destroy();
+        const outcome = await serveLive(ctx, 'sse', target);
+        if (outcome !== 'not_live') return outcome === 'sent' ? undefined : outcome;
+      }
       if (up.status >= 200 && up.status < 300 && up.status !== 204) {
         const type = up.headers['content-type'];
         ctx.reply.code(up.status);
