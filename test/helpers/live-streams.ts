@@ -14,12 +14,16 @@ export interface UpstreamStreamCall {
   readonly closed: Promise<void>;
 }
 
+export type StreamAnswerKind = { kind: 'stream' } | { kind: 'status'; status: number; body: unknown } | { kind: 'silent' };
+
 /** An upstream that answers every `GET` under `/core-sportbook/` with a held event stream (or what `answer` says). */
 export interface StreamUpstream {
   readonly url: string;
   readonly calls: UpstreamStreamCall[];
-  /** How the next calls are answered: `stream` (200 `text/event-stream`, held), or a status and JSON body. */
-  answer: { kind: 'stream' } | { kind: 'status'; status: number; body: unknown } | { kind: 'silent' };
+  /** How the next calls are answered: `stream` (200 `text/event-stream`, held), a status and JSON body, or no answer at all. */
+  answer: StreamAnswerKind;
+  /** How a call to a path is answered when it is not {@link answer}'s (ordinary reads beside the streams). */
+  byPath: Map<string, StreamAnswerKind>;
   /** Resolves with the `n`-th call (1-based) once it arrived. */
   call(n: number, timeoutMs?: number): Promise<UpstreamStreamCall>;
   close(): Promise<void>;
@@ -33,6 +37,7 @@ export async function startStreamUpstream(): Promise<StreamUpstream> {
     url: '',
     calls,
     answer: { kind: 'stream' },
+    byPath: new Map(),
     async call(n, timeoutMs = 5_000) {
       const deadline = Date.now() + timeoutMs;
       while (calls.length < n) {
@@ -51,7 +56,7 @@ export async function startStreamUpstream(): Promise<StreamUpstream> {
       }),
   };
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const answer = upstream.answer;
+    const answer = upstream.byPath.get((req.url ?? '').split('?')[0] as string) ?? upstream.answer;
     if (answer.kind === 'status') {
       res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.body));
       return;
