@@ -116,6 +116,32 @@ describe('a slow consumer', () => {
     await upstream.close();
   });
 
+  test('metrics: streams_open while open; streams_ended_total and stream_duration_seconds once ended; no request latency', async () => {
+    const registry = proxy.app.metrics?.registry;
+    assert.ok(registry);
+    // The sample of `name` whose labels include `labels`, read from the exposition text (0 when absent).
+    const value = async (name: string, labels: Record<string, string>) => {
+      for (const line of (await registry.metrics()).split('\n')) {
+        const match = /^([a-z_]+)(?:\{(.*)\})? (\S+)$/.exec(line);
+        if (match?.[1] !== name) continue;
+        const given = match[2] ?? '';
+        if (Object.entries(labels).every(([k, v]) => given.includes(`${k}="${v}"`))) return Number(match[3]);
+      }
+      return 0;
+    };
+    const next = upstream.calls.length + 1;
+    const reader = await openSse(proxy.url, '/api/core-sportbook/live/metered', { cookie: `access_token=${fakeJwt()}` });
+    const call = await upstream.call(next);
+    assert.equal(await value('front_proxy_streams_open', { kind: 'sse' }), 1);
+    call.res.end();
+    await reader.ended;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.equal(await value('front_proxy_streams_open', { kind: 'sse' }), 0);
+    assert.equal(await value('front_proxy_streams_ended_total', { kind: 'sse', reason: 'upstream' }), 1);
+    assert.equal(await value('front_proxy_stream_duration_seconds_count', { kind: 'sse' }), 1);
+    assert.equal(await value('front_proxy_http_request_duration_seconds_count', { route: '/api/core-sportbook/*' }), 0);
+  });
+
   test('a browser that stops reading is disconnected once its buffer is full; the proxy holds no more', async () => {
     const next = upstream.calls.length + 1;
     const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');

@@ -32,7 +32,7 @@ import type { CacheResult } from '../state/caches.js';
 import { CONTRACT_FINDING_KIND_NAMES, type ContractFindingKind } from '../contracts/conformance.js';
 import type { IdempotencyDecision } from '../state/idempotency.js';
 import type { SharedStore } from '../state/store.js';
-import { END_REASONS, STREAM_KINDS, type StreamObserver } from '../streams/index.js';
+import { END_REASONS, isLiveStream, LIVE_ROUTE_PREFIX, STREAM_KINDS, type StreamObserver } from '../streams/index.js';
 import type { UpstreamCallRecord } from '../upstream/client.js';
 import { CellHistogram } from './histogram-cells.js';
 
@@ -335,7 +335,10 @@ export class Metrics implements MetricsSource {
         const existing = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
         if (existing.some((hook) => TIMING_HOOKS.has(hook as onResponseHookHandler))) return;
         const cells = new RouteCells(this.#http, route.url);
+        const live = route.url.startsWith(LIVE_ROUTE_PREFIX);
         const hook: onResponseHookHandler = (request: FastifyRequest, reply: FastifyReply, next) => {
+          // A live stream's time is its life, counted by stream_duration_seconds, not an answer's latency.
+          if (live && isLiveStream(reply.raw)) return next();
           cells.observe(request.method, reply.statusCode, reply.elapsedTime);
           next();
         };

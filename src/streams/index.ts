@@ -37,6 +37,17 @@ export type StreamKind = (typeof STREAM_KINDS)[number];
  */
 export const LONG_LIVED_EVENT = 'front-proxy:long-lived';
 
+/** The route prefix whose answers may be live streams: the raw passthrough's. */
+export const LIVE_ROUTE_PREFIX = '/api/core-sportbook/';
+
+/** The responses of the open event streams (their request line is not a request's latency: the metrics step skips them). */
+const LIVE_RESPONSES = new WeakSet<object>();
+
+/** Whether `res` (a `ServerResponse`) carried a live stream: its time is the stream's life, not an answer's latency. */
+export function isLiveStream(res: object): boolean {
+  return LIVE_RESPONSES.has(res);
+}
+
 /** Told of every stream that opens and ends (the stream metrics; docs/behaviour.md "Operations"). */
 export interface StreamObserver {
   opened(kind: StreamKind): void;
@@ -295,6 +306,7 @@ export class LiveStreams {
     if (client.ended) return undefined;
     this.#open.add(entry);
     observer?.opened('sse');
+    LIVE_RESPONSES.add(reply.raw);
     reply.raw.emit(LONG_LIVED_EVENT);
     reply.code(200).type(contentType).headers(STREAM_HEADERS);
     reply.removeHeader('content-length');

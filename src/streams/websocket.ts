@@ -13,8 +13,8 @@
  * - Messages have a size limit each way ({@link WS_LIMITS}), the browser's messages a rate limit, and
  *   what either side has not taken yet a bound: over it the socket closes (1013, `slow_consumer`).
  *   Ping/pong finds dead peers. Messages from upstream are scrubbed of the session cookie's values.
- * - Closes the proxy decides: `session_ended` (4001) when the session ends, 1001 on drain, lifetime
- *   and upstream silence; an upstream close is passed on with its code.
+ * - Closes the proxy decides: `session_ended` (4001) when the session ends, 1001 on drain, at the
+ *   end of its lifetime and for a dead peer; an upstream close is passed on with its code.
  *
  * @module
  */
@@ -51,10 +51,10 @@ export const WS_CLOSE = Object.freeze({
   session: { code: 4001, reason: 'session_ended' },
   drain: { code: 1001, reason: 'going_away' },
   lifetime: { code: 1001, reason: 'going_away' },
-  idle: { code: 1001, reason: 'idle' },
+  /** A dead peer (no pong to the last ping). */
+  dead_peer: { code: 1001, reason: 'going_away' },
   slow_consumer: { code: 1013, reason: 'slow_consumer' },
   rate_limited: { code: 1008, reason: 'rate_limited' },
-  upstream: { code: 1011, reason: 'upstream_unavailable' },
 } as const);
 
 /** Where {@link acceptUpgrades} keeps an upgrade's socket and first bytes on its request. */
@@ -193,7 +193,7 @@ export class WebSocketRelay {
       for (const socket of [pair.client, upstream]) {
         if (socket === undefined || socket.readyState !== WebSocket.OPEN) continue;
         if (alive.get(socket) === false) {
-          closeBoth(socket === upstream ? 'upstream' : 'client', 1001, 'going_away');
+          closeBoth(socket === upstream ? 'upstream' : 'client', WS_CLOSE.dead_peer.code, WS_CLOSE.dead_peer.reason);
           socket.terminate();
           return;
         }
