@@ -17,14 +17,19 @@ interface Upstream {
   handshakes: IncomingHttpHeaders[];
   /** Answers the next handshakes with this status instead of upgrading. */
   refuseWith: number | undefined;
+  /** How the proxy closed each upstream socket: code and reason. */
+  closes: { code: number; reason: string }[];
   close(): Promise<void>;
 }
 
-/** A WebSocket upstream: says `hello`, echoes each message, and on `token?` sends back the Bearer it was opened with. */
+/**
+ * A WebSocket upstream: says `hello`, echoes each message, on `token?` sends back the Bearer it was
+ * opened with, and on `burst` sends 32 MiB in 64 KiB messages (recording how the proxy closed it).
+ */
 async function startWsUpstream(): Promise<Upstream> {
   const wss = new WebSocketServer({ noServer: true });
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
-  const up: Upstream = { url: '', handshakes: [], refuseWith: undefined, close: async () => undefined };
+  const up: Upstream = { url: '', handshakes: [], refuseWith: undefined, closes: [], close: async () => undefined };
   server.on('upgrade', (req, socket, head) => {
     up.handshakes.push(req.headers);
     if (up.refuseWith !== undefined) {
@@ -34,8 +39,22 @@ async function startWsUpstream(): Promise<Upstream> {
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
       ws.send('hello');
+      ws.once('close', (code, reason) => up.closes.push({ code, reason: reason.toString() }));
       ws.on('message', (data) => {
         const text = data.toString();
+        if (text === 'burst') {
+          const chunk = 'x'.repeat(64 * 1024);
+          let sent = 0;
+          const more = () => {
+            while (ws.readyState === WebSocket.OPEN && sent < 512 && ws.bufferedAmount < 1024 * 1024) {
+              ws.send(chunk);
+              sent++;
+            }
+            if (ws.readyState === WebSocket.OPEN && sent < 512) setTimeout(more, 5);
+          };
+          more();
+          return;
+        }
         ws.send(text === 'token?' ? `you are ${String(req.headers.authorization)}` : `echo ${text}`);
       });
     });
@@ -143,6 +162,29 @@ describe('WebSockets through the proxy', () => {
     const chattyClosed = closed(chatty);
     for (let i = 0; i < 100; i++) chatty.send(`m${i}`);
     assert.deepEqual(await chattyClosed, { code: 1008, reason: 'rate_limited' });
+  });
+
+  test('a browser that stops reading is closed (1013 slow_consumer) once 256 KiB wait for it; the upstream too', async () => {
+    const { ws } = await openWs(proxy, '/api/core-sportbook/live/odds', {});
+    assert.ok(ws);
+    await nextMessage(ws);
+    const before = upstream.closes.length;
+    ws.send('burst');
+    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    const deadline = Date.now() + 10_000;
+    while (upstream.closes.length === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(upstream.closes[before], { code: 1013, reason: 'slow_consumer' });
+    ws.terminate();
+  });
+
+  test('refused handshakes leave nothing counted in flight (load shedding)', async () => {
+    const shedding = await startProxy(upstream.url, { LOAD_SHED_MAX_IN_FLIGHT: '2' });
+    try {
+      for (let i = 0; i < 5; i++) assert.equal((await openWs(shedding, '/api/core-sportbook/live/odds', { origin: 'https://evil.example' })).status, 403);
+      assert.equal((await send(shedding.url, 'GET', '/api/version')).status, 200);
+    } finally {
+      await shedding.close();
+    }
   });
 
   test('an upstream refusal is answered as HTTP: a 401 body byte for byte', async () => {
