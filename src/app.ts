@@ -30,6 +30,7 @@ import { createTracing } from './pipeline/tracing.js';
 import { allRouteTables } from './routes/index.js';
 import { NO_METRICS } from './routes/context.js';
 import { type AppDeps, activeRoutes, registerRoutes } from './routes/route.js';
+import { tokenKey } from './session/hash.js';
 import { createSessionCaches } from './session/identity.js';
 import { HANDSHAKE_CACHE_NAME, handshakesOf } from './session/sticker-handshakes.js';
 import { createState } from './state/index.js';
@@ -164,7 +165,7 @@ export async function createServer(
   await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
   await app.register(errors);
   // After the error handler's answers, before X-Error-Ref (onSend hooks run in the order they were added).
-  await app.register(alwaysSucceeds, { config: cfg });
+  await app.register(alwaysSucceeds, { config: cfg, onSessionEnd: (token) => state.fleet.announceSessionEnd(tokenKey(token), 'logout') });
   await app.register(errorRef);
   // The API reference exists outside production only; its modules (the document builder, the
   // OpenAPI generator, the reference page) are not even loaded in production.

@@ -72,6 +72,16 @@ describe('the session ends its streams', { skip: HAVE_REDIS ? false : 'redis-ser
     bystander.close();
   });
 
+  test('a logout the proxy refused on the way (415) still succeeds and still ends the streams', async () => {
+    const jwt = fakeJwt();
+    const reader = await openSse(a.url, '/api/core-sportbook/live/bets', { cookie: `access_token=${jwt}` });
+    const logout = await send(b.url, 'POST', '/api/auth/logout', { token: jwt, body: 'x', headers: { 'content-type': 'text/plain' } });
+    assert.equal(logout.status, 200);
+    const outcome = await Promise.race([reader.ended, new Promise((resolve) => setTimeout(() => resolve('still open'), 1_000))]);
+    assert.equal(outcome, 'clean');
+    assert.match(reader.text(), /event: session-ended\ndata: \{"reason":"logout"\}\n\n$/);
+  });
+
   test('when the BFF refuses the token on another call (a 401), on the other instance', async () => {
     const jwt = fakeJwt();
     const reader = await openSse(a.url, '/api/core-sportbook/live/bets', { cookie: `access_token=${jwt}` });
