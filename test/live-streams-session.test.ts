@@ -39,6 +39,7 @@ describe('the session ends its streams', { skip: HAVE_REDIS ? false : 'redis-ser
     upstream = await startStreamUpstream();
     upstream.byPath.set('/auth/logout', { kind: 'status', status: 200, body: { ok: true } });
     upstream.byPath.set('/core-sportbook/refuses', { kind: 'status', status: 401, body: { reason: 'revoked' } });
+    upstream.byPath.set('/auth/login', { kind: 'status', status: 401, body: { reason: 'invalid_credentials', message: 'wrong password' } });
     a = await startProxy(upstream.url, { REDIS_URL: redis.url });
     b = await startProxy(upstream.url, { REDIS_URL: redis.url });
   });
@@ -82,9 +83,13 @@ describe('the session ends its streams', { skip: HAVE_REDIS ? false : 'redis-ser
     assert.match(reader.text(), /event: session-ended\ndata: \{"reason":"logout"\}\n\n$/);
   });
 
-  test('when the BFF refuses the token on another call (a 401), on the other instance', async () => {
+  test('when the BFF refuses the token on another call (a 401), on the other instance; not for a wrong password', async () => {
     const jwt = fakeJwt();
     const reader = await openSse(a.url, '/api/core-sportbook/live/bets', { cookie: `access_token=${jwt}` });
+    const login = await send(b.url, 'POST', '/api/auth/login', { token: jwt, json: { login: 'someone@example.com', password: 'wrong-password' } });
+    assert.equal(login.status, 401);
+    const after = await Promise.race([reader.ended, new Promise((resolve) => setTimeout(() => resolve('open'), 300))]);
+    assert.equal(after, 'open', 'a failed login ends no stream');
     const refused = await send(b.url, 'GET', '/api/core-sportbook/refuses', { token: jwt });
     assert.equal(refused.status, 401);
     const outcome = await Promise.race([reader.ended, new Promise((resolve) => setTimeout(() => resolve('still open'), 1_000))]);

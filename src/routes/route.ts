@@ -231,7 +231,8 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
           deps.profileCache.evict(ctx.token);
         }
         // The BFF refused this session's token: its live streams end on every instance (docs/behaviour.md "Live streams").
-        if (answer?.status === 401 && ctx.token) deps.state.fleet.announceSessionEnd(tokenKey(ctx.token), 'refused');
+        // (Not a pre-authentication route's 401: a wrong password says nothing of the session cookie beside it.)
+        if (answer?.status === 401 && ctx.token && r.preAuth !== true) deps.state.fleet.announceSessionEnd(tokenKey(ctx.token), 'refused');
         if (answer) return sendAnswer(reply, answer, ctx);
         return reply;
       },

@@ -17,6 +17,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { envelope, JSON_CONTENT_TYPE, type ProxyAnswer, upstreamFailureAnswer } from '../envelope.js';
 import { tokenKey } from '../session/hash.js';
+import { redactText } from '../session/redact.js';
 import { isRefusal, type StreamLease, StreamBounds, type StreamRefusal } from './bounds.js';
 import { type FeedOpening, type OpenedFeed, SharedFeeds } from './feeds.js';
 import { expiryOf, SessionHolds } from './session-holds.js';
@@ -308,7 +309,8 @@ export class LiveStreams {
     observer?.opened('sse');
     LIVE_RESPONSES.add(reply.raw);
     reply.raw.emit(LONG_LIVED_EVENT);
-    reply.code(200).type(contentType).headers(STREAM_HEADERS);
+    // The upstream's type is its only header the browser gets; a session cookie's value never leaves in it.
+    reply.code(200).type(redactText(contentType, live.secrets)).headers(STREAM_HEADERS);
     reply.removeHeader('content-length');
     client.out.push(OPENING_COMMENT);
     reply.send(client.out);
