@@ -217,6 +217,18 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     variables: ['SHUTDOWN_TIMEOUT_MS'],
     meaning: 'time in-flight requests get to finish after the listener closes (milliseconds); the ones still open are then cut',
   },
+  {
+    variables: ['STREAM_IDLE_TIMEOUT_MS'],
+    meaning:
+      'a live stream\'s longest silence from upstream once its headers came (milliseconds); then it ends cleanly between events (docs/behaviour.md "Live streams"). Longer than the upstream\'s heartbeat',
+  },
+  {
+    variables: ['STREAM_MAX_LIFETIME_MS'],
+    meaning: 'a live stream\'s longest life (milliseconds); then it ends cleanly between events with a jittered `retry:` hint, so that clients reconnect and long connections rebalance across instances',
+  },
+  { variables: ['STREAMS_PER_SESSION'], meaning: 'open live streams per session; one more answers 429 `rate_limited` with `Retry-After`, before any upstream connection' },
+  { variables: ['STREAMS_PER_ADDRESS'], meaning: 'open live streams per client address (IPv6 per /64), sessions or not; one more answers 429 `rate_limited` with `Retry-After`' },
+  { variables: ['STREAMS_MAX'], meaning: 'open live streams of the process (each holds one client connection, and one upstream connection unless it shares an anonymous feed); one more answers 503 `overloaded` with `Retry-After`' },
 ];
 
 /** The Markdown table's header. */

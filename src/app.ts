@@ -30,11 +30,17 @@ import { createTracing } from './pipeline/tracing.js';
 import { allRouteTables } from './routes/index.js';
 import { NO_METRICS } from './routes/context.js';
 import { type AppDeps, activeRoutes, registerRoutes } from './routes/route.js';
+import { tokenKey } from './session/hash.js';
 import { createSessionCaches } from './session/identity.js';
 import { HANDSHAKE_CACHE_NAME, handshakesOf } from './session/sticker-handshakes.js';
 import { createState } from './state/index.js';
+import { LiveStreams } from './streams/index.js';
+import { acceptUpgrades, WS_LIMITS } from './streams/websocket.js';
 import { CIRCUIT_NAMES } from './upstream/endpoint-guard.js';
 import { createUpstreamServices } from './upstream/services.js';
+
+/** How long the drain waits for relayed WebSockets to answer their close, in milliseconds (at most `SHUTDOWN_TIMEOUT_MS`). */
+const WS_CLOSE_GRACE_MS = WS_LIMITS.closeGraceMs;
 
 /** Options of {@link createServer} beyond the configuration, for embedding and tests. */
 export interface ServerOptions {
@@ -124,7 +130,12 @@ export async function createServer(
     (key) => state.fleet.announceEvict(key),
     metrics && ((result) => metrics.cacheRead('profile', result)),
   );
+  // Live streams of the raw passthrough (docs/behaviour.md "Live streams"): ended on every instance
+  // by a logout or a refused token (the fleet's channel), and between events by the drain.
+  const streams = new LiveStreams({ config: cfg, log: app.log, observer: metrics?.streams, random: options.random });
+  state.fleet.onSessionEnd((key, reason) => streams.endSession(key, reason));
   const deps: AppDeps = {
+    streams,
     config: cfg,
     services: upstreams.services,
     ...sessions,
@@ -158,7 +169,7 @@ export async function createServer(
   await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
   await app.register(errors);
   // After the error handler's answers, before X-Error-Ref (onSend hooks run in the order they were added).
-  await app.register(alwaysSucceeds, { config: cfg });
+  await app.register(alwaysSucceeds, { config: cfg, onSessionEnd: (token) => state.fleet.announceSessionEnd(tokenKey(token), 'logout') });
   await app.register(errorRef);
   // The API reference exists outside production only; its modules (the document builder, the
   // OpenAPI generator, the reference page) are not even loaded in production.
@@ -176,7 +187,12 @@ export async function createServer(
     registerRoutes(scope, uploads, deps);
   });
 
+  // WebSocket upgrades go through the pipeline like any request; the passthrough upgrades them.
+  acceptUpgrades(app.server, (req, res) => app.routing(req, res));
+  // Before the listener closes: the streams end between events, so that no connection holds the drain.
+  app.addHook('preClose', async () => streams.drain(Math.min(WS_CLOSE_GRACE_MS, cfg.shutdownTimeoutMs)));
   app.addHook('onClose', async () => {
+    await streams.close();
     contractChecks?.close();
     await upstreams.close();
     await state.close();

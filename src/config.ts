@@ -93,6 +93,11 @@ export const EnvSchema = Type.Object({
   KEEP_ALIVE_TIMEOUT_MS: Type.Integer({ minimum: 1, maximum: MAX_MS, default: 65_000 }),
   SHUTDOWN_DELAY_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 0 }),
   SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, maximum: MAX_MS, default: 10_000 }),
+  STREAM_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 1_000, maximum: MAX_MS, default: 60_000 }),
+  STREAM_MAX_LIFETIME_MS: Type.Integer({ minimum: 1_000, maximum: 86_400_000, default: 900_000 }),
+  STREAMS_PER_SESSION: Type.Integer({ minimum: 1, maximum: 1_000, default: 8 }),
+  STREAMS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 64 }),
+  STREAMS_MAX: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
   TRUSTED_PROXIES: Type.Optional(Type.String({ description: 'comma-separated IP addresses or CIDR ranges, such as 10.0.0.0/8,192.168.1.7' })),
   RATE_LIMIT_PREAUTH_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
   RATE_LIMIT_LOGIN_FAILURES: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 5 }),
@@ -216,6 +221,19 @@ export interface Config {
   readonly shutdownDelayMs: number;
   /** Time in-flight requests get to finish once the listener is closed, in milliseconds; then they are cut. */
   readonly shutdownTimeoutMs: number;
+  /** Live streams of the raw passthrough (docs/behaviour.md "Live streams"). */
+  readonly streams: {
+    /** Longest silence of an upstream stream after its headers, in milliseconds; then it ends between events. */
+    readonly idleTimeoutMs: number;
+    /** Longest life of one stream, in milliseconds; then it ends between events, so that clients reconnect and rebalance. */
+    readonly maxLifetimeMs: number;
+    /** Open streams per session. */
+    readonly perSession: number;
+    /** Open streams per client address (IPv6 per /64). */
+    readonly perAddress: number;
+    /** Open streams of the process. */
+    readonly max: number;
+  };
   /**
    * Load balancers whose `X-Forwarded-For` is believed (addresses or CIDR ranges; docs/behaviour.md "Rate
    * limits and client address"); `undefined`: the client address is the socket's.
@@ -896,6 +914,13 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     keepAliveTimeoutMs: e.KEEP_ALIVE_TIMEOUT_MS,
     shutdownDelayMs: e.SHUTDOWN_DELAY_MS,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    streams: Object.freeze({
+      idleTimeoutMs: e.STREAM_IDLE_TIMEOUT_MS,
+      maxLifetimeMs: e.STREAM_MAX_LIFETIME_MS,
+      perSession: e.STREAMS_PER_SESSION,
+      perAddress: e.STREAMS_PER_ADDRESS,
+      max: e.STREAMS_MAX,
+    }),
     trustedProxies: trustedProxies === undefined ? undefined : Object.freeze(trustedProxies),
     rateLimits: Object.freeze({
       preAuthPerMin: e.RATE_LIMIT_PREAUTH_PER_MIN,

@@ -727,8 +727,11 @@ const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
   front_proxy_load_shed_total: [],
   front_proxy_upstream_contract_checks_total: ['endpoint'],
   front_proxy_upstream_contract_findings_total: ['endpoint', 'kind'],
+  front_proxy_streams_open: ['kind'],
+  front_proxy_streams_ended_total: ['kind', 'reason'],
+  front_proxy_stream_duration_seconds: ['kind'],
 };
-const HISTOGRAMS = ['front_proxy_http_request_duration_seconds', 'front_proxy_upstream_request_duration_seconds'];
+const HISTOGRAMS = ['front_proxy_http_request_duration_seconds', 'front_proxy_upstream_request_duration_seconds', 'front_proxy_stream_duration_seconds'];
 /** Labels Prometheus adds to every series it scrapes (`namespace`: Kubernetes service discovery, the Prometheus Operator). */
 const TARGET_LABELS = ['job', 'instance', 'namespace'];
 

@@ -15,6 +15,8 @@ export default defineConfig({
         target: process.env.FRONT_PROXY_URL ?? 'http://127.0.0.1:3000',
         changeOrigin: true,
         xfwd: true,
+        // Live odds over a WebSocket go through too (docs/deployment.md "Live streams").
+        ws: true,
       },
     },
   },

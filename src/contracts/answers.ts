@@ -483,6 +483,14 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   'GET /api/version': { schema: VersionAnswer },
   'GET /api/clear-cache': { schema: OkAnswer, description: 'with `Clear-Site-Data: "cache"`' },
   'POST /api/cache/purge': { schema: PurgeAnswer, requestBody: { mediaType: 'application/json', schema: PurgeBody, optional: true } },
+  'GET /api/core-sportbook/*': {
+    description:
+      "The upstream's 2xx as it sent it (any type but the ones that run script). With `Accept: text/event-stream` (or when the upstream answers one), a live stream: whole events as they come, `Cache-Control: no-store`, `X-Accel-Buffering: no`, ended between events (`retry:` hint; `event: session-ended` when the session ends); with `Upgrade: websocket`, a relayed WebSocket (docs/behaviour.md \"Live streams\"). Too many open streams: 429 `rate_limited` or 503 `overloaded` with `Retry-After`.",
+    content: {
+      'application/json': Type.Object({}, { additionalProperties: true, description: "the upstream's JSON answer" }),
+      'text/event-stream': text('Server-Sent Events: `id:`, `event:`, `data:` lines, each event ended by a blank line; the last is a `retry:` hint or `event: session-ended` with `data: {"reason": "expired" | "logout" | "refused"}`'),
+    },
+  },
   'GET /healthz': { schema: OkAnswer },
   'GET /readyz': { schema: ReadyAnswer },
   'GET /api/dev/cache-clear': { schema: Type.Object({ ok: Type.Literal(true), cleared: Type.Record(Type.String(), Type.Integer()) }) },

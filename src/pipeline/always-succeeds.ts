@@ -35,11 +35,16 @@ declare module 'fastify' {
 /** Options of the {@link alwaysSucceeds} plugin. */
 export interface AlwaysSucceedsOptions {
   config: Pick<Config, 'sessionCookieName' | 'production'>;
+  /**
+   * Told the accepted session token of a logout whose refusal became its success: the session's live
+   * streams end all the same (docs/behaviour.md "Live streams").
+   */
+  onSessionEnd?: ((token: string) => void) | undefined;
 }
 
 /** Turns the proxy's refusals on `alwaysSucceeds` routes into their success (see the module documentation). */
 export const alwaysSucceeds = fp(
-  async (app: FastifyInstance, { config }: AlwaysSucceedsOptions) => {
+  async (app: FastifyInstance, { config, onSessionEnd }: AlwaysSucceedsOptions) => {
     // Written as a header: the cookie plugin's own onSend hook has already run.
     const cleared = app.serializeCookie(config.sessionCookieName, '', clearedCookieOptions(config));
     app.addHook('onSend', (request, reply, payload, done) => {
@@ -47,6 +52,8 @@ export const alwaysSucceeds = fp(
         done(null, payload);
         return;
       }
+      const token = request.sessionToken;
+      if (token !== undefined) onSessionEnd?.(token);
       for (const name of REFUSAL_HEADERS) reply.removeHeader(name);
       reply.code(200).type(JSON_CONTENT_TYPE).header('cache-control', 'no-store');
       reply.header('set-cookie', cleared);

@@ -8,7 +8,7 @@
  * | threshold | variable | measured |
  * |---|---|---|
  * | event-loop delay | `LOAD_SHED_EVENT_LOOP_DELAY_MS` | mean delay over the last {@link SAMPLE_INTERVAL_MS} (`@fastify/under-pressure`, `perf_hooks`' histogram), from two samples after the listener opened (the start-up's own work is no overload) |
- * | requests in progress | `LOAD_SHED_MAX_IN_FLIGHT` | `/api` requests received and not yet answered or abandoned |
+ * | requests in progress | `LOAD_SHED_MAX_IN_FLIGHT` | `/api` requests received and not yet answered or abandoned; a live stream no longer once it is open |
  *
  * What is an `/api` request is decided from the matched route, whatever form the request line takes
  * (`GET http://host/api/… HTTP/1.1` included). `/healthz`, `/readyz` (outside `/api`), the metrics
@@ -20,11 +20,13 @@
  *
  * @module
  */
+import type { ServerResponse } from 'node:http';
 import underPressure from '@fastify/under-pressure';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope } from '../envelope.js';
+import { LONG_LIVED_EVENT, liveKind } from '../streams/index.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
 import { isApiRequest } from './request-context.js';
 
@@ -82,6 +84,11 @@ export const loadShedding = fp(
       const done = (): void => {
         inFlight.value--;
       };
+      // A live stream stops counting once it is open (docs/behaviour.md "Live streams", "Bounds").
+      const open = function (this: ServerResponse): void {
+        this.off('close', done);
+        inFlight.value--;
+      };
       app.addHook('onRequest', (request, reply, next) => {
         if (!sheddable(request)) return next();
         if (inFlight.value >= limit) {
@@ -90,6 +97,7 @@ export const loadShedding = fp(
         }
         inFlight.value++;
         reply.raw.once('close', done);
+        if (liveKind(request.headers) !== undefined) reply.raw.once(LONG_LIVED_EVENT, open);
         next();
       });
     }

@@ -26,12 +26,13 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { FastifyPluginCallback, FastifyReply, FastifyRequest, onResponseHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
-import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { AggregatorRegistry, collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { classifyError, type EndpointCode, endpointCodeFor, isEndpointCode, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
 import type { CacheResult } from '../state/caches.js';
 import { CONTRACT_FINDING_KIND_NAMES, type ContractFindingKind } from '../contracts/conformance.js';
 import type { IdempotencyDecision } from '../state/idempotency.js';
 import type { SharedStore } from '../state/store.js';
+import { END_REASONS, isLiveStream, LIVE_ROUTE_PREFIX, STREAM_KINDS, type StreamObserver } from '../streams/index.js';
 import type { UpstreamCallRecord } from '../upstream/client.js';
 import type { RefusalReason } from './client-errors.js';
 import { CellHistogram } from './histogram-cells.js';
@@ -45,6 +46,9 @@ import type { InFlightCount } from './load-shedding.js';
 export const METRIC_PREFIX = 'front_proxy_';
 /** Histogram buckets of both durations, in seconds: 5 ms to 10 s. */
 export const DURATION_BUCKETS: readonly number[] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** Buckets of `stream_duration_seconds`, in seconds: a second to a day (`STREAM_MAX_LIFETIME_MS` is 15 min by default). */
+export const STREAM_DURATION_BUCKETS: readonly number[] = [1, 10, 60, 300, 900, 1_800, 3_600, 21_600, 86_400];
 /** The `route` label of a request no route matched. */
 export const NOT_FOUND_ROUTE = 'not_found';
 /** The path the metrics server answers. */
@@ -194,6 +198,9 @@ export class Metrics implements MetricsSource {
   /** The `/api` requests in flight, kept by the load-shedding step (`http_requests_in_flight`). */
   readonly inFlight: InFlightCount = { value: 0 };
 
+  /** The live streams' observer (`streams_open`, `streams_ended_total`, `stream_duration_seconds`; docs/behaviour.md "Live streams"). */
+  readonly streams: StreamObserver;
+
   /**
    * @param build - the versions of `build_info`.
    * @param options.defaultMetrics - collect prom-client's process and Node.js metrics (default true).
@@ -300,6 +307,39 @@ export class Metrics implements MetricsSource {
       labelNames: ['endpoint', 'kind'],
       registers,
     });
+    const streamsOpen = new Gauge({
+      name: `${METRIC_PREFIX}streams_open`,
+      help: 'Live streams open now, by kind (sse, websocket: a browser\'s; feed: a shared feed\'s upstream stream).',
+      labelNames: ['kind'],
+      registers,
+      aggregator: 'sum',
+    });
+    const streamsEnded = new Counter({
+      name: `${METRIC_PREFIX}streams_ended_total`,
+      help: 'Live streams ended, by kind and reason (client, upstream, idle, lifetime, session, drain, slow_consumer, refused).',
+      labelNames: ['kind', 'reason'],
+      registers,
+    });
+    const streamDuration = new Histogram({
+      name: `${METRIC_PREFIX}stream_duration_seconds`,
+      help: 'How long a live stream was open, in seconds, by kind (refused streams are not observed).',
+      labelNames: ['kind'],
+      buckets: [...STREAM_DURATION_BUCKETS],
+      registers,
+    });
+    for (const kind of STREAM_KINDS) {
+      streamsOpen.set({ kind }, 0);
+      for (const reason of END_REASONS) streamsEnded.inc({ kind, reason }, 0);
+    }
+    this.streams = {
+      opened: (kind) => streamsOpen.inc({ kind }),
+      ended: (kind, reason, seconds) => {
+        streamsEnded.inc({ kind, reason });
+        if (reason === 'refused') return;
+        streamsOpen.dec({ kind });
+        streamDuration.observe({ kind }, seconds);
+      },
+    };
     this.#refused = new Counter({
       name: `${METRIC_PREFIX}http_refused_total`,
       help: 'Requests and connections refused before routing, by reason (malformed, headers_too_large, timeout, path, protocol, max_connections).',
@@ -368,7 +408,10 @@ export class Metrics implements MetricsSource {
         const existing = route.onResponse === undefined ? [] : Array.isArray(route.onResponse) ? route.onResponse : [route.onResponse];
         if (existing.some((hook) => TIMING_HOOKS.has(hook as onResponseHookHandler))) return;
         const cells = new RouteCells(this.#http, route.url);
+        const live = route.url.startsWith(LIVE_ROUTE_PREFIX);
         const hook: onResponseHookHandler = (request: FastifyRequest, reply: FastifyReply, next) => {
+          // A live stream's time is its life, counted by stream_duration_seconds, not an answer's latency.
+          if (live && isLiveStream(reply.raw)) return next();
           cells.observe(request.method, reply.statusCode, reply.elapsedTime);
           next();
         };

@@ -26,6 +26,7 @@ import {
 import { badResponse, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
 import { clearSessionCookie, sessionMaxAge, setSessionCookie, tokenOf } from '../session/cookie.js';
+import { tokenKey } from '../session/hash.js';
 import { cachedProfile } from '../session/identity.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
 import { EXPIRY_LEEWAY_SECONDS } from '../session/token.js';
@@ -125,6 +126,8 @@ async function logout(ctx: RouteContext, path: '/auth/logout' | '/auth/logout-au
   const { token } = ctx;
   if (token) {
     ctx.deps.profileCache.evict(token);
+    // The session's live streams end on every instance (docs/behaviour.md "Live streams").
+    ctx.deps.state.fleet.announceSessionEnd(tokenKey(token), 'logout');
     try {
       await ctx.call('bff', { method: 'POST', path });
     } catch (error) {

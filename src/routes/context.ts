@@ -14,6 +14,7 @@ import type { SessionCaches } from '../session/identity.js';
 import { encodedForms, redactBody, redactText, sentCookieValues, withoutCookie } from '../session/redact.js';
 import type { CacheReadObserver, CacheRegistry } from '../state/caches.js';
 import type { AppState } from '../state/index.js';
+import type { LiveStreams } from '../streams/index.js';
 import type { UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
 import type { ServiceName, UpstreamCaller } from '../upstream/services.js';
 
@@ -29,6 +30,8 @@ export interface AppDeps extends SessionCaches {
   readonly state: AppState;
   /** What routes report to the metrics (docs/behaviour.md "Operations"); does nothing without `METRICS_PORT`. */
   readonly metrics: ProxyMetrics;
+  /** The live streams of the raw passthrough: event streams and WebSockets (docs/behaviour.md "Live streams"). */
+  readonly streams: LiveStreams;
 }
 
 /** The counters routes (and pipeline steps, through their options) report to (docs/behaviour.md "Operations"). */
@@ -75,6 +78,12 @@ export interface RouteContext<B = unknown, Q = unknown, P = unknown> extends Ups
    * the same values as `request.routeOptions.config`, which builds a new object on every read.
    */
   readonly routeConfig?: FastifyContextConfig;
+  /**
+   * The headers the proxy sets on an upstream call of this request to `service` (the Bearer of an
+   * accepted session, the `Cookie` without the session cookie, the request id, `X-Forwarded-For`…),
+   * for a connection the handler opens itself (a live stream: docs/behaviour.md "Live streams").
+   */
+  upstreamHeaders(service: ServiceName): Record<string, string>;
 }
 
 /**
@@ -117,6 +126,9 @@ export class RequestContext implements RouteContext {
     const refused = upstream.refusalFor(req);
     if (refused !== undefined) return Promise.reject(refused);
     return upstream.request(this.#forClient(req, options?.shared === true), this.#proxyHeaders(service, options?.bearer), this.request);
+  }
+  upstreamHeaders(service: ServiceName): Record<string, string> {
+    return this.#proxyHeaders(service, undefined);
   }
   stream(service: ServiceName, req: UpstreamRequest): Promise<UpstreamStream> {
     return this.deps.services[service].stream(this.#forClient(req, false), this.#proxyHeaders(service, undefined), this.request);

@@ -10,6 +10,7 @@ import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
 import type { Config } from '../config.js';
+import { tokenKey } from '../session/hash.js';
 import type { HttpMethod } from '../upstream/client.js';
 import { buildPath, type QueryValue } from '../upstream/paths.js';
 import type { ServiceName } from '../upstream/services.js';
@@ -254,6 +255,9 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
         if (evicts && ctx.token && reply.statusCode < 400 && (!answer || answer.status < 400)) {
           deps.profileCache.evict(ctx.token);
         }
+        // The BFF refused this session's token: its live streams end on every instance (docs/behaviour.md "Live streams").
+        // (Not a pre-authentication route's 401: a wrong password says nothing of the session cookie beside it.)
+        if (answer?.status === 401 && ctx.token && r.preAuth !== true) deps.state.fleet.announceSessionEnd(tokenKey(ctx.token), 'refused');
         if (answer) return sendAnswer(reply, answer, ctx);
         return reply;
       },

@@ -40,6 +40,8 @@ import {
 import { addressKey } from '../state/address-key.js';
 import { tokenKey } from '../session/hash.js';
 import { foreignEncoding, sendRedactedStream, transcodeToUtf8, utf8ContentType } from '../session/redact.js';
+import { isEventStream } from '../streams/sse.js';
+import { liveKind, type LiveOutcome } from '../streams/index.js';
 import { rawSubPath, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
 import { bff, fail, forward, type RouteContext, type RouteSpec, route } from './route.js';
 
@@ -187,6 +189,19 @@ function launch(path: string): (ctx: RouteContext<unknown, Static<typeof LaunchQ
   return async (ctx) => cleanAnswer(await ctx.call('bff', { method: 'GET', path, query: { lang: ctx.query.lang, device: ctx.query.device } }));
 }
 
+/** Hands a passthrough request to the live streams (docs/behaviour.md "Live streams"). */
+function serveLive(ctx: RouteContext, kind: 'sse' | 'websocket', target: { path: string; rawQuery: string }): Promise<LiveOutcome> {
+  return ctx.deps.streams.serve(kind, {
+    request: ctx.request,
+    reply: ctx.reply,
+    token: ctx.token,
+    secrets: ctx.secrets,
+    path: target.path,
+    rawQuery: target.rawQuery,
+    upstreamHeaders: ctx.upstreamHeaders('bff'),
+  });
+}
+
 /** spec 4.7 Sports, in the specification's order. */
 export const sportsRoutes: readonly RouteSpec[] = [
   route({
@@ -253,6 +268,12 @@ export const sportsRoutes: readonly RouteSpec[] = [
       const target = rawSubPath(ctx.request.raw.url ?? '', CORE_SPORTBOOK.route, CORE_SPORTBOOK.upstream);
       const named = namedRouteOf(target.path);
       if (named !== undefined) return fail(404, 'not_found', `This sub-path is served by ${named}`, { route: named });
+      // Live streams (docs/behaviour.md "Live streams"): an event stream or a WebSocket asked for.
+      const live = liveKind(ctx.request.headers);
+      if (live !== undefined) {
+        const outcome = await serveLive(ctx, live, target);
+        if (outcome !== 'not_live') return outcome === 'sent' ? undefined : outcome;
+      }
       const req = { method: 'GET', path: target.path, rawQuery: target.rawQuery, client: clientOf(ctx) } as const;
       if (ctx.token) {
         // With a session the answer is buffered, so that the JWT can never reach the body (docs/behaviour.md "Session cookie").
@@ -262,6 +283,12 @@ export const sportsRoutes: readonly RouteSpec[] = [
         return passthroughBody(res.status, res.headers, res.body, ctx.secrets);
       }
       const up = await ctx.stream('bff', req);
+      if (live === undefined && up.status >= 200 && up.status < 300 && isEventStream(up.headers['content-type'])) {
+        // An event stream the request did not ask for: served as one, over the live streams' own connection.
+        up.body.destroy();
+        const outcome = await serveLive(ctx, 'sse', target);
+        if (outcome !== 'not_live') return outcome === 'sent' ? undefined : outcome;
+      }
       const type = mediaTypeOf(up.headers['content-type']);
       if (up.status >= 200 && up.status < 300 && up.status !== 204 && !isJsonMediaType(type)) {
         if (type !== undefined && runsScript(type)) {

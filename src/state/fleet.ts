@@ -8,6 +8,8 @@
  *   catalogue entries carry the generation in their key, so a purge voids them too.
  * - **evictions**: a profile-cache eviction (logout, profile update, refresh) is announced with the
  *   token's SHA-256 digest; every instance evicts that entry (and the session's sticker handshake).
+ * - **session ends**: a logout (or a token the BFF refused) is announced with the token's SHA-256
+ *   digest; every instance ends the live streams that session holds (docs/behaviour.md "Live streams").
  * - **resync**: after the store was unreachable, announcements may have been missed: the session
  *   caches are emptied and the generation read again.
  *
@@ -23,11 +25,15 @@ export const GENERATION_KEY = `${KEY_PREFIX}purge-generation`;
 /** Longest time between two reads of the purge generation by a catalogue read, in milliseconds. */
 export const GENERATION_CHECK_MS = 500;
 
+/** Why a session ended: a logout, or its token refused by the BFF. */
+export type SessionEnd = 'logout' | 'refused';
+
 /** See the module documentation. */
 export class Fleet {
   readonly #store: SharedStore;
   readonly #caches: CacheRegistry;
   readonly #evictors: ((key: string) => void)[] = [];
+  readonly #sessionEnders: ((key: string, reason: SessionEnd) => void)[] = [];
   readonly #sessionCaches: string[] = [];
   #generation = 0;
   #checkedAt = 0;
@@ -39,6 +45,7 @@ export class Fleet {
     store.subscribe({
       event: (event) => {
         if (event.type === 'purge') this.#moveTo(event.generation);
+        else if (event.type === 'session-end') for (const end of this.#sessionEnders) end(event.key, event.reason);
         else for (const evict of this.#evictors) evict(event.key);
       },
       resync: () => {
@@ -76,6 +83,22 @@ export class Fleet {
   /** Announces an eviction to every instance; a store that cannot be reached is ignored (the entry's own lifetime bounds it). */
   announceEvict(key: string): void {
     this.#store.publish({ type: 'evict', key }).catch(() => {});
+  }
+
+  /** Registers what an announced session end ends here (`key`: the token's SHA-256 hex digest): the session's live streams. */
+  onSessionEnd(end: (key: string, reason: SessionEnd) => void): void {
+    this.#sessionEnders.push(end);
+  }
+
+  /**
+   * Announces to every instance, this one included, that the session of `key` (the token's SHA-256
+   * hex digest) ended; a store that cannot be reached is ignored here (the streams' own end at the
+   * token's `exp` bounds them), but this instance is told all the same.
+   */
+  announceSessionEnd(key: string, reason: SessionEnd): void {
+    this.#store.publish({ type: 'session-end', key, reason }).catch(() => {
+      for (const end of this.#sessionEnders) end(key, reason);
+    });
   }
 
   /**

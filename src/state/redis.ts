@@ -110,7 +110,11 @@ function isEvent(value: unknown): value is StateEvent {
   const event = value as Record<string, unknown>;
   return (
     (event.type === 'purge' && Number.isSafeInteger(event.generation)) ||
-    (event.type === 'evict' && typeof event.key === 'string' && /^[0-9a-f]{64}$/.test(event.key))
+    (event.type === 'evict' && typeof event.key === 'string' && /^[0-9a-f]{64}$/.test(event.key)) ||
+    (event.type === 'session-end' &&
+      typeof event.key === 'string' &&
+      /^[0-9a-f]{64}$/.test(event.key) &&
+      (event.reason === 'logout' || event.reason === 'refused'))
   );
 }
 

@@ -25,7 +25,12 @@ export type StateEvent =
   /** The purge generation moved to `generation`: empty the proxy caches. */
   | { readonly type: 'purge'; readonly generation: number }
   /** A session's profile entry is void (logout, profile update, refresh): `key` is the token's SHA-256 hex digest. */
-  | { readonly type: 'evict'; readonly key: string };
+  | { readonly type: 'evict'; readonly key: string }
+  /**
+   * A session ended (logout, or its token refused by the BFF): `key` is the token's SHA-256 hex digest;
+   * the live streams it holds end on every instance (docs/behaviour.md "Live streams").
+   */
+  | { readonly type: 'session-end'; readonly key: string; readonly reason: 'logout' | 'refused' };
 
 /** How a write must be kept (Redis with replicas; the memory store ignores it). */
 export interface WriteOptions {

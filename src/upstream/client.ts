@@ -642,9 +642,10 @@ export class UpstreamService {
 
 /**
  * undici's decompression interceptor for a pool (docs/behaviour.md "Upstream answers"): every status is
- * decoded (an error page may be coded too), the decoded bytes stop at `limit`.
+ * decoded (an error page may be coded too), the decoded bytes stop at `limit` (`0`: no limit, for the
+ * live streams, which have no end).
  */
-function decompression(limit: number): Dispatcher.DispatcherComposeInterceptor {
+export function decompression(limit: number): Dispatcher.DispatcherComposeInterceptor {
   // undici flags the interceptor experimental with a process warning at its creation. What the proxy
   // relies on (every coding decoded, the size bound, an unknown coding left in place) is tested over
   // real sockets by hardening row 18 on each supported Node.js line; the warning alone is kept out of

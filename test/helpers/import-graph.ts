@@ -80,7 +80,7 @@ export function findCycles(graph: ImportGraph): string[][] {
 export const LAYERS: readonly (readonly string[])[] = [
   ['errors/', 'config.ts'],
   ['upstream/', 'session/', 'state/', 'contracts/', 'envelope.ts', 'browser/'],
-  ['catalogue/', 'playground/', 'sandbox/', 'doctor/'],
+  ['catalogue/', 'playground/', 'sandbox/', 'doctor/', 'streams/'],
   ['routes/', 'pipeline/'],
   ['app.ts'],
   ['server.ts'],

@@ -9,7 +9,8 @@
  *   "you were logged out";
  * - {@link useProfile}: `GET /api/auth/profile` loaded once per session and shared by every
  *   component that asks, loaded again after the next login;
- * - {@link useProxyClient}: the client itself, for the other routes.
+ * - {@link useProxyClient}: the client itself, for the other routes;
+ * - {@link useLiveFeed}: a live feed of the sportsbook passthrough (status, last event, why it ended).
  *
  * Server-side rendering safe: nothing here touches `window`, `document` or storage when imported or
  * rendered; the provider reads the client only in effects and through `useSyncExternalStore`, whose
@@ -34,3 +35,4 @@ export {
   useProxyClient,
   useSession,
 } from './hooks.js';
+export { type LiveFeedState, useLiveFeed } from './live.js';

@@ -14,6 +14,7 @@ import { brandArea } from './brand.js';
 import { gamesArea } from './games.js';
 import { incomeReportArea } from './income-report.js';
 import { kycArea } from './kyc.js';
+import { liveArea } from './live.js';
 import { paymentsArea } from './payments.js';
 import { rewardsArea } from './rewards.js';
 import { sportsArea } from './sports.js';
@@ -31,6 +32,7 @@ export const bffAreas: readonly SandboxArea[] = [
   paymentsArea, // spec 4.5
   gamesArea, // spec 4.6
   sportsArea, // spec 4.7
+  liveArea, // spec 4.7, the live feeds of the raw passthrough
   kycArea, // spec 4.8
   rewardsArea, // spec 4.8
   incomeReportArea, // spec 4.8

@@ -179,3 +179,20 @@ export {
 } from './storage.js';
 export type * from './types.js';
 export { classifyError, type ErrorRef, explainRef, formatRef, isSessionEndingErrorCode, parseRef } from '../errors/index.js';
+export {
+  backoffDelay,
+  type EventSourceConstructor,
+  type EventSourceLike,
+  LIVE_BACKOFF_MS,
+  LIVE_PREFIX,
+  type LiveEndReason,
+  type LiveEvent,
+  liveFeed,
+  type LiveHandle,
+  type LiveOptions,
+  liveSocket,
+  liveUrl,
+  SESSION_ENDED_CLOSE,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from './live.js';

@@ -1,0 +1,255 @@
+/**
+ * `npm run bench:streams`: the live streams (docs/behaviour.md "Live streams") on one production proxy
+ * process (`npm start`'s Node.js options, the container's heap limit, `NODE_ENV=production`) in front
+ * of a local event-stream upstream, beside a direct connection to that upstream in the same run:
+ *
+ * | row | what is measured |
+ * |---|---|
+ * | idle | `BENCH_STREAMS` (5,000) signed-in event streams open and silent: the proxy's RSS, and KB per stream |
+ * | latency | `BENCH_STREAMS_LIVE` (1,000) signed-in streams × 1 event/s: delivery latency p50/p99 through the proxy and direct, and the proxy's CPU per event |
+ * | fan-out | 1,000 anonymous viewers of one feed × 1 event/s: upstream connections, and the proxy's CPU per delivered event |
+ * | read | an ordinary passthrough read's p99 (10 at a time), with and without the idle streams open |
+ *
+ * The clients are raw sockets (one `GET` each, answers read as they come); events carry the time
+ * they were written, so latency is read against the same clock. Loopback only; every process is
+ * stopped by its PID.
+ *
+ * Environment: `BENCH_STREAMS` (default 5000), `BENCH_STREAMS_LIVE` (default 1000),
+ * `BENCH_STREAMS_SECONDS` (seconds of events per latency row, default 10).
+ *
+ * @module
+ */
+import { spawn } from 'node:child_process';
+import { createServer, type ServerResponse } from 'node:http';
+import { type AddressInfo, connect, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { containerHeapOptions, freePort, ROOT, sleep, startNodeOptions } from './harness.js';
+import { cpuMicros, rssBytes } from './proc.js';
+
+const STREAMS = Number(process.env.BENCH_STREAMS ?? 5_000);
+const LIVE = Number(process.env.BENCH_STREAMS_LIVE ?? 1_000);
+const SECONDS = Number(process.env.BENCH_STREAMS_SECONDS ?? 10);
+
+/** A fake JWT (the proxy does not verify it without keys; the upstream does not look). */
+function jwt(n: number): string {
+  const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  return `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc({ sub: String(n), exp: Math.floor(Date.now() / 1000) + 3600 })}.c2lnbmF0dXJl${n}`;
+}
+
+/** The upstream: every `/core-sportbook/*` GET is a held event stream; `/core-sportbook/read` a small JSON. */
+async function startUpstream() {
+  const streams = new Set<ServerResponse>();
+  const opened = new Map<string, number>();
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '').split('?')[0] as string;
+    opened.set(path, (opened.get(path) ?? 0) + 1);
+    if (req.url?.startsWith('/core-sportbook/read')) {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[1,2,3]}');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.write(':\n\n');
+    streams.add(res);
+    res.once('close', () => streams.delete(res));
+  });
+  server.keepAliveTimeout = 60_000;
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    streams,
+    /** Streams opened upstream on `path`. */
+    openedOn: (path: string) => opened.get(path) ?? 0,
+    /** Writes one event carrying the time it was written (ms, `performance.timeOrigin`-based) to every stream. */
+    tick(seq: number) {
+      const line = `id: ${seq}\ndata: {"seq":${seq},"at":${performance.timeOrigin + performance.now()}}\n\n`;
+      for (const res of streams) res.write(line);
+    },
+    close: () => new Promise<void>((resolve) => { for (const res of streams) res.destroy(); server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+/** One raw client stream: latencies of the events it read (ms). */
+interface Client {
+  readonly socket: Socket;
+  readonly latencies: number[];
+  events: number;
+}
+
+function openClient(port: number, path: string, headers: Record<string, string>, record: boolean): Promise<Client> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    const client: Client = { socket, latencies: [], events: 0 };
+    let head = true;
+    let pending = '';
+    socket.setEncoding('utf8');
+    socket.once('error', reject);
+    socket.on('data', (chunk: string) => {
+      pending += chunk;
+      if (head) {
+        const end = pending.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        if (!pending.startsWith('HTTP/1.1 200')) {
+          reject(new Error(pending.slice(0, 200)));
+          return;
+        }
+        head = false;
+        pending = pending.slice(end + 4);
+        resolve(client);
+      }
+      let at = pending.indexOf('"at":');
+      while (at >= 0) {
+        const close = pending.indexOf('}', at);
+        if (close < 0) break;
+        client.events++;
+        if (record) client.latencies.push(performance.timeOrigin + performance.now() - Number(pending.slice(at + 5, close)));
+        pending = pending.slice(close + 1);
+        at = pending.indexOf('"at":');
+      }
+      if (at < 0 && pending.length > 4096) pending = pending.slice(-4096);
+    });
+    const lines = [`GET ${path} HTTP/1.1`, 'Host: bench', 'Accept: text/event-stream', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''];
+    socket.write(lines.join('\r\n'));
+  });
+}
+
+/**
+ * Opens `count` clients 50 at a time (a storm of thousands at once would be shed by the event-loop
+ * threshold, as it should); a client refused (503 `overloaded`) is opened again 100 ms later.
+ */
+async function openMany(count: number, make: (i: number) => Promise<Client>): Promise<Client[]> {
+  const out: Client[] = [];
+  const once = async (i: number): Promise<Client> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await make(i);
+      } catch (error) {
+        if (attempt >= 20) throw error;
+        await sleep(100);
+      }
+    }
+  };
+  for (let i = 0; i < count; i += 50) out.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => once(i + j)))));
+  return out;
+}
+
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
+}
+
+async function readP99(port: number, count = 2_000): Promise<number> {
+  const times: number[] = [];
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const started = performance.now();
+      const socket = connect(port, '127.0.0.1');
+      let text = '';
+      socket.setEncoding('utf8');
+      socket.on('data', (chunk: string) => {
+        text += chunk;
+        if (text.includes('[1,2,3]')) {
+          times.push(performance.now() - started);
+          socket.destroy();
+          resolve();
+        }
+      });
+      socket.once('error', reject);
+      socket.write('GET /api/core-sportbook/read HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n');
+    });
+  for (let i = 0; i < count; i += 10) await Promise.all(Array.from({ length: 10 }, one));
+  return percentile(times, 99);
+}
+
+async function main(): Promise<void> {
+  const upstream = await startUpstream();
+  const port = await freePort();
+  const metricsPort = await freePort();
+  const proxy = spawn(process.execPath, [...startNodeOptions(), ...containerHeapOptions(), join(ROOT, 'dist/server.js')], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'production',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      METRICS_PORT: String(metricsPort),
+      BFF_BASE_URL: upstream.url,
+      STICKER_API_URL: `${upstream.url}/sticker`,
+      LOG_LEVEL: 'warn',
+      SESSION_COOKIE_NAME: 'access_token',
+      STREAMS_PER_ADDRESS: '100000',
+      STREAMS_MAX: '100000',
+      RATE_LIMIT_API_PER_MIN: '0',
+      RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0',
+      STREAM_IDLE_TIMEOUT_MS: '600000',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const pid = proxy.pid as number;
+  const rows: string[] = [];
+  try {
+    for (let i = 0; i < 100; i++) {
+      try {
+        await readP99(port, 10);
+        break;
+      } catch {
+        await sleep(100);
+      }
+    }
+    const baseRead = await readP99(port);
+    const rss0 = rssBytes([pid]);
+
+    // idle: signed-in streams open and silent.
+    const idle = await openMany(STREAMS, (i) => openClient(port, `/api/core-sportbook/live/s${i}`, { Cookie: `access_token=${jwt(i)}` }, false));
+    await sleep(2_000);
+    const rss1 = rssBytes([pid]);
+    rows.push(`| idle | ${STREAMS} signed-in streams open | RSS ${(rss0 / 2 ** 20).toFixed(0)} → ${(rss1 / 2 ** 20).toFixed(0)} MB, ${((rss1 - rss0) / 1024 / STREAMS).toFixed(1)} KB per stream | < 400 MB |`);
+    const loadedRead = await readP99(port);
+    rows.push(`| read | an ordinary read's p99, 10 at a time | ${baseRead.toFixed(2)} ms without, ${loadedRead.toFixed(2)} ms with ${STREAMS} streams open (${((loadedRead / baseRead - 1) * 100).toFixed(0)}%) | within 10% |`);
+    for (const c of idle) c.socket.destroy();
+    await sleep(1_000);
+
+    // latency: LIVE signed-in streams through the proxy, LIVE direct, 1 event/s.
+    const via = await openMany(LIVE, (i) => openClient(port, `/api/core-sportbook/live/l${i}`, { Cookie: `access_token=${jwt(i)}` }, true));
+    const upPort = Number(new URL(upstream.url).port);
+    const direct = await openMany(LIVE, (i) => openClient(upPort, `/core-sportbook/live/d${i}`, {}, true));
+    const cpu0 = cpuMicros([pid]);
+    for (let s = 1; s <= SECONDS; s++) {
+      upstream.tick(s);
+      await sleep(1_000);
+    }
+    const cpu1 = cpuMicros([pid]);
+    const viaLat = via.flatMap((c) => c.latencies);
+    const directLat = direct.flatMap((c) => c.latencies);
+    const delivered = via.reduce((n, c) => n + c.events, 0);
+    rows.push(
+      `| latency | ${LIVE} streams × 1 event/s, ${SECONDS} s | through the proxy p50 ${percentile(viaLat, 50).toFixed(2)} / p99 ${percentile(viaLat, 99).toFixed(2)} ms; direct p50 ${percentile(directLat, 50).toFixed(2)} / p99 ${percentile(directLat, 99).toFixed(2)} ms; added p99 ${(percentile(viaLat, 99) - percentile(directLat, 99)).toFixed(2)} ms; ${delivered} events, ${((cpu1 - cpu0) / delivered).toFixed(1)} µs CPU per event | added p99 < 50 ms |`,
+    );
+    for (const c of [...via, ...direct]) c.socket.destroy();
+    await sleep(1_000);
+
+    // fan-out: LIVE anonymous viewers of one feed.
+    const viewers = await openMany(LIVE, () => openClient(port, '/api/core-sportbook/live/shared?sport=football', {}, true));
+    const upstreamStreams = upstream.openedOn('/core-sportbook/live/shared');
+    const cpu2 = cpuMicros([pid]);
+    for (let s = 1; s <= SECONDS; s++) {
+      upstream.tick(s);
+      await sleep(1_000);
+    }
+    const cpu3 = cpuMicros([pid]);
+    const fanned = viewers.reduce((n, c) => n + c.events, 0);
+    const fanLat = viewers.flatMap((c) => c.latencies);
+    rows.push(
+      `| fan-out | ${LIVE} anonymous viewers of one feed × 1 event/s | ${upstreamStreams} upstream stream(s); ${fanned} events delivered, ${((cpu3 - cpu2) / fanned).toFixed(1)} µs CPU per delivered event; p99 ${percentile(fanLat, 99).toFixed(2)} ms | 1 upstream stream |`,
+    );
+    for (const c of viewers) c.socket.destroy();
+  } finally {
+    proxy.kill('SIGKILL');
+    await upstream.close();
+  }
+  process.stdout.write(`Node.js ${process.version}, ${STREAMS} idle / ${LIVE} live streams\n\n| row | load | measured | target |\n|---|---|---|---|\n${rows.join('\n')}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,117 @@
+/**
+ * The upstream side of the live streams (docs/behaviour.md "Live streams", "Bounds"): undici `Pool`s of
+ * their own per origin, apart from the request pools and their per-endpoint bulkheads, so that open
+ * streams never hold a connection or a slot an ordinary read needs. `UPSTREAM_TIMEOUT_MS` bounds the
+ * wait for the answer's headers only; after them the stream's own idle and lifetime limits apply
+ * (`STREAM_IDLE_TIMEOUT_MS`, `STREAM_MAX_LIFETIME_MS`, kept by the relays). Answers are framed and
+ * decoded as every other upstream answer is (1xx dropped, codings decoded), without a size limit:
+ * a stream has no end.
+ *
+ * @module
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Readable } from 'node:stream';
+import { type Dispatcher, Pool } from 'undici';
+import { answerFraming } from '../upstream/answer-framing.js';
+import { decompression } from '../upstream/client.js';
+import { toUpstreamError, UpstreamError } from '../upstream/errors.js';
+
+/** One stream to open upstream. */
+export interface StreamRequest {
+  /** The service's base URL (origin plus optional path prefix). */
+  readonly baseUrl: string;
+  /** Path below the base URL, starting with `/`. */
+  readonly path: string;
+  /** The raw query string, `''` or starting with `?`. */
+  readonly rawQuery: string;
+  /** Every header to send (the proxy's own, `Accept`, `Last-Event-ID`…). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** Aborts the wait for the headers (the client left); once the answer started, destroy its body instead. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** An upstream stream's answer; the caller must consume or destroy `body`. */
+export interface StreamAnswer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly body: Readable;
+}
+
+/** See the module documentation. */
+export class StreamUpstream {
+  readonly #pools = new Map<string, Dispatcher>();
+  readonly #headersTimeoutMs: number;
+  readonly #connections: number;
+
+  /**
+   * @param headersTimeoutMs - `UPSTREAM_TIMEOUT_MS`: the longest wait for an answer's headers, in milliseconds.
+   * @param connections - connections per origin (`STREAMS_MAX`: one per open stream at most).
+   */
+  constructor(headersTimeoutMs: number, connections: number) {
+    this.#headersTimeoutMs = headersTimeoutMs;
+    this.#connections = connections;
+  }
+
+  #pool(origin: string): Dispatcher {
+    let pool = this.#pools.get(origin);
+    if (pool === undefined) {
+      pool = new Pool(origin, {
+        connections: this.#connections,
+        pipelining: 1,
+        keepAliveTimeout: 4_000,
+        headersTimeout: this.#headersTimeoutMs,
+        // Silence after the headers is the relay's to judge (STREAM_IDLE_TIMEOUT_MS, ending between events).
+        bodyTimeout: 0,
+        connectTimeout: Math.min(this.#headersTimeoutMs, 10_000),
+      }).compose(answerFraming(), decompression(0));
+      this.#pools.set(origin, pool);
+    }
+    return pool;
+  }
+
+  /**
+   * Opens one stream: `GET` with `req.headers`, the coding `identity` asked for.
+   *
+   * @returns the answer, whatever its status, once its headers arrived.
+   * @throws {@link UpstreamError} `upstream_timeout` (no headers within `UPSTREAM_TIMEOUT_MS`),
+   *   `upstream_unavailable`, `upstream_bad_response` (a coding left undecoded too), `upstream_redirect`
+   *   is not thrown (the status is the caller's to map), `client_aborted` (the signal aborted).
+   */
+  async open(req: StreamRequest): Promise<StreamAnswer> {
+    const url = new URL(req.baseUrl);
+    const prefix = url.pathname.replace(/\/+$/, '');
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), this.#headersTimeoutMs);
+    const onClientGone = () => controller.abort(new UpstreamError('client_aborted'));
+    req.signal?.addEventListener('abort', onClientGone, { once: true });
+    try {
+      if (req.signal?.aborted) throw new UpstreamError('client_aborted');
+      const res = await this.#pool(url.origin).request({
+        method: 'GET',
+        path: `${prefix}${req.path}${req.rawQuery}` || '/',
+        headers: { ...req.headers, 'accept-encoding': 'identity' },
+        signal: controller.signal,
+      });
+      // undici's body emits 'error' when destroyed before its end; consumers get it through their own listeners.
+      res.body.on('error', () => undefined);
+      const coding = res.headers['content-encoding'];
+      if (coding !== undefined && String(coding).trim().toLowerCase() !== 'identity' && String(coding).trim() !== '') {
+        res.body.destroy();
+        throw new UpstreamError('upstream_bad_response', { detail: 'The service sent an answer in a coding the proxy cannot read' });
+      }
+      return { status: res.statusCode, headers: res.headers, body: res.body };
+    } catch (error) {
+      throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
+    } finally {
+      clearTimeout(timer);
+      req.signal?.removeEventListener('abort', onClientGone);
+    }
+  }
+
+  /** Destroys every pool: the streams are ended before (drain), so nothing waits for them. */
+  async close(): Promise<void> {
+    const pools = [...this.#pools.values()];
+    this.#pools.clear();
+    await Promise.all(pools.map((pool) => pool.destroy().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * The browser SDK's live feeds (packages/browser/src/browser/live.ts): the URL rule and the backoff
+ * (table-driven); `liveFeed` over a fake `EventSource` (events by type, a refusal retried after the
+ * jittered backoff, `session-ended` ending the feed for good and running the forced-logout flow once,
+ * the signal); `liveSocket` over real sockets through the proxy and the sandbox with `ws`'s client
+ * (messages, and a logout's 4001 `session_ended` ending the feed with the forced-logout flow).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import type { FastifyInstance } from 'fastify';
+import WebSocket from 'ws';
+import {
+  backoffDelay,
+  type EventSourceLike,
+  type LiveEndReason,
+  type LiveEvent,
+  liveFeed,
+  liveSocket,
+  liveUrl,
+  type WebSocketConstructor,
+} from '../packages/browser/src/browser/index.js';
+import { createServer } from '../src/app.js';
+import { fakeJwt, LogCapture, send } from './helpers/recording-upstream.js';
+
+describe('liveUrl and backoffDelay', () => {
+  const urls: [string, string][] = [
+    ['live/odds', '/api/core-sportbook/live/odds'],
+    ['/live/odds?sport=football', '/api/core-sportbook/live/odds?sport=football'],
+  ];
+  for (const [subPath, url] of urls) test(`${subPath} → ${url}`, () => assert.equal(liveUrl(subPath), url));
+  for (const bad of ['', '../auth/logout', 'live/%2e%2e/x', 'a/%2Fb', 'live/./x']) {
+    test(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => liveUrl(bad), TypeError));
+  }
+  test('full jitter, doubling from 1 s up to 30 s', () => {
+    assert.deepEqual([0, 1, 2, 5, 10].map((n) => backoffDelay(n, () => 0.999999)), [1000, 2000, 4000, 30000, 30000]);
+    assert.equal(backoffDelay(3, () => 0), 0);
+  });
+});
+
+/** A fake EventSource the test drives. */
+class FakeSource implements EventSourceLike {
+  static made: FakeSource[] = [];
+  readyState = 0;
+  onopen: ((event: unknown) => void) | null = null;
+  onerror: ((event: unknown) => void) | null = null;
+  readonly listeners = new Map<string, ((event: { data: string; lastEventId?: string }) => void)[]>();
+  closed = false;
+  constructor(readonly url: string) {
+    FakeSource.made.push(this);
+  }
+  addEventListener(type: string, listener: (event: { data: string; lastEventId?: string }) => void): void {
+    this.listeners.set(type, [...(this.listeners.get(type) ?? []), listener]);
+  }
+  close(): void {
+    this.closed = true;
+    this.readyState = 2;
+  }
+  emit(type: string, data: string, lastEventId = ''): void {
+    for (const listener of this.listeners.get(type) ?? []) listener({ data, lastEventId });
+  }
+}
+
+describe('liveFeed over an EventSource', () => {
+  test('events by type; a refusal retried after the backoff; session-ended ends it and asks the session once', async () => {
+    FakeSource.made = [];
+    const events: LiveEvent[] = [];
+    const ends: LiveEndReason[] = [];
+    const requests: string[] = [];
+    const client = { request: async (method: string, path: string) => void requests.push(`${method} ${path}`) } as never;
+    liveFeed(client, 'live/bets', { EventSource: FakeSource, types: ['odds'], random: () => 0, onEvent: (e) => events.push(e), onEnd: (r) => ends.push(r) });
+    const first = FakeSource.made[0] as FakeSource;
+    assert.equal(first.url, '/api/core-sportbook/live/bets');
+    first.onopen?.({});
+    first.emit('odds', '{"a":1}', '7');
+    first.emit('message', 'plain');
+    assert.deepEqual(events, [
+      { type: 'odds', data: '{"a":1}', id: '7' },
+      { type: 'message', data: 'plain', id: '' },
+    ]);
+    // A reconnecting stream (CONNECTING) is the browser's business; a closed one is retried.
+    first.readyState = 0;
+    first.onerror?.({});
+    assert.equal(FakeSource.made.length, 1);
+    first.readyState = 2;
+    first.onerror?.({});
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(FakeSource.made.length, 2);
+    const second = FakeSource.made[1] as FakeSource;
+    second.emit('session-ended', '{"reason":"logout"}');
+    second.emit('odds', 'late');
+    assert.deepEqual(ends, ['session_ended']);
+    assert.ok(second.closed);
+    assert.equal(events.length, 2);
+    assert.deepEqual(requests, ['GET /api/auth/profile']);
+  });
+
+  test('the signal ends it; without EventSource (server-side rendering) it ends as unsupported', () => {
+    FakeSource.made = [];
+    const ends: LiveEndReason[] = [];
+    const controller = new AbortController();
+    const client = { request: async () => undefined } as never;
+    liveFeed(client, 'live/odds', { EventSource: FakeSource, signal: controller.signal, onEvent: () => undefined, onEnd: (r) => ends.push(r) });
+    controller.abort();
+    assert.ok((FakeSource.made[0] as FakeSource).closed);
+    liveFeed(client, 'live/odds', { onEvent: () => undefined, onEnd: (r) => ends.push(r) });
+    assert.deepEqual(ends, ['aborted', 'unsupported']);
+  });
+});
+
+describe('liveSocket through the proxy and the sandbox', () => {
+  let app: FastifyInstance;
+  let url: string;
+  before(async () => {
+    app = await createServer({ NODE_ENV: 'test', LOG_LEVEL: 'warn', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0', RATE_LIMIT_API_PER_MIN: '0' }, { logStream: new LogCapture() });
+    url = await app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  after(async () => {
+    await app.close();
+  });
+
+  test('messages arrive; a logout ends the feed with session_ended and asks the session once', async () => {
+    const jwt = fakeJwt();
+    // `ws`'s client with the session cookie, as a browser's WebSocket would send it.
+    const Socket = class extends WebSocket {
+      constructor(address: string) {
+        super(address, { headers: { cookie: `access_token=${jwt}` } });
+      }
+    } as unknown as WebSocketConstructor;
+    const events: LiveEvent[] = [];
+    const requests: string[] = [];
+    const ended = new Promise<LiveEndReason>((resolve) => {
+      liveSocket({ request: async (_m: string, path: string) => void requests.push(path) } as never, 'live/odds?interval=20', {
+        baseUrl: url,
+        WebSocket: Socket,
+        onEvent: (event) => events.push(event),
+        onEnd: resolve,
+      });
+    });
+    const deadline = Date.now() + 5_000;
+    while (events.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.ok(events.length >= 2);
+    assert.equal((await send(url, 'POST', '/api/auth/logout', { token: jwt, json: {} })).status, 200);
+    assert.equal(await ended, 'session_ended');
+    assert.deepEqual(requests, ['/api/auth/profile']);
+  });
+});
+
+describe('useLiveFeed', () => {
+  test('server-side rendering: idle, nothing opened', async () => {
+    const { createElement: h } = await import('react');
+    const { renderToString } = await import('react-dom/server');
+    const { createProxyClient, memoryStorage } = await import('../packages/browser/src/browser/index.js');
+    const { ProxySessionProvider, useLiveFeed } = await import('../packages/react/src/index.js');
+    const client = createProxyClient({ storage: memoryStorage(), fetch: (async () => new Response('{}')) as unknown as typeof fetch });
+    function Odds() {
+      const { status, lastEvent } = useLiveFeed('live/odds');
+      return h('p', null, `${status}/${lastEvent === null ? 'none' : 'some'}`);
+    }
+    assert.match(renderToString(h(ProxySessionProvider, { client }, h(Odds))), /idle\/none/);
+  });
+});

@@ -1,0 +1,168 @@
+/**
+ * docs/behaviour.md "Live streams", "Server-Sent Events": the event-stream parts (table-driven), then
+ * the real proxy on loopback in front of an upstream whose streams the tests write by hand — events
+ * delivered one by one as they come, with and without a session; the token echoed by the upstream
+ * (split across chunks) never reaching the browser; `Last-Event-ID` forwarded; `UPSTREAM_TIMEOUT_MS`
+ * for the headers only; the idle and lifetime limits ending the stream between events.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { EventSplitter, eventId, OversizedEventError, retryHint, scrubEvent } from '../src/streams/sse.js';
+import { openSse, startStreamUpstream, type StreamUpstream } from './helpers/live-streams.js';
+import { fakeJwt, startProxy, type TestProxy } from './helpers/recording-upstream.js';
+
+describe('EventSplitter', () => {
+  const cases: [string, string[], string[]][] = [
+    ['LF', ['data: 1\n\ndata: 2\n\n'], ['data: 1\n\n', 'data: 2\n\n']],
+    ['CRLF', ['data: 1\r\n\r\n'], ['data: 1\r\n\r']],
+    ['CR', ['data: 1\r\rdata: 2\r\r'], ['data: 1\r\r', 'data: 2\r\r']],
+    ['an event split across chunks', ['da', 'ta: 1\n', '\n'], ['data: 1\n\n']],
+    ['a CRLF split across chunks', ['data: 1\r', '\n\r', '\ndata: 2\n\n'], ['data: 1\r\n\r', 'data: 2\n\n']],
+    ['several lines', ['id: 7\nevent: odds\ndata: a\ndata: b\n\n'], ['id: 7\nevent: odds\ndata: a\ndata: b\n\n']],
+    ['stray blank lines between events dropped', ['\n\n\ndata: 1\n\n\n'], ['data: 1\n\n']],
+    ['a comment is an event', [':\n\n'], [':\n\n']],
+    ['no end yet', ['data: 1\n'], []],
+  ];
+  for (const [name, chunks, expected] of cases) {
+    test(name, () => {
+      const split = new EventSplitter();
+      const out = chunks.flatMap((chunk) => split.push(Buffer.from(chunk)).map((b) => b.toString()));
+      assert.deepEqual(out, expected);
+    });
+  }
+  test('more than the limit without an end is refused', () => {
+    const split = new EventSplitter(16);
+    split.push(Buffer.from('data: 12345'));
+    assert.throws(() => split.push(Buffer.from('67890123')), OversizedEventError);
+  });
+});
+
+describe('event parts', () => {
+  test('eventId: the last id field; none; a NUL ignored', () => {
+    assert.equal(eventId(Buffer.from('id: 42\ndata: x\n\n')), '42');
+    assert.equal(eventId(Buffer.from('id:1\nid:2\n\n')), '2');
+    assert.equal(eventId(Buffer.from('data: x\n\n')), undefined);
+    assert.equal(eventId(Buffer.from('id: a\0b\n\n')), undefined);
+  });
+  test('scrubEvent: every secret, and a value written with JSON \\u escapes', () => {
+    const secret = 'eyJhbGciOiJIUzI1NiJ9.payload-part.signature';
+    assert.equal(scrubEvent(Buffer.from(`data: ${secret}\n\n`), [secret]).toString(), 'data: [redacted]\n\n');
+    const escaped = JSON.stringify({ t: secret }).replace('eyJ', '\\u0065yJ');
+    assert.equal(scrubEvent(Buffer.from(`data: ${escaped}\n\n`), [secret]).toString(), 'data: {"t":"[redacted]"}\n\n');
+    const plain = Buffer.from('data: nothing\n\n');
+    assert.equal(scrubEvent(plain, [secret]), plain);
+  });
+  test('retryHint: drawn between its bounds', () => {
+    assert.equal(retryHint(1000, 5000, () => 0).toString(), 'retry: 1000\n\n');
+    assert.equal(retryHint(1000, 5000, () => 0.5).toString(), 'retry: 3000\n\n');
+  });
+});
+
+describe('event streams through the proxy', () => {
+  let upstream: StreamUpstream;
+  let proxy: TestProxy;
+  before(async () => {
+    upstream = await startStreamUpstream();
+    proxy = await startProxy(upstream.url, { UPSTREAM_TIMEOUT_MS: '1000', STREAM_IDLE_TIMEOUT_MS: '1000', STREAM_MAX_LIFETIME_MS: '3000' });
+  });
+  after(async () => {
+    await proxy.close();
+    await upstream.close();
+  });
+
+  test('with a session: event by event, the token scrubbed across chunks, Last-Event-ID and the Bearer forwarded', async () => {
+    const jwt = fakeJwt();
+    const next = upstream.calls.length + 1;
+    const reader = await openSse(proxy.url, '/api/core-sportbook/live/bets?x=1', { cookie: `theme=dark; access_token=${jwt}`, 'last-event-id': '41' });
+    const call = await upstream.call(next);
+    assert.equal(reader.status, 200);
+    assert.equal(reader.headers['cache-control'], 'no-store');
+    assert.equal(reader.headers['x-accel-buffering'], 'no');
+    assert.equal(reader.headers['content-security-policy'], "sandbox; default-src 'none'");
+    assert.equal(reader.headers['x-content-type-options'], 'nosniff');
+    assert.equal(call.path, '/core-sportbook/live/bets?x=1');
+    assert.equal(call.headers.authorization, `Bearer ${jwt}`);
+    assert.equal(call.headers.cookie, 'theme=dark');
+    assert.equal(call.headers['last-event-id'], '41');
+    assert.equal(call.headers.accept, 'text/event-stream');
+    call.res.write('id: 42\ndata: first\n\n');
+    assert.deepEqual(await reader.events(1), ['first']);
+    // The token in two chunks, the second after the first was delivered on its own.
+    const half = Math.floor(jwt.length / 2);
+    call.res.write(`id: 43\ndata: {"echo":"${jwt.slice(0, half)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(reader.data(), ['first'], 'half an event is not sent');
+    call.res.write(`${jwt.slice(half)}"}\n\n`);
+    assert.deepEqual(await reader.events(2), ['first', '{"echo":"[redacted]"}']);
+    assert.ok(!reader.text().includes(jwt.slice(0, 20)));
+    reader.close();
+    await call.closed;
+  });
+
+  test('UPSTREAM_TIMEOUT_MS bounds the headers only; the lifetime ends the stream between events with a retry hint', async () => {
+    const next = upstream.calls.length + 1;
+    const reader = await openSse(proxy.url, '/api/core-sportbook/live/long', { cookie: `access_token=${fakeJwt()}` });
+    const call = await upstream.call(next);
+    let n = 0;
+    const ticks = setInterval(() => call.res.write(`data: ${++n}\n\n`), 200);
+    try {
+      // Past UPSTREAM_TIMEOUT_MS (1 s) the events still flow.
+      await reader.events(8, 4_000);
+      assert.equal(await reader.ended, 'clean');
+    } finally {
+      clearInterval(ticks);
+    }
+    assert.match(reader.text(), /\n\nretry: \d+\n\n$/);
+    const retry = Number(/retry: (\d+)/.exec(reader.text())?.[1]);
+    assert.ok(retry >= 1000 && retry <= 5000, `retry ${retry}`);
+    await call.closed;
+  });
+
+  test('upstream silence over STREAM_IDLE_TIMEOUT_MS ends the stream cleanly; the half event in hand is dropped', async () => {
+    const next = upstream.calls.length + 1;
+    const reader = await openSse(proxy.url, '/api/core-sportbook/live/idle', { cookie: `access_token=${fakeJwt()}` });
+    const call = await upstream.call(next);
+    call.res.write('data: one\n\ndata: half');
+    assert.equal(await reader.ended, 'clean');
+    assert.deepEqual(reader.data(), ['one']);
+    assert.ok(!reader.text().includes('half'));
+    await call.closed;
+  });
+
+  test('no headers within UPSTREAM_TIMEOUT_MS: 504 upstream_timeout', async () => {
+    upstream.answer = { kind: 'silent' };
+    try {
+      const reader = await openSse(proxy.url, '/api/core-sportbook/live/hung', { cookie: `access_token=${fakeJwt()}` });
+      assert.equal(reader.status, 504);
+      await reader.ended;
+      assert.equal(JSON.parse(reader.text()).error, 'upstream_timeout');
+    } finally {
+      upstream.answer = { kind: 'stream' };
+    }
+  });
+
+  test('an upstream failure answers the envelope; a 401 body passes through', async () => {
+    upstream.answer = { kind: 'status', status: 401, body: { reason: 'token_expired' } };
+    try {
+      const reader = await openSse(proxy.url, '/api/core-sportbook/live/bets', { cookie: `access_token=${fakeJwt()}` });
+      assert.equal(reader.status, 401);
+      await reader.ended;
+      assert.deepEqual(JSON.parse(reader.text()), { reason: 'token_expired' });
+      assert.ok(reader.headers['x-error-ref']);
+    } finally {
+      upstream.answer = { kind: 'stream' };
+    }
+  });
+
+  test('without a session: events flow, nothing of the browser goes upstream', async () => {
+    const next = upstream.calls.length + 1;
+    const reader = await openSse(proxy.url, '/api/core-sportbook/live/odds?sport=football', { cookie: 'theme=dark' });
+    const call = await upstream.call(next);
+    assert.equal(call.headers.cookie, undefined);
+    assert.equal(call.headers.authorization, undefined);
+    call.res.write('id: 1\ndata: a\n\n');
+    call.res.write('id: 2\ndata: b\n\n');
+    assert.deepEqual(await reader.events(2), ['a', 'b']);
+    reader.close();
+  });
+});
