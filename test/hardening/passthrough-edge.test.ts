@@ -155,7 +155,9 @@ test('the whole sportsbook hangs: every client refused at once once the circuit 
     `Part 2: 40 clients on a hung BFF for ${RUN_MS / 1000} s; from ${SETTLE_MS / 1000} s: ${times.length} answers, ${late} not 503, p99 ${p99(times).toFixed(1)} ms, ${trials} calls reached the BFF in ${measured} s (pause ${PAUSE_MS / 1000} s); /healthz not 200: ${unhealthy}.`,
   );
   figures.check(late <= 40, `${late} answers were not a 503 refusal`);
-  figures.check(trials <= Math.ceil((measured * 1000) / PAUSE_MS) + 1, `${trials} calls reached the hung BFF`);
+  // One trial per pause; the bounded run's window is short, and a call let go just before the circuit
+  // opened may reach the BFF inside it on a loaded machine.
+  figures.check(trials <= Math.ceil((measured * 1000) / PAUSE_MS) + (FULL ? 1 : 3), `${trials} calls reached the hung BFF`);
   figures.check(unhealthy === 0, '/healthz failed');
   assert.equal(figures.failureCount, 0, figures.summary());
 });
