@@ -101,10 +101,13 @@ export function sdkDocument(doc: Json): Json {
 
 /** The text of `openapi.gen.ts` the route tables give now. */
 export async function renderSdkTypes(): Promise<string> {
-  const app = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'silent' });
+  // The document, never a load-shedding refusal of a busy machine.
+  const app = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'silent', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' });
   try {
     await app.ready();
-    const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json() as Json;
+    const answer = await app.inject({ method: 'GET', url: '/openapi.json' });
+    if (answer.statusCode !== 200) throw new Error(`GET /openapi.json answered ${answer.statusCode}: ${answer.body.slice(0, 200)}`);
+    const doc = answer.json() as Json;
     const ast = await openapiTS(sdkDocument(doc) as never, { exportType: false, rootTypes: false });
     return HEADER + astToString(ast);
   } finally {

@@ -839,6 +839,35 @@ describe('a session that recovers from a failed check and ends at its expiry', (
     client.close();
   });
 
+  test('a refresh forgets the old exp until the session route gives the new one; no expiry timer on the old one', async (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    let clock = 1_767_261_600_000;
+    let sessionUp = false;
+    const proxy = fakeProxy((c) => {
+      if (c.url.endsWith('/api/auth/login')) return json(200, LOGIN_OK);
+      if (c.url.endsWith('/api/auth/refresh')) return json(200, { ok: true });
+      if (c.url.endsWith('/api/auth/session')) {
+        if (!sessionUp) throw new TypeError('Failed to fetch');
+        return json(200, { signedIn: true, expiresAt: Math.floor(clock / 1000) + 25_200 });
+      }
+      return json(200, {});
+    });
+    const { client, forced } = makeClient(proxy, { now: () => clock });
+    await client.auth.login({ body: { login: 'demo@example.com', password: 'Demo#2026' } });
+    clock += 6 * 3600 * 1000;
+    await client.auth.refresh();
+    await flush();
+    assert.deepEqual(client.session.snapshot, { status: 'signedIn', expiresAt: null, error: null }, 'the check failed: the exp is unknown, the state still signedIn');
+    clock += 3600 * 1000 + 1000;
+    t.mock.timers.tick(3600 * 1000 + 1000);
+    await flush();
+    assert.deepEqual([forced.length, proxy.beacons.length], [0, 0], 'the old exp passed: nothing forced');
+    sessionUp = true;
+    await client.session.check();
+    assert.equal(client.session.expiresAt, Math.floor(clock / 1000) + 25_200);
+    client.close();
+  });
+
   test('one forced logout per browser: two tabs failing together with Web Locks → one beacon, one logout call, both told (this-tab, other-tab)', async () => {
     // One storage shared by two tabs, a channel between them, and a lock manager granting one holder at a time.
     const storage = memoryStorage();

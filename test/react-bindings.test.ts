@@ -52,7 +52,8 @@ describe('the first render from the server: readSession and initialSession', () 
   let proxy: FastifyInstance;
   let base: string;
   before(async () => {
-    proxy = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'silent' });
+    // The session route under test, not the load shedding of a busy machine.
+    proxy = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'silent', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' });
     base = await proxy.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => {

@@ -799,11 +799,11 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       const type = (data as { type?: unknown } | undefined)?.type;
       if (!(typeof type === 'string' && LOGIN_OUTCOMES.has(type))) {
         const refresh = route.name === 'refresh';
-        const known = store.snapshot;
-        // A refresh answers { ok: true }: the new expiry is asked from the session route.
-        const expiresAt = refresh ? null : expiryOf(data);
-        setState({ status: 'signedIn', expiresAt: expiresAt ?? (refresh ? known.expiresAt : null) }, refresh ? 'refresh' : 'login');
-        if (refresh) void checkSession();
+        // A refresh answers { ok: true }: the old exp no longer holds (a timer on it would end the
+        // renewed session), and the new one is asked from the session route, after a check already
+        // under way (whose answer, from before the refresh, is dropped).
+        setState({ status: 'signedIn', expiresAt: refresh ? null : expiryOf(data) }, refresh ? 'refresh' : 'login');
+        if (refresh) void (checking ? checking.then(() => checkSession()) : checkSession());
       }
     } else if (route.effect === 'end') {
       setState({ status: 'signedOut', expiresAt: null }, 'logout');
