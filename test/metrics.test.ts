@@ -22,6 +22,7 @@ import { DURATION_BUCKETS, METRIC_PREFIX, Metrics, NOT_FOUND_ROUTE, startMetrics
 import { NO_METRICS } from '../src/routes/context.js';
 import { freePort, oneShot, type ProxyProcess, startProxyProcess, waitFor } from './helpers/proxy-process.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
+import { NEEDS_PROMTOOL } from './helpers/promtool.js';
 import { HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
 
 /** One sample of the exposition text. */
@@ -489,8 +490,6 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
   });
 });
 
-/** `promtool` (Debian's `prometheus` package, installed by `.ci/run`). */
-const HAVE_PROMTOOL = spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0;
 
 describe('what an SRE scrapes: probes out of the SLO series, the serving gauges, refusals before routing', () => {
   test('health probes on both ports are not timed; in-flight requests and open connections are gauges beside their limits; a refusal before routing is counted', async () => {
@@ -550,7 +549,7 @@ describe('what an SRE scrapes: probes out of the SLO series, the serving gauges,
     }
   });
 
-  test('promtool check metrics passes on a live scrape of the metrics port', { skip: !HAVE_PROMTOOL && 'promtool is not installed (.ci/run installs Debian\'s prometheus package)' }, async () => {
+  test('promtool check metrics passes on a live scrape of the metrics port', { skip: NEEDS_PROMTOOL }, async () => {
     const upstream = await startRecordingUpstream();
     const proxy = await startProxy(upstream.url, { METRICS_PORT: '0' });
     try {
