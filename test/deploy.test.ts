@@ -587,7 +587,12 @@ interface Stage {
 }
 
 /** The Dockerfile's facts; an empty list when they hold. */
-function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string): string[] {
+/** The containerPorts of deploy/kubernetes/deployment.yaml (public, metrics, health): the image must EXPOSE each. */
+const DEPLOYMENT_PORTS: readonly number[] = [
+  ...readFileSync(new URL('../deploy/kubernetes/deployment.yaml', import.meta.url), 'utf8').matchAll(/containerPort: (\d+)/g),
+].map((m) => Number(m[1]));
+
+function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string, ports: readonly number[] = DEPLOYMENT_PORTS): string[] {
   const problems = lintDockerfile(text).map((d) => `Dockerfile line ${d.range.start.line + 1}: ${d.message}`);
   const dockerfile = DockerfileParser.parse(text);
   const stages: Stage[] = dockerfile.getFROMs().map((from) => {
@@ -635,8 +640,12 @@ function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string): 
   }
 
   // Runtime: user, environment, health check, command.
+  // A number (the base image's `node` user, 1000): the kubelet checks runAsNonRoot only against a numeric user.
   const user = keyword(final, 'USER').at(-1)?.getArgumentsContent()?.split(':')[0];
-  if (user !== 'node') problems.push(`the final stage must run as USER node, not ${user ?? 'root (no USER)'}`);
+  if (user === undefined || user === 'root' || user === '0') problems.push(`the final stage must run as the node user (1000), not root (${user ?? 'no USER'})`);
+  else if (!/^[1-9][0-9]*$/.test(user)) problems.push(`the final stage's USER ${user} must be a number (the node user is 1000): runAsNonRoot cannot be checked against a name`);
+  const exposed = new Set(keyword(final, 'EXPOSE').flatMap((e) => (e.getArgumentsContent() ?? '').split(/\s+/)).map((p) => p.split('/')[0]));
+  for (const port of ports) if (!exposed.has(String(port))) problems.push(`EXPOSE does not list port ${port} (a containerPort of deploy/kubernetes/deployment.yaml)`);
   const env = new Map(final.template.getENVs().flatMap((e) => e.getProperties().map((p) => [p.getName(), p.getValue()] as const)));
   if (env.get('NODE_ENV') !== 'production') problems.push(`the final stage must set NODE_ENV=production, not ${env.get('NODE_ENV') ?? '(unset)'}`);
   if (env.get('HOST') !== '0.0.0.0') problems.push('the final stage must set HOST=0.0.0.0');
@@ -689,10 +698,12 @@ describe('Dockerfile', () => {
 
   const cases: [string, () => string[], RegExp][] = [
     ['a linter finding', () => checkDockerfile(edit(dockerfile, 'EXPOSE 3000', 'EXPOSE port'), pkg, dockerignore), /Dockerfile line \d+:/],
-    ['a single stage', () => checkDockerfile('FROM node:24-bookworm-slim\nUSER node\nCMD ["node"]\n', pkg, dockerignore), /multi-stage/],
+    ['a single stage', () => checkDockerfile('FROM node:24-bookworm-slim\nUSER 1000\nCMD ["node"]\n', pkg, dockerignore), /multi-stage/],
     ['a final stage on Node.js 20', () => checkDockerfile(edit(dockerfile, 'FROM node:24-bookworm-slim AS final', 'FROM node:20-bookworm-slim AS final'), pkg, dockerignore), /expected node:24/],
-    ['no USER', () => checkDockerfile(edit(dockerfile, 'USER node\n', ''), pkg, dockerignore), /USER node/],
-    ['USER root', () => checkDockerfile(edit(dockerfile, 'USER node\n', 'USER root\n'), pkg, dockerignore), /not root/],
+    ['no USER', () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', ''), pkg, dockerignore), /not root \(no USER\)/],
+    ['USER root', () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', 'USER root\n'), pkg, dockerignore), /not root/],
+    ['USER as a name', () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', 'USER node\n'), pkg, dockerignore), /USER node must be a number/],
+    ['the metrics port not exposed', () => checkDockerfile(edit(dockerfile, 'EXPOSE 3000 8081 9464\n', 'EXPOSE 3000 8081\n'), pkg, dockerignore), /EXPOSE does not list port 9464/],
     ['no HEALTHCHECK', () => checkDockerfile(edit(dockerfile, /^HEALTHCHECK .*\\\n.*\n/m, ''), pkg, dockerignore), /HEALTHCHECK/],
     ['dev dependencies in the image', () => checkDockerfile(edit(dockerfile, 'RUN npm ci --omit=dev', 'RUN npm ci'), pkg, dockerignore), /npm ci --omit=dev/],
     ['no build', () => checkDockerfile(edit(dockerfile, 'RUN npm run build', 'RUN true'), pkg, dockerignore), /npm run build/],
