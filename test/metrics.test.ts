@@ -523,22 +523,17 @@ describe('what an SRE scrapes: probes out of the SLO series, the serving gauges,
       assert.equal(valueOf(await samples(), 'front_proxy_http_requests_in_flight'), 0);
 
       assert.equal(valueOf(await samples(), 'front_proxy_http_refused_total', { reason: 'protocol' }), 0);
-      const noHost = await new Promise<string>((resolve) => {
-        const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
-        let text = '';
-        socket.on('data', (c: Buffer) => (text += c.toString()));
-        socket.on('close', () => resolve(text));
-        socket.write('GET /api/games/list HTTP/1.1\r\nConnection: close\r\n\r\n');
-      });
-      assert.match(noHost, /^HTTP\/1\.1 400/);
-      const malformed = await new Promise<string>((resolve) => {
-        const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
-        let text = '';
-        socket.on('data', (c: Buffer) => (text += c.toString()));
-        socket.on('close', () => resolve(text));
-        socket.write('GET /api/games/list HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
-      });
-      assert.match(malformed, /^HTTP\/1\.1 400/);
+      /** Writes `bytes` on a connection of its own and gives everything answered until it closes. */
+      const exchange = (bytes: string) =>
+        new Promise<string>((resolve) => {
+          const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
+          let text = '';
+          socket.on('data', (c: Buffer) => (text += c.toString()));
+          socket.on('close', () => resolve(text));
+          socket.write(bytes);
+        });
+      assert.match(await exchange('GET /api/games/list HTTP/1.1\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400/, 'no Host');
+      assert.match(await exchange('GET /api/games/list HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'), /^HTTP\/1\.1 400/, 'a malformed header');
       const after = await samples();
       assert.ok((valueOf(after, 'front_proxy_http_refused_total', { reason: 'protocol' }) ?? 0) >= 1, 'no Host: counted');
       assert.equal(valueOf(after, 'front_proxy_http_refused_total', { reason: 'malformed' }), 1);
