@@ -46,8 +46,12 @@ COPY --from=build /app/packages/browser/dist ./packages/browser/dist
 COPY package.json ./
 COPY packages/browser/package.json ./packages/browser/
 COPY packages/react/package.json ./packages/react/
-USER node
-EXPOSE 3000
+# The base image's `node` user, as numbers: a pod's runAsNonRoot can only be checked against a
+# numeric user (deploy/kubernetes/deployment.yaml runs it as 1000:1000 too).
+USER 1000:1000
+# PORT, HEALTH_PORT and METRICS_PORT as deploy/kubernetes/deployment.yaml sets them (the last two are
+# served only when those variables are set).
+EXPOSE 3000 8081 9464
 # Liveness of the process itself (GET /healthz); an orchestrator uses its own probes instead.
 HEALTHCHECK --interval=15s --timeout=3s --start-period=10s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]

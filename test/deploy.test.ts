@@ -25,6 +25,7 @@
  * and broken copies must give the expected one, so no check passes whatever the files say.
  */
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
@@ -45,6 +46,7 @@ import { parseAllDocuments, parseDocument } from 'yaml';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { Metrics, startMetricsServer } from '../src/pipeline/metrics.js';
 import { fakeJwt, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
+import { NEEDS_PROMTOOL } from './helpers/promtool.js';
 import { HAVE_REDIS, startRedis } from './helpers/redis-server.js';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -585,7 +587,12 @@ interface Stage {
 }
 
 /** The Dockerfile's facts; an empty list when they hold. */
-function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string): string[] {
+/** The containerPorts of deploy/kubernetes/deployment.yaml (public, metrics, health): the image must EXPOSE each. */
+const DEPLOYMENT_PORTS: readonly number[] = [
+  ...readFileSync(new URL('../deploy/kubernetes/deployment.yaml', import.meta.url), 'utf8').matchAll(/containerPort: (\d+)/g),
+].map((m) => Number(m[1]));
+
+function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string, ports: readonly number[] = DEPLOYMENT_PORTS): string[] {
   const problems = lintDockerfile(text).map((d) => `Dockerfile line ${d.range.start.line + 1}: ${d.message}`);
   const dockerfile = DockerfileParser.parse(text);
   const stages: Stage[] = dockerfile.getFROMs().map((from) => {
@@ -633,8 +640,12 @@ function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string): 
   }
 
   // Runtime: user, environment, health check, command.
+  // A number (the base image's `node` user, 1000): the kubelet checks runAsNonRoot only against a numeric user.
   const user = keyword(final, 'USER').at(-1)?.getArgumentsContent()?.split(':')[0];
-  if (user !== 'node') problems.push(`the final stage must run as USER node, not ${user ?? 'root (no USER)'}`);
+  if (user === undefined || user === 'root' || user === '0') problems.push(`the final stage must run as the node user (1000), not root (${user ?? 'no USER'})`);
+  else if (!/^[1-9][0-9]*$/.test(user)) problems.push(`the final stage's USER ${user} must be a number (the node user is 1000): runAsNonRoot cannot be checked against a name`);
+  const exposed = new Set(keyword(final, 'EXPOSE').flatMap((e) => (e.getArgumentsContent() ?? '').split(/\s+/)).map((p) => p.split('/')[0]));
+  for (const port of ports) if (!exposed.has(String(port))) problems.push(`EXPOSE does not list port ${port} (a containerPort of deploy/kubernetes/deployment.yaml)`);
   const env = new Map(final.template.getENVs().flatMap((e) => e.getProperties().map((p) => [p.getName(), p.getValue()] as const)));
   if (env.get('NODE_ENV') !== 'production') problems.push(`the final stage must set NODE_ENV=production, not ${env.get('NODE_ENV') ?? '(unset)'}`);
   if (env.get('HOST') !== '0.0.0.0') problems.push('the final stage must set HOST=0.0.0.0');
@@ -687,10 +698,12 @@ describe('Dockerfile', () => {
 
   const cases: [string, () => string[], RegExp][] = [
     ['a linter finding', () => checkDockerfile(edit(dockerfile, 'EXPOSE 3000', 'EXPOSE port'), pkg, dockerignore), /Dockerfile line \d+:/],
-    ['a single stage', () => checkDockerfile('FROM node:24-bookworm-slim\nUSER node\nCMD ["node"]\n', pkg, dockerignore), /multi-stage/],
+    ['a single stage', () => checkDockerfile('FROM node:24-bookworm-slim\nUSER 1000\nCMD ["node"]\n', pkg, dockerignore), /multi-stage/],
     ['a final stage on Node.js 20', () => checkDockerfile(edit(dockerfile, 'FROM node:24-bookworm-slim AS final', 'FROM node:20-bookworm-slim AS final'), pkg, dockerignore), /expected node:24/],
-    ['no USER', () => checkDockerfile(edit(dockerfile, 'USER node\n', ''), pkg, dockerignore), /USER node/],
-    ['USER root', () => checkDockerfile(edit(dockerfile, 'USER node\n', 'USER root\n'), pkg, dockerignore), /not root/],
+    ['no USER', () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', ''), pkg, dockerignore), /not root \(no USER\)/],
+    ['USER root', () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', 'USER root\n'), pkg, dockerignore), /not root/],
+    ['USER as a name', () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', 'USER node\n'), pkg, dockerignore), /USER node must be a number/],
+    ['the metrics port not exposed', () => checkDockerfile(edit(dockerfile, 'EXPOSE 3000 8081 9464\n', 'EXPOSE 3000 8081\n'), pkg, dockerignore), /EXPOSE does not list port 9464/],
     ['no HEALTHCHECK', () => checkDockerfile(edit(dockerfile, /^HEALTHCHECK .*\\\n.*\n/m, ''), pkg, dockerignore), /HEALTHCHECK/],
     ['dev dependencies in the image', () => checkDockerfile(edit(dockerfile, 'RUN npm ci --omit=dev', 'RUN npm ci'), pkg, dockerignore), /npm ci --omit=dev/],
     ['no build', () => checkDockerfile(edit(dockerfile, 'RUN npm run build', 'RUN true'), pkg, dockerignore), /npm run build/],
@@ -730,13 +743,20 @@ const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
   front_proxy_streams_open: ['kind'],
   front_proxy_streams_ended_total: ['kind', 'reason'],
   front_proxy_stream_duration_seconds: ['kind'],
+  front_proxy_http_requests_in_flight: [],
+  front_proxy_http_requests_in_flight_limit: [],
+  front_proxy_http_open_connections: [],
+  front_proxy_http_open_connections_limit: [],
+  front_proxy_http_refused_total: ['reason'],
 };
 const HISTOGRAMS = ['front_proxy_http_request_duration_seconds', 'front_proxy_upstream_request_duration_seconds', 'front_proxy_stream_duration_seconds'];
 /** Labels Prometheus adds to every series it scrapes (`namespace`: Kubernetes service discovery, the Prometheus Operator). */
-const TARGET_LABELS = ['job', 'instance', 'namespace'];
+const TARGET_LABELS = ['job', 'instance', 'namespace', 'cluster'];
 
 /** The labels of a metric name as queried (histogram series included), or undefined if not the contract's. */
 function metricLabels(name: string): readonly string[] | undefined {
+  // Prometheus's own series of each target (1: scraped, 0: not): only its target labels.
+  if (name === 'up') return [];
   if (/^front_proxy_(process|nodejs)_[a-z0-9_]+$/.test(name)) return undefined;
   const histogram = HISTOGRAMS.find((h) => name === `${h}_bucket` || name === `${h}_count` || name === `${h}_sum`);
   if (histogram) return [...(CONTRACT_METRICS[histogram] ?? []), ...(name.endsWith('_bucket') ? ['le'] : [])];
@@ -910,11 +930,16 @@ function checkDashboard(dashboard: Dashboard): string[] {
   }
   if (!dashboard.uid || !dashboard.title) problems.push('the dashboard needs a uid and a title');
   const variables = dashboard.templating?.list ?? [];
-  // Grafana's import asks for each `__inputs` data source and puts the chosen one where `${DS_PROMETHEUS}` stands.
-  const inputs = dashboard.__inputs ?? [];
-  if (!inputs.some((i) => i.name === 'DS_PROMETHEUS' && i.type === 'datasource' && i.pluginId === 'prometheus' && i.label)) {
-    problems.push('no __inputs entry DS_PROMETHEUS of type datasource (pluginId prometheus): the import would not ask for the data source');
+  // Provisioned dashboards (files, kube-prometheus-stack's sidecar) never fill `__inputs`: only the UI's
+  // import does. The data source is a template variable instead, which every way of loading resolves.
+  if ((dashboard.__inputs ?? []).length > 0 || JSON.stringify(dashboard).includes('${DS_')) {
+    problems.push('__inputs / ${DS_…}: filled only by the UI import; a provisioned dashboard fails with "Datasource ${DS_…} was not found"');
   }
+  const typed = variables as { name?: string; type?: string; query?: unknown; definition?: string }[];
+  if (!typed.some((v) => v.name === 'datasource' && v.type === 'datasource' && v.query === 'prometheus')) {
+    problems.push('no template variable datasource of type datasource (query prometheus)');
+  }
+  if (!typed.some((v) => v.name === 'namespace' && /label_values\(.*,\s*namespace\)/.test(v.definition ?? ''))) problems.push('no template variable namespace (label_values of namespace)');
   if (!(dashboard.__requires ?? []).some((r) => r.type === 'datasource' && r.id === 'prometheus')) problems.push('__requires does not name the prometheus data source');
   for (const v of variables) {
     const labelValues = /label_values\((\w+)\s*,\s*(\w+)\)/.exec(v.definition ?? '');
@@ -925,9 +950,9 @@ function checkDashboard(dashboard: Dashboard): string[] {
   const ids = panels.map((p) => p.id);
   if (ids.some((id, i) => id === undefined || ids.indexOf(id) !== i)) problems.push('panel ids must be present and unique');
   const facts = new Map<Panel, PromqlFacts[]>();
-  const isDatasource = (d: Target['datasource']) => d?.type === 'prometheus' && d.uid === '${DS_PROMETHEUS}';
+  const isDatasource = (d: Target['datasource']) => d?.type === 'prometheus' && d.uid === '${datasource}';
   for (const v of variables as { name?: string; datasource?: Target['datasource'] }[]) {
-    if (v.datasource && !isDatasource(v.datasource)) problems.push(`variable ${v.name ?? ''}: datasource must be the \${DS_PROMETHEUS} input`);
+    if (v.datasource && !isDatasource(v.datasource)) problems.push(`variable ${v.name ?? ''}: datasource must be the \${datasource} variable`);
   }
   const panelTypes = new Set(panels.map((p) => p.type).filter((t) => t !== 'row'));
   for (const type of panelTypes) {
@@ -936,17 +961,19 @@ function checkDashboard(dashboard: Dashboard): string[] {
   for (const panel of panels.filter((p) => p.type !== 'row')) {
     const title = panel.title ?? `panel ${String(panel.id)}`;
     if (!panel.gridPos) problems.push(`${title}: no gridPos`);
-    if (!isDatasource(panel.datasource)) problems.push(`${title}: datasource must be the \${DS_PROMETHEUS} input`);
+    if (!isDatasource(panel.datasource)) problems.push(`${title}: datasource must be the \${datasource} variable`);
     if (!panel.targets?.length) problems.push(`${title}: no query`);
     const list: PromqlFacts[] = [];
     for (const target of panel.targets ?? []) {
-      if (target.datasource && !isDatasource(target.datasource)) problems.push(`${title}: a query's datasource is not \${DS_PROMETHEUS}`);
+      if (target.datasource && !isDatasource(target.datasource)) problems.push(`${title}: a query's datasource is not \${datasource}`);
       if (!target.expr) {
         problems.push(`${title}: a query without expr`);
         continue;
       }
       const f = analysePromql(target.expr);
       problems.push(...f.problems.map((p) => `${title}: ${p} in ${target.expr ?? ''}`));
+      const unscoped = new Set(f.metrics.filter((m) => !f.matchers.some((x) => x.metric === m && x.label === 'namespace' && x.value === '$namespace')));
+      if (unscoped.size > 0) problems.push(`${title}: ${[...unscoped].join(', ')} not scoped by namespace=~"$namespace"`);
       list.push(f);
     }
     facts.set(panel, list);
@@ -982,21 +1009,24 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
   });
 
   const cases: [string, string, string, RegExp][] = [
-    ['a metric outside the contract', 'front_proxy_http_request_duration_seconds_count{job=~\\"$job\\"}[$__rate_interval]))', 'front_proxy_http_requests_total{job=~\\"$job\\"}[$__rate_interval]))', /front_proxy_http_requests_total is not one of the contract's/],
+    ['a metric outside the contract', 'front_proxy_http_request_duration_seconds_count{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval]))', 'front_proxy_http_requests_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval]))', /front_proxy_http_requests_total is not one of the contract's/],
     ['a label outside the contract', 'sum by (route) (', 'sum by (path) (', /label path is on no metric/],
-    ['a wrong label on a metric', 'front_proxy_cache_requests_total{job=~\\"$job\\", result=\\"hit\\"}', 'front_proxy_cache_requests_total{job=~\\"$job\\", outcome=\\"hit\\"}', /front_proxy_cache_requests_total has no label outcome/],
+    ['a wrong label on a metric', 'front_proxy_cache_requests_total{job=~\\"$job\\", namespace=~\\"$namespace\\", result=\\"hit\\"}', 'front_proxy_cache_requests_total{job=~\\"$job\\", namespace=~\\"$namespace\\", outcome=\\"hit\\"}', /front_proxy_cache_requests_total has no label outcome/],
     ['a syntax error', 'sum by (route) (rate(', 'sum by (route) (rate((', /does not parse/],
-    ['a fixed range', 'front_proxy_rate_limited_total{job=~\\"$job\\"}[$__rate_interval]', 'front_proxy_rate_limited_total{job=~\\"$job\\"}[5m]', /range \[5m\]/],
-    ['a fixed datasource', '"uid": "${DS_PROMETHEUS}"', '"uid": "P1809F7CD0C75ACF3"', /datasource must be/],
-    ['no data source input', '"name": "DS_PROMETHEUS"', '"name": "DS_OTHER"', /no __inputs entry DS_PROMETHEUS/],
+    ['a fixed range', 'front_proxy_rate_limited_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval]', 'front_proxy_rate_limited_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[5m]', /range \[5m\]/],
+    ['a fixed datasource', '"uid": "${datasource}"', '"uid": "P1809F7CD0C75ACF3"', /datasource must be/],
+    ['an import-only data source input', '"uid": "${datasource}"', '"uid": "${DS_PROMETHEUS}"', /filled only by the UI import/],
+    ['no datasource variable', '"name": "datasource"', '"name": "ds"', /no template variable datasource/],
+    ['no namespace variable', '"name": "namespace"', '"name": "ns"', /no template variable namespace/],
+    ['a query not scoped by namespace', 'front_proxy_load_shed_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}', 'front_proxy_load_shed_total{job=~\\"$job\\"}', /front_proxy_load_shed_total not scoped by namespace/],
     ['a panel type not required', '"id": "state-timeline"', '"id": "state-timeline-old"', /__requires does not name the panel type state-timeline/],
     ['the cache hit ratio panel missing', '"title": "Cache hit ratio"', '"title": "Cache"', /cache hit ratio/],
     ['the EM family grouping missing', '\\"error\\", \\"EM00([0-9])[0-9]\\"', '\\"endpoint\\", \\"EM00([0-9])[0-9]\\"', /error ratio by EM family/],
     ['an old schema', '"schemaVersion": 39', '"schemaVersion": 16', /schemaVersion 16/],
     ['the in-flight panel missing', '"title": "Upstream in flight per EP"', '"title": "Upstream calls now"', /in flight per EP/],
     ['rejections not by reason', 'sum by (endpoint, reason) (rate(front_proxy_upstream_rejected_total', 'sum by (endpoint) (rate(front_proxy_upstream_rejected_total', /rejections by EP and reason/],
-    ['a label the gauge does not have', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\"})', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\", reason=\\"busy\\"})', /front_proxy_circuit_state has no label reason/],
-    ['a selector without its job', 'rate(front_proxy_load_shed_total{job=~\\"$job\\"}[$__rate_interval])) or vector(0)', 'rate(front_proxy_load_shed_total[$__rate_interval])) or vector(0)', /front_proxy_load_shed_total\[?.*not scoped by a job matcher/],
+    ['a label the gauge does not have', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\", namespace=~\\"$namespace\\"})', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\", namespace=~\\"$namespace\\", reason=\\"busy\\"})', /front_proxy_circuit_state has no label reason/],
+    ['a selector without its job', 'rate(front_proxy_load_shed_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval])) or vector(0)', 'rate(front_proxy_load_shed_total[$__rate_interval])) or vector(0)', /front_proxy_load_shed_total\[?.*not scoped by a job matcher/],
   ];
   for (const [what, from, to, pattern] of cases) {
     test(`the check reports: ${what}`, () => {
@@ -1070,12 +1100,14 @@ interface RequiredAlert {
 }
 
 const REQUIRED_ALERTS: readonly RequiredAlert[] = [
-  { name: 'FrontProxyCircuitOpen', metric: 'front_proxy_circuit_state', grouping: ['endpoint'] },
-  { name: 'FrontProxyLoadShedding', metric: 'front_proxy_load_shed_total', functions: ['rate'] },
-  { name: 'FrontProxyHigh5xxRatio', metric: 'front_proxy_http_request_duration_seconds_count', matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
-  { name: 'FrontProxyUpstreamBusy', metric: 'front_proxy_upstream_rejected_total', grouping: ['endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
+  { name: 'FrontProxyTargetDown', metric: 'up', grouping: ['namespace', 'instance'] },
+  { name: 'FrontProxyHighLatency', metric: 'front_proxy_http_request_duration_seconds_bucket', grouping: ['namespace', 'le'], functions: ['histogram_quantile', 'rate'] },
+  { name: 'FrontProxyCircuitOpen', metric: 'front_proxy_circuit_state', grouping: ['namespace', 'endpoint'] },
+  { name: 'FrontProxyLoadShedding', metric: 'front_proxy_load_shed_total', grouping: ['namespace'], functions: ['rate'] },
+  { name: 'FrontProxyHigh5xxRatio', metric: 'front_proxy_http_request_duration_seconds_count', grouping: ['namespace'], matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
+  { name: 'FrontProxyUpstreamBusy', metric: 'front_proxy_upstream_rejected_total', grouping: ['namespace', 'endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
   { name: 'FrontProxyRedisDown', metric: 'front_proxy_redis_up', grouping: ['namespace', 'instance'] },
-  { name: 'FrontProxyUpstreamContractDrift', metric: 'front_proxy_upstream_contract_findings_total', grouping: ['endpoint'], matcher: { label: 'kind', value: 'extra' }, functions: ['rate'], ratio: true },
+  { name: 'FrontProxyUpstreamContractDrift', metric: 'front_proxy_upstream_contract_findings_total', grouping: ['namespace', 'endpoint'], matcher: { label: 'kind', value: 'extra' }, functions: ['rate'], ratio: true },
 ];
 
 /** The rule file's facts (`text` as YAML, runbooks against `operations`, docs/operations.md); an empty list when they hold. */
@@ -1128,6 +1160,8 @@ function checkRules(text: string, operations: string): string[] {
       const facts = analysePromql(rule.expr, 'fixed');
       problems.push(...facts.problems.map((p) => `${id}: ${p} in ${String(rule.expr)}`));
       if (!facts.compares) problems.push(`${id}: expr is not a comparison (it would fire on every series it returns)`);
+      // Every alert keeps the namespace (and cluster): namespaces never add up, and a page says which one.
+      for (const label of ['cluster', 'namespace']) if (!facts.grouping.includes(label)) problems.push(`${id}: expr does not group by ${label}`);
       alerts.set(alert, facts);
     }
   }
@@ -1168,13 +1202,13 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
 
   const cases: [string, string | RegExp, string, RegExp][] = [
     ['not YAML', 'groups:\n', 'groups:\n\t- oops: [\n', /YAML/],
-    ['a syntax error in an expression', 'max by (endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"}) >= 1', 'max by (endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"} >= 1', /FrontProxyCircuitOpen: does not parse/],
+    ['a syntax error in an expression', 'max by (cluster, namespace, endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"}) >= 1', 'max by (cluster, namespace, endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"} >= 1', /FrontProxyCircuitOpen: does not parse/],
     ['a metric outside the contract', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_requests_shed_total{job=~"front-proxy.*"}[5m])', /front_proxy_requests_shed_total is not one of the contract's/],
     ['a label the metric does not have', 'reason="busy"', 'cause="busy"', /front_proxy_upstream_rejected_total has no label cause/],
-    ['a grouping label on no metric', 'sum by (instance) (rate(front_proxy_load_shed_total', 'sum by (pod) (rate(front_proxy_load_shed_total', /label pod is on no metric/],
+    ['a grouping label on no metric', 'sum by (cluster, namespace, instance) (rate(front_proxy_load_shed_total', 'sum by (cluster, namespace, pod) (rate(front_proxy_load_shed_total', /label pod is on no metric/],
     ['a Grafana range', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[$__rate_interval])', /range \[\$__rate_interval\] is not a fixed duration/],
     ['a selector without its job', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_load_shed_total[5m])', /not scoped by a job matcher/],
-    ['no comparison', 'sum by (instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])) > 0', 'sum by (instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m]))', /FrontProxyLoadShedding: expr is not a comparison/],
+    ['no comparison', 'sum by (cluster, namespace, instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])) > 0', 'sum by (cluster, namespace, instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m]))', /FrontProxyLoadShedding: expr is not a comparison/],
     ['a malformed for', 'for: 5m', 'for: 5 minutes', /for 5 minutes is not a Prometheus duration/],
     ['no for', /\n {8}for: 10m\n/, '\n', /no for/],
     ['an unknown severity', 'severity: critical', 'severity: page', /severity page is not one of/],
@@ -1185,10 +1219,25 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
     ['the circuit alert missing', 'alert: FrontProxyCircuitOpen', 'alert: FrontProxyCircuitBroken', /no alert FrontProxyCircuitOpen/],
     ['the 5xx alert without its status matcher', 'status_code=~"5.."', 'status_code=~"4.."', /no alert FrontProxyHigh5xxRatio/],
     ['the Redis alert missing', 'alert: FrontProxyRedisDown', 'alert: FrontProxyRedisLost', /no alert FrontProxyRedisDown/],
+    ['an alert summed over namespaces', /sum by \(cluster, namespace\) \(rate\(front_proxy_http_request_duration_seconds_count/g, 'sum(rate(front_proxy_http_request_duration_seconds_count', /FrontProxyHigh5xxRatio: expr does not group by namespace/],
+    ['the target-down alert missing', 'alert: FrontProxyTargetDown', 'alert: FrontProxyGone', /no alert FrontProxyTargetDown/],
+    ['the latency alert missing', 'alert: FrontProxyHighLatency', 'alert: FrontProxySlow', /no alert FrontProxyHighLatency/],
   ];
   for (const [what, from, to, pattern] of cases) {
     test(`the check reports: ${what}`, () => assertReported(checkRules(edit(text, from, to), operations), pattern));
   }
+
+  test('promtool check rules and promtool test rules pass (deploy/prometheus-rules.test.yaml: every alert firing and silent)', { skip: NEEDS_PROMTOOL }, () => {
+    const check = spawnSync('promtool', ['check', 'rules', RULES_FILE], { encoding: 'utf8', timeout: 30_000 });
+    assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
+    const unit = spawnSync('promtool', ['test', 'rules', 'deploy/prometheus-rules.test.yaml'], { encoding: 'utf8', timeout: 60_000 });
+    assert.equal(unit.status, 0, `${unit.stdout}${unit.stderr}`);
+    // Every alert of the rule file has a case in the unit tests.
+    const tests = readText('deploy/prometheus-rules.test.yaml');
+    for (const name of alertExpressions((parseDocument(text).toJS() as { groups: unknown }).groups).keys()) {
+      assert.ok(tests.includes(`alertname: ${name}\n`), `no promtool case for ${name}`);
+    }
+  });
 
   test('the check reports a runbook section removed from docs/operations.md', () => {
     assertReported(checkRules(text, edit(operations, '### Alert: FrontProxyHigh5xxRatio', '### High 5xx ratio')), /anchor #alert-frontproxyhigh5xxratio is no heading/);
@@ -1299,7 +1348,8 @@ function checkOperatorObjects(manifests: readonly Manifest[], rulesFile: string,
   if ((endpoint?.path ?? '/metrics') !== '/metrics') problems.push(`the ServiceMonitor scrapes ${endpoint?.path ?? ''}, not /metrics`);
   if (endpoint?.honorLabels !== true) problems.push('honorLabels must be true: the target label endpoint would rename the proxy\'s EP-code label endpoint to exported_endpoint');
   const target = operatorTargetLabels(monitor, service, endpoint?.port ?? '');
-  const series = scraped.map((s) => attach(s, target, endpoint?.honorLabels === true));
+  // Prometheus adds `up` (1: scraped, 0: not) to every target, with the target's labels only.
+  const series = [...scraped, { name: 'up', labels: {} }].map((s) => attach(s, target, endpoint?.honorLabels === true));
 
   const fileGroups = (parseDocument(rulesFile).toJS() as { groups?: unknown } | null)?.groups;
   const rule = rules[0] as { spec?: { groups?: unknown } };
@@ -1369,7 +1419,7 @@ describe('Prometheus Operator objects (deploy/kubernetes/servicemonitor.yaml, pr
     ['the public Service selected', () => checkOperatorObjects(edited(MONITOR, 'app.kubernetes.io/component: proxy-metrics', 'app.kubernetes.io/component: proxy'), rulesFile, scraped), /serves the public port/],
     ['a port the Service does not name', () => checkOperatorObjects(edited(MONITOR, '- port: metrics', '- port: prometheus'), rulesFile, scraped), /port prometheus is no port name/],
     ['the target label endpoint winning', () => checkOperatorObjects(edited(MONITOR, 'honorLabels: true', 'honorLabels: false'), rulesFile, scraped), /honorLabels must be true/],
-    ['another namespace than the Service\'s', () => checkOperatorObjects(edited(RULE, 'min by (namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*"})', 'min by (namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*", namespace="monitoring"})'), rulesFile, scraped), /FrontProxyRedisDown: namespace="monitoring" does not match the ServiceMonitor's namespace/],
+    ['another namespace than the Service\'s', () => checkOperatorObjects(edited(RULE, 'min by (cluster, namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*"})', 'min by (cluster, namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*", namespace="monitoring"})'), rulesFile, scraped), /FrontProxyRedisDown: namespace="monitoring" does not match the ServiceMonitor's namespace/],
     ['a series the proxy does not export', () => checkOperatorObjects(edited(RULE, 'front_proxy_redis_up{job', 'redis_up{job'), rulesFile, scraped), /FrontProxyRedisDown: no scraped series redis_up/],
     ['rules that differ from the rule file', () => checkOperatorObjects(edited(RULE, 'for: 1m', 'for: 2m'), rulesFile, scraped), /does not hold the groups of deploy\/prometheus-rules\.yaml/],
   ];

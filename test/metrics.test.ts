@@ -22,6 +22,7 @@ import { DURATION_BUCKETS, METRIC_PREFIX, Metrics, NOT_FOUND_ROUTE, startMetrics
 import { NO_METRICS } from '../src/routes/context.js';
 import { freePort, oneShot, type ProxyProcess, startProxyProcess, waitFor } from './helpers/proxy-process.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
+import { NEEDS_PROMTOOL } from './helpers/promtool.js';
 import { HAVE_REDIS, startRedis, type TestRedis } from './helpers/redis-server.js';
 
 /** One sample of the exposition text. */
@@ -489,8 +490,6 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
   });
 });
 
-/** `promtool` (Debian's `prometheus` package, installed by `.ci/run`). */
-const HAVE_PROMTOOL = spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0;
 
 describe('what an SRE scrapes: probes out of the SLO series, the serving gauges, refusals before routing', () => {
   test('health probes on both ports are not timed; in-flight requests and open connections are gauges beside their limits; a refusal before routing is counted', async () => {
@@ -524,22 +523,17 @@ describe('what an SRE scrapes: probes out of the SLO series, the serving gauges,
       assert.equal(valueOf(await samples(), 'front_proxy_http_requests_in_flight'), 0);
 
       assert.equal(valueOf(await samples(), 'front_proxy_http_refused_total', { reason: 'protocol' }), 0);
-      const noHost = await new Promise<string>((resolve) => {
-        const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
-        let text = '';
-        socket.on('data', (c: Buffer) => (text += c.toString()));
-        socket.on('close', () => resolve(text));
-        socket.write('GET /api/games/list HTTP/1.1\r\nConnection: close\r\n\r\n');
-      });
-      assert.match(noHost, /^HTTP\/1\.1 400/);
-      const malformed = await new Promise<string>((resolve) => {
-        const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
-        let text = '';
-        socket.on('data', (c: Buffer) => (text += c.toString()));
-        socket.on('close', () => resolve(text));
-        socket.write('GET /api/games/list HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
-      });
-      assert.match(malformed, /^HTTP\/1\.1 400/);
+      /** Writes `bytes` on a connection of its own and gives everything answered until it closes. */
+      const exchange = (bytes: string) =>
+        new Promise<string>((resolve) => {
+          const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
+          let text = '';
+          socket.on('data', (c: Buffer) => (text += c.toString()));
+          socket.on('close', () => resolve(text));
+          socket.write(bytes);
+        });
+      assert.match(await exchange('GET /api/games/list HTTP/1.1\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400/, 'no Host');
+      assert.match(await exchange('GET /api/games/list HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'), /^HTTP\/1\.1 400/, 'a malformed header');
       const after = await samples();
       assert.ok((valueOf(after, 'front_proxy_http_refused_total', { reason: 'protocol' }) ?? 0) >= 1, 'no Host: counted');
       assert.equal(valueOf(after, 'front_proxy_http_refused_total', { reason: 'malformed' }), 1);
@@ -550,7 +544,7 @@ describe('what an SRE scrapes: probes out of the SLO series, the serving gauges,
     }
   });
 
-  test('promtool check metrics passes on a live scrape of the metrics port', { skip: !HAVE_PROMTOOL && 'promtool is not installed (.ci/run installs Debian\'s prometheus package)' }, async () => {
+  test('promtool check metrics passes on a live scrape of the metrics port', { skip: NEEDS_PROMTOOL }, async () => {
     const upstream = await startRecordingUpstream();
     const proxy = await startProxy(upstream.url, { METRICS_PORT: '0' });
     try {

@@ -168,7 +168,7 @@ describe('upstream contract checks: proxy and sandbox over real sockets, a drift
     const which = await run('sh', ['-c', 'command -v promtool']);
     assert.equal(which.code, 0, 'promtool is not installed: apt-get install prometheus (.ci/run installs it)');
     const text = await (await fetch(metricsUrl)).text();
-    const labels = (l: string) => `{job="front-proxy",instance="10.1.2.3:9464",${l}}`;
+    const labels = (l: string) => `{job="front-proxy",namespace="shop-production",instance="10.1.2.3:9464",${l}}`;
     // The scraped counts, as if each minute brought the same traffic again, for 40 minutes.
     const series = [
       ...[...samples(text, 'front_proxy_upstream_contract_checks_total')].map(([l, v]) => ({ series: `front_proxy_upstream_contract_checks_total${labels(l)}`, values: `0+${v}x40` })),
@@ -179,7 +179,7 @@ describe('upstream contract checks: proxy and sandbox over real sockets, a drift
     try {
       const file = join(dir, 'test.yaml');
       const alert = 'FrontProxyUpstreamContractDrift';
-      const expected = (at: string, firing: boolean) => ({ eval_time: at, alertname: alert, exp_alerts: firing ? [{ exp_labels: { severity: 'warning', endpoint: 'EP0003' }, exp_annotations: annotations() }] : [] });
+      const expected = (at: string, firing: boolean) => ({ eval_time: at, alertname: alert, exp_alerts: firing ? [{ exp_labels: { severity: 'warning', namespace: 'shop-production', endpoint: 'EP0003' }, exp_annotations: annotations() }] : [] });
       writeFileSync(
         file,
         JSON.stringify({
@@ -211,7 +211,7 @@ describe('upstream contract checks: proxy and sandbox over real sockets, a drift
 /** The alert's annotations for EP0003, as deploy/prometheus-rules.yaml writes them. */
 function annotations(): Record<string, string> {
   return {
-    summary: 'BFF endpoint EP0003 answers outside the shapes the proxy expects',
+    summary: 'BFF endpoint EP0003 answers outside the shapes the proxy expects in shop-production',
     description:
       'For 10 minutes more than 5% of the sampled answers of EP0003 had a missing field, a field of another type, an unknown enum value or a body that is not JSON: the BFF changed what it sends. The warn log lines with event "upstream-contract" and endpoint EP0003 name the JSON paths; `npm run doctor -- --from-metrics` lists the kinds.',
     runbook_url: 'https://git.example.com/front-proxy/blob/main/docs/operations.md#alert-frontproxyupstreamcontractdrift',
