@@ -9,6 +9,7 @@
  * | latency | `BENCH_STREAMS_LIVE` (1,000) signed-in streams × 1 event/s: delivery latency p50/p99 through the proxy and direct, and the proxy's CPU per event |
  * | fan-out | 1,000 anonymous viewers of one feed × 1 event/s: upstream connections, and the proxy's CPU per delivered event |
  * | read | an ordinary passthrough read's p99 (10 at a time), with and without the idle streams open |
+ * | websocket | 20,000 messages of 100 bytes pushed by the upstream on each of 10 sockets, through the proxy and direct: messages per second |
  *
  * The clients are raw sockets (one `GET` each, answers read as they come); events carry the time
  * they were written, so latency is read against the same clock. Loopback only; every process is
@@ -23,12 +24,41 @@ import { spawn } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import WebSocket, { WebSocketServer } from 'ws';
 import { containerHeapOptions, freePort, ROOT, sleep, startNodeOptions } from './harness.js';
 import { cpuMicros, rssBytes } from './proc.js';
 
 const STREAMS = Number(process.env.BENCH_STREAMS ?? 5_000);
 const LIVE = Number(process.env.BENCH_STREAMS_LIVE ?? 1_000);
 const SECONDS = Number(process.env.BENCH_STREAMS_SECONDS ?? 10);
+/** Messages each upstream WebSocket pushes in the websocket row. */
+const PUSHED = 20_000;
+/** WebSockets of the websocket row. */
+const SOCKETS = 10;
+
+/** Opens `SOCKETS` WebSockets at `url` and resolves with the messages per second they received, all together, once each got {@link PUSHED}. */
+async function pushRate(url: string): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    Array.from(
+      { length: SOCKETS },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const ws = new WebSocket(url, { perMessageDeflate: false });
+          let got = 0;
+          ws.on('message', () => {
+            if (++got === PUSHED) {
+              ws.close();
+              resolve();
+            }
+          });
+          ws.once('error', reject);
+          ws.once('close', (code) => (got < PUSHED ? reject(new Error(`closed ${code} after ${got} messages`)) : undefined));
+        }),
+    ),
+  );
+  return (SOCKETS * PUSHED) / ((performance.now() - started) / 1000);
+}
 
 /** A fake JWT (the proxy does not verify it without keys; the upstream does not look). */
 function jwt(n: number): string {
@@ -53,6 +83,22 @@ async function startUpstream() {
     res.once('close', () => streams.delete(res));
   });
   server.keepAliveTimeout = 60_000;
+  // WebSockets: each pushes PUSHED messages as fast as its socket takes them.
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  server.on('upgrade', (req, socket, head) => {
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const message = 'x'.repeat(100);
+      let sent = 0;
+      const push = () => {
+        while (sent < PUSHED && ws.readyState === WebSocket.OPEN && ws.bufferedAmount < 64 * 1024) {
+          ws.send(message);
+          sent++;
+        }
+        if (sent < PUSHED && ws.readyState === WebSocket.OPEN) setTimeout(push, 1);
+      };
+      push();
+    });
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -242,6 +288,13 @@ async function main(): Promise<void> {
       `| fan-out | ${LIVE} anonymous viewers of one feed × 1 event/s | ${upstreamStreams} upstream stream(s); ${fanned} events delivered, ${((cpu3 - cpu2) / fanned).toFixed(1)} µs CPU per delivered event; p99 ${percentile(fanLat, 99).toFixed(2)} ms | 1 upstream stream |`,
     );
     for (const c of viewers) c.socket.destroy();
+
+    // websocket: messages pushed by the upstream, through the proxy and direct.
+    const wsDirect = await pushRate(`ws://127.0.0.1:${new URL(upstream.url).port}/core-sportbook/live/push`);
+    const wsVia = await pushRate(`ws://127.0.0.1:${port}/api/core-sportbook/live/push`);
+    rows.push(
+      `| websocket | ${SOCKETS} sockets × ${PUSHED} messages of 100 bytes pushed by the upstream | through the proxy ${Math.round(wsVia)} messages/s, direct ${Math.round(wsDirect)} messages/s (${(wsVia / wsDirect).toFixed(2)}×) | reported |`,
+    );
   } finally {
     proxy.kill('SIGKILL');
     await upstream.close();
