@@ -19,6 +19,7 @@ import { cpuMicros, pinnedCommand, rssBytes } from './proc.js';
 import type { CollectorCounts } from './collector.js';
 import type { PageBytes } from './page-bytes.js';
 import type { RedisCommandReport } from './redis-commands.js';
+import type { StreamsReport } from './streams.js';
 import type { UpstreamCalls } from './upstream.js';
 
 /** The repository's root. */
@@ -173,6 +174,8 @@ export interface Findings {
   refusalSample: RefusalSample | null;
   /** Redis commands and round trips per deposit (the `redis-commands` scenario). */
   redisCommands: RedisCommandReport | null;
+  /** The live streams' figures (the `streams` scenario). */
+  streams: StreamsReport | null;
 }
 
 /** The whole report, as written to `bench/results.json`. */

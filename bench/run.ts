@@ -263,7 +263,7 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     node: node.execPath,
     env,
   });
-  const findings: Findings = { collector: null, catalogueBytes: null, refusalSample: null, redisCommands: null };
+  const findings: Findings = { collector: null, catalogueBytes: null, refusalSample: null, redisCommands: null, streams: null };
 
   try {
     const up = await startBenchServer('upstream', [], pinned ? '1' : undefined);

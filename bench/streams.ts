@@ -9,6 +9,7 @@
  * | latency | `BENCH_STREAMS_LIVE` (1,000) signed-in streams × 1 event/s: delivery latency p50/p99 through the proxy and direct, and the proxy's CPU per event |
  * | fan-out | 1,000 anonymous viewers of one feed × 1 event/s: upstream connections, and the proxy's CPU per delivered event |
  * | read | an ordinary passthrough read's p99 (10 at a time), with and without the idle streams open |
+ * | websocket | 20,000 messages of 100 bytes pushed by the upstream on each of 10 sockets, through the proxy and direct: messages per second |
  *
  * The clients are raw sockets (one `GET` each, answers read as they come); events carry the time
  * they were written, so latency is read against the same clock. Loopback only; every process is
@@ -19,16 +20,46 @@
  *
  * @module
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import WebSocket, { WebSocketServer } from 'ws';
 import { containerHeapOptions, freePort, ROOT, sleep, startNodeOptions } from './harness.js';
 import { cpuMicros, rssBytes } from './proc.js';
 
-const STREAMS = Number(process.env.BENCH_STREAMS ?? 5_000);
-const LIVE = Number(process.env.BENCH_STREAMS_LIVE ?? 1_000);
-const SECONDS = Number(process.env.BENCH_STREAMS_SECONDS ?? 10);
+const STREAMS_DEFAULT = Number(process.env.BENCH_STREAMS ?? 5_000);
+const LIVE_DEFAULT = Number(process.env.BENCH_STREAMS_LIVE ?? 1_000);
+const SECONDS_DEFAULT = Number(process.env.BENCH_STREAMS_SECONDS ?? 10);
+/** Messages each upstream WebSocket pushes in the websocket row. */
+const PUSHED = 20_000;
+/** WebSockets of the websocket row. */
+const SOCKETS = 10;
+
+/** Opens `SOCKETS` WebSockets at `url` and resolves with the messages per second they received, all together, once each got {@link PUSHED}. */
+async function pushRate(url: string): Promise<number> {
+  const started = performance.now();
+  await Promise.all(
+    Array.from(
+      { length: SOCKETS },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const ws = new WebSocket(url, { perMessageDeflate: false });
+          let got = 0;
+          ws.on('message', () => {
+            if (++got === PUSHED) {
+              ws.close();
+              resolve();
+            }
+          });
+          ws.once('error', reject);
+          ws.once('close', (code) => (got < PUSHED ? reject(new Error(`closed ${code} after ${got} messages`)) : undefined));
+        }),
+    ),
+  );
+  return (SOCKETS * PUSHED) / ((performance.now() - started) / 1000);
+}
 
 /** A fake JWT (the proxy does not verify it without keys; the upstream does not look). */
 function jwt(n: number): string {
@@ -53,6 +84,22 @@ async function startUpstream() {
     res.once('close', () => streams.delete(res));
   });
   server.keepAliveTimeout = 60_000;
+  // WebSockets: each pushes PUSHED messages as fast as its socket takes them.
+  const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
+  server.on('upgrade', (req, socket, head) => {
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const message = 'x'.repeat(100);
+      let sent = 0;
+      const push = () => {
+        while (sent < PUSHED && ws.readyState === WebSocket.OPEN && ws.bufferedAmount < 64 * 1024) {
+          ws.send(message);
+          sent++;
+        }
+        if (sent < PUSHED && ws.readyState === WebSocket.OPEN) setTimeout(push, 1);
+      };
+      push();
+    });
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
@@ -161,11 +208,56 @@ async function readP99(port: number, count = 2_000): Promise<number> {
   return percentile(times, 99);
 }
 
-async function main(): Promise<void> {
+/** What {@link measureStreams} found (times in ms, CPU in µs, RSS in MiB). */
+export interface StreamsReport {
+  readonly node: string;
+  readonly streams: number;
+  readonly live: number;
+  readonly seconds: number;
+  readonly rssBeforeMb: number;
+  readonly rssIdleMb: number;
+  readonly kbPerStream: number;
+  readonly readP99Ms: number;
+  readonly readP99WithStreamsMs: number;
+  readonly latency: { readonly proxyP50: number; readonly proxyP99: number; readonly directP50: number; readonly directP99: number; readonly cpuPerEventUs: number; readonly events: number };
+  readonly fanOut: { readonly upstreamStreams: number; readonly delivered: number; readonly cpuPerEventUs: number; readonly p99: number };
+  readonly websocket: { readonly proxyPerSecond: number; readonly directPerSecond: number };
+}
+
+/** The report as the table of bench/README.md "Live streams", one line each. */
+export function formatStreams(r: StreamsReport): string[] {
+  const mb = (n: number) => n.toFixed(0);
+  const ms = (n: number) => n.toFixed(2);
+  return [
+    `Live streams (Node.js ${r.node}; ${r.streams} idle, ${r.live} live streams):`,
+    '',
+    '| row | load | measured | target |',
+    '|---|---|---|---|',
+    `| idle | ${r.streams} signed-in streams open | RSS ${mb(r.rssBeforeMb)} → ${mb(r.rssIdleMb)} MB, ${r.kbPerStream.toFixed(1)} KB per stream | < ${RSS_TARGET_STREAMS_MB} MB |`,
+    `| read | an ordinary read's p99, 10 at a time | ${ms(r.readP99Ms)} ms without, ${ms(r.readP99WithStreamsMs)} ms with ${r.streams} streams open (${((r.readP99WithStreamsMs / r.readP99Ms - 1) * 100).toFixed(0)}%) | within 10% |`,
+    `| latency | ${r.live} streams × 1 event/s, ${r.seconds} s | through the proxy p50 ${ms(r.latency.proxyP50)} / p99 ${ms(r.latency.proxyP99)} ms; direct p50 ${ms(r.latency.directP50)} / p99 ${ms(r.latency.directP99)} ms; added p99 ${ms(r.latency.proxyP99 - r.latency.directP99)} ms; ${r.latency.events} events, ${r.latency.cpuPerEventUs.toFixed(1)} µs CPU per event | added p99 < ${ADDED_P99_TARGET_MS} ms |`,
+    `| fan-out | ${r.live} anonymous viewers of one feed × 1 event/s | ${r.fanOut.upstreamStreams} upstream stream(s); ${r.fanOut.delivered} events delivered, ${r.fanOut.cpuPerEventUs.toFixed(1)} µs CPU per delivered event; p99 ${ms(r.fanOut.p99)} ms | 1 upstream stream |`,
+    `| websocket | ${SOCKETS} sockets × ${PUSHED} messages of 100 bytes pushed by the upstream | through the proxy ${Math.round(r.websocket.proxyPerSecond)} messages/s, direct ${Math.round(r.websocket.directPerSecond)} messages/s (${(r.websocket.proxyPerSecond / r.websocket.directPerSecond).toFixed(2)}×) | reported |`,
+  ];
+}
+
+/** The target RSS of the idle row, in MiB. */
+export const RSS_TARGET_STREAMS_MB = 400;
+/** The target added delivery latency p99 of the latency row, in milliseconds. */
+export const ADDED_P99_TARGET_MS = 50;
+
+/**
+ * Runs every row against one proxy process started on `node` (default the bench's own Node.js).
+ * @param options.streams - idle streams (`BENCH_STREAMS`); `live`: live streams and viewers; `seconds`: of events per row.
+ */
+export async function measureStreams(options: { node?: string; streams?: number; live?: number; seconds?: number } = {}): Promise<StreamsReport> {
+  const STREAMS = options.streams ?? STREAMS_DEFAULT;
+  const LIVE = options.live ?? LIVE_DEFAULT;
+  const SECONDS = options.seconds ?? SECONDS_DEFAULT;
   const upstream = await startUpstream();
   const port = await freePort();
   const metricsPort = await freePort();
-  const proxy = spawn(process.execPath, [...startNodeOptions(), ...containerHeapOptions(), join(ROOT, 'dist/server.js')], {
+  const proxy = spawn(options.node ?? process.execPath, [...startNodeOptions(), ...containerHeapOptions(), join(ROOT, 'dist/server.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
@@ -185,7 +277,6 @@ async function main(): Promise<void> {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const pid = proxy.pid as number;
-  const rows: string[] = [];
   try {
     for (let i = 0; i < 100; i++) {
       try {
@@ -202,9 +293,7 @@ async function main(): Promise<void> {
     const idle = await openMany(STREAMS, (i) => openClient(port, `/api/core-sportbook/live/s${i}`, { Cookie: `access_token=${jwt(i)}` }, false));
     await sleep(2_000);
     const rss1 = rssBytes([pid]);
-    rows.push(`| idle | ${STREAMS} signed-in streams open | RSS ${(rss0 / 2 ** 20).toFixed(0)} → ${(rss1 / 2 ** 20).toFixed(0)} MB, ${((rss1 - rss0) / 1024 / STREAMS).toFixed(1)} KB per stream | < 400 MB |`);
     const loadedRead = await readP99(port);
-    rows.push(`| read | an ordinary read's p99, 10 at a time | ${baseRead.toFixed(2)} ms without, ${loadedRead.toFixed(2)} ms with ${STREAMS} streams open (${((loadedRead / baseRead - 1) * 100).toFixed(0)}%) | within 10% |`);
     for (const c of idle) c.socket.destroy();
     await sleep(1_000);
 
@@ -221,9 +310,14 @@ async function main(): Promise<void> {
     const viaLat = via.flatMap((c) => c.latencies);
     const directLat = direct.flatMap((c) => c.latencies);
     const delivered = via.reduce((n, c) => n + c.events, 0);
-    rows.push(
-      `| latency | ${LIVE} streams × 1 event/s, ${SECONDS} s | through the proxy p50 ${percentile(viaLat, 50).toFixed(2)} / p99 ${percentile(viaLat, 99).toFixed(2)} ms; direct p50 ${percentile(directLat, 50).toFixed(2)} / p99 ${percentile(directLat, 99).toFixed(2)} ms; added p99 ${(percentile(viaLat, 99) - percentile(directLat, 99)).toFixed(2)} ms; ${delivered} events, ${((cpu1 - cpu0) / delivered).toFixed(1)} µs CPU per event | added p99 < 50 ms |`,
-    );
+    const latency = {
+      proxyP50: percentile(viaLat, 50),
+      proxyP99: percentile(viaLat, 99),
+      directP50: percentile(directLat, 50),
+      directP99: percentile(directLat, 99),
+      cpuPerEventUs: (cpu1 - cpu0) / delivered,
+      events: delivered,
+    };
     for (const c of [...via, ...direct]) c.socket.destroy();
     await sleep(1_000);
 
@@ -238,18 +332,39 @@ async function main(): Promise<void> {
     const cpu3 = cpuMicros([pid]);
     const fanned = viewers.reduce((n, c) => n + c.events, 0);
     const fanLat = viewers.flatMap((c) => c.latencies);
-    rows.push(
-      `| fan-out | ${LIVE} anonymous viewers of one feed × 1 event/s | ${upstreamStreams} upstream stream(s); ${fanned} events delivered, ${((cpu3 - cpu2) / fanned).toFixed(1)} µs CPU per delivered event; p99 ${percentile(fanLat, 99).toFixed(2)} ms | 1 upstream stream |`,
-    );
+    const fanOut = { upstreamStreams, delivered: fanned, cpuPerEventUs: (cpu3 - cpu2) / fanned, p99: percentile(fanLat, 99) };
     for (const c of viewers) c.socket.destroy();
+
+    // websocket: messages pushed by the upstream, through the proxy and direct.
+    const wsDirect = await pushRate(`ws://127.0.0.1:${new URL(upstream.url).port}/core-sportbook/live/push`);
+    const wsVia = await pushRate(`ws://127.0.0.1:${port}/api/core-sportbook/live/push`);
+    return {
+      node: execFileSync(options.node ?? process.execPath, ['--version'], { encoding: 'utf8' }).trim(),
+      streams: STREAMS,
+      live: LIVE,
+      seconds: SECONDS,
+      rssBeforeMb: rss0 / 2 ** 20,
+      rssIdleMb: rss1 / 2 ** 20,
+      kbPerStream: (rss1 - rss0) / 1024 / STREAMS,
+      readP99Ms: baseRead,
+      readP99WithStreamsMs: loadedRead,
+      latency,
+      fanOut,
+      websocket: { proxyPerSecond: wsVia, directPerSecond: wsDirect },
+    };
   } finally {
     proxy.kill('SIGKILL');
     await upstream.close();
   }
-  process.stdout.write(`Node.js ${process.version}, ${STREAMS} idle / ${LIVE} live streams\n\n| row | load | measured | target |\n|---|---|---|---|\n${rows.join('\n')}\n`);
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-  process.exit(1);
-});
+// `npm run bench:streams`: this module alone, on the bench's own Node.js.
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  measureStreams().then(
+    (report) => process.stdout.write(`${formatStreams(report).join('\n')}\n`),
+    (error: unknown) => {
+      process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -11,7 +11,8 @@ import { money } from './money.js';
 import { passthrough } from './passthrough.js';
 import { refusals } from './refusals.js';
 import { state } from './state.js';
+import { streams } from './streams.js';
 import { tracing } from './tracing.js';
 import { workers } from './workers.js';
 
-export const FAMILIES: readonly ScenarioFamily[] = [passthrough, money, catalogue, refusals, state, tracing, contract, workers];
+export const FAMILIES: readonly ScenarioFamily[] = [passthrough, money, catalogue, refusals, state, tracing, contract, workers, streams];

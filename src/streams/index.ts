@@ -12,7 +12,6 @@
  * @module
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { envelope, JSON_CONTENT_TYPE, type ProxyAnswer, upstreamFailureAnswer } from '../envelope.js';
@@ -23,7 +22,7 @@ import { type FeedOpening, type OpenedFeed, SharedFeeds } from './feeds.js';
 import { expiryOf, SessionHolds } from './session-holds.js';
 import { isEventStream, OPENING_COMMENT, sessionEndedEvent } from './sse.js';
 import { type EndReason, relayEvents, SseClient } from './sse-relay.js';
-import { type StreamAnswer, StreamUpstream } from './upstream.js';
+import { readSome, type StreamAnswer, StreamUpstream } from './upstream.js';
 import { WebSocketRelay } from './websocket.js';
 
 export { END_REASONS, type EndReason } from './sse-relay.js';
@@ -83,9 +82,10 @@ export interface LiveRequest {
 }
 
 /**
- * What {@link LiveStreams.serve} did: `sent` (the stream is open, or was refused and answered), an
- * answer for the route to send (a refusal, an upstream failure), or `not_live` (the upstream's 2xx is
- * no event stream: the route goes its ordinary way).
+ * What {@link LiveStreams.serve} did: `sent` (the stream is open, or its browser left meanwhile), an
+ * answer for the route to send (a refusal with `Retry-After`, an upstream failure as the envelope,
+ * `shutting_down` while draining), or `not_live` (the upstream's 2xx is no event stream: the route
+ * goes its ordinary way).
  */
 export type LiveOutcome = 'sent' | 'not_live' | ProxyAnswer;
 
@@ -118,26 +118,6 @@ export function lastEventIdOf(headers: IncomingHttpHeaders): string | undefined 
 /** An open stream as the drain sees it. */
 interface OpenStream {
   drain(): void;
-}
-
-/** Bytes of a failure answer's body read from an upstream stream's answer (the envelope needs its reason, nothing more). */
-const FAILURE_BODY_BYTES = 64 * 1024;
-
-/** Reads at most `limit` bytes of `body`, then destroys it. */
-async function readSome(body: Readable, limit = FAILURE_BODY_BYTES): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  try {
-    for await (const chunk of body) {
-      const buf = chunk as Buffer;
-      chunks.push(buf.subarray(0, limit - size));
-      size += buf.length;
-      if (size >= limit) break;
-    }
-  } finally {
-    body.destroy();
-  }
-  return Buffer.concat(chunks);
 }
 
 /** The answer of a refused stream: the envelope with `Retry-After`, nothing sent upstream. */

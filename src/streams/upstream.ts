@@ -37,6 +37,28 @@ export interface StreamAnswer {
   readonly body: Readable;
 }
 
+/** Bytes of a failure answer's body read from an upstream stream's answer (the envelope needs its reason, nothing more). */
+export const FAILURE_BODY_BYTES = 64 * 1024;
+
+/** Reads at most `limit` bytes of `body` (a failure answer's), then destroys it; a body that breaks gives what came. */
+export async function readSome(body: Readable, limit = FAILURE_BODY_BYTES): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for await (const chunk of body) {
+      const buf = chunk as Buffer;
+      chunks.push(buf.subarray(0, limit - size));
+      size += buf.length;
+      if (size >= limit) break;
+    }
+  } catch {
+    // what came before the break is all there is
+  } finally {
+    body.destroy();
+  }
+  return Buffer.concat(chunks);
+}
+
 /** See the module documentation. */
 export class StreamUpstream {
   readonly #pools = new Map<string, Dispatcher>();

@@ -27,6 +27,7 @@ import { envelope, JSON_CONTENT_TYPE, type ProxyAnswer, upstreamFailureAnswer } 
 import { originAllowed } from '../session/client.js';
 import { redactBody, redactText } from '../session/redact.js';
 import type { EndReason } from './sse-relay.js';
+import { readSome } from './upstream.js';
 
 /** The limits of a relayed WebSocket. */
 export const WS_LIMITS = Object.freeze({
@@ -205,20 +206,10 @@ export class WebSocketRelay {
 
     const answer = new Promise<ProxyAnswer | undefined>((resolve) => {
       upstream.once('unexpected-response', (_req, res) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        res.on('data', (chunk: Buffer) => {
-          if (size < 64 * 1024) chunks.push(chunk);
-          size += chunk.length;
-        });
-        res.once('end', () => {
+        void readSome(res).then((body) => {
           end('upstream');
           upstream.terminate();
-          resolve(upstreamFailureAnswer({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
-        });
-        res.once('error', () => {
-          end('upstream');
-          resolve({ status: 502, body: envelope('upstream_unavailable', 'The service could not be reached'), contentType: JSON_CONTENT_TYPE });
+          resolve(upstreamFailureAnswer({ status: res.statusCode ?? 502, headers: res.headers, body }));
         });
       });
       upstream.once('error', (error: Error) => {
