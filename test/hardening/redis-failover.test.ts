@@ -973,7 +973,7 @@ async function managedEndpoint(): Promise<void> {
     const env = { REDIS_URL: `redis://127.0.0.1:${relay.port}` };
     proxies.push(...(await startPair(upstream, { ...env, REDIS_MIN_REPLICAS_ACK: '1' })));
     const unacknowledged = await startProxy(upstream.url, env);
-    const warned = await within(3_000, 50, async () => unacknowledged.logs.lines.some((l) => l.includes('REDIS_MIN_REPLICAS_ACK') && l.includes('"level":40')));
+    const warned = await within(3_000, 50, async () => unacknowledged.logs.lines.some((l) => l.includes('REDIS_MIN_REPLICAS_ACK') && l.includes('"level":"warn"')));
     figures.check(warned !== undefined, `${label}: no warning naming REDIS_MIN_REPLICAS_ACK at the start with 0 and a replica`);
     await unacknowledged.close();
     const token = fakeJwt({ sub: '7', n: Math.random() });
