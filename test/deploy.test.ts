@@ -1281,6 +1281,31 @@ function attach(scraped: Series, target: Record<string, string>, honor: boolean)
   return { name: scraped.name, labels };
 }
 
+/** One `metricRelabelings` rule of a ServiceMonitor endpoint, of the two actions the manifest uses. */
+interface Relabeling {
+  sourceLabels?: string[];
+  regex?: string;
+  targetLabel?: string;
+  replacement?: string;
+  action?: string;
+}
+
+/** A series after the `replace` and `labeldrop` rules of `rules`, as Prometheus applies them (anchored regexes, `;` joining). */
+function relabelled(series: Series, rules: readonly Relabeling[]): Series {
+  const labels = { ...series.labels };
+  for (const rule of rules) {
+    const regex = new RegExp(`^(?:${rule.regex ?? '(.*)'})$`);
+    if ((rule.action ?? 'replace') === 'labeldrop') {
+      for (const name of Object.keys(labels)) if (regex.test(name)) delete labels[name];
+      continue;
+    }
+    const value = (rule.sourceLabels ?? []).map((name) => labels[name] ?? '').join(';');
+    const match = regex.exec(value);
+    if (match && rule.targetLabel) labels[rule.targetLabel] = (rule.replacement ?? '$1').replace(/\$(\d)/g, (_m, i: string) => match[Number(i)] ?? '');
+  }
+  return { name: series.name, labels };
+}
+
 /** Whether `value` satisfies the PromQL matcher `op` `pattern` (regular expressions are fully anchored). */
 function matches(op: string, pattern: string, value: string): boolean {
   const regex = () => new RegExp(`^(?:${pattern})$`);
@@ -1323,7 +1348,7 @@ function alertExpressions(groups: unknown): Map<string, string> {
 
 /**
  * The Operator objects' facts: the ServiceMonitor selects the metrics Service and names its port,
- * honours the proxy's `endpoint` label; every selector of every alert of the PrometheusRule matches
+ * keeps the proxy's `endpoint` label (its metric relabelings, no `honorLabels`); every selector of every alert of the PrometheusRule matches
  * at least one of `series` (a real scrape) once labelled as the ServiceMonitor's targets are; and the
  * PrometheusRule holds the groups of deploy/prometheus-rules.yaml. An empty list when they hold.
  */
@@ -1346,10 +1371,17 @@ function checkOperatorObjects(manifests: readonly Manifest[], rulesFile: string,
   const endpoint = endpoints[0];
   if (!endpoint?.port || !service.spec?.ports?.some((p) => p.name === endpoint.port)) problems.push(`the ServiceMonitor's port ${endpoint?.port ?? '(none)'} is no port name of ${service.metadata?.name ?? ''}`);
   if ((endpoint?.path ?? '/metrics') !== '/metrics') problems.push(`the ServiceMonitor scrapes ${endpoint?.path ?? ''}, not /metrics`);
-  if (endpoint?.honorLabels !== true) problems.push('honorLabels must be true: the target label endpoint would rename the proxy\'s EP-code label endpoint to exported_endpoint');
+  if (endpoint?.honorLabels === true) problems.push('honorLabels must not be set: a scraped series could claim any target label (job, namespace, instance)');
   const target = operatorTargetLabels(monitor, service, endpoint?.port ?? '');
   // Prometheus adds `up` (1: scraped, 0: not) to every target, with the target's labels only.
-  const series = [...scraped, { name: 'up', labels: {} }].map((s) => attach(s, target, endpoint?.honorLabels === true));
+  const relabel = (s: Series): Series => relabelled(s, (endpoint?.metricRelabelings ?? []) as Relabeling[]);
+  const series = [...scraped, { name: 'up', labels: {} }].map((s) => relabel(attach(s, target, endpoint?.honorLabels === true)));
+  const epSeries = scraped.filter((s) => /^EP\d{4}$/.test(s.labels.endpoint ?? ''));
+  const kept = epSeries.every((s) => {
+    const out = relabel(attach(s, target, endpoint?.honorLabels === true));
+    return out.labels.endpoint === s.labels.endpoint && !('exported_endpoint' in out.labels);
+  });
+  if (epSeries.length === 0 || !kept) problems.push('the proxy\'s EP-code label endpoint does not survive the scrape: the target label endpoint renames it to exported_endpoint');
 
   const fileGroups = (parseDocument(rulesFile).toJS() as { groups?: unknown } | null)?.groups;
   const rule = rules[0] as { spec?: { groups?: unknown } };
@@ -1418,7 +1450,8 @@ describe('Prometheus Operator objects (deploy/kubernetes/servicemonitor.yaml, pr
     ['a job the rules do not select', () => checkOperatorObjects(edited(MONITOR, 'jobLabel: app.kubernetes.io/name', 'jobLabel: app.kubernetes.io/component'), rulesFile, scraped), /job=~"front-proxy\.\*" does not match the ServiceMonitor's job "proxy-metrics"/],
     ['the public Service selected', () => checkOperatorObjects(edited(MONITOR, 'app.kubernetes.io/component: proxy-metrics', 'app.kubernetes.io/component: proxy'), rulesFile, scraped), /serves the public port/],
     ['a port the Service does not name', () => checkOperatorObjects(edited(MONITOR, '- port: metrics', '- port: prometheus'), rulesFile, scraped), /port prometheus is no port name/],
-    ['the target label endpoint winning', () => checkOperatorObjects(edited(MONITOR, 'honorLabels: true', 'honorLabels: false'), rulesFile, scraped), /honorLabels must be true/],
+    ['the target label endpoint winning', () => checkOperatorObjects(edited(MONITOR, / {6}metricRelabelings:[\s\S]*$/, ''), rulesFile, scraped), /EP-code label endpoint does not survive the scrape/],
+    ['honorLabels', () => checkOperatorObjects(edited(MONITOR, 'scrapeTimeout: 10s', 'scrapeTimeout: 10s\n      honorLabels: true'), rulesFile, scraped), /honorLabels must not be set/],
     ['another namespace than the Service\'s', () => checkOperatorObjects(edited(RULE, 'min by (cluster, namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*"})', 'min by (cluster, namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*", namespace="monitoring"})'), rulesFile, scraped), /FrontProxyRedisDown: namespace="monitoring" does not match the ServiceMonitor's namespace/],
     ['a series the proxy does not export', () => checkOperatorObjects(edited(RULE, 'front_proxy_redis_up{job', 'redis_up{job'), rulesFile, scraped), /FrontProxyRedisDown: no scraped series redis_up/],
     ['rules that differ from the rule file', () => checkOperatorObjects(edited(RULE, 'for: 1m', 'for: 2m'), rulesFile, scraped), /does not hold the groups of deploy\/prometheus-rules\.yaml/],
