@@ -14,13 +14,15 @@
 import cookie from '@fastify/cookie';
 import rateLimit from '@fastify/rate-limit';
 import replyFrom from '@fastify/reply-from';
-import Fastify from 'fastify';
+import Fastify, { type FastifyBaseLogger } from 'fastify';
+import { passthroughRoute, serve } from './peer-common.js';
 import pino from 'pino';
 import { Histogram, Registry } from 'prom-client';
 
 const [origin = 'http://127.0.0.1:1', upstreamPath = '/', cookieName = '__Host-access_token'] = process.argv.slice(2);
 
-const app = Fastify({ loggerInstance: pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false })) });
+const logger: FastifyBaseLogger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
+const app = Fastify({ loggerInstance: logger });
 await app.register(cookie);
 await app.register(rateLimit, {
   max: 1_000_000_000,
@@ -45,23 +47,5 @@ app.addHook('onResponse', (request, reply, done) => {
   done();
 });
 
-app.get('/*', (request, reply) => {
-  const token = request.cookies[cookieName];
-  if (!token) {
-    reply.code(401).send({ reason: 'no_token' });
-    return reply;
-  }
-  return reply.from(upstreamPath, {
-    rewriteRequestHeaders: (_req, headers) => ({
-      accept: 'application/json',
-      cookie: headers.cookie,
-      authorization: `Bearer ${token}`,
-    }),
-  });
-});
-
-const address = await app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ port: Number(new URL(address).port) })}\n`);
-const stop = () => void app.close().then(() => process.exit(0));
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+passthroughRoute(app, upstreamPath, (request) => request.cookies[cookieName]);
+await serve(app);

@@ -11,6 +11,7 @@
  */
 import replyFrom from '@fastify/reply-from';
 import Fastify from 'fastify';
+import { passthroughRoute, serve } from './peer-common.js';
 
 const [origin = 'http://127.0.0.1:1', upstreamPath = '/', cookieName = '__Host-access_token'] = process.argv.slice(2);
 const prefix = `${cookieName}=`;
@@ -31,23 +32,5 @@ await app.register(replyFrom, {
   undici: { connections: 128, pipelining: 1, keepAliveTimeout: 4_000 },
 });
 
-app.get('/*', (request, reply) => {
-  const token = sessionToken(request.headers.cookie);
-  if (token === undefined) {
-    reply.code(401).send({ reason: 'no_token' });
-    return reply;
-  }
-  return reply.from(upstreamPath, {
-    rewriteRequestHeaders: (_req, headers) => ({
-      accept: 'application/json',
-      cookie: headers.cookie,
-      authorization: `Bearer ${token}`,
-    }),
-  });
-});
-
-const address = await app.listen({ port: 0, host: '127.0.0.1' });
-process.stdout.write(`${JSON.stringify({ port: Number(new URL(address).port) })}\n`);
-const stop = () => void app.close().then(() => process.exit(0));
-process.on('SIGTERM', stop);
-process.on('SIGINT', stop);
+passthroughRoute(app, upstreamPath, (request) => sessionToken(request.headers.cookie));
+await serve(app);
