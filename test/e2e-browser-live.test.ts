@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, chromiumSkip, launchChromium } from './helpers/chromium.js';
 import { HAVE_NGINX, startNginx, type TestNginx } from './helpers/fleet-processes.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
@@ -25,8 +25,7 @@ describe('live streams in Chromium through nginx', { skip }, () => {
     await app.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.server.address() as { port: number }).port;
     nginx = await startNginx([port]);
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

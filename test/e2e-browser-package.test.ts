@@ -23,7 +23,7 @@ import { build } from 'esbuild';
 import Fastify from 'fastify';
 import type { Browser } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, chromiumSkip as skip, launchChromium, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
 const PACKAGE_DIR = fileURLToPath(new URL('../packages/browser/', import.meta.url));
@@ -159,8 +159,7 @@ test('the packed SDK installed in a fresh front-end project: login, profile, for
     const origin = await frontEnd.listen({ port: 0, host: '127.0.0.1' });
 
     // 5. Chromium drives it.
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const context = await browser.newContext({ viewport: { width: 900, height: 500 } });
     const page = await context.newPage();
     const pageErrors: string[] = [];

@@ -12,7 +12,7 @@ import { createServer as createHttpServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, chromiumSkip as skip, launchChromium } from './helpers/chromium.js';
 import { fakeJwt, type RecordingUpstream, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
 const WITHDRAW = '/new-withdraws';
@@ -50,8 +50,7 @@ describe('passthrough content in Chromium', { skip, timeout: 120_000 }, () => {
     });
     await new Promise<void>((resolve) => other.listen(0, '127.0.0.2', resolve));
     otherUrl = `http://127.0.0.2:${(other.address() as AddressInfo).port}`;
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -25,7 +25,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
 import { getError } from '../src/errors/index.js';
-import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip, TEST_OUTPUT } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, chromiumSkip, launchChromium, TEST_OUTPUT } from './helpers/chromium.js';
 
 const PASSWORD = 'Demo#2026';
 const SESSION_WORDING = /session|log in again/i;
@@ -38,8 +38,7 @@ before(async () => {
   if (chromiumSkip) return;
   app = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'silent' });
   base = await app.listen({ port: 0, host: '127.0.0.1' });
-  const { chromium } = await import('playwright-core');
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 after(async () => {
   await browser?.close();

@@ -20,7 +20,7 @@ import replyFrom from '@fastify/reply-from';
 import Fastify from 'fastify';
 import type { Browser } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, chromiumSkip as skip, launchChromium, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
 import { freshProject, pack, packInstalled } from './helpers/packages.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
@@ -117,8 +117,7 @@ test('a Vite React app from the packed tarballs: signed out, login, profile, the
     const origin = await frontEnd.listen({ port: 0, host: '127.0.0.1' });
 
     // 4. Chromium.
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     const page = await browser.newPage({ viewport: { width: 900, height: 400 } });
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));

@@ -19,7 +19,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, bundlePageScript, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, startFrontEnd, waitFor } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, bundlePageScript, chromiumSkip as skip, launchChromium, startFrontEnd, waitFor } from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
 const PAGE = `<!doctype html><html lang="pt-BR"><head><meta charset="utf-8"><title>session</title><link rel="icon" href="data:,"></head>
@@ -71,8 +71,7 @@ describe('the session in a React page: recovery, expiry, one forced logout per b
       '/': { type: 'text/html; charset=utf-8', body: PAGE },
       '/app.js': { type: 'text/javascript; charset=utf-8', body: await bundlePageScript(APP) },
     });
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

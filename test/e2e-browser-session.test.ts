@@ -18,7 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, bundlePageScript, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, startFrontEnd, waitFor } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, bundlePageScript, chromiumSkip as skip, launchChromium, startFrontEnd, waitFor } from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>guest</title><link rel="icon" href="data:,"></head>
@@ -68,8 +68,7 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
       '/app.js': { type: 'text/javascript; charset=utf-8', body: await bundlePageScript(APP) },
     });
     origin = frontEnd.origin;
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

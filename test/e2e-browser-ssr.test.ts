@@ -23,7 +23,7 @@ import { createElement } from 'react';
 import { renderToString } from 'react-dom/server';
 import { createProxyClient, memoryStorage, readSession, type SessionSnapshot } from '../packages/browser/src/browser/index.js';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, bundlePageScript, CHROMIUM, CHROMIUM_ARGS, chromiumSkip as skip, startFrontEnd, TEST_OUTPUT } from './helpers/chromium.js';
+import { BROWSER_TEST_PROXY_ENV, bundlePageScript, chromiumSkip as skip, launchChromium, startFrontEnd, TEST_OUTPUT } from './helpers/chromium.js';
 
 /** The app, rendered on the server and hydrated in the page: the session state and the profile. */
 const APP = `import { createElement as h } from 'react';
@@ -100,8 +100,7 @@ describe('the first render from the server: readSession, initialSession, hydrati
       '/app.js': { type: 'text/javascript; charset=utf-8', body: appJs },
     });
     origin = frontEnd.origin;
-    const { chromium } = await import('playwright-core');
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   after(async () => {
     await browser?.close();

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import { connect, type Socket } from 'node:net';
 import { after, before, test } from 'node:test';
 import { LINGER } from '../../src/pipeline/body.js';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../helpers/chromium.js';
+import { chromiumSkip, launchChromium } from '../helpers/chromium.js';
 import { rawRequest } from './helpers/client.js';
 import { FULL, Figures } from './helpers/figures.js';
 import { type Harness, startHarness } from './helpers/harness.js';
@@ -220,8 +220,7 @@ test('row 13: the lingering close is bounded in time and in bytes; the proxy ans
 
 test('row 13: a Chromium fetch upload of 5 MB to /api/auth/login from a page of the proxy reads 413', { skip: chromiumSkip, timeout: 60_000 }, async () => {
   await figures.run('chromium', async () => {
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    const browser = await launchChromium();
     try {
       const page = await browser.newPage();
       await page.goto(`${h.base}/api/version`);

@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { Browser } from 'playwright-core';
 
 /** Where Debian's package installs Chromium. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -105,4 +106,13 @@ export async function bundlePageScript(source: string): Promise<string> {
     },
   });
   return bundle.outputFiles[0]?.text ?? '';
+}
+
+/**
+ * Debian's Chromium, headless, through playwright-core (imported here, so that a file whose tests are
+ * skipped never loads it).
+ */
+export async function launchChromium(): Promise<Browser> {
+  const { chromium } = await import('playwright-core');
+  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
 }
