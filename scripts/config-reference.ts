@@ -1,10 +1,11 @@
 /**
- * The configuration reference of the README (section "Configuration"), generated from the
- * configuration schema (`EnvSchema` of `src/config.ts`): one row per variable or group of variables,
- * in {@link CONFIG_ROWS} order, with its default (the schema's, unless the row says what is computed
- * instead), the values it accepts (read from the schema) and its meaning. `npm run docs:config`
- * writes the table between the README's markers; `test/config-reference.test.ts` fails when the
- * README and the schema differ, in either direction.
+ * The configuration reference, docs/configuration.md "Variables", generated from the configuration
+ * schema (`EnvSchema` of `src/config.ts`): one row per variable or group of variables, in
+ * {@link CONFIG_ROWS} order, with an anchor per variable (`docs/configuration.md#redis_url`), its
+ * default (the schema's, unless the row says what is computed instead), the values it accepts (read
+ * from the schema) and its meaning. `npm run docs:config` writes the table between the page's
+ * markers; `test/config-reference.test.ts` fails when the page and the schema differ, in either
+ * direction, and when a variable is described (its default stated) anywhere else.
  *
  * A variable added to the schema needs a row here (or a `description` in the schema): the generator
  * refuses a variable it cannot explain.
@@ -25,14 +26,14 @@ export interface ConfigRow {
   readonly meaning: string;
 }
 
-/** The rows of the table, in the README's order. */
+/** The rows of the table, in the page's order. */
 export const CONFIG_ROWS: readonly ConfigRow[] = [
   { variables: ['PORT'], meaning: 'listen port (`0` = any free port; the log prints the one chosen)' },
   { variables: ['HOST'], meaning: 'listen address (`0.0.0.0` in a container)' },
   {
     variables: ['NODE_ENV'],
     meaning:
-      '`production` removes the dev-only routes (`/api/dev/*`, `/dev/ftd-cashback`, `/debug`, `/debug/analytics`, `/playground`, `/favicon.ico`) and the API reference (`/openapi.json`, `/docs`): they answer 404 like any unknown path',
+      '`production` removes the development-only routes and the API reference (docs/behaviour.md "Development-only routes"), starts no sandbox, and names the session cookie `__Host-access_token`',
   },
   { variables: ['BFF_BASE_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'origin plus optional path prefix that upstream paths resolve against; unset, `npm start` starts the embedded sandbox (not in production, where it is required: the process stops at start without it)' },
   { variables: ['STICKER_API_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'the sticker-album API; required in production like `BFF_BASE_URL` (the process stops at start without it)' },
@@ -240,6 +241,16 @@ function code(value: unknown): string {
   return `\`${String(value)}\``;
 }
 
+/** The anchor of a variable's entry in docs/configuration.md: its name in lower case (`redis_url`). */
+export function configAnchor(variable: string): string {
+  return variable.toLowerCase();
+}
+
+/** The first cell of a row: each variable with the anchor of its entry. */
+function variableCell(names: readonly string[]): string {
+  return names.map((n) => `<a id="${configAnchor(n)}"></a>${code(n)}`).join(', ');
+}
+
 /** What a schema accepts, in words: `integer 0–65535`, `` `a` \| `b` ``, `text, at least 16 characters`. */
 export function accepted(schema: Schema): string {
   if (Array.isArray(schema.anyOf)) {
@@ -293,7 +304,7 @@ export function renderConfigTable(schema: { properties: Record<string, TSchema> 
       return;
     }
     const accepts = row?.accepts ?? accepted(first);
-    lines.push(`| ${names.map(code).join(', ')} | ${defaultOf(first, row)} | ${accepts} | ${meaning} |`);
+    lines.push(`| ${variableCell(names)} | ${defaultOf(first, row)} | ${accepts} | ${meaning} |`);
     for (const n of names) done.add(n);
   };
   for (const row of rows) {
@@ -305,21 +316,28 @@ export function renderConfigTable(schema: { properties: Record<string, TSchema> 
   return lines;
 }
 
-/** The README markers around the generated table. */
+/** The page the table lives in, from the repository's root. */
+export const CONFIG_PAGE = 'docs/configuration.md';
+
+/** The page's markers around the generated table. */
 export const CONFIG_TABLE_START = '<!-- configuration table: generated from src/config.ts by npm run docs:config -->';
 export const CONFIG_TABLE_END = '<!-- end of the configuration table -->';
 
-/** The README with its configuration table replaced by the generated one. */
-export function withConfigTable(readme: string, table: readonly string[] = renderConfigTable()): string {
-  const start = readme.indexOf(CONFIG_TABLE_START);
-  const end = readme.indexOf(CONFIG_TABLE_END);
-  if (start === -1 || end < start) throw new Error('README.md has no configuration table markers');
-  return `${readme.slice(0, start + CONFIG_TABLE_START.length)}\n${table.join('\n')}\n${readme.slice(end)}`;
+/**
+ * The page with its configuration table replaced by the generated one.
+ *
+ * @throws Error when the page lacks the markers.
+ */
+export function withConfigTable(page: string, table: readonly string[] = renderConfigTable()): string {
+  const start = page.indexOf(CONFIG_TABLE_START);
+  const end = page.indexOf(CONFIG_TABLE_END);
+  if (start === -1 || end < start) throw new Error(`${CONFIG_PAGE} has no configuration table markers`);
+  return `${page.slice(0, start + CONFIG_TABLE_START.length)}\n${table.join('\n')}\n${page.slice(end)}`;
 }
 
 /** The variables a Markdown table's rows name (first column), in order. */
 export function tableVariables(lines: readonly string[]): string[] {
   return lines
-    .filter((l) => l.startsWith('| `'))
-    .flatMap((l) => (l.split('|')[1] ?? '').split(',').map((cell) => cell.trim().replace(/`/g, '')));
+    .filter((l) => /^\| (?:<a id="[^"]*"><\/a>)?`/.test(l))
+    .flatMap((l) => (l.split('|')[1] ?? '').split(',').map((cell) => cell.replace(/<a id="[^"]*"><\/a>/g, '').trim().replace(/`/g, '')));
 }
