@@ -50,6 +50,14 @@ function schemaDefault(variable: string): string | undefined {
   return value === undefined ? undefined : String(value);
 }
 
+/** How a variable's default may be written: as it is, and a time in milliseconds also in seconds (`15000`, `15 s`). */
+function spellings(variable: string): string[] {
+  const value = schemaDefault(variable);
+  if (value === undefined) return [];
+  const ms = Number(value);
+  return variable.endsWith('_MS') && Number.isInteger(ms) && ms > 0 ? [value, `${value} ms`, `${ms / 1000} s`] : [value];
+}
+
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /**
@@ -58,7 +66,8 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
  *   another cell is a variable alone;
  * - a variable followed in the same clause by the word "default" (`` `VAR` (default 4 MiB) ``,
  *   `` `VAR=auto`, the default ``, `` `VAR` defaults to ``), the variable linked or not;
- * - a variable followed by its schema default in parentheses (`` `SHUTDOWN_DELAY_MS` (0) ``).
+ * - a variable followed by its schema default in parentheses (`` `SHUTDOWN_DELAY_MS` (0) ``,
+ *   `` `UPSTREAM_TIMEOUT_MS` (15 s) ``).
  * A variable named in prose, with or without a link to its entry, and a variable set to a value
  * other than its default (`` `SHUTDOWN_DELAY_MS` (5000) `` in a deployment's file) are not findings.
  */
@@ -97,7 +106,7 @@ export function describedOutside(file: string, markdown: string, variables: read
   }
   for (const m of text.matchAll(new RegExp(String.raw`${mention} \(\`?([^()\`]+?)\`?\)`, 'g'))) {
     const [, variable = '', , value = ''] = m;
-    if (schemaDefault(variable) === value.trim()) findings.push({ file, line: lineAt(m.index), what: `states the default of ${variable}: ${m[0]}` });
+    if (spellings(variable).includes(value.trim())) findings.push({ file, line: lineAt(m.index), what: `states the default of ${variable}: ${m[0]}` });
   }
   return findings;
 }
@@ -163,6 +172,7 @@ describe('a configuration variable is described only in docs/configuration.md', 
     { name: 'a default in parentheses after the name', text: 'Raise `UPSTREAM_MAX_RESPONSE_BYTES` (default 4 MiB) when the\nBFF answers more.', found: 1 },
     { name: 'a default said after a linked name', text: 'Set [`WORKERS`](configuration.md#workers), which defaults to one.', found: 1 },
     { name: 'the schema default alone in parentheses', text: '- `SHUTDOWN_DELAY_MS` (0): the listener closes.', found: 1 },
+    { name: 'a default in milliseconds written in seconds', text: 'The Ingress waits 60 s, longer than `UPSTREAM_TIMEOUT_MS` (15 s).', found: 1 },
     { name: 'a value that is not the default', text: 'The ConfigMap sets `SHUTDOWN_DELAY_MS` (5000).', found: 0 },
     { name: 'a name in prose with a link', text: 'With [`REDIS_URL`](configuration.md#redis_url) set, every instance shares the state.', found: 0 },
     { name: 'a default said of something else in a later clause', text: 'Set `REDIS_URL`. The default pool is used.', found: 0 },
