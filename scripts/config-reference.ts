@@ -110,7 +110,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: '`auto` with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`; `0` with `REDIS_URL`',
     accepts: '`auto` \\| integer 0–16',
     meaning:
-      "which replicas must acknowledge a deposit's or withdraw's record (`WAIT`) before it goes upstream: `auto`, every replica that could be promoted (the sentinels' list of the primary's replicas not down and not priority 0; the cluster's replicas of the key's slot); a number, a floor under that (with `REDIS_URL`: that many replicas, whatever they are). Not all within about 1.5 s: 503 `idempotency_unavailable` with `Retry-After`, nothing sent, the key left free. A primary left with no promotable replica takes moves under `auto` and refuses them under a floor above 0 (docs/operations.md \"Redis topologies\"). With `REDIS_URL` and `0`, a failover of a managed endpoint may forget a move in flight: the start logs a warning when the server has replicas",
+      "which replicas must acknowledge a deposit's or withdraw's record (`WAIT`) before it goes upstream: `auto`, every replica that could be promoted; a number, a floor under that (with `REDIS_URL`: that many replicas, whatever they are). Not all in time: 503 `idempotency_unavailable`, nothing sent (docs/behaviour.md \"Several instances\"; what each topology and value costs: docs/operations.md \"Redis topologies\"). With `REDIS_URL` and `0`, the start logs a warning when the server has replicas",
   },
   {
     variables: ['TRUSTED_PROXIES'],
@@ -136,7 +136,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning:
       'calls of one upstream endpoint (EP code) running at once: a quarter of the 128 connections of an origin, so one slow endpoint leaves the others room (money moves and the session\'s calls have a pool of their own)',
   },
-  { variables: ['UPSTREAM_ENDPOINT_QUEUE'], meaning: 'calls of one endpoint that may wait for a slot, each for at most `UPSTREAM_QUEUE_WAIT_MS` (`0`: none wait); over it: 503 `upstream_busy` at once, nothing sent. A waiting call costs a timer; a refusal at once costs a whole request each time a client comes straight back, so the default holds the clients of one slow endpoint (32 running + 384 waiting) rather than refusing them' },
+  { variables: ['UPSTREAM_ENDPOINT_QUEUE'], meaning: 'calls of one endpoint that may wait for a slot, each for at most `UPSTREAM_QUEUE_WAIT_MS` (`0`: none wait); over it: 503 `upstream_busy` at once, nothing sent. Why the default is this large: docs/operations.md "Upstream faults and overload"' },
   { variables: ['UPSTREAM_QUEUE_WAIT_MS'], meaning: 'longest wait for a slot (milliseconds); then 503 `upstream_busy` with `Retry-After`, nothing sent' },
   {
     variables: ['UPSTREAM_CIRCUIT_FAILURES'],
@@ -155,7 +155,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   {
     variables: ['MAX_CONNECTIONS'],
     meaning:
-      'client connections `PORT` keeps open at once; one more is closed as soon as it is accepted, before a byte is read (the cheapest refusal: a storm of clients that come straight back cannot make every turn of the event loop longer). `0`: no bound. A bound lets slow clients hold every connection until their time limits cut them (15 s for headers): keep it above the connections a load balancer opens to one process, and set `HEALTH_PORT` with it',
+      'client connections `PORT` keeps open at once; one more is closed as soon as it is accepted, before a byte is read. `0`: no bound. Keep a bound above the connections a load balancer opens to one process, and set `HEALTH_PORT` with it (docs/operations.md "Upstream faults and overload")',
   },
   {
     variables: ['RATE_LIMIT_API_PER_ADDRESS_PER_MIN'],
@@ -167,7 +167,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: 'none',
     accepts: 'http(s) URL of a JWKS, a PEM public key, never a private one (RSA or RSA-PSS of 2048 bits or more, EC P-256/P-384/P-521, Ed25519), or an HMAC secret of at least 32 bytes (one of them)',
     meaning:
-      "the BFF's token-signing keys: a session token is then verified before any upstream call (signature: 401 `invalid_token`; expiry with 60 s leeway, except on refresh and logout: 401 `token_expired`). The algorithms follow the key: RSA → RS256/384/512 and PS256/384/512, RSA-PSS → PS256/384/512, EC → the ES algorithm of its curve, Ed25519 → EdDSA, `JWT_SECRET` → HS256/384/512, never `none`. The JWKS is fetched at start and again in the background after 10 minutes; the last key set serves while a fetch fails or hangs; an unknown `kid` refetches it at most once per 30 s; when several keys match a token (no `kid`, or a shared one), each is tried. Only while no JWKS was ever fetched does a token pass unverified. Without them a token is checked for its form only",
+      "the BFF's token-signing keys, at most one of them: a session token is then verified before any upstream call (401 `invalid_token`, or `token_expired`), the algorithms following the key, never `none` (docs/operations.md \"Session token verification\"). Without them a token is checked for its form only",
   },
   { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
   {
