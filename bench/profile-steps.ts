@@ -1,6 +1,6 @@
 /**
  * Splits a V8 CPU profile (`.cpuprofile`, from `--cpu-prof`) of one proxy process into the steps of a
- * request, in µs of CPU per answer: the deposit's split in `bench/history/2026-11-rounds-1-4.md` (round 4) and the tracing
+ * request, in µs of CPU per answer: the deposit's split in `history/2026-11-bench-rounds-1-4.md` (round 4) and the tracing
  * rows' A/B come from it.
  *
  * Every sample is given to the step of the nearest frame on its stack whose script matches a rule of

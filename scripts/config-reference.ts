@@ -1,10 +1,11 @@
 /**
- * The configuration reference of the README (section "Configuration"), generated from the
- * configuration schema (`EnvSchema` of `src/config.ts`): one row per variable or group of variables,
- * in {@link CONFIG_ROWS} order, with its default (the schema's, unless the row says what is computed
- * instead), the values it accepts (read from the schema) and its meaning. `npm run docs:config`
- * writes the table between the README's markers; `test/config-reference.test.ts` fails when the
- * README and the schema differ, in either direction.
+ * The configuration reference, docs/configuration.md "Variables", generated from the configuration
+ * schema (`EnvSchema` of `src/config.ts`): one row per variable or group of variables, in
+ * {@link CONFIG_ROWS} order, with an anchor per variable (`docs/configuration.md#redis_url`), its
+ * default (the schema's, unless the row says what is computed instead), the values it accepts (read
+ * from the schema) and its meaning. `npm run docs:config` writes the table between the page's
+ * markers; `test/config-reference.test.ts` fails when the page and the schema differ, in either
+ * direction, and when a variable is described (its default stated) anywhere else.
  *
  * A variable added to the schema needs a row here (or a `description` in the schema): the generator
  * refuses a variable it cannot explain.
@@ -25,14 +26,14 @@ export interface ConfigRow {
   readonly meaning: string;
 }
 
-/** The rows of the table, in the README's order. */
+/** The rows of the table, in the page's order. */
 export const CONFIG_ROWS: readonly ConfigRow[] = [
   { variables: ['PORT'], meaning: 'listen port (`0` = any free port; the log prints the one chosen)' },
   { variables: ['HOST'], meaning: 'listen address (`0.0.0.0` in a container)' },
   {
     variables: ['NODE_ENV'],
     meaning:
-      '`production` removes the dev-only routes (`/api/dev/*`, `/dev/ftd-cashback`, `/debug`, `/debug/analytics`, `/playground`, `/favicon.ico`) and the API reference (`/openapi.json`, `/docs`): they answer 404 like any unknown path',
+      '`production` removes the development-only routes and the API reference (docs/behaviour.md "Development-only routes"), starts no sandbox, and names the session cookie `__Host-access_token`',
   },
   { variables: ['BFF_BASE_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'origin plus optional path prefix that upstream paths resolve against; unset, `npm start` starts the embedded sandbox (not in production, where it is required: the process stops at start without it)' },
   { variables: ['STICKER_API_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'the sticker-album API; required in production like `BFF_BASE_URL` (the process stops at start without it)' },
@@ -109,7 +110,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: '`auto` with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`; `0` with `REDIS_URL`',
     accepts: '`auto` \\| integer 0–16',
     meaning:
-      "which replicas must acknowledge a deposit's or withdraw's record (`WAIT`) before it goes upstream: `auto`, every replica that could be promoted (the sentinels' list of the primary's replicas not down and not priority 0; the cluster's replicas of the key's slot); a number, a floor under that (with `REDIS_URL`: that many replicas, whatever they are). Not all within about 1.5 s: 503 `idempotency_unavailable` with `Retry-After`, nothing sent, the key left free. A primary left with no promotable replica takes moves under `auto` and refuses them under a floor above 0 (docs/operations.md \"Redis topologies\"). With `REDIS_URL` and `0`, a failover of a managed endpoint may forget a move in flight: the start logs a warning when the server has replicas",
+      "which replicas must acknowledge a deposit's or withdraw's record (`WAIT`) before it goes upstream: `auto`, every replica that could be promoted; a number, a floor under that (with `REDIS_URL`: that many replicas, whatever they are). Not all in time: 503 `idempotency_unavailable`, nothing sent (docs/behaviour.md \"Several instances\"; what each topology and value costs: docs/operations.md \"Redis topologies\"). With `REDIS_URL` and `0`, the start logs a warning when the server has replicas",
   },
   {
     variables: ['TRUSTED_PROXIES'],
@@ -135,7 +136,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning:
       'calls of one upstream endpoint (EP code) running at once: a quarter of the 128 connections of an origin, so one slow endpoint leaves the others room (money moves and the session\'s calls have a pool of their own)',
   },
-  { variables: ['UPSTREAM_ENDPOINT_QUEUE'], meaning: 'calls of one endpoint that may wait for a slot, each for at most `UPSTREAM_QUEUE_WAIT_MS` (`0`: none wait); over it: 503 `upstream_busy` at once, nothing sent. A waiting call costs a timer; a refusal at once costs a whole request each time a client comes straight back, so the default holds the clients of one slow endpoint (32 running + 384 waiting) rather than refusing them' },
+  { variables: ['UPSTREAM_ENDPOINT_QUEUE'], meaning: 'calls of one endpoint that may wait for a slot, each for at most `UPSTREAM_QUEUE_WAIT_MS` (`0`: none wait); over it: 503 `upstream_busy` at once, nothing sent. Why the default is this large: docs/operations.md "Upstream faults and overload"' },
   { variables: ['UPSTREAM_QUEUE_WAIT_MS'], meaning: 'longest wait for a slot (milliseconds); then 503 `upstream_busy` with `Retry-After`, nothing sent' },
   {
     variables: ['UPSTREAM_CIRCUIT_FAILURES'],
@@ -154,7 +155,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   {
     variables: ['MAX_CONNECTIONS'],
     meaning:
-      'client connections `PORT` keeps open at once; one more is closed as soon as it is accepted, before a byte is read (the cheapest refusal: a storm of clients that come straight back cannot make every turn of the event loop longer). `0`: no bound. A bound lets slow clients hold every connection until their time limits cut them (15 s for headers): keep it above the connections a load balancer opens to one process, and set `HEALTH_PORT` with it',
+      'client connections `PORT` keeps open at once; one more is closed as soon as it is accepted, before a byte is read. `0`: no bound. Keep a bound above the connections a load balancer opens to one process, and set `HEALTH_PORT` with it (docs/operations.md "Upstream faults and overload")',
   },
   {
     variables: ['RATE_LIMIT_API_PER_ADDRESS_PER_MIN'],
@@ -166,7 +167,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: 'none',
     accepts: 'http(s) URL of a JWKS, a PEM public key, never a private one (RSA or RSA-PSS of 2048 bits or more, EC P-256/P-384/P-521, Ed25519), or an HMAC secret of at least 32 bytes (one of them)',
     meaning:
-      "the BFF's token-signing keys: a session token is then verified before any upstream call (signature: 401 `invalid_token`; expiry with 60 s leeway, except on refresh and logout: 401 `token_expired`). The algorithms follow the key: RSA → RS256/384/512 and PS256/384/512, RSA-PSS → PS256/384/512, EC → the ES algorithm of its curve, Ed25519 → EdDSA, `JWT_SECRET` → HS256/384/512, never `none`. The JWKS is fetched at start and again in the background after 10 minutes; the last key set serves while a fetch fails or hangs; an unknown `kid` refetches it at most once per 30 s; when several keys match a token (no `kid`, or a shared one), each is tried. Only while no JWKS was ever fetched does a token pass unverified. Without them a token is checked for its form only",
+      "the BFF's token-signing keys, at most one of them: a session token is then verified before any upstream call (401 `invalid_token`, or `token_expired`), the algorithms following the key, never `none` (docs/operations.md \"Session token verification\"). Without them a token is checked for its form only",
   },
   { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
   {
@@ -240,6 +241,16 @@ function code(value: unknown): string {
   return `\`${String(value)}\``;
 }
 
+/** The anchor of a variable's entry in docs/configuration.md: its name in lower case (`redis_url`). */
+export function configAnchor(variable: string): string {
+  return variable.toLowerCase();
+}
+
+/** The first cell of a row: each variable with the anchor of its entry. */
+function variableCell(names: readonly string[]): string {
+  return names.map((n) => `<a id="${configAnchor(n)}"></a>${code(n)}`).join(', ');
+}
+
 /** What a schema accepts, in words: `integer 0–65535`, `` `a` \| `b` ``, `text, at least 16 characters`. */
 export function accepted(schema: Schema): string {
   if (Array.isArray(schema.anyOf)) {
@@ -293,7 +304,7 @@ export function renderConfigTable(schema: { properties: Record<string, TSchema> 
       return;
     }
     const accepts = row?.accepts ?? accepted(first);
-    lines.push(`| ${names.map(code).join(', ')} | ${defaultOf(first, row)} | ${accepts} | ${meaning} |`);
+    lines.push(`| ${variableCell(names)} | ${defaultOf(first, row)} | ${accepts} | ${meaning} |`);
     for (const n of names) done.add(n);
   };
   for (const row of rows) {
@@ -305,21 +316,28 @@ export function renderConfigTable(schema: { properties: Record<string, TSchema> 
   return lines;
 }
 
-/** The README markers around the generated table. */
+/** The page the table lives in, from the repository's root. */
+export const CONFIG_PAGE = 'docs/configuration.md';
+
+/** The page's markers around the generated table. */
 export const CONFIG_TABLE_START = '<!-- configuration table: generated from src/config.ts by npm run docs:config -->';
 export const CONFIG_TABLE_END = '<!-- end of the configuration table -->';
 
-/** The README with its configuration table replaced by the generated one. */
-export function withConfigTable(readme: string, table: readonly string[] = renderConfigTable()): string {
-  const start = readme.indexOf(CONFIG_TABLE_START);
-  const end = readme.indexOf(CONFIG_TABLE_END);
-  if (start === -1 || end < start) throw new Error('README.md has no configuration table markers');
-  return `${readme.slice(0, start + CONFIG_TABLE_START.length)}\n${table.join('\n')}\n${readme.slice(end)}`;
+/**
+ * The page with its configuration table replaced by the generated one.
+ *
+ * @throws Error when the page lacks the markers.
+ */
+export function withConfigTable(page: string, table: readonly string[] = renderConfigTable()): string {
+  const start = page.indexOf(CONFIG_TABLE_START);
+  const end = page.indexOf(CONFIG_TABLE_END);
+  if (start === -1 || end < start) throw new Error(`${CONFIG_PAGE} has no configuration table markers`);
+  return `${page.slice(0, start + CONFIG_TABLE_START.length)}\n${table.join('\n')}\n${page.slice(end)}`;
 }
 
 /** The variables a Markdown table's rows name (first column), in order. */
 export function tableVariables(lines: readonly string[]): string[] {
   return lines
-    .filter((l) => l.startsWith('| `'))
-    .flatMap((l) => (l.split('|')[1] ?? '').split(',').map((cell) => cell.trim().replace(/`/g, '')));
+    .filter((l) => /^\| (?:<a id="[^"]*"><\/a>)?`/.test(l))
+    .flatMap((l) => (l.split('|')[1] ?? '').split(',').map((cell) => cell.replace(/<a id="[^"]*"><\/a>/g, '').trim().replace(/`/g, '')));
 }

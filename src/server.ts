@@ -1,16 +1,11 @@
 /**
- * The process entry point (`npm start`): reads the environment once (an invalid value stops the start
- * with one line per problem, all at once; `HOST` must be an address this machine can bind), builds the
- * app, listens, and drains on SIGTERM/SIGINT (docs/behaviour.md "Operations": `/readyz` 503 at once, the
- * listener closed after `SHUTDOWN_DELAY_MS`, requests on connections opened before it closed and in-flight
- * requests served within `SHUTDOWN_TIMEOUT_MS`, each answer saying `Connection: close`; exit 0
- * when every request finished, 1 when some had to be cut). With `WORKERS` > 1 a node:cluster primary
- * starts that many workers, passes the stop signal on to them and exits when they have; a worker that
- * dies is replaced after a delay that doubles from 100 ms up to 10 s while workers keep dying young.
- * With `METRICS_PORT` the metrics server (`GET /metrics`, same `HOST`) runs beside the app: in the only
- * process, or in the cluster primary, which then serves the workers' metrics summed (each worker
- * answers the primary's requests). With `HEALTH_PORT`, `/healthz` and `/readyz` are served on a listener
- * of their own too (pipeline/health.ts). The only file that touches `process.env`.
+ * The process entry point (`npm start`) and the only file that touches `process.env`: it reads the
+ * environment once (docs/configuration.md "Checks at start"), builds the app, listens, and drains on
+ * SIGTERM/SIGINT (docs/operations.md "Drain: SIGTERM"). With `WORKERS` > 1 it is a node:cluster
+ * primary: it starts the workers, replaces one that dies after a delay that doubles from 100 ms up to
+ * 10 s while workers keep dying young (so that a crash loop does not spin), passes the stop signal on
+ * and exits when they have. The metrics server (`METRICS_PORT`) runs in the only process or in the
+ * primary, which sums the workers' metrics; the health listener (`HEALTH_PORT`) is pipeline/health.ts.
  *
  * @module
  */

@@ -1,22 +1,40 @@
-// What the README says about the code, checked against it: the hardening rows, the latest benchmark
-// round, the readiness rule, the variables required in production and the one reader of process.env.
+// What the docs say about the code, checked against it: the hardening rows against the row files,
+// the benchmark's tables against the results the bench wrote, the Node.js versions against
+// package.json and the image, and the configuration facts against the configuration loader.
 import assert from 'node:assert/strict';
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { renderConfigTable } from '../scripts/config-reference.js';
 import { loadConfig } from '../src/config.js';
 
 const read = (path: string): string => readFileSync(new URL(`../${path}`, import.meta.url), 'utf8');
 const readme = read('README.md');
-const NUMBERS = ['zero', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten', 'eleven', 'twelve', 'thirteen', 'fourteen', 'fifteen', 'sixteen', 'seventeen', 'eighteen', 'nineteen', 'twenty'];
 
-describe('README and docs against the code', () => {
-  test('the hardening row count is the number of row files in test/hardening/', () => {
-    const rows = readdirSync(new URL('../test/hardening/', import.meta.url)).filter((f) => f.endsWith('.test.ts')).length;
-    const word = NUMBERS[rows];
-    assert.ok(word, `${rows} rows`);
-    assert.match(readme, new RegExp(`run ${word} rows of attacks`));
-    assert.match(read('docs/hardening.md'), new RegExp(`A suite of\\s+${word} rows`));
-    assert.match(read('SECURITY.md'), new RegExp(`runs ${word} rows of attacks`));
+/** The cells of a Markdown table row, trimmed. */
+const cells = (line: string): string[] => line.split('|').slice(1, -1).map((c) => c.trim());
+
+/** The data rows of the bench's table (`bench/results.json` `table`, as `npm run bench` prints it). */
+function benchRows(table: string): string[] {
+  return table.split('\n').filter((l) => /^\| [a-z0-9 ()/,.-]+\| (proxy|reference|peer)/i.test(l) && / v\d+\.\d+\.\d+ /.test(l));
+}
+
+describe('docs against the code', () => {
+  test('docs/hardening.md "The rows" lists every row file of test/hardening/, in order, and no other', () => {
+    const files = readdirSync(new URL('../test/hardening/', import.meta.url)).filter((f) => f.endsWith('.test.ts'));
+    const doc = read('docs/hardening.md');
+    const start = doc.indexOf('\n## The rows\n');
+    assert.ok(start !== -1, 'docs/hardening.md has "The rows"');
+    const section = doc.slice(start, doc.indexOf('\n## ', start + 5));
+    const listed = section
+      .split('\n')
+      .filter((l) => /^\| \d+ \|/.test(l))
+      .map((l) => ({ n: Number(cells(l)[0]), file: /^`([\w.-]+)`$/.exec(cells(l)[1] ?? '')?.[1] }));
+    assert.deepEqual(
+      listed.map((r) => r.n),
+      listed.map((_, i) => i + 1),
+      'rows numbered 1, 2, 3…',
+    );
+    assert.deepEqual(listed.map((r) => r.file).sort(), [...files].sort());
   });
 
   test('SECURITY.md names the Node.js versions of package.json and the image, as the README does, and an address to report to', () => {
@@ -36,35 +54,49 @@ describe('README and docs against the code', () => {
     assert.match(report, /\*\*[a-z0-9.-]+@[a-z0-9.-]+\.[a-z]+\*\*/, 'an e-mail address to report to');
   });
 
-  test("the README's performance table is the latest round of bench/README.md, row for row", () => {
+  test("bench/README.md's latest table is the table of bench/results.json, row for row", () => {
+    const results = JSON.parse(read('bench/results.json')) as { table: string };
     const bench = read('bench/README.md');
-    const latest = /^## Latest results \(round (\d+), issue (\d+)\)$/m.exec(bench);
-    assert.ok(latest, 'bench/README.md has a "Latest results" heading');
-    const section = readme.slice(readme.indexOf('## Performance'), readme.indexOf('## Tests'));
-    assert.match(section, new RegExp(`Latest results: round ${latest[1]} \\(issue ${latest[2]}\\)`));
-    const rows = (text: string) => text.split('\n').filter((l) => /^\| [a-z0-9 ()/,.-]+\| (proxy|reference|peer)/i.test(l) && / v\d+\.\d+\.\d+ /.test(l));
-    const benchRows = rows(bench.slice(latest.index, bench.indexOf('\n## ', latest.index + 3)));
-    assert.ok(benchRows.length > 10, `${benchRows.length} rows in bench/README.md`);
-    assert.deepEqual(rows(section), benchRows);
+    const latest = bench.indexOf('\n## Latest results');
+    assert.ok(latest !== -1, 'bench/README.md has a "Latest results" section');
+    const expected = benchRows(results.table);
+    assert.ok(expected.length > 10, `${expected.length} rows in bench/results.json`);
+    assert.deepEqual(benchRows(bench.slice(latest, bench.indexOf('\n## ', latest + 3))), expected);
   });
 
-  test('/readyz: 503 until the BFF first answered, then 200 until SIGTERM, as docs/behaviour.md "Health" says', () => {
-    assert.match(readme, /`GET \/readyz` answers 503 until the BFF has\s+answered once \(any HTTP status\), then 200 until SIGTERM, whatever the BFF does later/);
-    assert.doesNotMatch(readme, /readyz` answers 200 once the BFF can be\s+reached \(any HTTP answer\), 503 otherwise/);
+  test("the README's headline figures are rows of bench/results.json's table", () => {
+    const results = JSON.parse(read('bench/results.json')) as { table: string };
+    const start = readme.indexOf('<!-- headline figures: rows of bench/results.json\'s table -->');
+    const end = readme.indexOf('<!-- end of the headline figures -->');
+    assert.ok(start !== -1 && end > start, 'README.md has the headline markers');
+    const headline = readme.slice(start, end).split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('|---'));
+    assert.ok(headline.length >= 3, `${headline.length} headline rows`);
+    // The bench's columns: scenario, target, node, route, req/s, ratio, p50 ms, p99 ms, …
+    const byKey = new Map(benchRows(results.table).map((l) => {
+      const c = cells(l);
+      return [`${c[0]} | ${c[1]}`, { rps: c[4], ratio: c[5], p99: c[7] }] as const;
+    }));
+    for (const line of headline) {
+      const [scenario, target, rps, ratio, p99] = cells(line);
+      const row = byKey.get(`${scenario} | ${target}`);
+      assert.ok(row, `bench/results.json has the row "${scenario}" / "${target}"`);
+      assert.deepEqual({ rps, ratio, p99 }, row, `${scenario} / ${target}`);
+    }
   });
 
-  test('STICKER_API_URL and BFF_BASE_URL: required in production, as the README says', () => {
+  test('STICKER_API_URL and BFF_BASE_URL: required in production, as docs/configuration.md says', () => {
+    const rows = renderConfigTable();
     for (const missing of ['BFF_BASE_URL', 'STICKER_API_URL']) {
       const env: Record<string, string> = { NODE_ENV: 'production', BFF_BASE_URL: 'https://bff.example.com', STICKER_API_URL: 'https://stickers.example.com' };
       delete env[missing];
       assert.throws(() => loadConfig(env), new RegExp(`${missing}: expected`));
-      const row = readme.split('\n').find((l) => l.startsWith(`| \`${missing}\` |`));
+      const row = rows.find((l) => l.includes(`</a>\`${missing}\` |`));
       assert.match(row ?? '', /required in production|where it is required/, missing);
     }
   });
 
-  test('the README configuration table documents OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', () => {
-    assert.match(readme, /^\| `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` \|.*used as given/m);
+  test('docs/configuration.md documents OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as the loader reads it', () => {
+    assert.match(renderConfigTable().join('\n'), /^\| <a id="otel_exporter_otlp_traces_endpoint"><\/a>`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` \|.*used as given/m);
     assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).otlpTracesEndpoint, 'http://collector:4318/v1/traces');
   });
 });

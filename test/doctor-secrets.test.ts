@@ -6,7 +6,7 @@
  * or from standard input (`--password -`); it is searched for in the doctor's standard output and
  * error, npm's debug log (npm's cache pointed at a temporary directory) and the `--json` file. A
  * password on the command line is refused, saying how; an unreachable BFF is one line and exit 2.
- * Before (docs/hardening.md "Issue 45: keys in rotation, RSA-PSS keys, private keys, the doctor's password"), the documented `--password X` put it in npm's banner
+ * Before (history/2026-12-01-hardening-rounds.md "Issue 45: keys in rotation, RSA-PSS keys, private keys, the doctor's password"), the documented `--password X` put it in npm's banner
  * and debug log, and the 422's reason put it in the table and the JSON report.
  */
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
- * Health under a storm of connections (docs/behaviour.md "Health", "Resilience"; README's configuration
- * table): `HEALTH_PORT` serves `/healthz` and `/readyz` on a listener of their own, with the same
+ * Health under a storm of connections (docs/behaviour.md "Health", "Resilience";
+ * docs/configuration.md): `HEALTH_PORT` serves `/healthz` and `/readyz` on a listener of their own, with the same
  * answers as the public port (which keeps serving them), and nothing else; `MAX_CONNECTIONS` bounds the
  * public port's open connections, a connection over it closed at accept without a byte read, while
  * the health listener still answers.

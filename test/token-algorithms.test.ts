@@ -11,7 +11,7 @@
  * - any other algorithm (a forged token, junk-signed or signed with a key of that algorithm's type,
  *   HS256/384/512 keyed with the public key's PEM, `none`) is 401 `invalid_token`, never `unverified`.
  * Nothing reaches the BFF for a refusal. Row by row, the answers before and after are in
- * docs/hardening.md ("Forged tokens: the algorithm follows the key").
+ * history/2026-12-01-hardening-rounds.md ("Forged tokens: the algorithm follows the key").
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, type KeyObject, randomBytes, sign as cryptoSign } from 'node:crypto';

@@ -5,7 +5,7 @@
  * them verifies it, `token_expired` when one verifies an expired token, and `invalid_token` only
  * when none does. Through the running proxy and a local JWKS server holding two and three keys of
  * one type (RSA, RS256/PS256; EC P-256, ES256), with and without `kid`, plus a key of another type.
- * Before, any token matching two keys was 401 `invalid_token` (docs/hardening.md "Issue 45: keys in rotation, RSA-PSS keys, private keys, the doctor's password").
+ * Before, any token matching two keys was 401 `invalid_token` (history/2026-12-01-hardening-rounds.md "Issue 45: keys in rotation, RSA-PSS keys, private keys, the doctor's password").
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';

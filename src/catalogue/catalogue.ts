@@ -32,7 +32,7 @@
  * `upstream_busy` / `upstream_circuit_open`) and any answer that is not cacheable count as a failed
  * refresh, except a 404 or 410: the page or game is gone, and the entry with it.
  *
- * HTTP caching (issue "performance round 3"): an answers entry with status 200 also carries its
+ * HTTP caching (docs/concepts.md "The catalogue"; spec 4.6 "cacheable"): an answers entry with status 200 also carries its
  * {@link Representation} (`representation.ts`): the strong `ETag`s and the `gzip` and `br` variants,
  * made once by the fill that loaded it, counted in {@link CATALOGUE_MAX_BYTES} and local to this
  * instance (the entries shared through Redis hold the status and the identity body only). A read from

@@ -1,6 +1,6 @@
 /**
- * The HTTP representations of one cached catalogue answer (spec 4.6 "cacheable"; issue "performance
- * round 3"): made once per cache fill, so that answering a hit costs no JSON work, no compression and
+ * The HTTP representations of one cached catalogue answer (spec 4.6 "cacheable"): made once per
+ * cache fill, so that answering a hit costs no JSON work, no compression and
  * no hashing.
  *
  * A {@link Representation} holds, for one identity body (the upstream's JSON bytes, unchanged):

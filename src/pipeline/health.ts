@@ -116,7 +116,7 @@ export interface HealthListener {
 }
 
 /**
- * The health listener (`HEALTH_PORT`, README's configuration table): `GET /healthz` and `GET /readyz`
+ * The health listener (`HEALTH_PORT`, docs/configuration.md): `GET /healthz` and `GET /readyz`
  * on a port of their own, answered by the app's own routes (`app.routing`: the same answers, drain and
  * readiness as on the public port, which keeps serving them too); any other request answers 404
  * `not_found` without reaching the app. At most {@link HEALTH_MAX_CONNECTIONS} connections are open at

@@ -5,7 +5,7 @@
  * its cookie checked or anything is called upstream — until the process recovers. Two thresholds,
  * either turned off with `0`:
  *
- * | threshold | variable | measured |
+ * | threshold | variable | what is counted |
  * |---|---|---|
  * | event-loop delay | `LOAD_SHED_EVENT_LOOP_DELAY_MS` | mean delay over the last {@link SAMPLE_INTERVAL_MS} (`@fastify/under-pressure`, `perf_hooks`' histogram), from two samples after the listener opened (the start-up's own work is no overload) |
  * | requests in progress | `LOAD_SHED_MAX_IN_FLIGHT` | `/api` requests received and not yet answered or abandoned; a live stream no longer once it is open |

@@ -1,9 +1,9 @@
 /**
- * Pipeline step **OpenAPI** (registered before the route tables, so that it sees every route; serves
- * nothing in production; docs/behaviour.md "Operations"): the OpenAPI 3.1 document of the proxy, built by
- * `@fastify/swagger` from the routes as they are registered (the route tables are its only source),
- * at `GET /openapi.json`, and a browsable reference page at `GET /docs` (Swagger UI, served from the
- * npm package: the page loads nothing from another host). Both answer 404 in production.
+ * Pipeline step **OpenAPI** (docs/behaviour.md "Operations", "Development-only routes"): registered
+ * before the route tables, so that it sees every route. `@fastify/swagger` builds the document from
+ * the routes as they are registered (the route tables are its only source) for `GET /openapi.json`,
+ * and `GET /docs` is Swagger UI served from the npm package, so the page loads nothing from another
+ * host.
  *
  * What `@fastify/swagger` gives (parameters and request bodies from the routes' TypeBox schemas) is
  * completed by {@link completeDocument}: per operation a stable camelCase `operationId`

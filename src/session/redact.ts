@@ -257,7 +257,7 @@ const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/%-]{8,}=*/g;
  * Where a JWT header can start in base64url: `{` is `e` and 2 bits of the next character, which the
  * next byte (`"`, or a white space `\s` matches in latin1: tab, LF, VT, FF, CR, space, NBSP) makes `y`,
  * `w` or `6`. A text without any holds no run {@link looksLikeJwtHeader} accepts, and is not scanned
- * for JWT-shaped runs at all (most log lines; the scan was about 13 µs per 401 in issue 43's profile).
+ * for JWT-shaped runs at all: most log lines hold none, and the scan is a sizeable part of a cheap answer.
  */
 const JWT_HEADER_START = /e[yw6]/;
 

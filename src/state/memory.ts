@@ -5,8 +5,8 @@
  *
  * Values of {@link MEMORY_STORE_BYTES_FROM} characters or more (the exactly-once guard's stored
  * answers) are kept as UTF-8 bytes, outside the JavaScript heap, and decoded when read: each outlives
- * the young generation, and as strings they grew V8's old generation to several times the live set
- * under a burst of deposits (peak RSS 290–361 MB against 198–221 MB as bytes, `bench/history/2026-11-rounds-1-4.md`, round 2 change 5).
+ * the young generation, and as strings they would grow V8's old generation to several times the live
+ * set under a burst of deposits.
  *
  * @module
  */

@@ -1,14 +1,12 @@
 /**
- * The {@link SharedStore} in Redis: every instance behind any load balancer shares it
- * (docs/behaviour.md "Several instances"). The deployment is one of the {@link RedisTopology} modes —
- * one server or a managed primary endpoint (`REDIS_URL`), Sentinel (`REDIS_SENTINELS`,
- * `REDIS_SENTINEL_NAME`) or a cluster (`REDIS_CLUSTER_NODES`) — and ioredis does the rest: finding
- * the primary through the sentinels (and asking them again when its connection breaks), routing each
- * key to its cluster node and following `MOVED` after a failover. In every mode a command answered
- * `READONLY`, `LOADING` or `MASTERDOWN` (a demoted primary, a server loading, a managed endpoint
- * whose connections outlived its failover) makes the connection again. With Sentinel the store
- * follows a `+switch-master` of its own primary's name only (`SentinelWatch` of `replicas.ts`: ioredis's
- * own detector acts on any name the sentinels watch) by reconnecting every connection at once.
+ * The {@link SharedStore} in Redis, shared by every instance. What it promises (one server or a
+ * managed endpoint, Sentinel or a cluster; failovers followed without a restart; a money move's
+ * records acknowledged by every replica that could be promoted) is docs/behaviour.md "Several
+ * instances", and what each topology costs docs/operations.md "Redis topologies". ioredis finds the
+ * primary through the sentinels and routes each key to its cluster node; this module adds what it
+ * lacks: reconnecting on `READONLY`, `LOADING` or `MASTERDOWN` (a managed endpoint's connections
+ * outlive its failover), and following `+switch-master` of its own primary's name only
+ * (`SentinelWatch` of `replicas.ts`: ioredis's own detector acts on any name the sentinels watch).
  *
  * The clients: one for commands — short connect and command time limits, no offline queue and no
  * retry of a command whose connection broke, so that nothing waits on a dead primary, every call
@@ -20,9 +18,7 @@
  * the listeners are told to resync (events may have been missed while the subscription was down).
  * `CLIENT SETINFO` is not sent (Redis 7.0 refuses it).
  *
- * Replication is asynchronous: a write acknowledged by a primary that is then replaced (killed, or
- * demoted by a planned switchover and emptied to follow the new one) is lost unless the promoted
- * replica had it. A money move's records are therefore written with `replicated`: the write and
+ * Replication is asynchronous, so a money move's records are written with `replicated`: the write and
  * `INFO replication` (the primary's offset just after it) go on a lane, then `WAIT` and `INFO
  * replication` again until every replica that could be promoted has acknowledged that offset and at
  * least the `REDIS_MIN_REPLICAS_ACK` floor of replicas have (`replicas.ts`), for at most

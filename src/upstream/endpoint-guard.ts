@@ -41,7 +41,7 @@
  */
 import { refusal, UpstreamError } from './errors.js';
 
-/** The limits of every endpoint's guard (docs/behaviour.md "Resilience"; README's configuration table). */
+/** The limits of every endpoint's guard (docs/behaviour.md "Resilience"; their variables in docs/configuration.md). */
 export interface GuardLimits {
   /** Calls of one endpoint running upstream at once (`UPSTREAM_ENDPOINT_MAX_IN_FLIGHT`). */
   readonly maxInFlight: number;

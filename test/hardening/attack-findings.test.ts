@@ -1,5 +1,5 @@
 /**
- * Hardening row 17, the findings of the outside attack (docs/hardening.md "Outside attack"), replayed
+ * Hardening row 17, the findings of the outside attack (history/2026-12-01-hardening-rounds.md "Outside attack"), replayed
  * against the proxy with its default limits in front of a BFF that records which calls started, which
  * bodies arrived whole and which were cut:
  *

@@ -31,7 +31,7 @@ after(async () => {
   figures.write();
 });
 
-/** The dev-only paths: the rows of the tables and the ones the specification and README name. */
+/** The dev-only paths: the rows of the tables and the ones the specification and docs/behaviour.md "Development-only routes" name. */
 function devPaths(): string[] {
   const paths = new Set<string>(['/api/dev/proxy', '/api/dev/proxy/auth/user-profile', '/playground', '/openapi.json', '/debug', '/debug/analytics', '/dev/ftd-cashback']);
   for (const r of devOnlyRoutes()) paths.add(r.url.replace('*', 'auth/user-profile').replace(/:([A-Za-z_]+)/g, 'x'));

@@ -1,6 +1,6 @@
 /**
  * When the client sends a refused call again, and after how long: it honours `Retry-After` on
- * 503 and 429 (issue 33: browsers back off instead of coming straight back), jittered and bounded.
+ * 503 and 429, so that browsers back off instead of coming straight back, jittered and bounded.
  *
  * | call | 503 or 429 with `Retry-After` |
  * |---|---|
