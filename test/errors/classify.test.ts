@@ -424,9 +424,10 @@ describe('linear time: 1 MB inputs classify in well under a second', () => {
   });
 });
 
+/** A concrete URL of a route's path pattern: each `{param}` one segment, a final `*` two. */
+const concrete = (path: string) => path.replace(/\{[^}]+\}/g, 'x1').replace(/\*$/, 'a/b');
+
 describe('classifyProxyError: the browser SDK classifies its calls on the internal rows alone (PROXY_ENDPOINT_CODES)', () => {
-  /** A concrete URL of a client route: each `{param}` one segment, a final `*` two. */
-  const concrete = (path: string) => path.replace(/\{[^}]+\}/g, 'x1').replace(/\*$/, 'a/b');
   const beyondTheClient = [
     ['GET', '/api/auth/session'],
     ['GET', '/api/search/unified?q=x'],
@@ -476,4 +477,16 @@ describe('classifyProxyError: the browser SDK classifies its calls on the intern
       assert.ok(!/^\/(api\/|\{|\*)/.test(e.path ?? ''), `${e.code} ${e.path}: no BFF row may match an /api/* URL before the internal rows`);
     }
   });
+});
+
+test('docs/browser-sdk.md: the endpointCode row of ProxyError says what the client gives', () => {
+  const doc = readFileSync(new URL('../../docs/browser-sdk.md', import.meta.url), 'utf8');
+  const row = doc.split('\n').find((line) => line.startsWith('  | `endpointCode` |')) ?? '';
+  const pairs = [...row.matchAll(/`(?:(GET|POST|PUT|PATCH|DELETE) )?(\/api\/[^`]*)` → (EP\d{4})/g)].map(([, method, path, code]) => [method ?? null, path ?? '', code] as const);
+  const others = /any other `\/api\/\*` \(([^)]*)\) → (EP\d{4})/.exec(row);
+  assert.ok(pairs.length >= 15 && others, row);
+  for (const path of [...(others[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? '')) pairs.push([null, path, others[2] ?? '']);
+  for (const [method, path, code] of pairs) assert.equal(proxyEndpointCodeFor(method, concrete(path)), code, `${method ?? ''} ${path}`);
+  // Every code the client can give is named in the row.
+  for (const code of Object.keys(PROXY_ENDPOINT_CODES)) assert.ok(row.includes(code), `${code} in the row`);
 });
