@@ -1,10 +1,11 @@
 /**
  * A Next.js App Router app as a front-end team builds it (docs/browser-sdk.md "Server-side rendering
- * and Next.js"): both packages packed with `npm pack`, installed offline into a fresh project with
- * next (and its installed dependencies), react, react-dom and TypeScript, all packed from the
- * repository's node_modules; the app's files are the docs' snippets themselves (`app/providers.tsx`,
- * `app/layout.tsx`, `app/page.tsx`, `next.config.mjs`, read from the docs), built with `next build`
- * (which type-checks them against the packages' declarations) and served by `next start`. The proxy
+ * and Next.js"): both packages packed with `npm pack`, installed offline (`npm ci --offline`, a
+ * lockfile written from the tarballs) into a fresh project with next (and its installed
+ * dependencies), react, react-dom and TypeScript, all packed from the repository's node_modules.
+ * The app's files are the docs' snippets themselves (`app/providers.tsx`, `app/layout.tsx`,
+ * `app/page.tsx`, `next.config.mjs`, read from the docs), built with `next build` (which
+ * type-checks them against the packages' declarations) and served by `next start`. The proxy
  * and its embedded sandbox run on loopback with the loopback in `TRUSTED_PROXIES`, as the docs say,
  * so that the login and logout POSTs forwarded by Next's rewrite (its own `Host`, the page's in
  * `X-Forwarded-Host`) pass the CSRF check.
@@ -27,7 +28,7 @@ import { test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { createServer } from '../src/app.js';
 import { BROWSER_TEST_PROXY_ENV, chromiumSkip as skip, launchChromium, TEST_OUTPUT as OUTPUT, waitFor } from './helpers/chromium.js';
-import { freshProject, pack, packInstalledTree, REPO, runAll } from './helpers/packages.js';
+import { lockedProject, pack, packInstalledTree, REPO, runAll } from './helpers/packages.js';
 import { freePort } from './helpers/proxy-process.js';
 
 /** The docs' code blocks whose first line names a file of the app (`// app/page.tsx`, `// next.config.mjs: …`), by that name. */
@@ -54,7 +55,13 @@ test('the docs give the four files of the Next.js app, next.config.mjs as the sh
   assert.ok(recipe.endsWith(files.get('next.config.mjs') ?? '\0'), 'deploy/dev/next.config.mjs ends with the docs\' block');
 });
 
-test('a Next.js App Router app from the packed tarballs: first HTML signed in from the layout, login, profile, logout through the rewrite', { skip, timeout: 420_000 }, async () => {
+test('a Next.js App Router app from the packed tarballs: first HTML signed in from the layout, login, profile, logout through the rewrite', { skip, timeout: 360_000 }, async (t) => {
+  // How long each step took, in the test's output (the install and the build are most of it).
+  let stepStart = performance.now();
+  const step = (name: string) => {
+    t.diagnostic(`${name}: ${Math.round(performance.now() - stepStart)} ms`);
+    stepStart = performance.now();
+  };
   const work = mkdtempSync(join(tmpdir(), 'front-proxy-next-'));
   const proxy = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'silent', TRUSTED_PROXIES: '127.0.0.1,::1' });
   const proxyUrl = await proxy.listen({ port: 0, host: '127.0.0.1' });
@@ -69,9 +76,11 @@ test('a Next.js App Router app from the packed tarballs: first HTML signed in fr
       ...packInstalledTree('next', work, ['sharp']),
       ...['react', 'react-dom', 'typescript', '@types/react', '@types/node'].flatMap((name) => packInstalledTree(name, work)),
     ];
+    step('packed');
     const app = join(work, 'front-end');
-    const installLog = freshProject(app, tarballs);
+    const installLog = lockedProject(app, tarballs);
     assert.doesNotMatch(installLog, /install-scripts/, installLog);
+    step('installed offline');
 
     // 2. The docs' files, built by next (compiled and type-checked) with the proxy's address.
     for (const [name, body] of nextAppFiles(DOC)) {
@@ -80,8 +89,9 @@ test('a Next.js App Router app from the packed tarballs: first HTML signed in fr
     }
     const env = { FRONT_PROXY_URL: proxyUrl, NEXT_TELEMETRY_DISABLED: '1', NODE_ENV: 'production' };
     const nextBin = join(app, 'node_modules', 'next', 'dist', 'bin', 'next');
-    const buildLog = runAll(process.execPath, [nextBin, 'build'], app, env, 300_000);
+    const buildLog = runAll(process.execPath, [nextBin, 'build'], app, env, 240_000);
     assert.match(buildLog, /Compiled successfully/, buildLog);
+    step('next build');
 
     // 3. next start on a free loopback port, stopped by its PID (its process group) at the end.
     const port = await freePort();
@@ -96,6 +106,7 @@ test('a Next.js App Router app from the packed tarballs: first HTML signed in fr
     next.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     await waitFor(`next start to be ready (${output})`, () => (/Ready in/.test(output) ? true : undefined), 60_000);
     const origin = `http://127.0.0.1:${port}`;
+    step('next start ready');
 
     // 4. Chromium.
     browser = await launchChromium();
@@ -161,6 +172,7 @@ test('a Next.js App Router app from the packed tarballs: first HTML signed in fr
     assert.deepEqual(errors, [], 'no hydration mismatch, no page error');
     mkdirSync(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'next.png') });
+    step('Chromium: guest, login, profile, signed-in first HTML, logout');
   } finally {
     await browser?.close();
     if (next?.pid !== undefined && next.exitCode === null) {
