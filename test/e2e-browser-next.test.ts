@@ -104,7 +104,9 @@ test('a Next.js App Router app from the packed tarballs: first HTML signed in fr
     });
     next.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
     next.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    await waitFor(`next start to be ready (${output})`, () => (/Ready in/.test(output) ? true : undefined), 60_000);
+    await waitFor('next start to be ready', () => (/Ready in/.test(output) ? true : undefined), 60_000).catch((error: unknown) => {
+      throw new Error(`${String(error)}; next start printed: ${output}`);
+    });
     const origin = `http://127.0.0.1:${port}`;
     step('next start ready');
 
