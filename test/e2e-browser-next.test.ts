@@ -142,6 +142,14 @@ test('a Next.js App Router app from the packed tarballs: first HTML signed in fr
     assert.match(guestHtml, /<main data-session="signedOut">/, 'the layout read the session: signed out');
     assert.match(guestHtml, /name="password"/, 'the login form is in the first HTML');
 
+    // A wrong password: the form's message and its reference, still signed out.
+    await page.fill('input[name="login"]', LOGIN.login);
+    await page.fill('input[name="password"]', 'not-the-password');
+    await page.click('button:text("Entrar")');
+    const problem = (await page.waitForSelector('[role="alert"]')).textContent();
+    assert.match((await problem) ?? '', /^\S.* #EP0700-EM0005$/, 'the pre-authentication message and the login route\'s reference');
+    assert.ok(apiAnswers.includes('POST /api/auth/login 401'), apiAnswers.join(', '));
+
     // Login through the rewrite: the POST passes the CSRF check (X-Forwarded-Host from a trusted peer).
     await page.fill('input[name="login"]', LOGIN.login);
     await page.fill('input[name="password"]', LOGIN.password);
