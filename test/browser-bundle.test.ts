@@ -123,6 +123,11 @@ describe('scripts/build-browser.mjs', () => {
     assert.ok(pt.test(one.text) && !es.test(one.text), 'core + pt-BR: Portuguese, no Spanish');
     assert.ok(pt.test(all.text) && es.test(all.text), 'the main entry: every table');
     assert.ok(core.gzipBytes < one.gzipBytes && one.gzipBytes < all.gzipBytes, sizes.map((s) => s.gzipBytes).join(' < '));
+    // The EP registry: the internal proxy rows the client's calls are classified on, no BFF row.
+    for (const page of sizes) {
+      assert.ok(page.text.includes('/api/wallet/*') && page.text.includes('/api/games/*'), 'the internal rows (EP0710, EP0717)');
+      assert.ok(!page.text.includes('/users/wallet') && !page.text.includes('/auth/user-profile'), 'no BFF row (EP0034, EP0003)');
+    }
   });
 
   test('the bundle is one minified ESM file exposing the public API', async () => {

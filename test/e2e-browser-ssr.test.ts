@@ -6,8 +6,7 @@
  * module, bundled with esbuild from the sources for Node and for the browser). A logged-in browser's
  * first HTML is already signed in, the page never renders `unknown` and hydrates without a mismatch,
  * then loads the profile; a guest's first HTML is signed out. (A Next.js App Router app reads the
- * session the same way in its layout: docs/browser-sdk.md "Server-side rendering and Next.js"; `next`
- * is not a dependency of this repository, so no Next.js build runs here.)
+ * session the same way in its layout: test/e2e-browser-next.test.ts.)
  *
  * Skipped with a message when Chromium is not installed (CI installs it: `apt-get install chromium`).
  */

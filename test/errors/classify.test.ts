@@ -14,6 +14,14 @@ import {
   isSessionEndingErrorCode,
   MAX_REASON_LENGTH,
 } from '../../src/errors/index.js';
+import {
+  classifyProxyError,
+  ENDPOINT_LIST,
+  endpointCodeFor,
+  PROXY_ENDPOINT_CODES,
+  proxyEndpointCodeFor,
+} from '../../packages/browser/src/errors/index.js';
+import { ROUTES } from '../../packages/browser/src/browser/routes.js';
 
 const em401 = (data: unknown, rawBody?: string) => classifyError({ status: 401, data, rawBody, url: '/auth/user-profile' }).errorCode;
 
@@ -414,4 +422,71 @@ describe('linear time: 1 MB inputs classify in well under a second', () => {
     assert.equal(classifyError({ status: 401, rawBody: body, url: '/auth/login' }).errorCode, 'EM0012');
     assert.ok(performance.now() - start < 2_000);
   });
+});
+
+/** A concrete URL of a route's path pattern: each `{param}` one segment, a final `*` two. */
+const concrete = (path: string) => path.replace(/\{[^}]+\}/g, 'x1').replace(/\*$/, 'a/b');
+
+describe('classifyProxyError: the browser SDK classifies its calls on the internal rows alone (PROXY_ENDPOINT_CODES)', () => {
+  const beyondTheClient = [
+    ['GET', '/api/auth/session'],
+    ['GET', '/api/search/unified?q=x'],
+    ['POST', '/api/dev/proxy/__sandbox/sessions/expire'],
+    ['GET', '/api/album/42'],
+    ['PUT', '/api/auth/login'],
+    ['GET', 'http://127.0.0.1:3000/api/wallet/refresh'],
+    ['GET', '/casino/api/wallet/refresh'],
+    ['GET', '/favicon.ico'],
+  ] as const;
+  const cases = [...ROUTES.map((r) => [r.method, concrete(r.path)] as const), ...beyondTheClient];
+
+  test('the same EP code as the whole registry for every route of the client and the other /api/* URLs', () => {
+    assert.ok(ROUTES.length > 60, `${ROUTES.length} client routes`);
+    for (const [method, url] of cases) {
+      assert.equal(proxyEndpointCodeFor(method, url), endpointCodeFor(method, url), `${method} ${url}`);
+      assert.equal(proxyEndpointCodeFor(null, url), endpointCodeFor(null, url), `${url} without a method`);
+    }
+    assert.equal(proxyEndpointCodeFor('GET', '/api/games/list'), 'EP0717');
+    assert.equal(proxyEndpointCodeFor('GET', '/api/auth/session'), 'EP0799');
+    assert.equal(proxyEndpointCodeFor('GET', '/favicon.ico'), 'EP0000');
+  });
+
+  test('the same classification as classifyError: statuses, reasons, a refusal naming a BFF code', () => {
+    const failures = [
+      { status: 401, data: { reason: 'token_expired' } },
+      { status: 401, data: { ok: false, error: 'no_token' } },
+      { status: 403, data: { ok: false, error: 'csrf_rejected' } },
+      { status: 502, rawBody: '<html><body>Bad Gateway</body></html>' },
+      { status: 503, data: { ok: false, error: 'upstream_busy', endpoint: 'EP0034' } },
+      { status: 503, data: { ok: false, error: 'upstream_circuit_open', endpoint: 'EP0142' } },
+      { status: 0 },
+    ];
+    for (const [method, url] of cases) {
+      for (const failure of failures) {
+        assert.deepEqual(classifyProxyError({ ...failure, method, url }), classifyError({ ...failure, method, url }), `${method} ${url} ${JSON.stringify(failure)}`);
+      }
+    }
+    assert.equal(classifyProxyError({ status: 503, data: { ok: false, error: 'upstream_busy', endpoint: 'EP0034' }, url: '/api/wallet/refresh' }).endpointCode, 'EP0034', 'the BFF endpoint the refusal names');
+  });
+
+  test('the internal rows are the registry\'s EP07xx rows, in its order, and every EP07xx row is one of them', () => {
+    const internal = ENDPOINT_LIST.filter((e) => e.group === 'internal').map(({ code, methods, path, meaning }) => ({ code, methods, path, meaning }));
+    assert.deepEqual(internal, Object.entries(PROXY_ENDPOINT_CODES).map(([code, row]) => ({ code, ...row })));
+    assert.equal(internal.at(-1)?.code, 'EP0799');
+    for (const e of ENDPOINT_LIST.filter((row) => row.group !== 'internal' && row.path !== null)) {
+      assert.ok(!/^\/(api\/|\{|\*)/.test(e.path ?? ''), `${e.code} ${e.path}: no BFF row may match an /api/* URL before the internal rows`);
+    }
+  });
+});
+
+test('docs/browser-sdk.md: the endpointCode row of ProxyError says what the client gives', () => {
+  const doc = readFileSync(new URL('../../docs/browser-sdk.md', import.meta.url), 'utf8');
+  const row = doc.split('\n').find((line) => line.startsWith('  | `endpointCode` |')) ?? '';
+  const pairs = [...row.matchAll(/`(?:(GET|POST|PUT|PATCH|DELETE) )?(\/api\/[^`]*)` → (EP\d{4})/g)].map(([, method, path, code]) => [method ?? null, path ?? '', code] as const);
+  const others = /any other `\/api\/\*` \(([^)]*)\) → (EP\d{4})/.exec(row);
+  assert.ok(pairs.length >= 15 && others, row);
+  for (const path of [...(others[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? '')) pairs.push([null, path, others[2] ?? '']);
+  for (const [method, path, code] of pairs) assert.equal(proxyEndpointCodeFor(method, concrete(path)), code, `${method ?? ''} ${path}`);
+  // Every code the client can give is named in the row.
+  for (const code of Object.keys(PROXY_ENDPOINT_CODES)) assert.ok(row.includes(code), `${code} in the row`);
 });

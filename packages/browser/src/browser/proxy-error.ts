@@ -5,7 +5,7 @@
  *
  * @module
  */
-import { classifyError, type EndpointCode, type ErrorCode, type ErrorRef } from '../errors/index.js';
+import { classifyProxyError, type EndpointCode, type ErrorCode, type ErrorRef } from '../errors/index.js';
 import { type FormErrorCode, formMessageIn, isFormErrorCode, type Locale, type LocaleMessages, messageIn, pickMessages } from './messages.js';
 
 /** The reason given to a call that got no response (status 0, EM0042). */
@@ -107,7 +107,7 @@ export class ProxyError extends Error {
   readonly formMessage: string | null;
 
   constructor(init: ProxyErrorInit) {
-    const classification = classifyError({
+    const classification = classifyProxyError({
       status: init.status,
       data: init.data,
       rawBody: init.rawBody ?? null,

@@ -11,14 +11,9 @@
  * @module
  */
 
-import {
-  ENDPOINT_LIST,
-  type EndpointCode,
-  type EndpointRow,
-  isEndpointCode,
-  UNKNOWN_ENDPOINT_CODE,
-} from './endpoint-codes.js';
+import { ENDPOINT_LIST, type EndpointCode, type EndpointRow, isEndpointCode } from './endpoint-codes.js';
 import { ERROR_LIST, type ErrorCode, FALLBACK_ERROR_CODE } from './error-codes.js';
+import { PROXY_ENDPOINT_CODES, UNKNOWN_ENDPOINT_CODE } from './proxy-endpoint-codes.js';
 import { type ErrorRef, formatRef } from './ref.js';
 
 // ---------------------------------------------------------------------------------------------
@@ -76,7 +71,7 @@ interface CompiledEndpoint {
   readonly rest: { readonly prefix: string } | null;
 }
 
-function compilePattern(code: EndpointCode, row: EndpointRow): CompiledEndpoint | null {
+function compilePattern(code: EndpointCode, row: Pick<EndpointRow, 'methods' | 'path'>): CompiledEndpoint | null {
   if (row.path === null) return null;
   const parts = row.path.split('/').filter((p) => p !== '');
   const last = parts[parts.length - 1];
@@ -89,9 +84,23 @@ function compilePattern(code: EndpointCode, row: EndpointRow): CompiledEndpoint 
   return { code, methods: row.methods, fixed, rest };
 }
 
-const COMPILED_ENDPOINTS: readonly CompiledEndpoint[] = ENDPOINT_LIST.map((e) => compilePattern(e.code, e)).filter(
-  (c): c is CompiledEndpoint => c !== null,
-);
+function compileRows(rows: readonly { readonly code: EndpointCode; readonly methods: EndpointRow['methods']; readonly path: string | null }[]): CompiledEndpoint[] {
+  return rows.map((e) => compilePattern(e.code, e)).filter((c): c is CompiledEndpoint => c !== null);
+}
+
+// Compiled on first use, not at import: a page that imports this module for the proxy's rows or
+// the EM matching alone (the browser SDK) bundles no row of the whole EP registry.
+let compiledRegistry: readonly CompiledEndpoint[] | undefined;
+let compiledProxyRows: readonly CompiledEndpoint[] | undefined;
+
+function firstMatch(compiled: readonly CompiledEndpoint[], method: string | null | undefined, url: UrlInput): EndpointCode {
+  const segments = pathSegments(url);
+  const m = typeof method === 'string' && method.trim() !== '' ? method.trim().toUpperCase() : null;
+  for (const p of compiled) {
+    if (pathMatches(segments, p) && methodMatches(m, p.methods)) return p.code;
+  }
+  return UNKNOWN_ENDPOINT_CODE;
+}
 
 function pathMatches(segments: readonly string[], p: CompiledEndpoint): boolean {
   const n = p.fixed.length;
@@ -133,12 +142,22 @@ function methodMatches(method: string | null, allowed: EndpointRow['methods']): 
  * @example endpointCodeFor('POST', 'https://bff.example.com/v1/auth/login?x=1') // 'EP0001'
  */
 export function endpointCodeFor(method: string | null | undefined, url: UrlInput): EndpointCode {
-  const segments = pathSegments(url);
-  const m = typeof method === 'string' && method.trim() !== '' ? method.trim().toUpperCase() : null;
-  for (const p of COMPILED_ENDPOINTS) {
-    if (pathMatches(segments, p) && methodMatches(m, p.methods)) return p.code;
-  }
-  return UNKNOWN_ENDPOINT_CODE;
+  compiledRegistry ??= compileRows(ENDPOINT_LIST);
+  return firstMatch(compiledRegistry, method, url);
+}
+
+/**
+ * The EP code of a call to one of the proxy's own routes (spec 7.2 EP0700-EP0799), matched on
+ * the internal rows alone (`PROXY_ENDPOINT_CODES`) with the rules of {@link endpointCodeFor}: on
+ * an `/api/*` URL it gives what {@link endpointCodeFor} gives (no BFF row matches such a URL),
+ * EP0799 for an `/api/*` route no other row names; EP0000 for a URL outside `/api/`. Never throws.
+ * @example proxyEndpointCodeFor('GET', '/api/games/list') // 'EP0717'
+ */
+export function proxyEndpointCodeFor(method: string | null | undefined, url: UrlInput): EndpointCode {
+  compiledProxyRows ??= compileRows(
+    (Object.keys(PROXY_ENDPOINT_CODES) as (keyof typeof PROXY_ENDPOINT_CODES)[]).map((code) => ({ code, ...PROXY_ENDPOINT_CODES[code] })),
+  );
+  return firstMatch(compiledProxyRows, method, url);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -361,12 +380,24 @@ export function errorCodeForReason(status: number, reason: string | null | undef
  */
 export const UPSTREAM_REFUSALS: readonly string[] = ['upstream_busy', 'upstream_circuit_open'];
 
-/** The EP code an upstream refusal's envelope names (`{ error: "upstream_busy", endpoint: "EP0042" }`), else `undefined`. */
-function refusingEndpointOf(data: unknown): EndpointCode | undefined {
+/**
+ * The EP code an upstream refusal's envelope names (`{ error: "upstream_busy", endpoint: "EP0042" }`)
+ * when `known` accepts it, else `undefined`.
+ */
+function refusingEndpointOf(data: unknown, known: (code: unknown) => code is EndpointCode): EndpointCode | undefined {
   if (!isRecord(data)) return undefined;
   const { error, endpoint } = data;
   if (typeof error !== 'string' || !UPSTREAM_REFUSALS.includes(error)) return undefined;
-  return isEndpointCode(endpoint) ? endpoint : undefined;
+  return known(endpoint) ? endpoint : undefined;
+}
+
+/**
+ * Whether `code` is written as an EP code (`EP` and four digits). The browser's check of a code
+ * the proxy names: the proxy names codes of its own registry only, and the page does not bundle
+ * the registry to look it up.
+ */
+function isWrittenAsEndpointCode(code: unknown): code is EndpointCode {
+  return typeof code === 'string' && code.length === 6 && code.startsWith('EP') && [...code.slice(2)].every((c) => c >= '0' && c <= '9');
 }
 
 /** Input of {@link classifyError}. */
@@ -407,8 +438,28 @@ export interface ErrorClassification {
  * // { endpointCode: 'EP0003', errorCode: 'EM0003', ref: 'EP0003-EM0003', reason: 'token_expired' }
  */
 export function classifyError(input: ClassifyErrorInput): ErrorClassification {
-  const { status, data, rawBody, url, method } = input ?? ({} as ClassifyErrorInput);
-  const endpointCode = refusingEndpointOf(data) ?? endpointCodeFor(method, url);
+  const { data, url, method } = input ?? ({} as ClassifyErrorInput);
+  return classifyWith(input, refusingEndpointOf(data, isEndpointCode) ?? endpointCodeFor(method, url));
+}
+
+/**
+ * {@link classifyError} for a call to the proxy's own `/api/*` routes, as the browser SDK makes
+ * them: the EP code from the internal rows alone ({@link proxyEndpointCodeFor}), so that a page
+ * bundles no BFF row; the EP code an upstream refusal names is taken when it is written as one.
+ * The same answer as {@link classifyError} for every `/api/*` call and every code of the registry.
+ *
+ * @param input - `{ status, data, rawBody, url, method? }`; see {@link ClassifyErrorInput}
+ * @returns `{ endpointCode, errorCode, ref, reason }`. Never throws.
+ * @example classifyProxyError({ status: 401, data: { reason: 'token_expired' }, url: '/api/wallet/refresh', method: 'POST' })
+ * // { endpointCode: 'EP0710', errorCode: 'EM0003', ref: 'EP0710-EM0003', reason: 'token_expired' }
+ */
+export function classifyProxyError(input: ClassifyErrorInput): ErrorClassification {
+  const { data, url, method } = input ?? ({} as ClassifyErrorInput);
+  return classifyWith(input, refusingEndpointOf(data, isWrittenAsEndpointCode) ?? proxyEndpointCodeFor(method, url));
+}
+
+function classifyWith(input: ClassifyErrorInput, endpointCode: EndpointCode): ErrorClassification {
+  const { status, data, rawBody } = input ?? ({} as ClassifyErrorInput);
   const reason = extractReason(data, typeof rawBody === 'string' ? rawBody : undefined);
   const errorCode = errorCodeForReason(status, reason);
   return { endpointCode, errorCode, ref: formatRef(endpointCode, errorCode), reason };

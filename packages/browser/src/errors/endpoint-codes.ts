@@ -6,10 +6,15 @@
  * Codes are append-only (spec 7.1): never edit, remove or reuse a row; add new rows at the
  * end of their group and append them to `codes.lock.json`. See `docs/adding-error-codes.md`.
  *
+ * The internal proxy routes (EP0700-EP0799) are written in `proxy-endpoint-codes.ts` and spread
+ * here at their place in the order.
+ *
  * Isomorphic: no Node built-ins, no imports outside `src/errors`.
  *
  * @module
  */
+
+import { API_FALLBACK_ENDPOINT_CODE, PROXY_ENDPOINT_CODES, UNKNOWN_ENDPOINT_CODE } from './proxy-endpoint-codes.js';
 
 /** An HTTP method named by a row of spec 7.2 (upper case). */
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -159,28 +164,9 @@ export const ENDPOINT_CODES = {
   EP0202: { methods: ['POST'], path: '/bookmaker-settings', meaning: 'bookmaker settings' },
   EP0203: { methods: ['GET'], path: '/getlegalterm', meaning: 'legal terms' },
 
-  // Internal proxy routes (EP0700-EP0799): a failure raised by the proxy itself
-  EP0700: { methods: ['POST'], path: '/api/auth/login', meaning: 'proxy: login' },
-  EP0701: { methods: ['POST'], path: '/api/auth/logout', meaning: 'proxy: logout' },
-  EP0702: { methods: ['GET'], path: '/api/auth/profile', meaning: 'proxy: profile' },
-  EP0703: { methods: ['POST'], path: '/api/auth/register', meaning: 'proxy: registration' },
-  EP0704: { methods: ['POST'], path: '/api/auth/refresh', meaning: 'proxy: token refresh' },
-  EP0705: { methods: ['POST'], path: '/api/auth/recovery', meaning: 'proxy: password recovery' },
-  EP0706: { methods: 'any', path: '/api/auth/social/{provider}', meaning: 'proxy: social login' },
-  EP0707: { methods: ['POST'], path: '/api/auth/validate-document', meaning: 'proxy: document validation' },
-  EP0710: { methods: 'any', path: '/api/wallet/*', meaning: 'proxy: wallet routes' },
-  EP0711: { methods: 'any', path: '/api/payments/*', meaning: 'proxy: payment routes' },
-  EP0712: { methods: 'any', path: '/api/user/*', meaning: 'proxy: user routes' },
-  EP0713: { methods: 'any', path: '/api/kyc/*', meaning: 'proxy: KYC routes' },
-  EP0714: { methods: 'any', path: '/api/rewards/*', meaning: 'proxy: rewards routes' },
-  EP0715: { methods: 'any', path: '/api/validation/*', meaning: 'proxy: validation routes' },
-  EP0716: { methods: 'any', path: '/api/sports/*', meaning: 'proxy: sports routes' },
-  EP0717: { methods: 'any', path: '/api/games/*', meaning: 'proxy: game routes' },
-  EP0718: { methods: 'any', path: '/api/favorites', meaning: 'proxy: favourites' },
-  EP0719: { methods: 'any', path: '/api/income-report/*', meaning: 'proxy: income report routes' },
-  EP0720: { methods: ['POST'], path: '/api/logs/auth-logout', meaning: 'proxy: forced-logout log' },
-  EP0721: { methods: ['POST'], path: '/api/auth/recheck-spa', meaning: 'proxy: session recheck' },
-  EP0799: { methods: 'any', path: '/api/*', meaning: 'proxy: any other /api route (fallback)' },
+  // Internal proxy routes (EP0700-EP0799): a failure raised by the proxy itself; the rows are
+  // proxy-endpoint-codes.ts (the browser SDK matches its calls on them alone)
+  ...PROXY_ENDPOINT_CODES,
 
   // Unrecognised URL: neither a BFF endpoint nor /api/* (classifier defect, unexpected host or
   // unregistered new endpoint)
@@ -197,11 +183,8 @@ export interface EndpointEntry extends EndpointRow {
   readonly group: EndpointGroupKey;
 }
 
-/** The code of an unrecognised URL (spec 7.2): `'EP0000'`. */
-export const UNKNOWN_ENDPOINT_CODE = 'EP0000' satisfies EndpointCode;
-
-/** The code of an `/api/*` route that no other internal row matches (spec 7.2): `'EP0799'`. */
-export const API_FALLBACK_ENDPOINT_CODE = 'EP0799' satisfies EndpointCode;
+// Written in proxy-endpoint-codes.ts, which the browser SDK imports without this module.
+export { API_FALLBACK_ENDPOINT_CODE, UNKNOWN_ENDPOINT_CODE };
 
 /** A group of EP codes: the headings of spec 7.2 with their reserved number ranges (inclusive). */
 export interface EndpointGroup {

@@ -47,14 +47,17 @@ export {
 export {
   type ClassifyErrorInput,
   classifyError,
+  classifyProxyError,
   type ErrorClassification,
   endpointCodeFor,
   errorCodeForReason,
   extractReason,
   MAX_REASON_LENGTH,
   normalizeEndpointPath,
+  proxyEndpointCodeFor,
   type UrlInput,
 } from './classify.js';
+export { PROXY_ENDPOINT_CODES } from './proxy-endpoint-codes.js';
 export {
   type EndpointCodeText,
   type ErrorCodeText,
