@@ -99,6 +99,39 @@ describe('event streams through the proxy', () => {
     await call.closed;
   });
 
+  test('with a session and no Accept: an upstream event stream still streams event by event, scrubbed, past UPSTREAM_TIMEOUT_MS', async () => {
+    const jwt = fakeJwt();
+    const first = upstream.calls.length + 1;
+    const reader = await openSse(proxy.url, '/api/core-sportbook/live/scores', { accept: undefined, cookie: `access_token=${jwt}` });
+    // The passthrough's own call saw an event stream; the live streams opened it again on their connection.
+    const asked = await upstream.call(first);
+    assert.notEqual(asked.headers.accept, 'text/event-stream');
+    await asked.closed;
+    const call = await upstream.call(first + 1);
+    assert.equal(call.headers.accept, 'text/event-stream');
+    assert.equal(reader.status, 200);
+    assert.equal(reader.headers['cache-control'], 'no-store');
+    assert.equal(call.headers.authorization, `Bearer ${jwt}`);
+    call.res.write('id: 1\ndata: one\n\n');
+    assert.deepEqual(await reader.events(1), ['one'], 'the first event arrives while the upstream goes on');
+    const half = Math.floor(jwt.length / 2);
+    call.res.write(`id: 2\ndata: {"echo":"${jwt.slice(0, half)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(reader.data(), ['one'], 'half an event is not sent');
+    call.res.write(`${jwt.slice(half)}"}\n\n`);
+    assert.deepEqual(await reader.events(2), ['one', '{"echo":"[redacted]"}']);
+    // Past UPSTREAM_TIMEOUT_MS (1 s), which a buffered answer would have run into; comments keep it under STREAM_IDLE_TIMEOUT_MS.
+    const keepAlive = setInterval(() => call.res.write(':\n\n'), 250);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    clearInterval(keepAlive);
+    call.res.write('id: 3\ndata: three\n\n');
+    assert.deepEqual(await reader.events(3), ['one', '{"echo":"[redacted]"}', 'three']);
+    assert.ok(!reader.text().includes(jwt.slice(0, 20)));
+    assert.ok(!reader.text().includes(jwt.slice(-20)));
+    reader.close();
+    await call.closed;
+  });
+
   test('UPSTREAM_TIMEOUT_MS bounds the headers only; the lifetime ends the stream between events with a retry hint', async () => {
     const next = upstream.calls.length + 1;
     const reader = await openSse(proxy.url, '/api/core-sportbook/live/long', { cookie: `access_token=${fakeJwt()}` });
