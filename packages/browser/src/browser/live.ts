@@ -1,7 +1,9 @@
 /**
  * Live feeds through the front proxy (the server's docs/behaviour.md "Live streams"): a sub-path of
  * the raw sportsbook passthrough (`/api/core-sportbook/<subPath>`) followed as Server-Sent Events
- * ({@link liveFeed}, over `EventSource`) or as a WebSocket ({@link liveSocket}).
+ * ({@link liveFeed}, over `EventSource`) or as a WebSocket ({@link liveSocket}). The typed client
+ * offers both bound to itself as `client.sports.live(subPath, options)` and
+ * `client.sports.liveSocket(subPath, options)` ({@link LiveFeeds}).
  *
  * - The browser's `EventSource` resumes by itself after a clean end (the proxy's `retry:` hint spreads
  *   the reconnections), sending `Last-Event-ID`. When it gives up (an HTTP error, a refusal), the feed
@@ -14,7 +16,7 @@
  *   `unsupported`, and nothing is touched at import.
  *
  * @example
- * const feed = liveFeed(client, 'live/odds?sport=football', {
+ * const feed = client.sports.live('live/odds?sport=football', {
  *   onEvent: (event) => render(JSON.parse(event.data)),
  *   onEnd: (reason) => reason === 'session_ended' && showSignedOut(),
  *   signal: controller.signal,
@@ -85,6 +87,34 @@ export type WebSocketConstructor = new (url: string, protocols?: string | string
 /** What a feed gives back: `close()` ends it (as its signal would). */
 export interface LiveHandle {
   close(): void;
+}
+
+/** What a WebSocket feed gives back: `close()`, and `send(text)` (false when the socket is not open). */
+export interface LiveSocketHandle extends LiveHandle {
+  send(data: string): boolean;
+}
+
+/**
+ * The live feeds of the typed client, `client.sports.live` and `client.sports.liveSocket`: the
+ * functions {@link liveFeed} and {@link liveSocket} with the client bound (its session call runs
+ * the forced-logout flow on `session-ended`).
+ */
+export interface LiveFeeds {
+  /**
+   * Follows `subPath` (below `/api/core-sportbook/`, with its query) as Server-Sent Events.
+   * @throws TypeError when `subPath` would leave the passthrough (`..`, encoded dots or slashes).
+   */
+  live(subPath: string, options: LiveOptions): LiveHandle;
+  /**
+   * Follows `subPath` as a WebSocket; each text message an event of type `message`.
+   * @throws TypeError as {@link LiveFeeds.live}.
+   */
+  liveSocket(subPath: string, options: LiveOptions): LiveSocketHandle;
+}
+
+/** {@link LiveFeeds} bound to `client` (what `createProxyClient` puts on `client.sports`). */
+export function liveFeeds(client: Pick<ProxyClient, 'request'>): LiveFeeds {
+  return { live: (subPath, options) => liveFeed(client, subPath, options), liveSocket: (subPath, options) => liveSocket(client, subPath, options) };
 }
 
 /** `EventSource.CLOSED`: the browser gave up on the stream and will not reconnect by itself. */
@@ -200,7 +230,7 @@ export function liveFeed(client: Pick<ProxyClient, 'request'>, subPath: string, 
  * `message`; a close 4001 `session_ended` ends the feed (forced-logout flow), any other close
  * reconnects with the backoff. `send` sends a text message while it is open.
  */
-export function liveSocket(client: Pick<ProxyClient, 'request'>, subPath: string, options: LiveOptions): LiveHandle & { send(data: string): boolean } {
+export function liveSocket(client: Pick<ProxyClient, 'request'>, subPath: string, options: LiveOptions): LiveSocketHandle {
   const url = liveUrl(subPath, options.baseUrl);
   const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   const origin = options.baseUrl || (globalThis as { location?: { origin: string } }).location?.origin || '';
