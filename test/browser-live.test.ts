@@ -95,7 +95,7 @@ describe('liveFeed over an EventSource', () => {
     assert.deepEqual(ends, ['session_ended']);
     assert.ok(second.closed);
     assert.equal(events.length, 2);
-    assert.deepEqual(requests, ['GET /api/auth/profile']);
+    assert.deepEqual(requests, ['GET /api/auth/profile?check_spa_again=1']);
   });
 
   test('the signal ends it; without EventSource (server-side rendering) it ends as unsupported', () => {
@@ -137,10 +137,10 @@ describe('client.sports.live and client.sports.liveSocket', () => {
     const asked: string[] = [];
     const forced: string[] = [];
     const fetch = (async (input: string | URL | Request) => {
-      const url = String(input);
-      asked.push(new URL(url).pathname);
-      if (url.endsWith('/api/auth/profile')) return profile.clone();
-      if (url.endsWith('/api/auth/logout')) return new Response('{"ok":true}', { status: 200, headers: { 'content-type': 'application/json' } });
+      const { pathname, search } = new URL(String(input));
+      asked.push(`${pathname}${search}`);
+      if (pathname === '/api/auth/profile') return profile.clone();
+      if (pathname === '/api/auth/logout') return new Response('{"ok":true}', { status: 200, headers: { 'content-type': 'application/json' } });
       return new Response(null, { status: 204 });
     }) as typeof globalThis.fetch;
     const client = createProxyClient({
@@ -188,7 +188,7 @@ describe('client.sports.live and client.sports.liveSocket', () => {
     while (forced.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     await new Promise((resolve) => setTimeout(resolve, 20));
     assert.deepEqual(events, ['sse one', 'ws two']);
-    assert.equal(asked.filter((path) => path === '/api/auth/profile').length, 2, 'each feed asks the session');
+    assert.equal(asked.filter((path) => path === '/api/auth/profile?check_spa_again=1').length, 2, 'each feed asks the session afresh');
     assert.equal(forced.length, 1, 'one forced logout for the browser');
     assert.equal(client.hasSession, false);
   });
@@ -239,7 +239,7 @@ describe('liveSocket through the proxy and the sandbox', () => {
     assert.ok(events.length >= 2);
     assert.equal((await send(url, 'POST', '/api/auth/logout', { token: jwt, json: {} })).status, 200);
     assert.equal(await ended, 'session_ended');
-    assert.deepEqual(requests, ['/api/auth/profile']);
+    assert.deepEqual(requests, ['/api/auth/profile?check_spa_again=1']);
   });
 });
 

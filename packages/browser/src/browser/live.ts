@@ -9,9 +9,10 @@
  *   the reconnections), sending `Last-Event-ID`. When it gives up (an HTTP error, a refusal), the feed
  *   opens a new one after a backoff with full jitter, from 1 s doubling up to 30 s.
  * - `event: session-ended` (WebSocket: close 4001 `session_ended`) ends the feed for good and runs
- *   the client's forced-logout flow: one session call (`GET /api/auth/profile`), whose refusal the
- *   client turns into its forced logout once per browser (its gate), and which does nothing when the
- *   session is in fact still valid.
+ *   the client's forced-logout flow: one session call (`GET /api/auth/profile?check_spa_again=1`,
+ *   afresh from the BFF, never the proxy's cache), whose refusal the client turns into its forced
+ *   logout once per browser (its gate), and which does nothing when the session is in fact still
+ *   valid.
  * - Server-side rendering safe: without `EventSource` (or `WebSocket`) the feed ends at once with
  *   `unsupported`, and nothing is touched at import.
  *
@@ -121,6 +122,8 @@ export function liveFeeds(client: Pick<ProxyClient, 'request'>): LiveFeeds {
 const CLOSED = 2;
 /** The WebSocket close code the proxy ends a session's sockets with. */
 export const SESSION_ENDED_CLOSE = 4001;
+/** The session call a `session-ended` asks (the forced-logout flow): the profile, fetched afresh from the BFF. */
+export const SESSION_QUESTION = '/api/auth/profile?check_spa_again=1';
 /** The backoff after a feed was lost for good: the first delay and the longest, in milliseconds. */
 export const LIVE_BACKOFF_MS = { min: 1_000, max: 30_000 } as const;
 
@@ -153,7 +156,8 @@ function feedControl(client: Pick<ProxyClient, 'request'>, options: LiveOptions,
     options.signal?.removeEventListener('abort', onAbort);
     if (reason === 'session_ended') {
       // The client decides from the answer: a refused session is its forced logout (once per browser).
-      client.request('GET', '/api/auth/profile', { session: true }).catch(() => undefined);
+      // Asked afresh of the BFF: the proxy's profile cache may still hold the ended session's profile.
+      client.request('GET', SESSION_QUESTION, { session: true }).catch(() => undefined);
     }
     options.onEnd?.(reason);
   };
