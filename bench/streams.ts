@@ -16,7 +16,9 @@
  * stopped by its PID.
  *
  * Environment: `BENCH_STREAMS` (default 5000), `BENCH_STREAMS_LIVE` (default 1000),
- * `BENCH_STREAMS_SECONDS` (seconds of events per latency row, default 10).
+ * `BENCH_STREAMS_SECONDS` (seconds of events per latency row, default 10), `BENCH_STREAMS_CPU_PROF`
+ * (a folder: the proxy runs with `--cpu-prof` there and is stopped with SIGTERM, so that its profile
+ * of the whole run is written).
  *
  * @module
  */
@@ -32,6 +34,7 @@ import { cpuMicros, rssBytes } from './proc.js';
 const STREAMS_DEFAULT = Number(process.env.BENCH_STREAMS ?? 5_000);
 const LIVE_DEFAULT = Number(process.env.BENCH_STREAMS_LIVE ?? 1_000);
 const SECONDS_DEFAULT = Number(process.env.BENCH_STREAMS_SECONDS ?? 10);
+const CPU_PROF_DIR = process.env.BENCH_STREAMS_CPU_PROF;
 /** Messages each upstream WebSocket pushes in the websocket row. */
 const PUSHED = 20_000;
 /** WebSockets of the websocket row. */
@@ -257,7 +260,8 @@ export async function measureStreams(options: { node?: string; streams?: number;
   const upstream = await startUpstream();
   const port = await freePort();
   const metricsPort = await freePort();
-  const proxy = spawn(options.node ?? process.execPath, [...startNodeOptions(), ...containerHeapOptions(), join(ROOT, 'dist/server.js')], {
+  const profile = CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`];
+  const proxy = spawn(options.node ?? process.execPath, [...startNodeOptions(), ...containerHeapOptions(), ...profile, join(ROOT, 'dist/server.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
@@ -353,6 +357,12 @@ export async function measureStreams(options: { node?: string; streams?: number;
       websocket: { proxyPerSecond: wsVia, directPerSecond: wsDirect },
     };
   } finally {
+    if (CPU_PROF_DIR !== undefined && proxy.exitCode === null) {
+      // A profile is written when the process exits by itself: the drain's end, at most 20 s later.
+      const exited = new Promise<void>((resolve) => proxy.once('exit', () => resolve()));
+      proxy.kill('SIGTERM');
+      await Promise.race([exited, sleep(20_000)]);
+    }
     proxy.kill('SIGKILL');
     await upstream.close();
   }

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { EventSplitter, eventId, OversizedEventError, retryHint, scrubEvent } from '../src/streams/sse.js';
+import { EventScrubber, EventSplitter, eventId, OversizedEventError, retryHint, scrubEvent } from '../src/streams/sse.js';
 import { openSse, startStreamUpstream, type StreamUpstream } from './helpers/live-streams.js';
 import { fakeJwt, startProxy, type TestProxy } from './helpers/recording-upstream.js';
 
@@ -51,6 +51,30 @@ describe('event parts', () => {
     assert.equal(scrubEvent(Buffer.from(`data: ${escaped}\n\n`), [secret]).toString(), 'data: {"t":"[redacted]"}\n\n');
     const plain = Buffer.from('data: nothing\n\n');
     assert.equal(scrubEvent(plain, [secret]), plain);
+  });
+  test('EventScrubber: what scrubEvent gives, for each kind of event; the same buffer when nothing is to scrub', () => {
+    const secret = 'eyJhbGciOiJIUzI1NiJ9.payload-part.signature';
+    const encoded = Buffer.from(secret).toString('base64');
+    const escaped = JSON.stringify({ t: secret }).replace('eyJ', '\\u0065yJ');
+    const events = [
+      'data: nothing\n\n',
+      `data: ${secret}\n\n`,
+      `id: 1\ndata: {"a":"${secret}","b":"${secret}"}\n\n`,
+      `data: ${encoded}\n\n`,
+      `data: ${escaped}\n\n`,
+      'data: {"text":"caf\\u00e9"}\n\n',
+      `data: ${secret.slice(0, 20)}\n\n`,
+    ];
+    for (const secrets of [[secret], [secret, encoded], [], ['short']]) {
+      const scrubber = new EventScrubber(secrets);
+      for (const text of events) {
+        const event = Buffer.from(text);
+        const scrubbed = scrubber.scrub(event);
+        assert.equal(scrubbed.toString(), scrubEvent(event, secrets).toString(), `${text} with ${secrets.length} secrets`);
+        if (scrubbed.toString() === text) assert.equal(scrubbed, event, 'unchanged: the same buffer');
+      }
+    }
+    assert.equal(new EventScrubber([secret, encoded]).scrub(Buffer.from(`data: ${encoded}\n\n`)).toString(), 'data: [redacted]\n\n');
   });
   test('retryHint: drawn between its bounds', () => {
     assert.equal(retryHint(1000, 5000, () => 0).toString(), 'retry: 1000\n\n');

@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { redactBody, redactEscapedJson, type Secrets } from '../session/redact.js';
+import { redactBody, redactEscapedJson, redactionValues, type Secrets } from '../session/redact.js';
 
 /** The media type of an event stream. */
 export const EVENT_STREAM_TYPE = 'text/event-stream';
@@ -159,6 +159,35 @@ export function scrubEvent(event: Buffer, secrets: Secrets): Buffer {
     if (changed) out = Buffer.from(lines.join(''));
   }
   return out;
+}
+
+/** `\u`, the start of a JSON escape: an event holding one may write a secret with escapes. */
+const JSON_ESCAPE = Buffer.from('\\u');
+
+/**
+ * {@link scrubEvent} for one stream's secrets, made once when the stream opens: the values to find
+ * are kept as bytes, so that an event that holds none of them (and no JSON escape) is passed on as it
+ * is after a byte search per value, without a string, an array or a sort of its own.
+ *
+ * @example
+ * const scrub = new EventScrubber([token]);
+ * scrub.scrub(Buffer.from(`data: ${token}\n\n`)); // <Buffer 'data: [redacted]\n\n'>
+ */
+export class EventScrubber {
+  readonly #values: readonly string[];
+  readonly #needles: readonly Buffer[];
+
+  constructor(secrets: Secrets) {
+    this.#values = redactionValues(secrets);
+    this.#needles = this.#values.map((value) => Buffer.from(value));
+  }
+
+  /** The event, scrubbed as {@link scrubEvent} scrubs it (the same buffer when it holds nothing to scrub). */
+  scrub(event: Buffer): Buffer {
+    if (this.#values.length === 0) return event;
+    if (!this.#needles.some((needle) => event.includes(needle)) && !event.includes(JSON_ESCAPE)) return event;
+    return scrubEvent(event, this.#values);
+  }
 }
 
 /**
