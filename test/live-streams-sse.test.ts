@@ -30,6 +30,32 @@ describe('EventSplitter', () => {
       assert.deepEqual(out, expected);
     });
   }
+  test('any cut of a stream into chunks gives the events of the whole (LF, CR, CRLF, blank lines; seeded)', () => {
+    let seed = 51;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const ends = ['\n', '\r', '\r\n'];
+    for (let round = 0; round < 200; round++) {
+      let text = '';
+      for (let e = 0; e < 1 + Math.floor(random() * 6); e++) {
+        if (random() < 0.2) text += ends[Math.floor(random() * 3)] as string;
+        for (let line = 0; line < 1 + Math.floor(random() * 3); line++) {
+          text += `data: ${'x'.repeat(Math.floor(random() * 40))}${ends[Math.floor(random() * 3)] as string}`;
+        }
+        text += ends[Math.floor(random() * 3)] as string;
+      }
+      const whole = new EventSplitter().push(Buffer.from(text)).map(String);
+      const split = new EventSplitter();
+      const cut: string[] = [];
+      for (let at = 0; at < text.length; ) {
+        const size = 1 + Math.floor(random() * 12);
+        cut.push(...split.push(Buffer.from(text.slice(at, at + size))).map(String));
+        at += size;
+      }
+      assert.deepEqual(cut, whole, JSON.stringify(text));
+      // Every event ends with the blank line that ends it.
+      for (const event of whole) assert.match(event, /(\r\n|\r|\n)(\r\n|\r|\n)$|(\r\n|\r|\n)\r$/);
+    }
+  });
   test('more than the limit without an end is refused', () => {
     const split = new EventSplitter(16);
     split.push(Buffer.from('data: 12345'));

@@ -78,7 +78,21 @@ export class EventSplitter {
     let start = 0;
     let atLineStart = this.#atLineStart;
     let afterCr = this.#afterCr;
+    // The next LF and CR at or after the scan (-1: none left), found by the native byte search: the
+    // bytes of a line between them are skipped at once rather than looked at one by one.
+    let nextLf = -2;
+    let nextCr = -2;
     for (let i = this.#scanFrom; i < data.length; i++) {
+      if (nextLf !== -1 && nextLf < i) nextLf = data.indexOf(LF, i);
+      if (nextCr !== -1 && nextCr < i) nextCr = data.indexOf(CR, i);
+      const next = nextLf === -1 ? nextCr : nextCr === -1 ? nextLf : Math.min(nextLf, nextCr);
+      if (next !== i) {
+        // A run of line bytes up to the next line end (or to the end of the data).
+        atLineStart = false;
+        afterCr = false;
+        if (next === -1) break;
+        i = next;
+      }
       const byte = data[i];
       if (byte === LF && afterCr) {
         // The LF of a CRLF: the line end was counted at its CR. After an event's end it is dropped.
@@ -86,11 +100,8 @@ export class EventSplitter {
         if (i === start) start = i + 1;
         continue;
       }
+      // `byte` is a line end (CR or LF): every other byte was skipped above.
       afterCr = byte === CR;
-      if (byte !== LF && byte !== CR) {
-        atLineStart = false;
-        continue;
-      }
       if (i === start) {
         // A blank line between events dispatches nothing: dropped.
         start = i + 1;
