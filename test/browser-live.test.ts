@@ -193,6 +193,37 @@ describe('client.sports.live and client.sports.liveSocket', () => {
     assert.equal(client.hasSession, false);
   });
 
+  test('signed in, a refused reconnection asks the session: refused, the feed ends session_ended with one forced logout; valid, it reconnects', async () => {
+    FakeSource.made = [];
+    FakeSocket.made = [];
+    const { client, asked, forced } = signedInClient(refused());
+    const ends: LiveEndReason[] = [];
+    client.sports.live('live/bets', { EventSource: FakeSource, random: () => 0, onEvent: () => undefined, onEnd: (r) => ends.push(r) });
+    client.sports.liveSocket('live/bets', { WebSocket: FakeSocket as unknown as WebSocketConstructor, baseUrl: 'https://casino.example', random: () => 0, onEvent: () => undefined, onEnd: (r) => ends.push(r) });
+    // The EventSource gives up (an HTTP error: its status is not readable); the socket's handshake fails (1006).
+    const source = FakeSource.made[0] as FakeSource;
+    source.readyState = 2;
+    source.onerror?.({});
+    (FakeSocket.made[0] as FakeSocket).onclose?.({ code: 1006, reason: '' });
+    const deadline = Date.now() + 2_000;
+    while (ends.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.deepEqual(ends, ['session_ended', 'session_ended']);
+    assert.equal(forced.length, 1);
+    assert.equal(asked.filter((path) => path === '/api/auth/profile?check_spa_again=1').length, 2, 'asked once per feed, not again at the end');
+    assert.equal(FakeSource.made.length, 1, 'no reconnection');
+
+    FakeSource.made = [];
+    const valid = signedInClient(new Response('{"user":{}}', { status: 200, headers: { 'content-type': 'application/json' } }));
+    const feed = valid.client.sports.live('live/bets', { EventSource: FakeSource, random: () => 0, onEvent: () => undefined });
+    const first = FakeSource.made[0] as FakeSource;
+    first.readyState = 2;
+    first.onerror?.({});
+    while (FakeSource.made.length < 2 && Date.now() < deadline + 2_000) await new Promise((resolve) => setTimeout(resolve, 5));
+    assert.equal(FakeSource.made.length, 2, 'a still-valid session reconnects after the backoff');
+    assert.deepEqual(valid.forced, []);
+    feed.close();
+  });
+
   test('a session still valid when the feed ended stays', async () => {
     FakeSource.made = [];
     const { client, forced } = signedInClient(new Response('{"user":{}}', { status: 200, headers: { 'content-type': 'application/json' } }));

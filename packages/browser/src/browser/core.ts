@@ -187,6 +187,7 @@ export {
   LIVE_PREFIX,
   type LiveEndReason,
   type LiveEvent,
+  type LiveClient,
   liveFeed,
   liveFeeds,
   type LiveFeeds,

@@ -931,7 +931,15 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     area[route.name] = (input) => call(route, input);
   }
   // The live feeds run the forced-logout flow through this client's own session call.
-  Object.assign((areas.sports ??= {}), liveFeeds({ request: (method, path, input) => client.request(method, path, input) }));
+  Object.assign(
+    (areas.sports ??= {}),
+    liveFeeds({
+      request: (method, path, input) => client.request(method, path, input),
+      get hasSession() {
+        return client.hasSession;
+      },
+    }),
+  );
 
   const client = {
     ...areas,
