@@ -6,9 +6,9 @@
  * | row | what is measured |
  * |---|---|
  * | idle | `BENCH_STREAMS` (5,000) signed-in event streams open and silent: the proxy's RSS, and KB per stream |
- * | latency | `BENCH_STREAMS_LIVE` (1,000) signed-in streams × 1 event/s: delivery latency p50/p99 through the proxy and direct, and the proxy's CPU per event |
+ * | latency | `BENCH_STREAMS_LIVE` (1,000) signed-in streams × 1 event/s, each stream's event at its own moment of the second (in 20 slices 50 ms apart): delivery latency p50/p99 through the proxy and direct, and the proxy's CPU per event |
  * | fan-out | 1,000 anonymous viewers of one feed × 1 event/s: upstream connections, and the proxy's CPU per delivered event |
- * | read | an ordinary passthrough read's p99 (10 at a time), with and without the idle streams open |
+ * | read | an ordinary passthrough read's p99 (10 at a time), with and without the idle streams open, and the proxy's CPU per read in each |
  * | websocket | 20,000 messages of 100 bytes pushed by the upstream on each of 10 sockets, through the proxy and direct: messages per second |
  *
  * The clients are raw sockets (one `GET` each, answers read as they come); events carry the time
@@ -16,7 +16,9 @@
  * stopped by its PID.
  *
  * Environment: `BENCH_STREAMS` (default 5000), `BENCH_STREAMS_LIVE` (default 1000),
- * `BENCH_STREAMS_SECONDS` (seconds of events per latency row, default 10).
+ * `BENCH_STREAMS_SECONDS` (seconds of events per latency row, default 10), `BENCH_STREAMS_CPU_PROF`
+ * (a folder: the proxy runs with `--cpu-prof` there and is stopped with SIGTERM, so that its profile
+ * of the whole run is written).
  *
  * @module
  */
@@ -32,6 +34,7 @@ import { cpuMicros, rssBytes } from './proc.js';
 const STREAMS_DEFAULT = Number(process.env.BENCH_STREAMS ?? 5_000);
 const LIVE_DEFAULT = Number(process.env.BENCH_STREAMS_LIVE ?? 1_000);
 const SECONDS_DEFAULT = Number(process.env.BENCH_STREAMS_SECONDS ?? 10);
+const CPU_PROF_DIR = process.env.BENCH_STREAMS_CPU_PROF;
 /** Messages each upstream WebSocket pushes in the websocket row. */
 const PUSHED = 20_000;
 /** WebSockets of the websocket row. */
@@ -107,10 +110,14 @@ async function startUpstream() {
     streams,
     /** Streams opened upstream on `path`. */
     openedOn: (path: string) => opened.get(path) ?? 0,
-    /** Writes one event carrying the time it was written (ms, `performance.timeOrigin`-based) to every stream. */
-    tick(seq: number) {
+    /**
+     * Writes one event carrying the time it was written (ms, `performance.timeOrigin`-based) to every
+     * stream, or with `slice` to the streams of that slice only (every `slices`-th, by opening order).
+     */
+    tick(seq: number, slice = 0, slices = 1) {
       const line = `id: ${seq}\ndata: {"seq":${seq},"at":${performance.timeOrigin + performance.now()}}\n\n`;
-      for (const res of streams) res.write(line);
+      let i = 0;
+      for (const res of streams) if (i++ % slices === slice) res.write(line);
     },
     close: () => new Promise<void>((resolve) => { for (const res of streams) res.destroy(); server.closeAllConnections(); server.close(() => resolve()); }),
   };
@@ -185,7 +192,21 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-async function readP99(port: number, count = 2_000): Promise<number> {
+/** Seconds the proxy spent in garbage collection so far (`front_proxy_nodejs_gc_duration_seconds_sum`, every kind), from its metrics listener. */
+async function gcSeconds(metricsPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) if (line.startsWith('front_proxy_nodejs_gc_duration_seconds_sum')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  return sum;
+}
+
+/** Slices of the second the latency row spreads each stream's event over (50 ms apart). */
+const LATENCY_SLICES = 20;
+
+/** Reads made by each {@link readP99} of the read row. */
+const READS = 2_000;
+
+async function readP99(port: number, count = READS): Promise<number> {
   const times: number[] = [];
   const one = () =>
     new Promise<void>((resolve, reject) => {
@@ -219,6 +240,12 @@ export interface StreamsReport {
   readonly kbPerStream: number;
   readonly readP99Ms: number;
   readonly readP99WithStreamsMs: number;
+  /** The proxy's CPU per read (µs), without and with the idle streams open: the ratio the wall-clock p99 of a shared machine blurs. */
+  readonly readCpuUs: number;
+  readonly readCpuWithStreamsUs: number;
+  /** The proxy's garbage collection per read (µs), without and with the idle streams open. */
+  readonly readGcUs: number;
+  readonly readGcWithStreamsUs: number;
   readonly latency: { readonly proxyP50: number; readonly proxyP99: number; readonly directP50: number; readonly directP99: number; readonly cpuPerEventUs: number; readonly events: number };
   readonly fanOut: { readonly upstreamStreams: number; readonly delivered: number; readonly cpuPerEventUs: number; readonly p99: number };
   readonly websocket: { readonly proxyPerSecond: number; readonly directPerSecond: number };
@@ -234,7 +261,7 @@ export function formatStreams(r: StreamsReport): string[] {
     '| row | load | measured | target |',
     '|---|---|---|---|',
     `| idle | ${r.streams} signed-in streams open | RSS ${mb(r.rssBeforeMb)} → ${mb(r.rssIdleMb)} MB, ${r.kbPerStream.toFixed(1)} KB per stream | < ${RSS_TARGET_STREAMS_MB} MB |`,
-    `| read | an ordinary read's p99, 10 at a time | ${ms(r.readP99Ms)} ms without, ${ms(r.readP99WithStreamsMs)} ms with ${r.streams} streams open (${((r.readP99WithStreamsMs / r.readP99Ms - 1) * 100).toFixed(0)}%) | within 10% |`,
+    `| read | an ordinary read's p99, 10 at a time | ${ms(r.readP99Ms)} ms without, ${ms(r.readP99WithStreamsMs)} ms with ${r.streams} streams open (${((r.readP99WithStreamsMs / r.readP99Ms - 1) * 100).toFixed(0)}%); the proxy's CPU per read ${r.readCpuUs.toFixed(0)} µs without, ${r.readCpuWithStreamsUs.toFixed(0)} µs with (${((r.readCpuWithStreamsUs / r.readCpuUs - 1) * 100).toFixed(0)}%), of which garbage collection ${r.readGcUs.toFixed(0)} and ${r.readGcWithStreamsUs.toFixed(0)} µs | within 10% |`,
     `| latency | ${r.live} streams × 1 event/s, ${r.seconds} s | through the proxy p50 ${ms(r.latency.proxyP50)} / p99 ${ms(r.latency.proxyP99)} ms; direct p50 ${ms(r.latency.directP50)} / p99 ${ms(r.latency.directP99)} ms; added p99 ${ms(r.latency.proxyP99 - r.latency.directP99)} ms; ${r.latency.events} events, ${r.latency.cpuPerEventUs.toFixed(1)} µs CPU per event | added p99 < ${ADDED_P99_TARGET_MS} ms |`,
     `| fan-out | ${r.live} anonymous viewers of one feed × 1 event/s | ${r.fanOut.upstreamStreams} upstream stream(s); ${r.fanOut.delivered} events delivered, ${r.fanOut.cpuPerEventUs.toFixed(1)} µs CPU per delivered event; p99 ${ms(r.fanOut.p99)} ms | 1 upstream stream |`,
     `| websocket | ${SOCKETS} sockets × ${PUSHED} messages of 100 bytes pushed by the upstream | through the proxy ${Math.round(r.websocket.proxyPerSecond)} messages/s, direct ${Math.round(r.websocket.directPerSecond)} messages/s (${(r.websocket.proxyPerSecond / r.websocket.directPerSecond).toFixed(2)}×) | reported |`,
@@ -257,7 +284,8 @@ export async function measureStreams(options: { node?: string; streams?: number;
   const upstream = await startUpstream();
   const port = await freePort();
   const metricsPort = await freePort();
-  const proxy = spawn(options.node ?? process.execPath, [...startNodeOptions(), ...containerHeapOptions(), join(ROOT, 'dist/server.js')], {
+  const profile = CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`];
+  const proxy = spawn(options.node ?? process.execPath, [...startNodeOptions(), ...containerHeapOptions(), ...profile, join(ROOT, 'dist/server.js')], {
     env: {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'production',
@@ -286,14 +314,24 @@ export async function measureStreams(options: { node?: string; streams?: number;
         await sleep(100);
       }
     }
+    // Warm: the read without streams must not pay for the proxy's first compilations.
+    await readP99(port);
+    const cpuRead0 = cpuMicros([pid]);
+    const gcRead0 = await gcSeconds(metricsPort);
     const baseRead = await readP99(port);
+    const readCpuUs = (cpuMicros([pid]) - cpuRead0) / READS;
+    const readGcUs = ((await gcSeconds(metricsPort)) - gcRead0) * 1e6 / READS;
     const rss0 = rssBytes([pid]);
 
     // idle: signed-in streams open and silent.
     const idle = await openMany(STREAMS, (i) => openClient(port, `/api/core-sportbook/live/s${i}`, { Cookie: `access_token=${jwt(i)}` }, false));
     await sleep(2_000);
     const rss1 = rssBytes([pid]);
+    const cpuRead1 = cpuMicros([pid]);
+    const gcRead1 = await gcSeconds(metricsPort);
     const loadedRead = await readP99(port);
+    const readCpuWithStreamsUs = (cpuMicros([pid]) - cpuRead1) / READS;
+    const readGcWithStreamsUs = ((await gcSeconds(metricsPort)) - gcRead1) * 1e6 / READS;
     for (const c of idle) c.socket.destroy();
     await sleep(1_000);
 
@@ -302,9 +340,13 @@ export async function measureStreams(options: { node?: string; streams?: number;
     const upPort = Number(new URL(upstream.url).port);
     const direct = await openMany(LIVE, (i) => openClient(upPort, `/core-sportbook/live/d${i}`, {}, true));
     const cpu0 = cpuMicros([pid]);
+    // 1 event/s per stream, the streams' events spread over the second as independent feeds' are
+    // (the fan-out row below is the synchronised case: one event to every viewer at once).
     for (let s = 1; s <= SECONDS; s++) {
-      upstream.tick(s);
-      await sleep(1_000);
+      for (let slice = 0; slice < LATENCY_SLICES; slice++) {
+        upstream.tick(s, slice, LATENCY_SLICES);
+        await sleep(1_000 / LATENCY_SLICES);
+      }
     }
     const cpu1 = cpuMicros([pid]);
     const viaLat = via.flatMap((c) => c.latencies);
@@ -348,11 +390,21 @@ export async function measureStreams(options: { node?: string; streams?: number;
       kbPerStream: (rss1 - rss0) / 1024 / STREAMS,
       readP99Ms: baseRead,
       readP99WithStreamsMs: loadedRead,
+      readCpuUs,
+      readCpuWithStreamsUs,
+      readGcUs,
+      readGcWithStreamsUs,
       latency,
       fanOut,
       websocket: { proxyPerSecond: wsVia, directPerSecond: wsDirect },
     };
   } finally {
+    if (CPU_PROF_DIR !== undefined && proxy.exitCode === null) {
+      // A profile is written when the process exits by itself: the drain's end, at most 20 s later.
+      const exited = new Promise<void>((resolve) => proxy.once('exit', () => resolve()));
+      proxy.kill('SIGTERM');
+      await Promise.race([exited, sleep(20_000)]);
+    }
     proxy.kill('SIGKILL');
     await upstream.close();
   }

@@ -55,6 +55,11 @@ export interface ServerOptions {
   timeouts?: Partial<ServerTimeouts>;
   /** Clock of the token keys' JWKS (its age, the time between fetches), in epoch milliseconds; default `Date.now`. */
   now?: () => number;
+  /**
+   * Time between the pings a relayed WebSocket sends each peer, in milliseconds; default
+   * `WS_LIMITS.pingIntervalMs` (30 s). Tests shorten it to see a dead peer cut within seconds.
+   */
+  websocketPingIntervalMs?: number;
 }
 
 /** Starts the embedded sandbox when the configuration asks for it, and points every upstream at it. */
@@ -132,7 +137,7 @@ export async function createServer(
   );
   // Live streams of the raw passthrough (docs/behaviour.md "Live streams"): ended on every instance
   // by a logout or a refused token (the fleet's channel), and between events by the drain.
-  const streams = new LiveStreams({ config: cfg, log: app.log, observer: metrics?.streams, random: options.random });
+  const streams = new LiveStreams({ config: cfg, log: app.log, observer: metrics?.streams, random: options.random, pingIntervalMs: options.websocketPingIntervalMs });
   state.fleet.onSessionEnd((key, reason) => streams.endSession(key, reason));
   const deps: AppDeps = {
     streams,

@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { EventSplitter, eventId, OversizedEventError, retryHint, scrubEvent } from '../src/streams/sse.js';
+import { EventScrubber, EventSplitter, eventId, OversizedEventError, retryHint, scrubEvent } from '../src/streams/sse.js';
 import { openSse, startStreamUpstream, type StreamUpstream } from './helpers/live-streams.js';
 import { fakeJwt, startProxy, type TestProxy } from './helpers/recording-upstream.js';
 
@@ -30,6 +30,32 @@ describe('EventSplitter', () => {
       assert.deepEqual(out, expected);
     });
   }
+  test('any cut of a stream into chunks gives the events of the whole (LF, CR, CRLF, blank lines; seeded)', () => {
+    let seed = 51;
+    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const ends = ['\n', '\r', '\r\n'];
+    for (let round = 0; round < 200; round++) {
+      let text = '';
+      for (let e = 0; e < 1 + Math.floor(random() * 6); e++) {
+        if (random() < 0.2) text += ends[Math.floor(random() * 3)] as string;
+        for (let line = 0; line < 1 + Math.floor(random() * 3); line++) {
+          text += `data: ${'x'.repeat(Math.floor(random() * 40))}${ends[Math.floor(random() * 3)] as string}`;
+        }
+        text += ends[Math.floor(random() * 3)] as string;
+      }
+      const whole = new EventSplitter().push(Buffer.from(text)).map(String);
+      const split = new EventSplitter();
+      const cut: string[] = [];
+      for (let at = 0; at < text.length; ) {
+        const size = 1 + Math.floor(random() * 12);
+        cut.push(...split.push(Buffer.from(text.slice(at, at + size))).map(String));
+        at += size;
+      }
+      assert.deepEqual(cut, whole, JSON.stringify(text));
+      // Every event ends with the blank line that ends it.
+      for (const event of whole) assert.match(event, /(\r\n|\r|\n)(\r\n|\r|\n)$|(\r\n|\r|\n)\r$/);
+    }
+  });
   test('more than the limit without an end is refused', () => {
     const split = new EventSplitter(16);
     split.push(Buffer.from('data: 12345'));
@@ -51,6 +77,30 @@ describe('event parts', () => {
     assert.equal(scrubEvent(Buffer.from(`data: ${escaped}\n\n`), [secret]).toString(), 'data: {"t":"[redacted]"}\n\n');
     const plain = Buffer.from('data: nothing\n\n');
     assert.equal(scrubEvent(plain, [secret]), plain);
+  });
+  test('EventScrubber: what scrubEvent gives, for each kind of event; the same buffer when nothing is to scrub', () => {
+    const secret = 'eyJhbGciOiJIUzI1NiJ9.payload-part.signature';
+    const encoded = Buffer.from(secret).toString('base64');
+    const escaped = JSON.stringify({ t: secret }).replace('eyJ', '\\u0065yJ');
+    const events = [
+      'data: nothing\n\n',
+      `data: ${secret}\n\n`,
+      `id: 1\ndata: {"a":"${secret}","b":"${secret}"}\n\n`,
+      `data: ${encoded}\n\n`,
+      `data: ${escaped}\n\n`,
+      'data: {"text":"caf\\u00e9"}\n\n',
+      `data: ${secret.slice(0, 20)}\n\n`,
+    ];
+    for (const secrets of [[secret], [secret, encoded], [], ['short']]) {
+      const scrubber = new EventScrubber(secrets);
+      for (const text of events) {
+        const event = Buffer.from(text);
+        const scrubbed = scrubber.scrub(event);
+        assert.equal(scrubbed.toString(), scrubEvent(event, secrets).toString(), `${text} with ${secrets.length} secrets`);
+        if (scrubbed.toString() === text) assert.equal(scrubbed, event, 'unchanged: the same buffer');
+      }
+    }
+    assert.equal(new EventScrubber([secret, encoded]).scrub(Buffer.from(`data: ${encoded}\n\n`)).toString(), 'data: [redacted]\n\n');
   });
   test('retryHint: drawn between its bounds', () => {
     assert.equal(retryHint(1000, 5000, () => 0).toString(), 'retry: 1000\n\n');
@@ -95,6 +145,39 @@ describe('event streams through the proxy', () => {
     call.res.write(`${jwt.slice(half)}"}\n\n`);
     assert.deepEqual(await reader.events(2), ['first', '{"echo":"[redacted]"}']);
     assert.ok(!reader.text().includes(jwt.slice(0, 20)));
+    reader.close();
+    await call.closed;
+  });
+
+  test('with a session and no Accept: an upstream event stream still streams event by event, scrubbed, past UPSTREAM_TIMEOUT_MS', async () => {
+    const jwt = fakeJwt();
+    const first = upstream.calls.length + 1;
+    const reader = await openSse(proxy.url, '/api/core-sportbook/live/scores', { accept: undefined, cookie: `access_token=${jwt}` });
+    // The passthrough's own call saw an event stream; the live streams opened it again on their connection.
+    const asked = await upstream.call(first);
+    assert.notEqual(asked.headers.accept, 'text/event-stream');
+    await asked.closed;
+    const call = await upstream.call(first + 1);
+    assert.equal(call.headers.accept, 'text/event-stream');
+    assert.equal(reader.status, 200);
+    assert.equal(reader.headers['cache-control'], 'no-store');
+    assert.equal(call.headers.authorization, `Bearer ${jwt}`);
+    call.res.write('id: 1\ndata: one\n\n');
+    assert.deepEqual(await reader.events(1), ['one'], 'the first event arrives while the upstream goes on');
+    const half = Math.floor(jwt.length / 2);
+    call.res.write(`id: 2\ndata: {"echo":"${jwt.slice(0, half)}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(reader.data(), ['one'], 'half an event is not sent');
+    call.res.write(`${jwt.slice(half)}"}\n\n`);
+    assert.deepEqual(await reader.events(2), ['one', '{"echo":"[redacted]"}']);
+    // Past UPSTREAM_TIMEOUT_MS (1 s), which a buffered answer would have run into; comments keep it under STREAM_IDLE_TIMEOUT_MS.
+    const keepAlive = setInterval(() => call.res.write(':\n\n'), 250);
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    clearInterval(keepAlive);
+    call.res.write('id: 3\ndata: three\n\n');
+    assert.deepEqual(await reader.events(3), ['one', '{"echo":"[redacted]"}', 'three']);
+    assert.ok(!reader.text().includes(jwt.slice(0, 20)));
+    assert.ok(!reader.text().includes(jwt.slice(-20)));
     reader.close();
     await call.closed;
   });

@@ -3,7 +3,8 @@
  * handshake refused cross-site with nothing opened upstream; the Bearer and the `Cookie` without the
  * session cookie on the upstream handshake; messages both ways, the token scrubbed from upstream's;
  * the message size and rate limits; an upstream refusal answered as HTTP; `session_ended` at a
- * logout; 1001 on drain.
+ * logout; 1001 on drain; a browser or an upstream that stops answering pings cut (the ping interval
+ * shortened through the server's options).
  */
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
@@ -28,6 +29,8 @@ interface Upstream {
  */
 async function startWsUpstream(): Promise<Upstream> {
   const wss = new WebSocketServer({ noServer: true });
+  // Under `/live/silent` the upstream stops answering pings (a dead peer whose TCP connection stays up).
+  const deaf = new WebSocketServer({ noServer: true, autoPong: false });
   const server: Server = createServer((_req, res) => res.writeHead(404).end());
   const up: Upstream = { url: '', handshakes: [], refuseWith: undefined, closes: [], close: async () => undefined };
   server.on('upgrade', (req, socket, head) => {
@@ -37,7 +40,8 @@ async function startWsUpstream(): Promise<Upstream> {
       socket.end(`HTTP/1.1 ${up.refuseWith} No\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => {
+    const server = (req.url ?? '').includes('/live/silent') ? deaf : wss;
+    server.handleUpgrade(req, socket, head, (ws) => {
       ws.send('hello');
       ws.once('close', (code, reason) => up.closes.push({ code, reason: reason.toString() }));
       ws.on('message', (data) => {
@@ -63,7 +67,7 @@ async function startWsUpstream(): Promise<Upstream> {
   up.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   up.close = () =>
     new Promise<void>((resolve) => {
-      for (const client of wss.clients) client.terminate();
+      for (const client of [...wss.clients, ...deaf.clients]) client.terminate();
       server.closeAllConnections();
       server.close(() => resolve());
     });
@@ -71,10 +75,15 @@ async function startWsUpstream(): Promise<Upstream> {
 }
 
 /** Opens a WebSocket through the proxy; resolves once open, or with the HTTP status it was refused with. */
-function openWs(proxy: TestProxy, path: string, headers: Record<string, string>): Promise<{ ws?: WebSocket; status?: number; body?: string }> {
+function openWs(
+  proxy: TestProxy,
+  path: string,
+  headers: Record<string, string>,
+  options: { autoPong?: boolean } = {},
+): Promise<{ ws?: WebSocket; status?: number; body?: string }> {
   const url = `${proxy.url.replace('http:', 'ws:')}${path}`;
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(url, { headers });
+    const ws = new WebSocket(url, { headers, ...options });
     // Messages are queued from the start: `ws` may emit the first in the same tick as 'open'.
     const queue: string[] = [];
     const waiting: ((text: string) => void)[] = [];
@@ -222,4 +231,63 @@ test('the drain closes every socket with 1001', async () => {
   } finally {
     await upstream.close();
   }
+});
+
+describe('ping/pong finds dead peers', () => {
+  // Pings every 100 ms: a peer that stopped answering is cut within two intervals; 3 s is the test's bound.
+  const PING_MS = 100;
+  const BOUND_MS = 3_000;
+  let upstream: Upstream;
+  let proxy: TestProxy;
+  before(async () => {
+    upstream = await startWsUpstream();
+    proxy = await startProxy(upstream.url, {}, { websocketPingIntervalMs: PING_MS });
+  });
+  after(async () => {
+    await proxy.close();
+    await upstream.close();
+  });
+
+  /** Resolves with what `promise` gives, or `'still open'` after `ms`. */
+  function within<T>(promise: Promise<T>, ms: number): Promise<T | 'still open'> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve('still open'), ms);
+      void promise.then((value) => {
+        clearTimeout(timer);
+        resolve(value);
+      });
+    });
+  }
+
+  test('a browser that stops answering pings is cut, and its upstream socket closed with 1001; one that answers stays', async () => {
+    const alive = (await openWs(proxy, '/api/core-sportbook/live/odds', {})).ws as WebSocket;
+    const before = upstream.closes.length;
+    const dead = (await openWs(proxy, '/api/core-sportbook/live/odds', {}, { autoPong: false })).ws as WebSocket;
+    await Promise.all([nextMessage(alive), nextMessage(dead)]);
+    const deadClosed = closed(dead);
+    assert.notEqual(await within(deadClosed, BOUND_MS), 'still open', 'the silent browser is cut');
+    const deadline = Date.now() + BOUND_MS;
+    while (upstream.closes.length === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(upstream.closes[before], { code: 1001, reason: 'going_away' });
+    // The answering browser, open as long, is still relayed.
+    assert.equal(alive.readyState, WebSocket.OPEN);
+    alive.send('still-there');
+    assert.equal(await nextMessage(alive), 'echo still-there');
+    const aliveClosed = closed(alive);
+    alive.close(1000);
+    await aliveClosed;
+    while (upstream.closes.length < before + 2 && Date.now() < deadline + BOUND_MS) await new Promise((resolve) => setTimeout(resolve, 20));
+  });
+
+  test('an upstream that stops answering pings is cut; the browser gets close 1001 going_away', async () => {
+    const before = upstream.closes.length;
+    const ws = (await openWs(proxy, '/api/core-sportbook/live/silent', {})).ws as WebSocket;
+    assert.equal(await nextMessage(ws), 'hello');
+    const result = await within(closed(ws), BOUND_MS);
+    assert.deepEqual(result, { code: 1001, reason: 'going_away' });
+    const deadline = Date.now() + BOUND_MS;
+    while (upstream.closes.length === before && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    // The upstream socket is closed too (its close frame may or may not get there before it is destroyed).
+    assert.ok([1001, 1006].includes(upstream.closes[before]?.code ?? 0), JSON.stringify(upstream.closes[before]));
+  });
 });

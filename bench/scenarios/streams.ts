@@ -51,7 +51,7 @@ export const streams: ScenarioFamily = {
         name: 'streams: an ordinary read within 10% with the streams open',
         ok: report.readP99WithStreamsMs <= report.readP99Ms * 1.1,
         kind: 'target',
-        detail: `p99 ${report.readP99Ms.toFixed(2)} → ${report.readP99WithStreamsMs.toFixed(2)} ms`,
+        detail: `p99 ${report.readP99Ms.toFixed(2)} → ${report.readP99WithStreamsMs.toFixed(2)} ms; the proxy's CPU per read ${report.readCpuUs.toFixed(0)} → ${report.readCpuWithStreamsUs.toFixed(0)} µs`,
       },
     ];
     return checks;

@@ -17,7 +17,9 @@
  * origin is refused; every answer carries `PASSTHROUGH_ANSWER_HEADERS`; a text answer is scanned for the
  * session's values (in their base64 forms too) after transcoding to UTF-8. Without a session a non-JSON
  * 2xx body streams as it comes (decoded, with the headers of {@link PASSTHROUGH_HEADERS}); with a session
- * (which it forwards) the answer is buffered, at most `UPSTREAM_MAX_RESPONSE_BYTES`. Failures use the
+ * (which it forwards) the answer is buffered, at most `UPSTREAM_MAX_RESPONSE_BYTES`; an upstream 2xx
+ * `text/event-stream` is a live stream either way, whatever the request's `Accept` (docs/behaviour.md
+ * "Live streams"). Failures use the
  * envelope (401 and 403 byte for byte when JSON, spec 7.4). A declared length over the limit answers 502
  * `upstream_response_too_large` before anything is sent; a stream that breaks or runs over the limit
  * once its headers are sent ends the client's connection without the final chunk (docs/behaviour.md
@@ -275,19 +277,25 @@ export const sportsRoutes: readonly RouteSpec[] = [
         if (outcome !== 'not_live') return outcome === 'sent' ? undefined : outcome;
       }
       const req = { method: 'GET', path: target.path, rawQuery: target.rawQuery, client: clientOf(ctx) } as const;
-      if (ctx.token) {
-        // With a session the answer is buffered, so that the JWT can never reach the body (docs/behaviour.md "Session cookie").
-        const res = await ctx.call('bff', req);
-        if (res.status < 200 || res.status >= 300) return upstreamFailureAnswer(res, { jsonOnly: true });
-        if (res.status === 204) return { status: 204, body: null };
-        return passthroughBody(res.status, res.headers, res.body, ctx.secrets);
-      }
       const up = await ctx.stream('bff', req);
-      if (live === undefined && up.status >= 200 && up.status < 300 && isEventStream(up.headers['content-type'])) {
-        // An event stream the request did not ask for: served as one, over the live streams' own connection.
+      const ok = up.status >= 200 && up.status < 300;
+      if (live === undefined && ok && up.status !== 204 && isEventStream(up.headers['content-type'])) {
+        // An event stream the request did not ask for (with or without a session): served as one, over
+        // the live streams' own connection, event by event and scrubbed (docs/behaviour.md "Live streams").
         up.body.destroy();
         const outcome = await serveLive(ctx, 'sse', target);
-        if (outcome !== 'not_live') return outcome === 'sent' ? undefined : outcome;
+        if (outcome === 'not_live') return badResponse('The service stopped answering this sub-path with an event stream');
+        return outcome === 'sent' ? undefined : outcome;
+      }
+      if (ctx.token) {
+        // With a session the answer is buffered, so that the JWT can never reach the body (docs/behaviour.md "Session cookie").
+        if (!ok) return upstreamFailureAnswer({ status: up.status, headers: up.headers, body: await drain(up.body) }, { jsonOnly: true });
+        if (up.status === 204) {
+          up.body.destroy();
+          return { status: 204, body: null };
+        }
+        // At most UPSTREAM_MAX_RESPONSE_BYTES: a declared length over it is refused before, a body over it breaks the stream.
+        return passthroughBody(up.status, up.headers, await drain(up.body, Number.POSITIVE_INFINITY), ctx.secrets);
       }
       const type = mediaTypeOf(up.headers['content-type']);
       if (up.status >= 200 && up.status < 300 && up.status !== 204 && !isJsonMediaType(type)) {

@@ -22,7 +22,7 @@ export const MIN_REDACTED_TOKEN_LENGTH = 16;
 export type Secrets = string | readonly string[] | undefined;
 
 /** The values of `secrets` long enough to be redacted, longest first (a value inside another is found after it). */
-function needles(secrets: Secrets): readonly string[] {
+export function redactionValues(secrets: Secrets): readonly string[] {
   if (secrets === undefined) return [];
   if (typeof secrets === 'string') return secrets.length >= MIN_REDACTED_TOKEN_LENGTH ? [secrets] : [];
   if (secrets.length === 1) return (secrets[0] as string).length >= MIN_REDACTED_TOKEN_LENGTH ? secrets : [];
@@ -136,7 +136,7 @@ export function withoutCookie(header: string, name: string): string {
 /** `text` with every occurrence of each of `secrets` replaced by `[redacted]` (a header value, a buffered body). */
 export function redactText(text: string, secrets: Secrets): string {
   let out = text;
-  for (const value of needles(secrets)) if (out.includes(value)) out = out.replaceAll(value, '[redacted]');
+  for (const value of redactionValues(secrets)) if (out.includes(value)) out = out.replaceAll(value, '[redacted]');
   return out;
 }
 
@@ -146,7 +146,7 @@ export function redactText(text: string, secrets: Secrets): string {
  * itself (same object) when it holds none.
  */
 export function redactBody(body: string | Buffer, secrets: Secrets): string | Buffer {
-  const values = needles(secrets);
+  const values = redactionValues(secrets);
   if (values.length === 0) return body;
   let out: string | Buffer = body;
   for (const value of values) {
@@ -176,7 +176,7 @@ export function sendRedactedStream(
   secrets: Secrets,
   options: { transcode?: boolean; encoding?: string | undefined } = {},
 ): FastifyReply {
-  const values = needles(secrets);
+  const values = redactionValues(secrets);
   if (values.length === 0) return reply.send(body);
   const headers = reply.getHeaders();
   for (const name in headers) {
@@ -223,7 +223,7 @@ function partialStart(data: Buffer, needle: Buffer): number {
  * @example pipeline(upstreamBody, redactingStream(jwt), () => {})
  */
 export function redactingStream(secrets: string | readonly string[]): Transform {
-  const found = needles(secrets);
+  const found = redactionValues(secrets);
   const list = found.length > 0 ? found : typeof secrets === 'string' ? [secrets] : secrets;
   const buffers = list.map((value) => Buffer.from(value));
   let tail: Buffer = Buffer.alloc(0);

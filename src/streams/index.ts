@@ -100,6 +100,8 @@ export interface LiveStreamsOptions {
   readonly now?: (() => number) | undefined;
   /** How long a shared feed stays open after its last viewer left, in milliseconds (tests shorten it). */
   readonly feedLingerMs?: number | undefined;
+  /** Time between a WebSocket's pings to each peer, in milliseconds; default `WS_LIMITS.pingIntervalMs` (tests shorten it). */
+  readonly pingIntervalMs?: number | undefined;
 }
 
 /** Whether a request asks for a live stream: a WebSocket upgrade, or an `Accept` that names `text/event-stream`. */
@@ -157,7 +159,7 @@ export class LiveStreams {
         observer: observer && { opened: () => observer.opened('feed'), ended: (reason, seconds) => observer.ended('feed', reason, seconds) },
       },
     );
-    this.#websockets = new WebSocketRelay(options.config, options.log);
+    this.#websockets = new WebSocketRelay(options.config, options.log, options.pingIntervalMs);
   }
 
   /** Streams open now (browser streams; the shared feeds' upstream streams are not counted). */

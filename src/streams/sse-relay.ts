@@ -13,7 +13,7 @@
  */
 import { Readable } from 'node:stream';
 import type { Secrets } from '../session/redact.js';
-import { EventSplitter, OversizedEventError, retryHint, scrubEvent } from './sse.js';
+import { EventScrubber, EventSplitter, OversizedEventError, retryHint } from './sse.js';
 
 /**
  * Why a stream ended (`streams_ended_total{reason}`): the browser left (`client`), the upstream ended
@@ -49,7 +49,7 @@ export interface SseClientOptions {
 export class SseClient {
   /** What the reply sends. */
   readonly out: Readable;
-  readonly #secrets: Secrets;
+  readonly #scrubber: EventScrubber;
   readonly #bufferBytes: number;
   readonly #random: () => number;
   readonly #onEnd: (reason: EndReason) => void;
@@ -58,7 +58,7 @@ export class SseClient {
   readonly #closers: (() => void)[] = [];
 
   constructor(options: SseClientOptions) {
-    this.#secrets = options.secrets;
+    this.#scrubber = new EventScrubber(options.secrets);
     this.#bufferBytes = options.bufferBytes ?? CLIENT_BUFFER_BYTES;
     this.#random = options.random ?? Math.random;
     this.#onEnd = options.onEnd;
@@ -85,7 +85,7 @@ export class SseClient {
    */
   send(event: Buffer): boolean {
     if (this.#ended) return false;
-    this.out.push(scrubEvent(event, this.#secrets));
+    this.out.push(this.#scrubber.scrub(event));
     if (this.out.readableLength > this.#bufferBytes) {
       this.#finish('slow_consumer');
       this.out.destroy();

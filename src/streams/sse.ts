@@ -10,7 +10,7 @@
  *
  * @module
  */
-import { redactBody, redactEscapedJson, type Secrets } from '../session/redact.js';
+import { redactBody, redactEscapedJson, redactionValues, type Secrets } from '../session/redact.js';
 
 /** The media type of an event stream. */
 export const EVENT_STREAM_TYPE = 'text/event-stream';
@@ -78,7 +78,21 @@ export class EventSplitter {
     let start = 0;
     let atLineStart = this.#atLineStart;
     let afterCr = this.#afterCr;
+    // The next LF and CR at or after the scan (-1: none left), found by the native byte search: the
+    // bytes of a line between them are skipped at once rather than looked at one by one.
+    let nextLf = -2;
+    let nextCr = -2;
     for (let i = this.#scanFrom; i < data.length; i++) {
+      if (nextLf !== -1 && nextLf < i) nextLf = data.indexOf(LF, i);
+      if (nextCr !== -1 && nextCr < i) nextCr = data.indexOf(CR, i);
+      const next = nextLf === -1 ? nextCr : nextCr === -1 ? nextLf : Math.min(nextLf, nextCr);
+      if (next !== i) {
+        // A run of line bytes up to the next line end (or to the end of the data).
+        atLineStart = false;
+        afterCr = false;
+        if (next === -1) break;
+        i = next;
+      }
       const byte = data[i];
       if (byte === LF && afterCr) {
         // The LF of a CRLF: the line end was counted at its CR. After an event's end it is dropped.
@@ -86,11 +100,8 @@ export class EventSplitter {
         if (i === start) start = i + 1;
         continue;
       }
+      // `byte` is a line end (CR or LF): every other byte was skipped above.
       afterCr = byte === CR;
-      if (byte !== LF && byte !== CR) {
-        atLineStart = false;
-        continue;
-      }
       if (i === start) {
         // A blank line between events dispatches nothing: dropped.
         start = i + 1;
@@ -159,6 +170,35 @@ export function scrubEvent(event: Buffer, secrets: Secrets): Buffer {
     if (changed) out = Buffer.from(lines.join(''));
   }
   return out;
+}
+
+/** `\u`, the start of a JSON escape: an event holding one may write a secret with escapes. */
+const JSON_ESCAPE = Buffer.from('\\u');
+
+/**
+ * {@link scrubEvent} for one stream's secrets, made once when the stream opens: the values to find
+ * are kept as bytes, so that an event that holds none of them (and no JSON escape) is passed on as it
+ * is after a byte search per value, without a string, an array or a sort of its own.
+ *
+ * @example
+ * const scrub = new EventScrubber([token]);
+ * scrub.scrub(Buffer.from(`data: ${token}\n\n`)); // <Buffer 'data: [redacted]\n\n'>
+ */
+export class EventScrubber {
+  readonly #values: readonly string[];
+  readonly #needles: readonly Buffer[];
+
+  constructor(secrets: Secrets) {
+    this.#values = redactionValues(secrets);
+    this.#needles = this.#values.map((value) => Buffer.from(value));
+  }
+
+  /** The event, scrubbed as {@link scrubEvent} scrubs it (the same buffer when it holds nothing to scrub). */
+  scrub(event: Buffer): Buffer {
+    if (this.#values.length === 0) return event;
+    if (!this.#needles.some((needle) => event.includes(needle)) && !event.includes(JSON_ESCAPE)) return event;
+    return scrubEvent(event, this.#values);
+  }
 }
 
 /**

@@ -41,7 +41,10 @@ export const WS_LIMITS = Object.freeze({
   clientMessageBurst: 40,
   /** Bytes either side may leave untaken before the socket closes (1013 `slow_consumer`). */
   bufferBytes: 256 * 1024,
-  /** Time between pings to each peer, in milliseconds; a peer that did not answer the last one is cut. */
+  /**
+   * Time between pings to each peer, in milliseconds: a peer that has not answered the last ping when
+   * the next is due is cut, so one that falls silent is cut within two intervals (60 s).
+   */
   pingIntervalMs: 30_000,
   /** Once a close is sent, how long the peer has to answer it before its socket is destroyed, in milliseconds. */
   closeGraceMs: 1_000,
@@ -52,7 +55,7 @@ export const WS_CLOSE = Object.freeze({
   session: { code: 4001, reason: 'session_ended' },
   drain: { code: 1001, reason: 'going_away' },
   lifetime: { code: 1001, reason: 'going_away' },
-  /** A dead peer (no pong to the last ping). */
+  /** A dead peer (no pong to the last ping): sent to the other side, the dead one's socket destroyed. */
   dead_peer: { code: 1001, reason: 'going_away' },
   slow_consumer: { code: 1013, reason: 'slow_consumer' },
   rate_limited: { code: 1008, reason: 'rate_limited' },
@@ -119,10 +122,13 @@ export class WebSocketRelay {
   readonly #config: Pick<Config, 'allowedOrigins' | 'upstreamTimeoutMs'>;
   readonly #log: FastifyBaseLogger;
   readonly #sockets = new Set<{ client: WebSocket | undefined; upstream: WebSocket }>();
+  readonly #pingIntervalMs: number;
 
-  constructor(config: Pick<Config, 'allowedOrigins' | 'upstreamTimeoutMs'>, log: FastifyBaseLogger) {
+  /** @param pingIntervalMs - time between the pings to each peer, in milliseconds (default {@link WS_LIMITS}`.pingIntervalMs`). */
+  constructor(config: Pick<Config, 'allowedOrigins' | 'upstreamTimeoutMs'>, log: FastifyBaseLogger, pingIntervalMs: number = WS_LIMITS.pingIntervalMs) {
     this.#config = config;
     this.#log = log;
+    this.#pingIntervalMs = pingIntervalMs;
   }
 
   /** The answer that refuses a handshake before anything is taken or opened (origin, not an upgrade), else `undefined`. */
@@ -201,7 +207,7 @@ export class WebSocketRelay {
         alive.set(socket, false);
         socket.ping();
       }
-    }, WS_LIMITS.pingIntervalMs);
+    }, this.#pingIntervalMs);
     pings.unref();
 
     const answer = new Promise<ProxyAnswer | undefined>((resolve) => {

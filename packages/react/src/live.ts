@@ -1,5 +1,5 @@
 /**
- * {@link useLiveFeed}: a live feed of the sportsbook passthrough (`liveFeed` of `@front-proxy/browser`)
+ * {@link useLiveFeed}: a live feed of the sportsbook passthrough (`client.sports.live` of `@front-proxy/browser`)
  * as React state — its status, its last event and why it ended. Opened in an effect, so server-side
  * rendering gives `idle` and touches nothing; closed when the component unmounts or `subPath`
  * changes. A `session-ended` runs the client's forced-logout flow (once per browser), which
@@ -11,7 +11,7 @@
  *
  * @module
  */
-import { type LiveEndReason, type LiveEvent, liveFeed } from '@front-proxy/browser';
+import type { LiveEndReason, LiveEvent } from '@front-proxy/browser';
 import { useEffect, useState } from 'react';
 import { useProxyClient } from './hooks.js';
 
@@ -44,7 +44,7 @@ export function useLiveFeed(subPath: string | null, options: { types?: readonly 
     }
     const controller = new AbortController();
     setState({ status: 'connecting', lastEvent: null, error: null });
-    liveFeed(client, subPath, {
+    client.sports.live(subPath, {
       signal: controller.signal,
       types: types === '' ? [] : types.split(','),
       onEvent: (event) => setState({ status: 'open', lastEvent: event, error: null }),

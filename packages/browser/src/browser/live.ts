@@ -1,20 +1,25 @@
 /**
  * Live feeds through the front proxy (the server's docs/behaviour.md "Live streams"): a sub-path of
  * the raw sportsbook passthrough (`/api/core-sportbook/<subPath>`) followed as Server-Sent Events
- * ({@link liveFeed}, over `EventSource`) or as a WebSocket ({@link liveSocket}).
+ * ({@link liveFeed}, over `EventSource`) or as a WebSocket ({@link liveSocket}). The typed client
+ * offers both bound to itself as `client.sports.live(subPath, options)` and
+ * `client.sports.liveSocket(subPath, options)` ({@link LiveFeeds}).
  *
  * - The browser's `EventSource` resumes by itself after a clean end (the proxy's `retry:` hint spreads
  *   the reconnections), sending `Last-Event-ID`. When it gives up (an HTTP error, a refusal), the feed
- *   opens a new one after a backoff with full jitter, from 1 s doubling up to 30 s.
+ *   opens a new one after a backoff with full jitter, from 1 s doubling up to 30 s; with a session it
+ *   first asks the session (the refusal may be the session's end, which the page cannot read), and a
+ *   forced logout that answer causes ends the feed with `session_ended`.
  * - `event: session-ended` (WebSocket: close 4001 `session_ended`) ends the feed for good and runs
- *   the client's forced-logout flow: one session call (`GET /api/auth/profile`), whose refusal the
- *   client turns into its forced logout once per browser (its gate), and which does nothing when the
- *   session is in fact still valid.
+ *   the client's forced-logout flow: one session call (`GET /api/auth/profile?check_spa_again=1`,
+ *   afresh from the BFF, never the proxy's cache), whose refusal the client turns into its forced
+ *   logout once per browser (its gate), and which does nothing when the session is in fact still
+ *   valid.
  * - Server-side rendering safe: without `EventSource` (or `WebSocket`) the feed ends at once with
  *   `unsupported`, and nothing is touched at import.
  *
  * @example
- * const feed = liveFeed(client, 'live/odds?sport=football', {
+ * const feed = client.sports.live('live/odds?sport=football', {
  *   onEvent: (event) => render(JSON.parse(event.data)),
  *   onEnd: (reason) => reason === 'session_ended' && showSignedOut(),
  *   signal: controller.signal,
@@ -87,10 +92,40 @@ export interface LiveHandle {
   close(): void;
 }
 
+/** What a WebSocket feed gives back: `close()`, and `send(text)` (false when the socket is not open). */
+export interface LiveSocketHandle extends LiveHandle {
+  send(data: string): boolean;
+}
+
+/**
+ * The live feeds of the typed client, `client.sports.live` and `client.sports.liveSocket`: the
+ * functions {@link liveFeed} and {@link liveSocket} with the client bound (its session call runs
+ * the forced-logout flow on `session-ended`).
+ */
+export interface LiveFeeds {
+  /**
+   * Follows `subPath` (below `/api/core-sportbook/`, with its query) as Server-Sent Events.
+   * @throws TypeError when `subPath` would leave the passthrough (`..`, encoded dots or slashes).
+   */
+  live(subPath: string, options: LiveOptions): LiveHandle;
+  /**
+   * Follows `subPath` as a WebSocket; each text message an event of type `message`.
+   * @throws TypeError as {@link LiveFeeds.live}.
+   */
+  liveSocket(subPath: string, options: LiveOptions): LiveSocketHandle;
+}
+
+/** {@link LiveFeeds} bound to `client` (what `createProxyClient` puts on `client.sports`). */
+export function liveFeeds(client: LiveClient): LiveFeeds {
+  return { live: (subPath, options) => liveFeed(client, subPath, options), liveSocket: (subPath, options) => liveSocket(client, subPath, options) };
+}
+
 /** `EventSource.CLOSED`: the browser gave up on the stream and will not reconnect by itself. */
 const CLOSED = 2;
 /** The WebSocket close code the proxy ends a session's sockets with. */
 export const SESSION_ENDED_CLOSE = 4001;
+/** The session call a `session-ended` asks (the forced-logout flow): the profile, fetched afresh from the BFF. */
+export const SESSION_QUESTION = '/api/auth/profile?check_spa_again=1';
 /** The backoff after a feed was lost for good: the first delay and the longest, in milliseconds. */
 export const LIVE_BACKOFF_MS = { min: 1_000, max: 30_000 } as const;
 
@@ -110,20 +145,24 @@ export function backoffDelay(attempt: number, random: () => number = Math.random
   return Math.round(cap * random());
 }
 
+/** What a feed needs of the client: its session call, and whether it believes it has a session (read when present). */
+export type LiveClient = Pick<ProxyClient, 'request'> & Partial<Pick<ProxyClient, 'hasSession'>>;
+
 /** Shared by both kinds: the end, the backoff, the forced-logout flow. */
-function feedControl(client: Pick<ProxyClient, 'request'>, options: LiveOptions, open: () => void, close: () => void) {
+function feedControl(client: LiveClient, options: LiveOptions, open: () => void, close: () => void) {
   let ended = false;
   let attempt = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const end = (reason: LiveEndReason) => {
+  const end = (reason: LiveEndReason, asked = false) => {
     if (ended) return;
     ended = true;
     clearTimeout(timer);
     close();
     options.signal?.removeEventListener('abort', onAbort);
-    if (reason === 'session_ended') {
+    if (reason === 'session_ended' && !asked) {
       // The client decides from the answer: a refused session is its forced logout (once per browser).
-      client.request('GET', '/api/auth/profile', { session: true }).catch(() => undefined);
+      // Asked afresh of the BFF: the proxy's profile cache may still hold the ended session's profile.
+      client.request('GET', SESSION_QUESTION, { session: true }).catch(() => undefined);
     }
     options.onEnd?.(reason);
   };
@@ -137,6 +176,18 @@ function feedControl(client: Pick<ProxyClient, 'request'>, options: LiveOptions,
     opened() {
       attempt = 0;
       options.onStatus?.('open');
+    },
+    /**
+     * The stream was refused (an `EventSource` that gave up, a WebSocket handshake that failed). With
+     * a session the refusal may be the session's end, which says nothing the page can read: the
+     * session is asked first, and a forced logout it causes ends the feed (`session_ended`).
+     */
+    refused() {
+      if (ended) return;
+      if (client.hasSession !== true) return this.retry();
+      close();
+      const retry = () => (client.hasSession === false ? end('session_ended', true) : this.retry());
+      client.request('GET', SESSION_QUESTION, { session: true }).then(retry, retry);
     },
     retry() {
       if (ended) return;
@@ -159,7 +210,7 @@ function feedControl(client: Pick<ProxyClient, 'request'>, options: LiveOptions,
  * session cookie (same origin, or `withCredentials` for another `baseUrl`).
  * @throws TypeError when `subPath` would leave the passthrough (`..`, encoded slashes).
  */
-export function liveFeed(client: Pick<ProxyClient, 'request'>, subPath: string, options: LiveOptions): LiveHandle {
+export function liveFeed(client: LiveClient, subPath: string, options: LiveOptions): LiveHandle {
   const url = liveUrl(subPath, options.baseUrl);
   const Source = options.EventSource ?? (globalThis as { EventSource?: EventSourceConstructor }).EventSource;
   let source: EventSourceLike | undefined;
@@ -173,7 +224,7 @@ export function liveFeed(client: Pick<ProxyClient, 'request'>, subPath: string, 
       current.onopen = () => control.opened();
       current.onerror = () => {
         // A clean end or a dropped connection: the browser reconnects by itself (CONNECTING). A refusal: it gave up (CLOSED).
-        if (current.readyState === CLOSED && source === current) control.retry();
+        if (current.readyState === CLOSED && source === current) control.refused();
       };
       for (const type of ['message', ...(options.types ?? [])]) {
         current.addEventListener(type, (event) => {
@@ -198,9 +249,10 @@ export function liveFeed(client: Pick<ProxyClient, 'request'>, subPath: string, 
 /**
  * Follows `subPath` as a WebSocket through the proxy: each text message is an event of type
  * `message`; a close 4001 `session_ended` ends the feed (forced-logout flow), any other close
- * reconnects with the backoff. `send` sends a text message while it is open.
+ * reconnects with the backoff (a handshake that failed, with a session, asks the session first, as
+ * {@link liveFeed} does). `send` sends a text message while it is open.
  */
-export function liveSocket(client: Pick<ProxyClient, 'request'>, subPath: string, options: LiveOptions): LiveHandle & { send(data: string): boolean } {
+export function liveSocket(client: LiveClient, subPath: string, options: LiveOptions): LiveSocketHandle {
   const url = liveUrl(subPath, options.baseUrl);
   const Socket = options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
   const origin = options.baseUrl || (globalThis as { location?: { origin: string } }).location?.origin || '';
@@ -214,8 +266,10 @@ export function liveSocket(client: Pick<ProxyClient, 'request'>, subPath: string
       if (Socket === undefined) return;
       const current = new Socket(wsUrl);
       socket = current;
+      let opened = false;
       current.onopen = () => {
         open = true;
+        opened = true;
         control.opened();
       };
       current.onmessage = (event) => {
@@ -225,6 +279,8 @@ export function liveSocket(client: Pick<ProxyClient, 'request'>, subPath: string
         open = false;
         if (socket !== current) return;
         if (event.code === SESSION_ENDED_CLOSE) control.end('session_ended');
+        // A handshake that failed may be a refused session (a browser's WebSocket shows no status).
+        else if (!opened) control.refused();
         else control.retry();
       };
     },

@@ -35,6 +35,7 @@ import {
   SESSION_EXPIRY_INITIATOR,
   shouldForceLogout,
 } from './forced-logout.js';
+import { type LiveFeeds, liveFeeds } from './live.js';
 import { type Locale, type LocaleMessages, pickMessages } from './messages.js';
 import { ProxyError } from './proxy-error.js';
 import { type RetryAfterPolicy, retryDelayMs } from './retry-after.js';
@@ -326,8 +327,12 @@ export interface RawRequestInput extends CommonInput {
   readonly session?: boolean;
 }
 
-/** The client: the generated route functions plus session helpers. */
+/**
+ * The client: the generated route functions plus session helpers, and the live feeds of the
+ * sportsbook passthrough beside its route functions (`client.sports.live`, `client.sports.liveSocket`).
+ */
 export type ProxyClient = TypedRoutes & {
+  readonly sports: LiveFeeds;
   /** The route rows the functions were generated from. */
   readonly routes: readonly ClientRoute[];
   /**
@@ -925,6 +930,16 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
     const area = areas[route.area] as Record<string, (input?: AnyInput) => Promise<unknown>>;
     area[route.name] = (input) => call(route, input);
   }
+  // The live feeds run the forced-logout flow through this client's own session call.
+  Object.assign(
+    (areas.sports ??= {}),
+    liveFeeds({
+      request: (method, path, input) => client.request(method, path, input),
+      get hasSession() {
+        return client.hasSession;
+      },
+    }),
+  );
 
   const client = {
     ...areas,
