@@ -156,6 +156,19 @@ describe('spec 4.1 /api/auth/profile and the profile cache (spec 8)', () => {
     assert.equal(upstream.requests.filter((r) => r.path === '/auth/user-profile').length, 2, 'logout evicted the entry');
   });
 
+  test("a 401 from the BFF on another route evicts the token's cached profile: the next read asks the BFF", async () => {
+    upstream.on('GET', '/auth/user-profile', { json: { user: USER, userInfo: USER_INFO } });
+    upstream.on('GET', '/core-sportbook/events', { status: 401, text: '{"reason":"token_expired"}', headers: { 'content-type': 'application/json' } });
+    const token = fakeJwt({ sub: 'refused' });
+    await send(proxy.url, 'GET', '/api/auth/profile', { token });
+    await send(proxy.url, 'GET', '/api/auth/profile', { token });
+    assert.equal(upstream.requests.filter((r) => r.path === '/auth/user-profile').length, 1, 'the second read came from the cache');
+    const refused = await send(proxy.url, 'GET', '/api/core-sportbook/events', { token });
+    assert.equal(refused.status, 401);
+    await send(proxy.url, 'GET', '/api/auth/profile', { token });
+    assert.equal(upstream.requests.filter((r) => r.path === '/auth/user-profile').length, 2, 'the refusal evicted the entry');
+  });
+
   for (const status of [500, 502, 503, 409, 429, 404]) {
     test(`upstream ${status} → envelope with status ${status} (spec 7.4.1)`, async () => {
       upstream.on('GET', '/auth/user-profile', { status, json: { message: 'boom at http://10.0.0.5:8080/x' } });

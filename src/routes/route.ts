@@ -257,7 +257,11 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
         }
         // The BFF refused this session's token: its live streams end on every instance (docs/behaviour.md "Live streams").
         // (Not a pre-authentication route's 401: a wrong password says nothing of the session cookie beside it.)
-        if (answer?.status === 401 && ctx.token && r.preAuth !== true) deps.state.fleet.announceSessionEnd(tokenKey(ctx.token), 'refused');
+        // Its cached profile goes too, on every instance: a refused token reads as refused, not from the cache.
+        if (answer?.status === 401 && ctx.token && r.preAuth !== true) {
+          deps.profileCache.evict(ctx.token);
+          deps.state.fleet.announceSessionEnd(tokenKey(ctx.token), 'refused');
+        }
         if (answer) return sendAnswer(reply, answer, ctx);
         return reply;
       },
