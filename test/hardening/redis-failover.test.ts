@@ -1005,6 +1005,80 @@ async function managedEndpoint(): Promise<void> {
   }
 }
 
+/**
+ * A managed endpoint's crash failover: `REDIS_URL` names a relay in front of a primary with one
+ * replica (`REDIS_MIN_REPLICAS_ACK=1`); deposits run while the primary is killed (`kill -9`), the
+ * replica promoted, the relay re-pointed at it and the lost node replaced by a new replica of the
+ * promoted one (as the provider does). Every marker and answer was acknowledged by the replica: no key
+ * is charged twice. (At 0, the moves taken while the replica's link was held are charged again.)
+ */
+async function managedCrash(): Promise<void> {
+  const label = 'REDIS_URL behind a relay (managed endpoint), `kill -9` of the primary, the relay re-pointed at the promoted replica';
+  const upstream = await depositUpstream(200);
+  const args = ['--repl-diskless-sync-delay', '0'];
+  const primary = await startRedis({ args });
+  // The replica follows through a relay of its own, held for a moment before the crash: what it has
+  // not acknowledged then is lost with the primary.
+  const link = await startRelay(primary.port);
+  const replica = await startRedis({ args: [...args, '--replicaof', '127.0.0.1', String(link.port)] });
+  const relay = await startRelay(primary.port);
+  const proxies: TestProxy[] = [];
+  try {
+    await untilTrue(10_000, 'replica in sync', async () => (await redisCli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'));
+    proxies.push(...(await startPair(upstream, { REDIS_URL: `redis://127.0.0.1:${relay.port}`, REDIS_MIN_REPLICAS_ACK: '1' })));
+    const [a, b] = proxies as [TestProxy, TestProxy];
+    const token = fakeJwt({ sub: '7', n: Math.random() });
+    const tag = `managed-crash-${Math.random().toString(36).slice(2)}`;
+    const keys = Array.from({ length: 16 }, (_, i) => `${tag}-${i}`);
+    const before = await settle(label, proxies, token, keys.slice(0, 4));
+    figures.check(before.size === 4, `${label}: ${4 - before.size} keys not settled before the crash`);
+    // The replica's link held: these moves are refused (nothing acknowledges their markers), never sent.
+    link.hold(true);
+    const held = await Promise.all(keys.slice(4, 8).map((key, i) => depositOn(i % 2 === 0 ? a : b, token, key, amountOf(key))));
+    const refused = held.map((r) => counted(label, r)).filter((r) => r.status === 503).length;
+    figures.check(refused === 4, `${label}: ${4 - refused} of 4 moves taken while the replica's link was held`);
+    // The others are submitted one every 150 ms (each retried across both instances until it
+    // settles) while the primary crashes, 600 ms in.
+    const during = Promise.all(
+      keys.slice(8).map(async (key, i) => {
+        await sleep(i * 150);
+        return settle(label, i % 2 === 0 ? [a, b] : [b, a], token, [key], 30_000);
+      }),
+    ).then((sets) => new Set(sets.flatMap((set) => [...set])));
+    await sleep(600);
+    figures.faults++;
+    await primary.kill();
+    const killedAt = Date.now();
+    relay.retarget(replica.port);
+    relay.cut();
+    await redisCli(replica.port, 'REPLICAOF', 'NO', 'ONE');
+    await primary.start([...args, '--replicaof', '127.0.0.1', String(replica.port)]);
+    const resumeS = await resumeOf(label, proxies, token, tag, RESUME_LIMIT_MS);
+    const resumedAt = Date.now();
+    figures.check(resumeS !== undefined, `${label}: money moves did not resume within ${RESUME_LIMIT_MS / 1000} s of the crash`);
+    const settled = new Set([...(await during), ...(await settle(label, proxies, token, keys.slice(4, 8)))]);
+    figures.check(settled.size === keys.length - 4, `${label}: ${keys.length - 4 - settled.size} keys never settled after the crash`);
+    const replayed = await replayAll(label, proxies, token, [...before, ...settled]);
+    const blocked = await blockedKeys(proxies, upstream, token, keys);
+    tableRow(
+      label,
+      upstream,
+      keys,
+      before.size + settled.size,
+      replayed,
+      blocked,
+      resumeS === undefined ? 'never' : `${((resumedAt - killedAt) / 1000).toFixed(1)} s after the kill; ${refused} refused while the replica lagged`,
+    );
+  } finally {
+    for (const proxy of proxies) await proxy.close();
+    await upstream.close();
+    await relay.close();
+    await link.close();
+    await replica.stop();
+    await primary.stop();
+  }
+}
+
 /** Two genuine deposits of one amount without a key, 6 s apart: two upstream keys; a double click within 5 s: one. */
 async function twoDeposits(): Promise<void> {
   const label = 'two identical deposits without a key, 6 s apart';
@@ -1249,6 +1323,11 @@ describe('row 19: Redis failover', { skip: HAVE_REDIS ? false : 'redis-server is
 
   test('Sentinel: a second master on the same sentinels switched over: no reconnect, no refusal', { timeout: 60_000 }, async () => {
     await figures.run('Sentinel, a second master switched over', secondMaster);
+    assert.equal(figures.failureCount, 0, figures.summary());
+  });
+
+  test('REDIS_URL managed endpoint: a crash, the relay re-pointed at the promoted replica: 0 doubles', { timeout: 60_000 }, async () => {
+    await figures.run('REDIS_URL managed endpoint, crash', managedCrash);
     assert.equal(figures.failureCount, 0, figures.summary());
   });
 
