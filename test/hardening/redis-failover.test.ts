@@ -1206,6 +1206,76 @@ async function secondMaster(): Promise<void> {
   }
 }
 
+/**
+ * A cluster slot migrating while deposits run: every deposit key of one slot, the slot moved from its
+ * primary to another (`CLUSTER SETSLOT … IMPORTING`/`MIGRATING`, then `MIGRATE` of its keys in two
+ * steps, then `SETSLOT … NODE`). Meanwhile new moves (absent on the source: `ASK`) and replays of
+ * settled keys (half of them already moved) are answered; after it, `MOVED`. 0 doubles.
+ */
+async function slotMigration(): Promise<void> {
+  const label = 'cluster, a slot migrating (`SETSLOT MIGRATING`/`IMPORTING`, `MIGRATE`) while deposits run';
+  const upstream = await depositUpstream();
+  const cluster = await startRedisCluster();
+  const proxies: TestProxy[] = [];
+  try {
+    const token = fakeJwt({ sub: '7', n: Math.random() });
+    const tag = `slot-${Math.random().toString(36).slice(2)}`;
+    const record = (key: string) => recordKey({ move: 'deposit', token, key, body: '' });
+    const slot = calculateSlot(record(`${tag}-0`));
+    // Twelve deposit keys whose records share that slot (one in 16,384 candidates).
+    const keys: string[] = [];
+    for (let i = 0; keys.length < 12 && i < 2_000_000; i++) if (calculateSlot(record(`${tag}-${i}`)) === slot) keys.push(`${tag}-${i}`);
+    figures.check(keys.length === 12, `${label}: only ${keys.length} keys found in slot ${slot}`);
+    const source = await cluster.primaryOf(record(keys[0] as string));
+    const primaries: TestRedis[] = [];
+    for (const node of cluster.nodes) if ((await redisCli(node.port, 'ROLE')).startsWith('master')) primaries.push(node);
+    const target = primaries.find((n) => n !== source) as TestRedis;
+    const id = async (node: TestRedis) => (await redisCli(node.port, 'CLUSTER', 'MYID')).trim();
+    proxies.push(...(await startPair(upstream, cluster.env)));
+    const [a, b] = proxies as [TestProxy, TestProxy];
+    const before = await settle(label, proxies, token, keys.slice(0, 4));
+    figures.check(before.size === 4, `${label}: ${4 - before.size} keys not settled before the migration`);
+    figures.faults++;
+    await redisCli(target.port, 'CLUSTER', 'SETSLOT', String(slot), 'IMPORTING', await id(source));
+    await redisCli(source.port, 'CLUSTER', 'SETSLOT', String(slot), 'MIGRATING', await id(target));
+    const migrate = async (names: readonly string[]) => {
+      if (names.length > 0) await redisCli(source.port, 'MIGRATE', '127.0.0.1', String(target.port), '', '0', '5000', 'KEYS', ...names);
+    };
+    // Half of the settled keys moved: their replays are asked of the target (ASK), the others answered by the source.
+    await migrate(keys.slice(0, 2).map(record));
+    const whileMigrating = await Promise.all([
+      ...keys.slice(0, 4).map((key, i) => depositOn(i % 2 === 0 ? b : a, token, key, amountOf(key))),
+      ...keys.slice(4, 8).map((key, i) => depositOn(i % 2 === 0 ? a : b, token, key, amountOf(key))),
+    ]);
+    const answered = whileMigrating.map((r) => counted(label, r));
+    const replaysDuring = answered.slice(0, 4).filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true').length;
+    const newDuring = answered.slice(4).filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === null).length;
+    figures.check(replaysDuring === 4, `${label}: ${4 - replaysDuring} of 4 settled keys not replayed while the slot migrated (${answered.slice(0, 4).map((r) => r.status).join()})`);
+    figures.check(newDuring === 4, `${label}: ${4 - newDuring} of 4 new moves not taken while the slot migrated (${answered.slice(4).map((r) => r.status).join()})`);
+    const onTarget = Number(await redisCli(target.port, 'CLUSTER', 'COUNTKEYSINSLOT', String(slot)));
+    await migrate((await redisCli(source.port, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '1000')).split('\n').filter(Boolean));
+    for (const node of primaries) await redisCli(node.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', await id(target));
+    figures.check((await cluster.primaryOf(record(keys[0] as string))) === target, `${label}: the slot was not moved to ${target.port}`);
+    const after = await settle(label, proxies, token, keys.slice(4));
+    const replayed = await replayAll(label, proxies, token, [...before, ...after]);
+    const blocked = await blockedKeys(proxies, upstream, token, keys);
+    const refusals = answered.filter((r) => r.status !== 200).length;
+    tableRow(
+      label,
+      upstream,
+      keys,
+      before.size + after.size,
+      replayed,
+      blocked,
+      `0 (never stopped: ${refusals} of ${answered.length} moves and replays refused while it migrated; ${onTarget} records already on the target then, ${replaysDuring}/4 settled keys replayed)`,
+    );
+  } finally {
+    for (const proxy of proxies) await proxy.close();
+    await upstream.close();
+    await cluster.stop();
+  }
+}
+
 /** How long the only replica stays down in the row below, in seconds: past the marker's lifetime (lease 9 s + 5 s) in the bounded run, the issue's 70 s in the full one. */
 const REPLICA_DOWN_S = FULL ? 70 : 16;
 
@@ -1328,6 +1398,11 @@ describe('row 19: Redis failover', { skip: HAVE_REDIS ? false : 'redis-server is
 
   test('REDIS_URL managed endpoint: a crash, the relay re-pointed at the promoted replica: 0 doubles', { timeout: 60_000 }, async () => {
     await figures.run('REDIS_URL managed endpoint, crash', managedCrash);
+    assert.equal(figures.failureCount, 0, figures.summary());
+  });
+
+  test('cluster: a slot migrating while deposits run: ASK and MOVED followed, settled keys replayed, 0 doubles', { timeout: 60_000 }, async () => {
+    await figures.run('cluster, a slot migrating', slotMigration);
     assert.equal(figures.failureCount, 0, figures.summary());
   });
 
