@@ -107,5 +107,5 @@ export async function checkIdempotency(send: (headers: Record<string, string>) =
   const second = await send({ 'idempotency-key': key });
   const { verdict, why } = judgeIdempotency(first, second);
   const view = ({ body: _body, ...rest }: DepositAnswer) => rest;
-  return { verdict, key, first: view(first), second: view(second), meaning: `${why}. ${MEANINGS[verdict]}` };
+  return { verdict, key, first: view(first), second: view(second), meaning: `${why}; ${MEANINGS[verdict]}` };
 }
