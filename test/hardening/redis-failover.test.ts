@@ -19,8 +19,9 @@
  *    pass once every lease ended;
  * 6. the exactly-once rows of the topologies operators run (below): a crashed primary that is not
  *    started again, two replicas of which the first to promote lags, a managed endpoint's switchover
- *    that keeps its connections, two deposits without a key 6 s apart, a 15 s queue wait, the only
- *    replica down while an instance (a process of its own) is stopped by SIGTERM and started again.
+ *    that keeps its connections and its crash, two deposits without a key 6 s apart, a 15 s queue
+ *    wait, the only replica down while an instance (a process of its own) is stopped by SIGTERM and
+ *    started again, a second master on the same sentinels switched over, a cluster slot migrating.
  *
  * The data servers run with `min-replicas-to-write 1` (docs/operations.md "Redis topologies"); a
  * killed primary is started again as a replica once the other is promoted.
@@ -730,7 +731,9 @@ async function runEvent(event: FailoverEvent): Promise<EventFigures> {
  * The exactly-once rows of the topologies operators run (docs/operations.md "Redis topologies"): a
  * crashed primary that is not started again, two replicas of which one lags behind a held link, a
  * managed endpoint (`REDIS_URL` behind a relay that a switchover re-points while the old connections
- * stay open), two real deposits without a key, and a long queue wait. Each on a deployment of its own,
+ * stay open, or that a crash re-points at the promoted replica), two real deposits without a key, a
+ * long queue wait, the only replica down while an instance is restarted, a second master on the same
+ * sentinels switched over, and a cluster slot migrating. Each on a deployment of its own,
  * with two proxies (`REDIS_MIN_REPLICAS_ACK` at its default, `auto`, unless the row says otherwise)
  * and a table row in the figures: keys, charges, doubles, keys left blocked, resume time.
  */
