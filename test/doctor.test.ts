@@ -77,6 +77,43 @@ describe('against the embedded sandbox', () => {
     for (const code of ['EP0091', 'EP0146', 'EP0191', 'EP0054']) assert.equal(rowOf(report, code).verdict, 'pass', code);
   });
 
+  // --check-idempotency (docs/doctor.md "Does the BFF honour Idempotency-Key?"): the sandbox honours the key, as a BFF should.
+  test('the sandbox honours Idempotency-Key: one charge, the same answer replayed', async () => {
+    await fetch(`${sandbox.bffUrl}/__sandbox/requests`, { method: 'DELETE' });
+    const report = await runDoctor({ bffUrl: sandbox.bffUrl, ...DEMO, checkIdempotency: true });
+    const check = report.idempotency;
+    assert.ok(check);
+    assert.equal(check.verdict, 'honoured', check.meaning);
+    assert.deepEqual([check.first.status, check.second.status], [201, 201]);
+    assert.ok(check.first.transactionId !== undefined && check.first.transactionId === check.second.transactionId, JSON.stringify(check));
+    const log = (await (await fetch(`${sandbox.bffUrl}/__sandbox/requests?limit=200`)).json()) as { requests: { method: string; path: string }[] };
+    assert.equal(log.requests.filter((r) => r.method === 'POST' && r.path === '/wallet/add-credit').length, 2);
+    // A run that is green otherwise stays green with the check (exit 0); --strict holds it to `honoured`.
+    assert.equal(report.exitCode, 0, JSON.stringify(report.rows.filter((r) => r.verdict === 'fail')));
+  });
+
+  test('the sandbox deposit: the same key and body replayed (one transaction), another body 422, another key a new charge', async () => {
+    const login = (await (await fetch(`${sandbox.bffUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(DEMO) })).json()) as { access_token: string };
+    const profile = (await (await fetch(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${login.access_token}` } })).json()) as { user: { id: number } };
+    const deposit = async (key: string, amount: number) => {
+      const res = await fetch(`${sandbox.bffUrl}/wallet/add-credit`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${login.access_token}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ user_id: profile.user.id, credit_amount: amount, payment_method: 'pix', currency: 'BRL' }),
+      });
+      return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: (await res.json()) as { transaction_id?: string; reason?: string } };
+    };
+    const first = await deposit('sandbox-key-1', 1_500);
+    const repeat = await deposit('sandbox-key-1', 1_500);
+    const reused = await deposit('sandbox-key-1', 1_600);
+    const other = await deposit('sandbox-key-2', 1_500);
+    assert.equal(first.status, 201);
+    assert.deepEqual([repeat.status, repeat.replayed, repeat.body], [201, 'true', first.body]);
+    assert.deepEqual([reused.status, reused.body.reason], [422, 'idempotency_key_reused']);
+    assert.equal(other.status, 201);
+    assert.notEqual(other.body.transaction_id, first.body.transaction_id);
+  });
+
   test('without a login, the session rows are skipped and the exit code says so (3)', async () => {
     const report = await runDoctor({ bffUrl: sandbox.bffUrl });
     assert.equal(report.exitCode, 3);

@@ -10,6 +10,7 @@
  * | password | never on the command line: the variable `DOCTOR_PASSWORD`, or the one `--password-env <NAME>` names, or standard input with `--password -` (one line; not echoed on a terminal) |
  * | `--json <file>` | also write the report as JSON to that file |
  * | `--allow-writes` | also call side-effect GETs, mutations and money moves; refused unless the BFF is a sandbox |
+ * | `--check-idempotency` | also send the deposit (1000 cents) twice with one `Idempotency-Key` and report whether the BFF honours it (`idempotency.ts`): **real deposits** (one, or two when it does not), so never by default and refused without `--login` (a staging account) |
  * | `--cookie-name <name>` | the session cookie's name sent upstream (`SESSION_COOKIE_NAME`), default `access_token` |
  * | `--timeout <ms>` | limit of one call, default 10000 |
  * | `--total-timeout <ms>` | limit of the whole run, default 120000 |
@@ -23,8 +24,9 @@
  * (standard output, standard error, the `--json` file) is scrubbed of the password and of any
  * JWT-like value (`scrub.ts`).
  *
- * Exit codes: 0 every required endpoint conforms; 1 one deviates; 2 bad options, a refused
- * `--allow-writes`, or a BFF that cannot be reached (one line); 3 required reads not probed.
+ * Exit codes: 0 every required endpoint conforms; 1 one deviates (or, with `--strict`, the idempotency
+ * check is not `honoured`); 2 bad options, a refused `--allow-writes`, `--check-idempotency` without
+ * `--login`, or a BFF that cannot be reached (one line); 3 required reads not probed.
  *
  * @module
  */
@@ -35,8 +37,11 @@ import { formatReport } from './report.js';
 import { DoctorUnreachableError, DoctorUsageError, runDoctor } from './run.js';
 import { scrubText } from './scrub.js';
 
-const USAGE = `usage: DOCTOR_PASSWORD=… npm run doctor -- --bff <url> [--login <login>] [--json <file>] [--allow-writes]
-       [--password-env <NAME> | --password -] [--cookie-name <name>] [--timeout <ms>] [--total-timeout <ms>] [--max-bytes <n>] [--strict] [--verbose]`;
+const USAGE = `usage: DOCTOR_PASSWORD=… npm run doctor -- --bff <url> [--login <login>] [--json <file>] [--allow-writes] [--check-idempotency]
+       [--password-env <NAME> | --password -] [--cookie-name <name>] [--timeout <ms>] [--total-timeout <ms>] [--max-bytes <n>] [--strict] [--verbose]
+  --check-idempotency  also send one deposit of 1000 cents twice with the same Idempotency-Key, straight to the BFF,
+                       and report whether it honours the key (one charge) or not (two): it makes REAL deposits on
+                       the BFF it is pointed at, so it never runs by default and needs --login of a staging account`;
 
 /** The variable the password is read from unless `--password-env` names another. */
 const PASSWORD_VARIABLE = 'DOCTOR_PASSWORD';
@@ -127,6 +132,7 @@ try {
       'password-env': { type: 'string' },
       json: { type: 'string' },
       'allow-writes': { type: 'boolean', default: false },
+      'check-idempotency': { type: 'boolean', default: false },
       'cookie-name': { type: 'string' },
       timeout: { type: 'string' },
       'total-timeout': { type: 'string' },
@@ -159,6 +165,9 @@ if (values.password !== undefined && values.password !== '-') {
 if (values.password === '-' && values['password-env'] !== undefined) usage('--password - and --password-env: give one of them');
 const explicit = values.password !== undefined || values['password-env'] !== undefined;
 if (explicit && values.login === undefined) usage(`--login is required with ${values.password === '-' ? '--password -' : '--password-env'}`);
+if (values['check-idempotency'] && values.login === undefined) {
+  usage('--check-idempotency needs --login (and its password) of a staging account: it makes real deposits (one or two of 1000 cents) on the BFF');
+}
 if (values.login !== undefined) {
   if (values.password === '-') {
     try {
@@ -185,6 +194,7 @@ try {
     totalTimeoutMs: positiveInteger('total-timeout', values['total-timeout']),
     maxBytes: positiveInteger('max-bytes', values['max-bytes']),
     strict: values.strict,
+    checkIdempotency: values['check-idempotency'],
   });
   write(process.stdout, formatReport(report, values.verbose));
   if (values.json !== undefined) {

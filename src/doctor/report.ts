@@ -29,7 +29,7 @@ function cut(text: string, width: number): string {
 /** What an exit code means, as `formatReport` prints it. */
 export const EXIT_MEANINGS: Readonly<Record<DoctorReport['exitCode'], string>> = {
   0: 'every required endpoint conforms',
-  1: 'a required endpoint deviates: see the FAIL rows (and WARN rows with --strict)',
+  1: 'a required endpoint deviates: see the FAIL rows (and, with --strict, WARN rows and an Idempotency-Key not honoured)',
   3: 'required endpoints were not probed: see the skip rows',
 };
 
@@ -57,6 +57,13 @@ export function formatReport(report: DoctorReport, verbose = false): string {
     }
   }
   for (const [code, why] of Object.entries(report.unprobed)) lines.push(`${code.padEnd(7)} not probed: ${why}`);
+  const check = report.idempotency;
+  if (check !== undefined) {
+    const answer = (a: typeof check.first) => `${a.status ?? a.error ?? 'no answer'}${a.transactionId === undefined ? '' : ` ${a.transactionId}`}`;
+    lines.push('');
+    lines.push(`Idempotency-Key honoured by the BFF: ${check.verdict} (the deposit twice with ${check.key}: ${answer(check.first)}, then ${answer(check.second)})`);
+    lines.push(`        ${check.meaning}`);
+  }
   const s = report.summary;
   lines.push('');
   lines.push(`${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skip} not probed, ${s.notCalled} not called (writes), in ${report.durationMs} ms`);

@@ -18,9 +18,10 @@
  * @module
  */
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
+import { Agent, type Dispatcher, request } from 'undici';
 import { buildPath, buildQuery } from '../upstream/paths.js';
 import { dedupeFindings, type Finding, judgeAnswer, type RawAnswer, tokenFindings, type Verdict, verdictOf } from './checks.js';
+import { checkIdempotency, type DepositAnswer, type IdempotencyCheck, transactionIdOf } from './idempotency.js';
 import { type Discovered, PROBES, type Probe, UNPROBED } from './probes.js';
 import { scrubText } from './scrub.js';
 
@@ -43,6 +44,12 @@ export interface DoctorOptions {
   readonly maxBytes?: number | undefined;
   /** A `warn` row (a deviation the proxy absorbs, such as a coded answer) fails the run too. Default `false`. */
   readonly strict?: boolean | undefined;
+  /**
+   * Also send the deposit twice with one `Idempotency-Key` (`idempotency.ts`): real deposits on the
+   * BFF probed (one or two of 1000 cents), so only with a staging account's `login` and `password`.
+   * Default `false`.
+   */
+  readonly checkIdempotency?: boolean | undefined;
 }
 
 /** One row of the report: a probe and what came of it. */
@@ -80,9 +87,12 @@ export interface DoctorReport {
    * side-effect, mutation and money rows that a run without `allowWrites` never calls.
    */
   readonly summary: Readonly<Record<Verdict | 'notCalled', number>>;
+  /** With `checkIdempotency`: whether the BFF honours `Idempotency-Key` itself; absent when not asked, or when the login gave no session. */
+  readonly idempotency?: IdempotencyCheck;
   /**
-   * 0: every required row probed conforms (`pass`, or `warn` unless `strict`); 1: a required row fails; 3: some
-   * required reads were not probed (no login, time limit).
+   * 0: every required row probed conforms (`pass`, or `warn` unless `strict`); 1: a required row fails
+   * (or, with `strict`, the idempotency check is not `honoured`); 3: some required reads were not
+   * probed (no login, time limit).
    */
   readonly exitCode: 0 | 1 | 3;
 }
@@ -179,9 +189,31 @@ function bodyOf(probe: Probe, found: Discoveries): string | undefined {
   return JSON.stringify(out);
 }
 
+/** The body of an answer, read up to `maxBytes` (bytes; declared or sent beyond it: `overLimit`, the rest not read). */
+async function readBody(res: Dispatcher.ResponseData, maxBytes: number): Promise<{ body: Buffer; overLimit: boolean }> {
+  const declared = Number(res.headers['content-length']);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let overLimit = Number.isFinite(declared) && declared > maxBytes;
+  if (overLimit) res.body.destroy();
+  else {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        overLimit = true;
+        res.body.destroy();
+        break;
+      }
+      chunks.push(chunk);
+    }
+  }
+  return { body: Buffer.concat(chunks), overLimit };
+}
+
 /**
  * Probes the BFF and judges every answer (see the module comment).
- * @throws {@link DoctorUsageError} when `allowWrites` is set and the BFF is not a sandbox.
+ * @throws {@link DoctorUsageError} when `allowWrites` is set and the BFF is not a sandbox, or
+ *   `checkIdempotency` without `login` and `password`.
  * @throws {@link DoctorUnreachableError} when the first call cannot connect (nothing listens at the URL).
  */
 export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
@@ -199,6 +231,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const results = new Map<Probe, DoctorRow>();
   const found: Discoveries = {};
   let token: string | undefined;
+  let idempotency: IdempotencyCheck | undefined;
+  if (options.checkIdempotency && (options.login === undefined || options.password === undefined)) {
+    throw new DoctorUsageError('--check-idempotency needs --login and its password: a staging account on which it makes real deposits (one or two of 1000 cents)');
+  }
 
   try {
     const sandbox = await isSandbox(options.bffUrl, dispatcher, probeTimeoutMs);
@@ -247,23 +283,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       let answer: RawAnswer;
       try {
         const res = await request(url, { method: probe.method, headers, body, dispatcher, signal: AbortSignal.timeout(probeTimeoutMs) });
-        const declared = Number(res.headers['content-length']);
-        const chunks: Buffer[] = [];
-        let size = 0;
-        let overLimit = Number.isFinite(declared) && declared > maxBytes;
-        if (overLimit) res.body.destroy();
-        else {
-          for await (const chunk of res.body as AsyncIterable<Buffer>) {
-            size += chunk.length;
-            if (size > maxBytes) {
-              overLimit = true;
-              res.body.destroy();
-              break;
-            }
-            chunks.push(chunk);
-          }
-        }
-        answer = { status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), overLimit };
+        answer = { status: res.statusCode, headers: res.headers, ...(await readBody(res, maxBytes)) };
       } catch (error) {
         const e = error as { name?: string; code?: string; message?: string };
         if (!answered && UNREACHABLE_CODES.has(e.code ?? '')) {
@@ -323,6 +343,32 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
         if (typeof id === 'number' || typeof id === 'string') found.userId = String(id);
         for (const p of PROBES) if (p.kind === 'read' && p.session && !results.has(p)) await probeOne(p);
         for (const p of PROBES) if (p.kind !== 'read' && p.kind !== 'session' && writeAllowed(p)) await probeOne(p);
+        if (options.checkIdempotency) {
+          const deposit = byCode('EP0091');
+          const url = `${base.origin}${prefix}${target(deposit, found).path}`;
+          const body = bodyOf(deposit, found);
+          idempotency = await checkIdempotency(async (extra): Promise<DepositAnswer> => {
+            const session = token as string;
+            const headers = {
+              accept: 'application/json',
+              'accept-encoding': 'identity',
+              'content-type': 'application/json',
+              'user-agent': 'front-proxy-doctor',
+              'x-request-id': 'doctor-idempotency',
+              authorization: `Bearer ${session}`,
+              cookie: `${cookieName}=${session}`,
+              ...extra,
+            };
+            try {
+              const res = await request(url, { method: 'POST', headers, body, dispatcher, signal: AbortSignal.timeout(probeTimeoutMs) });
+              const text = scrubText((await readBody(res, maxBytes)).body.toString('utf8'), [options.password]);
+              const id = transactionIdOf(text);
+              return { status: res.statusCode, body: text, ...(id === undefined ? {} : { transactionId: id }) };
+            } catch (error) {
+              return { status: null, body: '', error: (error as { code?: string; name?: string }).code ?? (error as Error).name ?? 'connection failed' };
+            }
+          });
+        }
         await probeOne(byCode('EP0004'), (json) => {
           const out = tokenFindings((json as { access_token?: unknown }).access_token);
           if (out.length === 0) token = (json as { access_token: string }).access_token;
@@ -341,7 +387,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     const rows = PROBES.map((p) => results.get(p) as DoctorRow);
     const summary: Record<Verdict | 'notCalled', number> = { pass: 0, warn: 0, fail: 0, skip: 0, notCalled: 0 };
     for (const r of rows) summary[r.verdict === 'skip' && r.kind !== 'read' && r.kind !== 'session' ? 'notCalled' : r.verdict] += 1;
-    const failed = rows.some((r) => r.required && (r.verdict === 'fail' || (options.strict === true && r.verdict === 'warn')));
+    const failed =
+      rows.some((r) => r.required && (r.verdict === 'fail' || (options.strict === true && r.verdict === 'warn'))) ||
+      (options.strict === true && idempotency !== undefined && idempotency.verdict !== 'honoured');
     const incomplete = rows.some((r) => r.required && r.verdict === 'skip' && (r.kind === 'read' || r.kind === 'session'));
     const shown = new URL(options.bffUrl);
     shown.username = '';
@@ -354,6 +402,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       rows,
       unprobed: { ...UNPROBED } as Record<string, string>,
       summary,
+      ...(idempotency === undefined ? {} : { idempotency }),
       exitCode: failed ? 1 : incomplete ? 3 : 0,
     };
   } finally {

@@ -46,7 +46,7 @@ export class Fleet {
       event: (event) => {
         if (event.type === 'purge') this.#moveTo(event.generation);
         else if (event.type === 'session-end') for (const end of this.#sessionEnders) end(event.key, event.reason);
-        else for (const evict of this.#evictors) evict(event.key);
+        else if (event.type === 'evict') for (const evict of this.#evictors) evict(event.key);
       },
       resync: () => {
         for (const name of this.#sessionCaches) this.#caches.get(name)?.clear();

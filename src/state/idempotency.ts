@@ -29,7 +29,9 @@
  *   refused 503) and is written again every {@link STORE_RETRY_MS} until it is stored or another record
  *   holds its key — time does not empty the queue —, its marker's lease renewed meanwhile so that no
  *   other instance sends the move again; {@link Idempotency.flush} writes the queue at shutdown before
- *   the store closes. A repeat on this instance replays a queued answer at once.
+ *   the store closes, and what it could not write {@link Idempotency.handOff} hands to the other
+ *   instances by pub/sub (a Redis that refuses writes still relays messages), which take it into their
+ *   own queue. A repeat on an instance replays a queued answer at once.
  * - An unknown outcome (time-out, connection broken after the request may have left) stores nothing:
  *   the marker turns `unknown` and stays until its lease ends (repeats answer 409), then a repeat goes
  *   upstream again with the same upstream key. A call that certainly never left (connection
@@ -41,7 +43,7 @@
 import { hash, randomUUID } from 'node:crypto';
 import { envelope, type ProxyAnswer } from '../envelope.js';
 import { REFUSALS, UpstreamError } from '../upstream/errors.js';
-import { KEY_PREFIX, type SharedStore, StateUnavailableError } from './store.js';
+import { type HandedAnswer, KEY_PREFIX, type SharedStore, StateUnavailableError } from './store.js';
 
 /** How long the answer of a submission with an `Idempotency-Key` header is replayed (24 h), in milliseconds. */
 export const HEADER_KEY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -63,6 +65,8 @@ export const STORE_RETRY_MS = 250;
 export const MAX_UNSTORED_ANSWERS = 10_000;
 /** How long {@link Idempotency.flush} tries at shutdown to store the answers still waiting, in milliseconds. */
 export const FLUSH_MS = 5_000;
+/** Most answers in one hand-off message ({@link Idempotency.handOff}). */
+export const HAND_OFF_BATCH = 100;
 /** What an `Idempotency-Key` header may hold. */
 export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
 
@@ -212,6 +216,8 @@ export class Idempotency {
   #retryTimer: NodeJS.Timeout | undefined;
   readonly #onDecision: ((decision: IdempotencyDecision) => void) | undefined;
   readonly #maxUnstored: number;
+  /** This instance's name in hand-off messages (it ignores its own). */
+  readonly #instance = randomUUID();
 
   /**
    * @param longestCallMs - the longest a money move's upstream call may be queued or running, in
@@ -234,6 +240,12 @@ export class Idempotency {
     this.#onDecision = options.onDecision;
     this.#now = options.now ?? Date.now;
     this.#maxUnstored = options.maxUnstored ?? MAX_UNSTORED_ANSWERS;
+    store.subscribe({
+      event: (event) => {
+        if (event.type === 'answers' && event.from !== this.#instance) this.#adopt(event.answers);
+      },
+      resync: () => {},
+    });
   }
 
   /** The pending marker's lease, in milliseconds. */
@@ -474,6 +486,50 @@ export class Idempotency {
     clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
     return this.#unstored.size;
+  }
+
+  /**
+   * Hands the answers still waiting to be stored to the other instances (at shutdown, after
+   * {@link flush}): published in messages of at most {@link HAND_OFF_BATCH}; each receiving instance
+   * queues them as its own, stores them as soon as the store takes them and replays them to repeats
+   * meanwhile. A Redis that refuses writes (no replica acknowledging, `min-replicas-to-write`) still
+   * relays them; with no other instance subscribed they are lost with this process.
+   * @returns how many answers were published (0 when the store could not relay them).
+   */
+  async handOff(): Promise<number> {
+    const answers: HandedAnswer[] = [...this.#unstored.values()].map((entry) => ({ key: entry.storeKey, record: entry.record, marker: entry.marker, ttlMs: entry.ttlMs }));
+    let published = 0;
+    for (let i = 0; i < answers.length; i += HAND_OFF_BATCH) {
+      const batch = answers.slice(i, i + HAND_OFF_BATCH);
+      try {
+        await this.#store.publish({ type: 'answers', from: this.#instance, answers: batch });
+        published += batch.length;
+      } catch {
+        break;
+      }
+    }
+    return published;
+  }
+
+  /** Queues answers another instance handed off (its shutdown), as if this one had them: stored when the store takes them. */
+  #adopt(answers: readonly HandedAnswer[]): void {
+    for (const handed of answers) {
+      if (this.#unstored.has(handed.key) || this.#unstored.size >= this.#maxUnstored) continue;
+      const record = parseRecord(handed.record);
+      const marker = parseRecord(handed.marker);
+      if (record?.s !== 'done' || marker === undefined || marker.s === 'done') continue;
+      this.#unstored.set(handed.key, {
+        storeKey: handed.key,
+        fingerprint: record.f,
+        answer: answerOf(record),
+        record: handed.record,
+        ttlMs: handed.ttlMs,
+        marker: handed.marker,
+        until: marker.until ?? 0,
+        busy: false,
+      });
+    }
+    this.#scheduleRetry();
   }
 }
 

@@ -27,7 +27,10 @@ export interface AppState {
   /** Failed logins per login identifier and client address. */
   readonly loginFailures: LoginFailures;
   readonly caches: CacheRegistry;
-  /** Writes the money moves' answers still waiting to be stored (`Idempotency.flush`), then closes the store's connections. */
+  /**
+   * Writes the money moves' answers still waiting to be stored (`Idempotency.flush`), hands what it
+   * could not write to the other instances (`Idempotency.handOff`), then closes the store's connections.
+   */
   close(): Promise<void>;
 }
 
@@ -68,7 +71,11 @@ export async function createState(
     caches,
     close: async () => {
       const left = await idempotency.flush();
-      if (left > 0) log?.warn({ state: store.kind, unstored: left }, 'money-move answers not stored at shutdown: a repeat elsewhere goes upstream again with the same Idempotency-Key');
+      if (left > 0) {
+        const handed = await idempotency.handOff();
+        if (handed > 0) log?.warn({ state: store.kind, unstored: left, handedOff: handed }, 'money-move answers not stored at shutdown: handed to the other instances, which store them when the store takes them');
+        if (handed < left) log?.warn({ state: store.kind, unstored: left - handed }, 'money-move answers not stored at shutdown: a repeat elsewhere goes upstream again with the same Idempotency-Key');
+      }
       await store.close();
     },
   };

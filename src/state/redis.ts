@@ -52,7 +52,7 @@ import type { RedisTopology } from '../config.js';
 import { isIP } from 'node:net';
 import calculateSlot from 'cluster-key-slot';
 import { acknowledgement, parseReplicationInfo, SentinelWatch } from './replicas.js';
-import { KEY_PREFIX, type ReplaceCondition, type SharedStore, type StateEvent, StateUnavailableError, type WriteOptions } from './store.js';
+import { type HandedAnswer, KEY_PREFIX, type ReplaceCondition, type SharedStore, type StateEvent, StateUnavailableError, type WriteOptions } from './store.js';
 
 /** Longest wait for a connection to Redis, in milliseconds. */
 export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
@@ -110,7 +110,24 @@ function isEvent(value: unknown): value is StateEvent {
     (event.type === 'session-end' &&
       typeof event.key === 'string' &&
       /^[0-9a-f]{64}$/.test(event.key) &&
-      (event.reason === 'logout' || event.reason === 'refused'))
+      (event.reason === 'logout' || event.reason === 'refused')) ||
+    (event.type === 'answers' && typeof event.from === 'string' && Array.isArray(event.answers) && event.answers.every(isHandedAnswer))
+  );
+}
+
+/** The store key of a money move's record (`state/idempotency.ts` `recordKey`). */
+const HANDED_KEY = new RegExp(`^${KEY_PREFIX}idem:[0-9a-f]{64}$`);
+
+function isHandedAnswer(value: unknown): value is HandedAnswer {
+  if (!value || typeof value !== 'object') return false;
+  const answer = value as Record<string, unknown>;
+  return (
+    typeof answer.key === 'string' &&
+    HANDED_KEY.test(answer.key) &&
+    typeof answer.record === 'string' &&
+    typeof answer.marker === 'string' &&
+    Number.isSafeInteger(answer.ttlMs) &&
+    (answer.ttlMs as number) > 0
   );
 }
 

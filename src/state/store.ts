@@ -30,7 +30,24 @@ export type StateEvent =
    * A session ended (logout, or its token refused by the BFF): `key` is the token's SHA-256 hex digest;
    * the live streams it holds end on every instance (docs/behaviour.md "Live streams").
    */
-  | { readonly type: 'session-end'; readonly key: string; readonly reason: 'logout' | 'refused' };
+  | { readonly type: 'session-end'; readonly key: string; readonly reason: 'logout' | 'refused' }
+  /**
+   * Money moves' answers an instance that is stopping could not store (`state/idempotency.ts`): the
+   * other instances take them into their own queue; `from` names the sender, which ignores its own.
+   */
+  | { readonly type: 'answers'; readonly from: string; readonly answers: readonly HandedAnswer[] };
+
+/** A money move's answer handed from one instance to the others (see {@link StateEvent}). */
+export interface HandedAnswer {
+  /** The record's store key (`front-proxy:idem:<SHA-256 hex>`). */
+  readonly key: string;
+  /** The done record's text. */
+  readonly record: string;
+  /** The pending marker's text as last written (the record replaces it, or a free key). */
+  readonly marker: string;
+  /** How long the record is kept once stored, in milliseconds. */
+  readonly ttlMs: number;
+}
 
 /** How a write must be kept (Redis with replicas; the memory store ignores it). */
 export interface WriteOptions {

@@ -198,7 +198,7 @@ describe('idempotency over the in-memory store', () => {
   test('a store that cannot be reached answers 503 idempotency_unavailable and calls nothing', async () => {
     const down = new Proxy(new MemoryStore(), {
       get: (target, name) =>
-        name === 'setIfAbsent' ? async () => Promise.reject(new StateUnavailableError()) : Reflect.get(target, name, target),
+        name === 'setIfAbsent' ? async () => Promise.reject(new StateUnavailableError()) : (Reflect.get(target, name, target) as () => unknown).bind(target),
     }) as SharedStore;
     const up = upstream({ status: 201, body: {} });
     const started = performance.now();
@@ -278,6 +278,45 @@ describe('idempotency over the in-memory store', () => {
     const answers = writes.filter((w) => isAnswer(w.value));
     assert.ok(answers.length >= 3, `${answers.length} attempts`);
     assert.ok(writes.every((w) => w.replicated === true), 'every record is written replicated');
+  });
+
+  test('an answer still refused at shutdown is handed to the other instances: replayed there at once, stored by them once writes are taken', async () => {
+    let refusing = true;
+    const backing = new MemoryStore();
+    const refuse = (_method: WriteMethod, value: string) => refusing && isAnswer(value);
+    const a = new Idempotency(flaky(backing, refuse).store, 1_000, { waitMs: 0 });
+    const b = new Idempotency(flaky(backing, refuse).store, 1_000, { waitMs: 0 });
+    await a.run(submission({ key: 'k-stopping' }), upstream({ status: 201, body: { id: 'charge-7' } }).call);
+    assert.equal(await a.flush(2 * STORE_RETRY_MS), 1, 'still refused at shutdown');
+    assert.equal(b.unstored, 0);
+    assert.equal(await a.handOff(), 1);
+    assert.equal(b.unstored, 1, 'the other instance queued it');
+    assert.equal(a.unstored, 1, 'the sender ignores its own hand-off');
+    const repeat = upstream({ status: 500, body: {} });
+    const there = await b.run(submission({ key: 'k-stopping' }), repeat.call);
+    assert.equal(there.decision, 'replayed');
+    assert.deepEqual(there.answer, { status: 201, body: { id: 'charge-7' } });
+    refusing = false;
+    await new Promise((r) => setTimeout(r, 2 * STORE_RETRY_MS + 100));
+    assert.equal(b.unstored, 0, 'stored by the instance that took it');
+    const later = await new Idempotency(backing, 1_000, { waitMs: 0 }).run(submission({ key: 'k-stopping' }), repeat.call);
+    assert.equal(later.decision, 'replayed');
+    assert.deepEqual(later.answer, { status: 201, body: { id: 'charge-7' } });
+    assert.equal(repeat.keys.length, 0, 'never sent again');
+  });
+
+  test('a hand-off the store cannot relay publishes nothing; malformed hand-offs are ignored', async () => {
+    const backing = new MemoryStore();
+    const { store } = flaky(backing, (_method, value) => isAnswer(value));
+    const a = new Idempotency(Object.assign(Object.create(store) as SharedStore, { publish: () => Promise.reject(new StateUnavailableError()) }), 1_000, { waitMs: 0 });
+    await a.run(submission({ key: 'k-alone' }), upstream({ status: 201, body: { id: 'charge-8' } }).call);
+    assert.equal(await a.flush(0), 1);
+    assert.equal(await a.handOff(), 0);
+    const b = new Idempotency(backing, 1_000, { waitMs: 0 });
+    const marker = JSON.stringify({ s: 'pending', f: 'x', until: 1 });
+    const key = `front-proxy:idem:${'0'.repeat(64)}`;
+    await backing.publish({ type: 'answers', from: 'another', answers: [{ key, record: 'not json', marker, ttlMs: 1_000 }, { key, record: marker, marker, ttlMs: 1_000 }] });
+    assert.equal(b.unstored, 0);
   });
 
   test('an answer still refused when its lease ends is never given up: its marker is renewed, no one takes it over, it is stored when the store is back', async () => {

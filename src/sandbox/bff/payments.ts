@@ -4,7 +4,7 @@
  * | upstream | behaviour |
  * |---|---|
  * | `GET /payment-providers[?currency=]` | `{ deposit, withdraw }` provider records (BR, MX, CHL and multi-currency), icons `payments/<method>` |
- * | `POST /wallet/add-credit` | spec 2.7 wire body; creates a charge and a pending deposit transaction; the answer has the flow's data (PIX QR and copy-paste code, SPEI CLABE, OXXO barcode, checkout or redirect URL, wallet QR and app link) and the real `wallet` record (cents). Card-form methods are paid at once (a card failing the Luhn check is 422 `card_declined`). |
+ * | `POST /wallet/add-credit` | spec 2.7 wire body; creates a charge and a pending deposit transaction; the answer has the flow's data (PIX QR and copy-paste code, SPEI CLABE, OXXO barcode, checkout or redirect URL, wallet QR and app link) and the real `wallet` record (cents). Card-form methods are paid at once (a card failing the Luhn check is 422 `card_declined`). Honours `Idempotency-Key` as a real BFF should: the same key with the same body within {@link IDEMPOTENCY_KEEP_MS} answers the first charge again (201, `Idempotent-Replayed: true`, nothing charged), with another body 422 `idempotency_key_reused`; the last {@link IDEMPOTENCY_KEYS_PER_USER} keys of a user are kept. |
  * | `GET /wallet/charge/{id}` | the charge; a pending charge is `paid` from its {@link PAID_AFTER_POLLS}th poll on, which credits the wallet |
  * | `POST /new-withdraws` | debits the wallet at once (`approved`); 422 `insufficient_balance` above the withdrawable balance |
  * | `GET /bff/users/bank-list` | banks of the user's country |
@@ -29,6 +29,11 @@ import { defineUserState, type SandboxStore } from '../store.js';
 import type { SandboxUser } from '../types.js';
 import { withUser } from './guard.js';
 import { addTransaction, moveBalance, type SandboxTransaction, walletOf, walletState } from './wallet.js';
+
+/** How long a deposit's `Idempotency-Key` is kept (24 h), in milliseconds. */
+export const IDEMPOTENCY_KEEP_MS = 24 * 60 * 60 * 1000;
+/** Most `Idempotency-Key`s kept per user (the oldest dropped first). */
+export const IDEMPOTENCY_KEYS_PER_USER = 1_000;
 
 /** A pending charge is paid from this poll of `GET /wallet/charge/{id}` on. */
 export const PAID_AFTER_POLLS = 2;
@@ -124,6 +129,8 @@ export interface PaymentsState {
   pixKey: { pix_key: string; pix_key_type: string; updated_at: string } | null;
   mexAccount: Record<string, unknown> | null;
   genericAccount: Record<string, unknown> | null;
+  /** Deposits by `Idempotency-Key`: the body they came with (JSON text) and the answer given, in insertion order. */
+  deposits: Map<string, { body: string; answer: Record<string, unknown>; at: number }>;
 }
 
 export const paymentsState = defineUserState('payments', (user, store): PaymentsState => ({
@@ -133,6 +140,7 @@ export const paymentsState = defineUserState('payments', (user, store): Payments
     : null,
   mexAccount: null,
   genericAccount: null,
+  deposits: new Map(),
 }));
 
 /** Banks by country. */
@@ -262,6 +270,14 @@ export const paymentsArea: SandboxArea = {
       '/wallet/add-credit',
       withUser(async (request, reply, user) => {
         const body = asRecord(request.body);
+        const header = request.headers['idempotency-key'];
+        const key = typeof header === 'string' && header !== '' ? header : undefined;
+        const deposits = store.userState(paymentsState, user).deposits;
+        const earlier = key === undefined ? undefined : deposits.get(key);
+        if (earlier !== undefined && store.now() - earlier.at < IDEMPOTENCY_KEEP_MS) {
+          if (earlier.body !== JSON.stringify(body)) return sendError(reply, 422, 'idempotency_key_reused', 'This Idempotency-Key was used with another deposit.');
+          return reply.code(201).header('idempotent-replayed', 'true').send(earlier.answer);
+        }
         const leaked = FORBIDDEN_DEPOSIT_FIELDS.filter((f) => f in body);
         if (leaked.length > 0) return sendError(reply, 422, 'forbidden_field', `A deposit must not carry ${leaked.join(', ')}.`);
         const checked = checkFields(body, {
@@ -330,7 +346,13 @@ export const paymentsArea: SandboxArea = {
         };
         store.userState(paymentsState, user).charges.set(id, charge);
         if (methodClass === 'card-form') pay(store, user, charge);
-        return reply.code(201).send({ ...chargeView(charge, user, store), method_class: methodClass });
+        const answer = { ...chargeView(charge, user, store), method_class: methodClass };
+        if (key !== undefined) {
+          deposits.delete(key);
+          deposits.set(key, { body: JSON.stringify(body), answer, at: store.now() });
+          if (deposits.size > IDEMPOTENCY_KEYS_PER_USER) deposits.delete(deposits.keys().next().value as string);
+        }
+        return reply.code(201).send(answer);
       }),
     );
 
