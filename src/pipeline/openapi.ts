@@ -339,7 +339,7 @@ function errorAnswers(
 
   if (hasInput || upstream) {
     const why = [
-      ...(hasInput ? [preAuth ? '`invalid_data`: the form is invalid; nothing is sent upstream' : '`invalid_request`: the body, query or path is invalid (or a path segment is unsafe); nothing is sent upstream'] : []),
+      ...(hasInput ? [preAuth ? '`invalid_request`: the form is invalid; nothing is sent upstream' : '`invalid_request`: the body, query or path is invalid (or a path segment is unsafe); nothing is sent upstream'] : []),
       ...(upstream ? ['the upstream answered 400 (envelope)'] : []),
     ];
     const name = hasInput && upstream ? (preAuth ? 'InvalidFormOrUpstream' : 'InvalidRequestOrUpstream') : hasInput ? (preAuth ? 'InvalidForm' : 'InvalidRequest') : 'UpstreamBadRequest';

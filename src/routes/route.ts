@@ -9,6 +9,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
+import type { ProxyErrorName } from '../proxy-errors.js';
 import type { Config } from '../config.js';
 import { tokenKey } from '../session/hash.js';
 import type { HttpMethod } from '../upstream/client.js';
@@ -152,7 +153,7 @@ export function forward<B = unknown, Q = unknown, P = unknown>(
 }
 
 /** An answer that is a proxy-made envelope (validation failures the schemas cannot express, etc.). */
-export function fail(status: number, error: string, detail: string, extra?: Record<string, unknown>): ProxyAnswer {
+export function fail(status: number, error: ProxyErrorName, detail: string, extra?: Record<string, unknown>): ProxyAnswer {
   return { status, body: envelope(error, detail, extra) };
 }
 
