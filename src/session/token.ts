@@ -17,7 +17,7 @@ import type { KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { Agent, request } from 'undici';
-import { KEY_ALGORITHMS, readTokenPublicKey, type TokenPublicKey } from '../config.js';
+import { KEY_ALGORITHMS, readTokenPublicKey, type TokenPublicKey } from './token-keys.js';
 import { tokenKey } from './hash.js';
 
 /** Longest session cookie value read as a token, in characters (a larger value is no session). */
@@ -26,7 +26,7 @@ export const MAX_TOKEN_LENGTH = 8192;
 /** Clock leeway of the `exp` (and `nbf`) check, in seconds (docs/behaviour.md "Configuration"). */
 export const EXPIRY_LEEWAY_SECONDS = 60;
 
-export { KEY_ALGORITHMS, keyKindOf, type TokenKeyKind } from '../config.js';
+export { KEY_ALGORITHMS, keyKindOf, type TokenKeyKind } from './token-keys.js';
 
 /**
  * The algorithms a JWKS may be used with: every asymmetric one of {@link KEY_ALGORITHMS} (a published

@@ -78,8 +78,8 @@ export function findCycles(graph: ImportGraph): string[][] {
 
 /** The layers, bottom first: a module may import its own layer or a lower one. */
 export const LAYERS: readonly (readonly string[])[] = [
-  ['errors/', 'config.ts'],
-  ['upstream/', 'session/', 'state/', 'contracts/', 'envelope.ts', 'proxy-errors.ts', 'browser/'],
+  ['errors/'],
+  ['config.ts', 'config/', 'upstream/', 'session/', 'state/', 'contracts/', 'envelope.ts', 'proxy-errors.ts', 'browser/'],
   ['catalogue/', 'playground/', 'sandbox/', 'doctor/', 'streams/'],
   ['routes/', 'pipeline/'],
   ['app.ts'],
