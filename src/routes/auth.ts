@@ -25,8 +25,7 @@ import {
 } from '../contracts/auth.js';
 import { badResponse, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
-import { clearSessionCookie, sessionMaxAge, setSessionCookie, tokenOf } from '../session/cookie.js';
-import { tokenKey } from '../session/hash.js';
+import { clearSessionCookie, sessionMaxAge, sessionTokenKey, setSessionCookie, tokenOf } from '../session/cookie.js';
 import { cachedProfile } from '../session/identity.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
 import { EXPIRY_LEEWAY_SECONDS } from '../session/token.js';
@@ -127,7 +126,7 @@ async function logout(ctx: RouteContext, path: '/auth/logout' | '/auth/logout-au
   if (token) {
     ctx.deps.profileCache.evict(token);
     // The session's live streams end on every instance (docs/behaviour.md "Live streams").
-    ctx.deps.state.fleet.announceSessionEnd(tokenKey(token), 'logout');
+    ctx.deps.state.fleet.announceSessionEnd(sessionTokenKey(ctx.request, token), 'logout');
     try {
       await ctx.call('bff', { method: 'POST', path });
     } catch (error) {

@@ -11,7 +11,7 @@ import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
 import type { ProxyErrorName } from '../proxy-errors.js';
 import type { Config } from '../config.js';
-import { tokenKey } from '../session/hash.js';
+import { sessionTokenKey } from '../session/cookie.js';
 import type { HttpMethod } from '../upstream/client.js';
 import { buildPath, type QueryValue } from '../upstream/paths.js';
 import type { ServiceName } from '../upstream/services.js';
@@ -258,7 +258,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
         }
         // The BFF refused this session's token: its live streams end on every instance (docs/behaviour.md "Live streams").
         // (Not a pre-authentication route's 401: a wrong password says nothing of the session cookie beside it.)
-        if (answer?.status === 401 && ctx.token && r.preAuth !== true) deps.state.fleet.announceSessionEnd(tokenKey(ctx.token), 'refused');
+        if (answer?.status === 401 && ctx.token && r.preAuth !== true) deps.state.fleet.announceSessionEnd(sessionTokenKey(ctx.request, ctx.token), 'refused');
         if (answer) return sendAnswer(reply, answer, ctx);
         return reply;
       },

@@ -38,7 +38,7 @@ import {
   upstreamFailureAnswer,
 } from '../envelope.js';
 import { addressKey } from '../state/address-key.js';
-import { tokenKey } from '../session/hash.js';
+import { sessionTokenKey } from '../session/cookie.js';
 import { foreignEncoding, sendRedactedStream, transcodeToUtf8, utf8ContentType } from '../session/redact.js';
 import { isEventStream } from '../streams/sse.js';
 import { liveKind, type LiveOutcome } from '../streams/index.js';
@@ -145,7 +145,7 @@ export function namedRouteOf(upstreamPath: string): string | undefined {
  */
 function clientOf(ctx: RouteContext): string {
   const request = ctx.request;
-  if (ctx.token !== undefined && request.sessionTokenVerified === true) return `s:${tokenKey(ctx.token)}`;
+  if (ctx.token !== undefined && request.sessionTokenVerified === true) return `s:${sessionTokenKey(request, ctx.token)}`;
   return `a:${addressKey(request.ip)}`;
 }
 

@@ -56,14 +56,14 @@ const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  * Whether `value` is a well-formed JWT: at most {@link MAX_TOKEN_LENGTH} characters of the base64url
  * alphabet in three dot-separated parts, whose first two decode to JSON objects (read with jose,
  * nothing verified). A value with a control character (CR, LF, NUL, U+2028…), a space, a `%` or any
- * other character is not.
+ * other character is not. `key`: the value's {@link tokenKey} when the caller has it already.
  *
  * @example isWellFormedJwt('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln') // true
  * @example isWellFormedJwt('abc\r\nX-Injected: yes') // false
  */
-export function isWellFormedJwt(value: string): boolean {
+export function isWellFormedJwt(value: string, key?: string): boolean {
   if (value.length > MAX_TOKEN_LENGTH || !COMPACT_JWT.test(value)) return false;
-  const key = tokenKey(value);
+  key ??= tokenKey(value);
   const known = wellFormed.get(key);
   if (known !== undefined) return known;
   let verdict: boolean;
