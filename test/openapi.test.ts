@@ -107,7 +107,12 @@ describe('the document', () => {
   test('every operation has a unique camelCase operationId, one area tag, and a description citing its section', async () => {
     const doc = await documentOf();
     const ids = new Set<string>();
-    const tags = new Set(OPENAPI_TAGS.map((t) => t.name));
+    const tags = new Set<string>(OPENAPI_TAGS.map((t) => t.name));
+    // The area of each route row, by `METHOD url` (the document's path back in the tables' syntax).
+    const areaOf = new Map<string, string>();
+    for (const r of allRouteTables.flat()) {
+      for (const m of Array.isArray(r.method) ? r.method : [r.method]) areaOf.set(`${m} ${r.url}`, r.devOnly ? 'Development' : r.area);
+    }
     assert.deepEqual(
       doc.tags.map((t) => t.name),
       [...tags],
@@ -119,6 +124,9 @@ describe('the document', () => {
       ids.add(op.operationId);
       assert.equal(op.tags.length, 1, `${method} ${path} has one tag`);
       assert.ok(tags.has(op.tags[0] as string), `${method} ${path}: tag ${op.tags[0]}`);
+      // The tag is the area of the route's table, whatever its path says; the probes are the proxy's own.
+      const area = areaOf.get(`${method} ${routeUrl(path)}`) ?? (['/healthz', '/readyz'].includes(path) ? 'Infrastructure' : undefined);
+      assert.equal(op.tags[0], area, `${method} ${path}: the area of its table`);
       if (path.startsWith('/api/')) assert.match(op.description, /\*\*Specification:\*\* section [0-9]/, `${method} ${path} cites its section`);
     }
     assert.equal(doc.paths['/api/payments/deposit']?.post?.operationId, 'postPaymentsDeposit');

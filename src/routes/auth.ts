@@ -31,7 +31,7 @@ import { UpstreamAnswerError } from '../session/profile-cache.js';
 import { EXPIRY_LEEWAY_SECONDS } from '../session/token.js';
 import { authService, type BffCaller } from '../upstream/auth-service.js';
 import type { UpstreamResponse } from '../upstream/client.js';
-import { bff, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, ok, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 /** The upstream of each `REGISTER_TYPE` (docs/behaviour.md "Configuration"). */
 export const REGISTER_PATHS = {
@@ -165,7 +165,7 @@ export function sessionState(token: string | undefined, nowMs: number): SessionS
 }
 
 /** spec 4.1 Auth, in the specification's order. */
-export const authRoutes: readonly RouteSpec[] = [
+export const authRoutes: readonly RouteSpec[] = routeTable('Authentication', [
   route({
     method: 'POST',
     url: '/api/auth/login',
@@ -420,7 +420,7 @@ export const authRoutes: readonly RouteSpec[] = [
       return { status: 204, body: null };
     },
   }),
-];
+]);
 
 /** Share of forced-logout beacons written to the log (spec 6.2, 8). */
 export const FORCED_LOGOUT_SAMPLE_RATE = 0.5;

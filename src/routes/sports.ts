@@ -43,7 +43,7 @@ import { foreignEncoding, sendRedactedStream, transcodeToUtf8, utf8ContentType }
 import { isEventStream } from '../streams/sse.js';
 import { liveKind, type LiveOutcome } from '../streams/index.js';
 import { rawSubPath, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
-import { bff, fail, forward, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, forward, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 /** Prefix of the raw passthrough route and of its upstream. */
 export const CORE_SPORTBOOK = { route: '/api/core-sportbook/', upstream: '/core-sportbook/' } as const;
@@ -203,7 +203,7 @@ function serveLive(ctx: RouteContext, kind: 'sse' | 'websocket', target: { path:
 }
 
 /** spec 4.7 Sports, in the specification's order. */
-export const sportsRoutes: readonly RouteSpec[] = [
+export const sportsRoutes: readonly RouteSpec[] = routeTable('Sports', [
   route({
     method: 'GET',
     url: '/api/sports/search',
@@ -320,4 +320,4 @@ export const sportsRoutes: readonly RouteSpec[] = [
       return upstreamFailureAnswer({ status: up.status, headers: up.headers, body }, { jsonOnly: true });
     },
   }),
-];
+]);
