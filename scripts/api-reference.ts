@@ -19,7 +19,8 @@ const HEADER = [
   '`invalid_request`; state-changing routes refuse cross-site requests (403 `csrf_rejected`) and bodies',
   'of another media type (415). Money amounts are integer cents. Each operation\'s error answers are in',
   'the document itself (`GET /docs` shows it, outside production); the names of the proxy\'s own errors',
-  'are in [behaviour.md](behaviour.md) "Error envelope", the rules behind them in [concepts.md](concepts.md).',
+  'are in the section "Error envelope" of [behaviour.md](behaviour.md), the rules behind them in',
+  '[concepts.md](concepts.md).',
   '',
 ];
 
