@@ -1,6 +1,6 @@
 /**
  * The configuration reference, docs/configuration.md "Variables", generated from the configuration
- * schema (`EnvSchema` of `src/config.ts`): one row per variable or group of variables, in
+ * schema (`EnvSchema` of `src/config/schema.ts`): one row per variable or group of variables, in
  * {@link CONFIG_ROWS} order, with an anchor per variable (`docs/configuration.md#redis_url`), its
  * default (the schema's, unless the row says what is computed instead), the values it accepts (read
  * from the schema) and its meaning. `npm run docs:config` writes the table between the page's
@@ -320,7 +320,7 @@ export function renderConfigTable(schema: { properties: Record<string, TSchema> 
 export const CONFIG_PAGE = 'docs/configuration.md';
 
 /** The page's markers around the generated table. */
-export const CONFIG_TABLE_START = '<!-- configuration table: generated from src/config.ts by npm run docs:config -->';
+export const CONFIG_TABLE_START = '<!-- configuration table: generated from src/config/schema.ts by npm run docs:config -->';
 export const CONFIG_TABLE_END = '<!-- end of the configuration table -->';
 
 /**

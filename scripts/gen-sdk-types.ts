@@ -15,8 +15,8 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { ROUTES } from '../packages/browser/src/browser/routes.js';
-import { createServer } from '../src/app.js';
 import { writeOrCheck } from './generated-file.js';
+import { openapiDocument } from './openapi-document.js';
 
 /** Components closed in the SDK's types: the records of spec part 2 whose fields the specification lists. */
 export const CLOSED_RECORDS: readonly string[] = ['AuthUser', 'AuthUserInfo', 'LoginResponse', 'ProfileResponse', 'ValidateDocumentResponse'];
@@ -101,18 +101,8 @@ export function sdkDocument(doc: Json): Json {
 
 /** The text of `openapi.gen.ts` the route tables give now. */
 export async function renderSdkTypes(): Promise<string> {
-  // The document, never a load-shedding refusal of a busy machine.
-  const app = await createServer({ NODE_ENV: 'development', LOG_LEVEL: 'silent', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' });
-  try {
-    await app.ready();
-    const answer = await app.inject({ method: 'GET', url: '/openapi.json' });
-    if (answer.statusCode !== 200) throw new Error(`GET /openapi.json answered ${answer.statusCode}: ${answer.body.slice(0, 200)}`);
-    const doc = answer.json() as Json;
-    const ast = await openapiTS(sdkDocument(doc) as never, { exportType: false, rootTypes: false });
-    return HEADER + astToString(ast);
-  } finally {
-    await app.close();
-  }
+  const ast = await openapiTS(sdkDocument(await openapiDocument()) as never, { exportType: false, rootTypes: false });
+  return HEADER + astToString(ast);
 }
 
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {

@@ -27,3 +27,16 @@ export function writeOrCheck(target: URL, text: string, name: string, command: s
     process.stdout.write(`wrote ${name}\n`);
   }
 }
+
+/**
+ * `text` with the lines between the `start` and `end` marker lines replaced by `block` (the markers
+ * kept). Throws when a marker is missing or out of order.
+ *
+ * @param name - the file's path in the message, e.g. `docs/behaviour.md`.
+ */
+export function withGeneratedBlock(text: string, start: string, end: string, block: string, name: string): string {
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from === -1 || to < from) throw new Error(`${name} has no markers ${start} … ${end}`);
+  return `${text.slice(0, from + start.length)}\n${block.trimEnd()}\n${text.slice(to)}`;
+}

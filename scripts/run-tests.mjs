@@ -3,10 +3,17 @@
 // date), which the server imports from its dist/.
 // A test file whose process would stay alive after its last test (a client still reconnecting, a
 // timer left behind) ends with it (`--test-force-exit`): a leak never holds a CI run until its limit.
+// At the end it prints the time of each test file (the sum of its top-level tests, as
+// scripts/test-durations.mjs reports them), the slowest TEST_DURATIONS_TOP (default 15) and the total, and the
+// run's wall-clock time against the suite's budget of 10 minutes (TEST_BUDGET_S, in seconds). Over
+// the budget it warns loudly on stderr and keeps the exit status of the tests: a machine's speed is
+// no test result (a shared CI runner would fail at random), the table says which files to move
+// behind `npm run test:hardening` or to bound.
 // Usage: node scripts/run-tests.mjs [substring filter ...]
 import { spawnSync } from 'node:child_process';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 
 function collect(dir) {
   const out = [];
@@ -31,9 +38,53 @@ if (sdk.status !== 0) {
   console.error('the browser package (packages/browser) does not build');
   process.exit(sdk.status ?? 1);
 }
+const BUDGET_S = Number(process.env.TEST_BUDGET_S ?? 600);
+const TOP = Number(process.env.TEST_DURATIONS_TOP ?? 15);
+const scratch = mkdtempSync(join(tmpdir(), 'test-durations-'));
+const durationsFile = join(scratch, 'durations.tsv');
+const started = performance.now();
 const result = spawnSync(
   process.execPath,
-  ['--import', 'tsx', '--test', '--test-force-exit', '--test-concurrency=2', '--test-reporter=spec', ...files],
-  { stdio: 'inherit', env: { ...process.env, NODE_ENV: process.env.TEST_NODE_ENV ?? 'test' } },
+  [
+    '--import',
+    'tsx',
+    '--test',
+    '--test-force-exit',
+    '--test-concurrency=2',
+    '--test-reporter=spec',
+    '--test-reporter-destination=stdout',
+    '--test-reporter=./scripts/test-durations.mjs',
+    '--test-reporter-destination=stdout',
+    ...files,
+  ],
+  { stdio: 'inherit', env: { ...process.env, NODE_ENV: process.env.TEST_NODE_ENV ?? 'test', TEST_DURATIONS_FILE: durationsFile } },
 );
+const wallS = (performance.now() - started) / 1000;
+printDurations();
 process.exit(result.status ?? 1);
+
+/** The per-file table, the total and the budget check (see the header). */
+function printDurations() {
+  const byFile = {};
+  let text = '';
+  try {
+    text = readFileSync(durationsFile, 'utf8');
+  } catch {
+    // No test reported (a crash before the first): the table is empty.
+  }
+  for (const line of text.split('\n')) {
+    const tab = line.indexOf('\t');
+    if (tab > 0) byFile[line.slice(tab + 1)] = (byFile[line.slice(tab + 1)] ?? 0) + Number(line.slice(0, tab));
+  }
+  rmSync(scratch, { recursive: true, force: true });
+  const rows = Object.entries(byFile).sort((a, b) => b[1] - a[1]);
+  const totalS = rows.reduce((sum, [, ms]) => sum + ms, 0) / 1000;
+  const lines = ['', `test files by time (top ${Math.min(TOP, rows.length)} of ${rows.length}):`];
+  for (const [file, ms] of rows.slice(0, TOP)) lines.push(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(process.cwd(), file)}`);
+  lines.push(`  ${totalS.toFixed(1).padStart(7)} s  total of the files (2 at a time)`, `  ${wallS.toFixed(1).padStart(7)} s  wall clock of this run (budget ${BUDGET_S} s)`);
+  console.log(lines.join('\n'));
+  if (wallS > BUDGET_S) {
+    const bar = '!'.repeat(72);
+    console.error(`${bar}\nthe tests took ${wallS.toFixed(0)} s, over the budget of ${BUDGET_S} s: bound the slowest files above or move them behind npm run test:hardening\n${bar}`);
+  }
+}

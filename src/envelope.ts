@@ -6,6 +6,7 @@
  *
  * @module
  */
+import { PROXY_ERRORS, type ProxyErrorName } from './proxy-errors.js';
 import type { UpstreamResponse } from './upstream/client.js';
 
 /** The body of every proxy-made error: `error` is a stable snake_case name, `detail` a human message. */
@@ -29,9 +30,17 @@ export interface ProxyAnswer {
   headers?: Readonly<Record<string, string>>;
 }
 
-/** Builds an envelope (spec 7.4.1). */
-export function envelope(error: string, detail: string, extra?: Record<string, unknown>): Envelope {
+/**
+ * Builds an envelope of one of the proxy's own errors (spec 7.4.1): `error` is a name of the registry
+ * (`proxy-errors.ts`), `detail` defaults to the registry's.
+ */
+export function envelope(error: ProxyErrorName, detail: string = PROXY_ERRORS[error].detail, extra?: Record<string, unknown>): Envelope {
   return { ok: false, error, detail, ...extra };
+}
+
+/** The envelope of an upstream failure whose `error` comes from the upstream: its reason, or a name for its status. */
+function upstreamEnvelope(error: string, detail: string): Envelope {
+  return { ok: false, error, detail };
 }
 
 /** The `Content-Type` of every JSON answer the proxy makes. */
@@ -50,7 +59,7 @@ const envelopeTexts = new Map<string, string>();
  * @example envelopeText('upstream_busy', 'The service is busy; try again shortly', { endpoint: 'EP0032' })
  * // '{"ok":false,"error":"upstream_busy","detail":"The service is busy; try again shortly","endpoint":"EP0032"}'
  */
-export function envelopeText(error: string, detail: string, extra?: Readonly<Record<string, string>>): string {
+export function envelopeText(error: ProxyErrorName, detail: string, extra?: Readonly<Record<string, string>>): string {
   let key = `${error}\n${detail}`;
   if (extra !== undefined) for (const name in extra) key += `\n${name}=${extra[name]}`;
   let text = envelopeTexts.get(key);
@@ -63,7 +72,7 @@ export function envelopeText(error: string, detail: string, extra?: Readonly<Rec
 }
 
 /** Envelope names for upstream statuses that carry no usable reason (spec 7.4.1 `<short_failure_name>`). */
-const STATUS_NAMES: Readonly<Record<number, string>> = {
+export const UPSTREAM_STATUS_NAMES: Readonly<Record<number, string>> = {
   400: 'bad_request',
   401: 'unauthorized',
   402: 'payment_required',
@@ -87,7 +96,7 @@ const STATUS_NAMES: Readonly<Record<number, string>> = {
 };
 
 /** Form-level error codes of pre-authentication routes (spec 7.4.4), by upstream status. */
-const FORM_STATUS_NAMES: Readonly<Record<number, string>> = {
+export const FORM_STATUS_NAMES: Readonly<Record<number, string>> = {
   400: 'invalid_data',
   401: 'invalid_credentials',
   403: 'access_denied',
@@ -231,10 +240,10 @@ export function upstreamFailureAnswer(res: UpstreamResponse, options: { preAuth?
     };
   }
   const { reason, message } = json ? upstreamReason(parseJson(res.body)) : {};
-  const table = options.preAuth ? FORM_STATUS_NAMES : STATUS_NAMES;
+  const table = options.preAuth ? FORM_STATUS_NAMES : UPSTREAM_STATUS_NAMES;
   const error = reason && SNAKE.test(reason) ? reason : statusName(status, table);
   const detail = message ? safeDetail(message) : `The service answered ${status}`;
-  return { status, body: envelope(error, detail || `The service answered ${status}`), ...(headers && { headers }) };
+  return { status, body: upstreamEnvelope(error, detail || `The service answered ${status}`), ...(headers && { headers }) };
 }
 
 /** A `Retry-After` value (RFC 9110 §10.2.3): delay seconds, or an HTTP date. */

@@ -133,12 +133,12 @@ describe('docs/configuration.md, the configuration table', () => {
     assert.deepEqual(
       inSchema.filter((v) => !inPage.includes(v)),
       [],
-      `variables of src/config.ts missing from ${CONFIG_PAGE} (run npm run docs:config)`,
+      `variables of src/config/schema.ts missing from ${CONFIG_PAGE} (run npm run docs:config)`,
     );
     assert.deepEqual(
       inPage.filter((v) => !inSchema.includes(v)),
       [],
-      `variables of ${CONFIG_PAGE} that src/config.ts does not have (run npm run docs:config)`,
+      `variables of ${CONFIG_PAGE} that src/config/schema.ts does not have (run npm run docs:config)`,
     );
   });
 

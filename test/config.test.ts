@@ -6,7 +6,8 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
-import { checkHostBindable, ConfigError, KEY_ALGORITHMS, loadConfig, PACKAGE_VERSION, readTokenPublicKey } from '../src/config.js';
+import { checkHostBindable, ConfigError, loadConfig, PACKAGE_VERSION } from '../src/config.js';
+import { KEY_ALGORITHMS, readTokenPublicKey } from '../src/session/token-keys.js';
 import { problemsOf } from './helpers/config-problems.js';
 
 /** An RSA-PSS key pair restricted to `hash`, MGF1 `mgf1` and a salt of at least `saltLength` bytes (@types/node types the salt length as a string; Node takes a number). */

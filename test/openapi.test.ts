@@ -18,6 +18,9 @@ import Fastify from 'fastify';
 import { ROUTES } from '../packages/browser/src/browser/routes.js';
 import { Value } from '@sinclair/typebox/value';
 import { REQUEST_EXAMPLES, ROUTE_ANSWERS } from '../src/contracts/answers.js';
+import { AMOUNT_BOUNDS } from '../src/contracts/payments.js';
+import { FORM_STATUS_NAMES, UPSTREAM_STATUS_NAMES } from '../src/envelope.js';
+import { isProxyErrorName, PROXY_ERRORS } from '../src/proxy-errors.js';
 import { documentPath, OPENAPI_TAGS, operationIdOf } from '../src/pipeline/openapi.js';
 import { allRouteTables } from '../src/routes/index.js';
 import { type AppDeps, activeRoutes, registerRoutes } from '../src/routes/route.js';
@@ -104,7 +107,12 @@ describe('the document', () => {
   test('every operation has a unique camelCase operationId, one area tag, and a description citing its section', async () => {
     const doc = await documentOf();
     const ids = new Set<string>();
-    const tags = new Set(OPENAPI_TAGS.map((t) => t.name));
+    const tags = new Set<string>(OPENAPI_TAGS.map((t) => t.name));
+    // The area of each route row, by `METHOD url` (the document's path back in the tables' syntax).
+    const areaOf = new Map<string, string>();
+    for (const r of allRouteTables.flat()) {
+      for (const m of Array.isArray(r.method) ? r.method : [r.method]) areaOf.set(`${m} ${r.url}`, r.devOnly ? 'Development' : r.area);
+    }
     assert.deepEqual(
       doc.tags.map((t) => t.name),
       [...tags],
@@ -116,6 +124,9 @@ describe('the document', () => {
       ids.add(op.operationId);
       assert.equal(op.tags.length, 1, `${method} ${path} has one tag`);
       assert.ok(tags.has(op.tags[0] as string), `${method} ${path}: tag ${op.tags[0]}`);
+      // The tag is the area of the route's table, whatever its path says; the probes are the proxy's own.
+      const area = areaOf.get(`${method} ${routeUrl(path)}`) ?? (['/healthz', '/readyz'].includes(path) ? 'Infrastructure' : undefined);
+      assert.equal(op.tags[0], area, `${method} ${path}: the area of its table`);
       if (path.startsWith('/api/')) assert.match(op.description, /\*\*Specification:\*\* section [0-9]/, `${method} ${path} cites its section`);
     }
     assert.equal(doc.paths['/api/payments/deposit']?.post?.operationId, 'postPaymentsDeposit');
@@ -251,6 +262,32 @@ describe('the document', () => {
       assert.match(JSON.stringify(resolve(doc, op.responses['503'] as Json)), /idempotency_unavailable/);
     }
     assert.ok(!doc.paths['/api/payments/providers']?.get?.responses['409']);
+  });
+
+  test("every error name an error answer cites is the registry's at that status, or a name the upstream gives (docs/behaviour.md \"Error envelope\")", async () => {
+    const doc = await documentOf();
+    const fromUpstream = new Set<string>([
+      ...Object.values(UPSTREAM_STATUS_NAMES),
+      ...Object.values(FORM_STATUS_NAMES),
+      ...Object.keys(AMOUNT_BOUNDS),
+      // The gate's 401 bodies are `{ reason }`, not envelopes (spec 7.3).
+      'no_token',
+      'invalid_token',
+      'token_expired',
+    ]);
+    let cited = 0;
+    for (const { method, path, op } of operations(doc)) {
+      for (const [status, answer] of Object.entries(op.responses)) {
+        if (!/^[45]\d\d$/.test(status)) continue;
+        const { description } = resolve(doc, answer) as { description?: string };
+        for (const [, name] of String(description).matchAll(/`([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`/g)) {
+          cited++;
+          if (isProxyErrorName(name)) assert.equal(String(PROXY_ERRORS[name].status), status, `${method} ${path} ${status}: \`${name}\``);
+          else assert.ok(fromUpstream.has(name as string), `${method} ${path} ${status}: \`${name}\` is neither in src/proxy-errors.ts nor a name of the upstream`);
+        }
+      }
+    }
+    assert.ok(cited > 100, `${cited} names cited`);
   });
 });
 

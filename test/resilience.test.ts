@@ -125,9 +125,8 @@ describe('circuit breaker', () => {
     upstream.on('GET', HISTORY, { status: 503, json: { message: 'down' } });
     for (let i = 0; i < 3; i++) assert.equal((await get('/api/user/login-history')).status, 503);
     assert.equal(calls(HISTORY), 3);
-    const started = performance.now();
+    // Refused before it is sent: the answer is the guard's own and the upstream saw no fourth call.
     const open = await get('/api/user/login-history');
-    assert.ok(performance.now() - started < 500);
     assert.equal(open.status, 503);
     assert.equal((open.json as { error: string }).error, 'upstream_circuit_open');
     assert.equal(open.headers.get('x-error-ref'), 'EP0032-EM0032');
@@ -188,10 +187,11 @@ describe('circuit breaker', () => {
       upstream.on('GET', LAST_GAMES, hold());
       const timeouts = await Promise.all([1, 2, 3].map(() => get('/api/user/last-casino-games', hung.url)));
       assert.deepEqual(timeouts.map((r) => r.status), [504, 504, 504]);
-      const started = performance.now();
+      // Without waiting: a call that went out would hang until its 504 upstream_timeout; the guard's
+      // refusal is the answer instead, and the upstream saw no fourth call.
       const fast = await get('/api/user/last-casino-games', hung.url);
+      assert.equal(fast.status, 503);
       assert.equal((fast.json as { error: string }).error, 'upstream_circuit_open');
-      assert.ok(performance.now() - started < 250, 'refused without waiting');
       assert.equal(calls(LAST_GAMES), 3);
       assert.equal((await get('/api/user/login-history', hung.url)).status, 200, 'another endpoint unaffected');
     } finally {

@@ -11,6 +11,13 @@ import { UpstreamError } from '../src/upstream/errors.js';
 
 const LIMITS: GuardLimits = { maxInFlight: 2, maxQueue: 1, queueWaitMs: 50, circuitFailures: 3, circuitPauseMs: 1_000 };
 
+/** Enters `guard` where it must answer at once (a slot or a trial, or a refusal thrown), never a wait. */
+function takeSlot(guard: EndpointGuard): Ticket {
+  const ticket = guard.enter();
+  assert.ok(!(ticket instanceof Promise), 'the guard answered at once');
+  return ticket;
+}
+
 class Recorder implements ResilienceObserver {
   readonly events: string[] = [];
   inFlight(endpoint: string, delta: 1 | -1): void {
@@ -100,7 +107,7 @@ describe('circuit breaker', () => {
     clock.now += 400;
     const early = (() => {
       try {
-        guard.enter();
+        takeSlot(guard);
       } catch (error) {
         return error as UpstreamError;
       }
@@ -126,7 +133,7 @@ describe('circuit breaker', () => {
     const { guard, clock } = guardWithClock({ ...LIMITS, circuitPauseMs: 5_000 });
     const retryAfter = () => {
       try {
-        guard.enter();
+        takeSlot(guard);
       } catch (error) {
         assert.ok(error instanceof UpstreamError && error.code === 'upstream_circuit_open');
         return error.retryAfterSeconds;
@@ -177,7 +184,7 @@ describe('bulkhead', () => {
   test('a waiter whose wait runs out is refused busy and leaves the queue', async () => {
     const { guard } = guardWithClock();
     const ticket = guard.enter() as Ticket;
-    guard.enter();
+    takeSlot(guard);
     const waiting = guard.enter() as Promise<Ticket>;
     await assert.rejects(waiting, (e: unknown) => e instanceof UpstreamError && e.code === 'upstream_busy' && e.endpoint === 'EP0032');
     assert.equal(guard.queued, 0);
@@ -189,7 +196,7 @@ describe('bulkhead', () => {
   test("a client's abort drops its waiter at once (client_aborted), and the slot is not given to it", async () => {
     const { guard } = guardWithClock({ ...LIMITS, queueWaitMs: 10_000 });
     const ticket = guard.enter() as Ticket;
-    guard.enter();
+    takeSlot(guard);
     const controller = new AbortController();
     const waiting = guard.enter(controller.signal) as Promise<Ticket>;
     controller.abort();
@@ -222,23 +229,23 @@ describe('refuseEarly: the refusal a new call would get, with nothing taken or c
     ['half-open, trial running', ({ guard, clock }) => {
       for (let i = 0; i < 3; i++) call(guard, 'failed');
       clock.now += LIMITS.circuitPauseMs;
-      guard.enter();
+      takeSlot(guard);
     }, 'upstream_circuit_open'],
     ['half-open, a pause after the trial, every slot held (a call sent before it opened, the trial)', ({ guard, clock }) => {
       call(guard, 'failed');
       call(guard, 'failed');
       const hung = guard.enter() as Ticket;
-      guard.enter();
+      takeSlot(guard);
       (guard.enter() as Promise<Ticket>).catch(() => undefined);
       guard.leave('failed', hung);
       clock.now += LIMITS.circuitPauseMs;
-      guard.enter();
+      takeSlot(guard);
       clock.now += LIMITS.circuitPauseMs;
     }, 'upstream_circuit_open'],
     ['half-open, a pause after the trial still waiting (one more trial)', ({ guard, clock }) => {
       for (let i = 0; i < 3; i++) call(guard, 'failed');
       clock.now += LIMITS.circuitPauseMs;
-      guard.enter();
+      takeSlot(guard);
       clock.now += LIMITS.circuitPauseMs;
     }, undefined],
   ];

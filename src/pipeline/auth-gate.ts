@@ -27,6 +27,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope, JSON_CONTENT_TYPE } from '../envelope.js';
 import { isWellFormedJwt, type TokenCheck, TokenVerifier } from '../session/token.js';
+import { tokenKey } from '../session/hash.js';
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -85,6 +86,7 @@ export const authGate = fp(
           }, now);
     if (verifier) app.addHook('onClose', () => verifier.close());
     app.decorateRequest('sessionToken', undefined);
+    app.decorateRequest('sessionTokenKey', undefined);
     app.decorateRequest('sessionTokenVerified', false);
     app.addHook('onRequest', (request, reply, done) => {
       const cookieHeader = request.headers.cookie;
@@ -111,19 +113,23 @@ export const authGate = fp(
         else done();
         return;
       }
-      if (!isWellFormedJwt(value)) {
+      // One digest per request: the rate limit, the profile cache and the route read it from the request.
+      const key = tokenKey(value);
+      if (!isWellFormedJwt(value, key)) {
         if (auth === 'required') reply.code(401).type(JSON_CONTENT_TYPE).send(refusal('malformed'));
         else done();
         return;
       }
       if (verifier === undefined) {
         request.sessionToken = value;
+        request.sessionTokenKey = key;
         done();
         return;
       }
       verifier.verify(value, routeConfig.acceptsExpiredToken === true).then((check) => {
         if (check === 'valid' || check === 'unverified') {
           request.sessionToken = value;
+          request.sessionTokenKey = key;
           request.sessionTokenVerified = check === 'valid';
           done();
         } else if (auth === 'required') {

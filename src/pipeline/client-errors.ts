@@ -17,6 +17,7 @@ import type { Duplex } from 'node:stream';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 import { envelope } from '../envelope.js';
+import type { ProxyErrorName } from '../proxy-errors.js';
 import { ERROR_REF_HEADER, errorRefOf } from './error-ref.js';
 
 /**
@@ -49,7 +50,7 @@ export const SERVER_TIMEOUTS = {
 export type ServerTimeouts = { -readonly [K in keyof typeof SERVER_TIMEOUTS]: number };
 
 /** Statuses and envelopes for requests Node's HTTP parser refuses before Fastify sees them. */
-const CLIENT_ERRORS: Readonly<Record<string, { status: number; error: string; detail: string }>> = {
+const CLIENT_ERRORS: Readonly<Record<string, { status: number; error: ProxyErrorName; detail: string }>> = {
   ERR_HTTP_REQUEST_TIMEOUT: { status: 408, error: 'request_timeout', detail: 'The request took too long to arrive' },
   HPE_HEADER_OVERFLOW: { status: 431, error: 'headers_too_large', detail: 'The request headers are too large' },
 };

@@ -17,13 +17,14 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import fp from 'fastify-plugin';
 import { requestAmountBound } from '../contracts/payments.js';
 import { envelope, envelopeText, JSON_CONTENT_TYPE } from '../envelope.js';
+import type { ProxyErrorName } from '../proxy-errors.js';
 import { REFUSALS, transportFailureOf, UpstreamError } from '../upstream/errors.js';
 import { UnsafePathError } from '../upstream/paths.js';
 import { errorRefOf } from './error-ref.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
 
 /** The envelope for what Fastify's own codes mean, by code. */
-const FASTIFY_CODES = new Map<string, { status: number; error: string; detail: string }>(Object.entries({
+const FASTIFY_CODES = new Map<string, { status: number; error: ProxyErrorName; detail: string }>(Object.entries({
   FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, error: 'payload_too_large', detail: 'The request body is too large' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, error: 'unsupported_media_type', detail: 'Expected application/json' },
   FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },

@@ -51,7 +51,7 @@ export interface HealthOptions {
 /** `/healthz` and `/readyz` (see the module documentation). */
 export async function health(app: FastifyInstance, { bff, draining = () => false, moneyMovesRefusal = () => undefined }: HealthOptions): Promise<void> {
   // `probe`: logged at debug, left out of the request metrics and of the traces (pipeline/logging.ts).
-  app.get('/healthz', { config: { probe: true }, schema: { summary: 'liveness: 200 `{ ok: true }` while the process serves' } }, async () => ({ ok: true }));
+  app.get('/healthz', { config: { probe: true, area: 'Infrastructure' }, schema: { summary: 'liveness: 200 `{ ok: true }` while the process serves' } }, async () => ({ ok: true }));
   const shuttingDown = envelope('shutting_down', 'The server is shutting down');
   const notReady = envelope('not_ready', 'The BFF has not answered yet');
   let probing: Promise<void> | undefined;
@@ -78,7 +78,7 @@ export async function health(app: FastifyInstance, { bff, draining = () => false
   };
   const summary =
     '503 `not_ready` until the BFF has answered once (any HTTP status), then 200 `{ ok: true, bff: "up" | "down" }` until SIGTERM, whatever the BFF does; 503 `shutting_down` once draining';
-  app.get('/readyz', { config: { probe: true }, schema: { summary } }, async (request, reply) => {
+  app.get('/readyz', { config: { probe: true, area: 'Infrastructure' }, schema: { summary } }, async (request, reply) => {
     reply.header('cache-control', 'no-store');
     if (draining()) return reply.code(503).send(shuttingDown);
     if (!bff.answeredOnce) {

@@ -37,6 +37,7 @@ import type { UpstreamCallRecord } from '../upstream/client.js';
 import type { RefusalReason } from './client-errors.js';
 import { CellHistogram } from './histogram-cells.js';
 import type { InFlightCount } from './load-shedding.js';
+import type { ResilienceObserver } from '../upstream/endpoint-guard.js';
 
 /**
  * The prefix of every metric name (docs/behaviour.md "Operations": `http_request_duration_seconds` is served
@@ -72,23 +73,6 @@ export type RejectReason = 'busy' | 'circuit_open';
 
 /** A circuit's state as `circuit_state` reports it: 0 closed, 1 open, 2 half-open. */
 export type CircuitStateValue = 0 | 1 | 2;
-
-/**
- * What the per-endpoint guard of the upstream layer reports (docs/behaviour.md "Resilience" and
- * "Operations"). The upstream layer declares the same shape (it may not import this module), so
- * {@link Metrics.resilience} is handed down as a value. `endpoint` is an EP code such as `EP0042`,
- * never a path, a user or a token; any other string is counted as `EP0000`.
- */
-export interface ResilienceObserver {
-  /** A call to `endpoint` started (+1) or ended (-1) upstream (`upstream_in_flight`). */
-  inFlight(endpoint: string, delta: 1 | -1): void;
-  /** A call refused before it was sent (`upstream_rejected_total`). */
-  rejected(endpoint: string, reason: RejectReason): void;
-  /** The endpoint's circuit changed state (`circuit_state`: 0 closed, 1 open, 2 half-open). */
-  circuitState(endpoint: string, state: CircuitStateValue): void;
-  /** A read was sent a second time (`upstream_retries_total`). */
-  retried(endpoint: string): void;
-}
 
 /** The resilience series of one EP code: the gauges as plain numbers (read at scrape), the counters' children. */
 interface GuardCells {

@@ -24,6 +24,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { CATALOGUE_CACHE_CONTROL } from '../catalogue/representation.js';
 import type { Config } from '../config.js';
 import { ANSWER_COMPONENTS, MONEY_MOVES, REQUEST_EXAMPLES, ROUTE_ANSWERS, type SuccessDoc } from '../contracts/answers.js';
+import { API_AREAS, type ApiArea } from '../contracts/areas.js';
 import { MAX_AMOUNT_CENTS } from '../contracts/payments.js';
 import { JSON_BODY_LIMIT } from './body.js';
 import { STATE_CHANGING } from './csrf.js';
@@ -33,55 +34,16 @@ export interface OpenApiOptions {
   config: Pick<Config, 'buildId' | 'sessionCookieName' | 'production'>;
 }
 
-/** The areas of the document, in the specification's order, with the spec section each covers. */
-export const OPENAPI_TAGS: readonly { readonly name: string; readonly description: string }[] = [
-  { name: 'Authentication', description: 'spec 4.1: login, registration, logout, session refresh, password recovery, social login, document validation, the forced-logout beacon (spec 6).' },
-  { name: 'Validation', description: 'spec 4.2: e-mail, SMS, documents, address and terms of the user, postal-code lookup.' },
-  { name: 'User', description: 'spec 4.3: profile, preferences, responsible-gaming limits, login history, referrals.' },
-  { name: 'Wallet', description: 'spec 4.4: wallet and rollover, transactions, bonus and cashback transfers, withdrawal receipt. Amounts in cents.' },
-  { name: 'Payments', description: 'spec 4.5, 2.7, 2.8: providers, deposit, withdraw, bank data, PIX key. Amounts in cents; deposit and withdraw are money moves (exactly once).' },
-  { name: 'Games', description: 'spec 4.6: casino catalogue (cached), search, game start, votes, statistics, favourites.' },
-  { name: 'Sports', description: 'spec 4.7: sportsbook search and launch, partner tokens, raw sportsbook passthrough.' },
-  { name: 'KYC', description: 'spec 4.8: identity verification start and status.' },
-  { name: 'Rewards', description: 'spec 4.8: rewards list and redemption.' },
-  { name: 'Income report', description: 'spec 4.8: yearly income report (Brazil).' },
-  { name: 'Sticker album', description: 'spec 4.9: the sticker-album campaign, on its own API (a handshake before each call).' },
-  { name: 'External services', description: 'spec 4.10: first-deposit cashback and attribution, external function endpoints.' },
-  { name: 'Infrastructure', description: 'spec 4.10, 9: build id, browser cache clear, operator cache purge; health and readiness probes.' },
-  { name: 'Development', description: 'spec 1.6: development-only routes, absent in production (404).' },
-];
+/** The areas of the document, in the specification's order (`contracts/areas.ts`): its tags. */
+export const OPENAPI_TAGS = API_AREAS;
 
-/** The area tag of a path, by prefix (development-only routes are tagged `Development` first). */
-const TAG_BY_PREFIX: readonly (readonly [prefix: string, tag: string])[] = [
-  ['/api/auth/', 'Authentication'],
-  ['/api/logs/', 'Authentication'],
-  ['/api/validation/', 'Validation'],
-  ['/api/address/', 'Validation'],
-  ['/api/user/', 'User'],
-  ['/api/wallet/', 'Wallet'],
-  ['/api/payments/', 'Payments'],
-  ['/api/games/', 'Games'],
-  ['/api/favorites', 'Games'],
-  ['/api/search/', 'Games'],
-  ['/api/sports/', 'Sports'],
-  ['/api/core-sportbook/', 'Sports'],
-  ['/api/kyc/', 'KYC'],
-  ['/api/rewards/', 'Rewards'],
-  ['/api/income-report/', 'Income report'],
-  ['/api/album/', 'Sticker album'],
-  ['/api/ftd-cashback/', 'External services'],
-  ['/api/tracking/', 'External services'],
-  ['/api/version', 'Infrastructure'],
-  ['/api/clear-cache', 'Infrastructure'],
-  ['/api/cache/', 'Infrastructure'],
-  ['/healthz', 'Infrastructure'],
-  ['/readyz', 'Infrastructure'],
-];
-
-/** The tag of an operation (see {@link OPENAPI_TAGS}); `Infrastructure` for a path no prefix names. */
-export function tagOf(path: string, devOnly: boolean): string {
-  if (devOnly) return 'Development';
-  return TAG_BY_PREFIX.find(([prefix]) => path.startsWith(prefix))?.[1] ?? 'Infrastructure';
+/**
+ * The tag of an operation: `Development` for a development-only route, else the area its route table
+ * names (`area` of its Fastify config); none for a route of no area, which the document's test refuses.
+ */
+function tagsOf(facts: RouteFacts | undefined): string[] {
+  if (facts?.devOnly) return ['Development'];
+  return facts?.area === undefined ? [] : [facts.area];
 }
 
 /** A route path in OpenAPI form: `:name` → `{name}`, a final `*` → `{subPath}`. */
@@ -114,6 +76,8 @@ interface RouteFacts {
   readonly auth: 'required' | 'none' | 'operator';
   readonly preAuth: boolean;
   readonly devOnly: boolean;
+  /** The area of the route's table (`contracts/areas.ts`); `undefined` for a route of none. */
+  readonly area: ApiArea | undefined;
   readonly spec: string | undefined;
   readonly summary: string | undefined;
   readonly upstream: readonly { service: string; method: string; path: string }[];
@@ -339,7 +303,7 @@ function errorAnswers(
 
   if (hasInput || upstream) {
     const why = [
-      ...(hasInput ? [preAuth ? '`invalid_data`: the form is invalid; nothing is sent upstream' : '`invalid_request`: the body, query or path is invalid (or a path segment is unsafe); nothing is sent upstream'] : []),
+      ...(hasInput ? [preAuth ? '`invalid_request`: the form is invalid; nothing is sent upstream' : '`invalid_request`: the body, query or path is invalid (or a path segment is unsafe); nothing is sent upstream'] : []),
       ...(upstream ? ['the upstream answered 400 (envelope)'] : []),
     ];
     const name = hasInput && upstream ? (preAuth ? 'InvalidFormOrUpstream' : 'InvalidRequestOrUpstream') : hasInput ? (preAuth ? 'InvalidForm' : 'InvalidRequest') : 'UpstreamBadRequest';
@@ -525,7 +489,7 @@ export function completeDocument(document: Json, facts: ReadonlyMap<string, Rout
       const doc = ROUTE_ANSWERS[key];
       const moneyMove = MONEY_MOVES.includes(key);
       op.operationId = operationIdOf(method, path);
-      op.tags = [tagOf(path, f?.devOnly === true)];
+      op.tags = tagsOf(f);
       op.description = description(f, moneyMove, cookieName);
       if (f?.auth === 'required') op.security = [{ sessionCookie: [] }];
       else if (f?.auth === 'operator') op.security = [{ operatorBearer: [] }];
@@ -574,6 +538,7 @@ function routeFacts(route: RouteOptions, url: string): RouteFacts {
     auth: (config.auth as RouteFacts['auth'] | undefined) ?? 'none',
     preAuth: config.preAuth === true,
     devOnly: config.devOnly === true,
+    area: config.area as ApiArea | undefined,
     spec: typeof config.spec === 'string' ? config.spec : undefined,
     summary: typeof schema.summary === 'string' ? schema.summary : undefined,
     upstream: (config.upstream as RouteFacts['upstream'] | undefined) ?? [],

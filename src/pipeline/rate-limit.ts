@@ -31,8 +31,7 @@ import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { readSessionToken } from '../session/cookie.js';
-import { tokenKey } from '../session/hash.js';
+import { readSessionToken, sessionTokenKey } from '../session/cookie.js';
 import { addressKey } from '../state/address-key.js';
 import { rateLimitStore } from '../state/rate-limit-store.js';
 import { withoutStack } from '../upstream/errors.js';
@@ -86,7 +85,7 @@ export const rateLimits = fp(
     const addressCeiling = perAddress === 0 ? undefined : addressCeilingHook(() => addressCheck, onRefused);
     const bySession = (request: FastifyRequest): string => {
       const token = readSessionToken(request);
-      return token ? `s:${tokenKey(token)}` : `a:${addressKey(request.ip)}`;
+      return token ? `s:${sessionTokenKey(request, token)}` : `a:${addressKey(request.ip)}`;
     };
     // Runs before the limiter's own onRoute hook (registered below): turns each route's declared
     // `limit` into the limiter's per-route options.

@@ -38,6 +38,16 @@ function log(text: string): void {
   logList.prepend(item);
 }
 
+/**
+ * An event listener of an async `handler`: the browser ignores what a listener returns, so a failure
+ * the handler did not show itself is written to the page's log instead of being lost.
+ */
+function handled<E extends Event>(handler: (event: E) => Promise<void>): (event: E) => void {
+  return (event) => {
+    handler(event).catch((error: unknown) => log(`unexpected failure: ${describeError(error)}`));
+  };
+}
+
 function describeError(error: unknown): string {
   if (isProxyError(error)) return `${error.message} (status ${error.status}, reason ${error.reason ?? '–'}, #${error.ref})`;
   return error instanceof Error ? error.message : String(error);
@@ -230,7 +240,7 @@ async function signedIn(name: string | undefined): Promise<void> {
   await loadAccount();
 }
 
-$('login-form').addEventListener('submit', async (event) => {
+$('login-form').addEventListener('submit', handled(async (event) => {
   event.preventDefault();
   const out = $('login-result');
   const button = $<HTMLButtonElement>('login-button');
@@ -256,9 +266,9 @@ $('login-form').addEventListener('submit', async (event) => {
     out.className = 'error';
   }
   button.disabled = false;
-});
+}));
 
-$('two-factor-form').addEventListener('submit', async (event) => {
+$('two-factor-form').addEventListener('submit', handled(async (event) => {
   event.preventDefault();
   if (!pendingLogin) return;
   const result = $('two-factor-result');
@@ -290,14 +300,14 @@ $('two-factor-form').addEventListener('submit', async (event) => {
   } finally {
     button.disabled = false;
   }
-});
+}));
 
 $('two-factor-cancel').addEventListener('click', () => {
   closeTwoFactorStep();
   $('login-result').textContent = '';
 });
 
-$('logout').addEventListener('click', async () => {
+$('logout').addEventListener('click', handled(async () => {
   // First stop what the old session still has in flight, and clear what it showed.
   endSessionWork();
   closeTwoFactorStep();
@@ -310,7 +320,7 @@ $('logout').addEventListener('click', async () => {
   await client.auth.logout().catch((error: unknown) => log(describeError(error)));
   showSession(false);
   out.textContent = 'Logged out.';
-});
+}));
 
 $('load-account').addEventListener('click', () => {
   void loadAccount();
@@ -318,7 +328,7 @@ $('load-account').addEventListener('click', () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-$('deposit').addEventListener('click', async () => {
+$('deposit').addEventListener('click', handled(async () => {
   const button = $<HTMLButtonElement>('deposit');
   const status = $('deposit-status');
   const { signal } = sessionWork;
@@ -354,9 +364,9 @@ $('deposit').addEventListener('click', async () => {
   } finally {
     button.disabled = !client.hasSession;
   }
-});
+}));
 
-$('games').addEventListener('click', async () => {
+$('games').addEventListener('click', handled(async () => {
   const out = $('games-result');
   const list = $('games-list');
   const { signal } = sessionWork;
@@ -381,9 +391,9 @@ $('games').addEventListener('click', async () => {
   } catch (error) {
     if (!(isAbort(error) || signal.aborted)) out.textContent = describeError(error);
   }
-});
+}));
 
-$('expire').addEventListener('click', async () => {
+$('expire').addEventListener('click', handled(async () => {
   try {
     const answer = await client.request<{ sessions?: number }>('POST', '/api/dev/proxy/__sandbox/sessions/expire', {
       signal: sessionWork.signal,
@@ -393,7 +403,7 @@ $('expire').addEventListener('click', async () => {
   } catch (error) {
     if (!isAbort(error)) log(`expire failed: ${describeError(error)}`);
   }
-});
+}));
 
 /**
  * The sandbox's fault rules (`POST`, `GET`, `DELETE /__sandbox/faults` on the sandbox BFF), reached
@@ -524,7 +534,7 @@ $('fault-refresh').addEventListener('click', () => {
   void loadFaults();
 });
 
-$('refresh-now').addEventListener('click', async () => {
+$('refresh-now').addEventListener('click', handled(async () => {
   try {
     await client.auth.refresh();
     log('token refreshed');
@@ -532,7 +542,7 @@ $('refresh-now').addEventListener('click', async () => {
     log(`refresh failed: ${describeError(error)}`);
   }
   renderRefreshState();
-});
+}));
 
 // Start: show what the client believes, and check the session when it believes it has one.
 showSession(client.hasSession);

@@ -29,7 +29,7 @@ import { UpstreamAnswerError } from '../session/profile-cache.js';
 import { handshakesOf } from '../session/sticker-handshakes.js';
 import type { UpstreamRequest, UpstreamResponse } from '../upstream/client.js';
 import { buildPath } from '../upstream/paths.js';
-import { external, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
+import { external, fail, ok, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 /** The bootstrap targets (spec 4.9 row `bootstrap`), by the answer key that carries each. */
 export const BOOTSTRAP_TARGETS = {
@@ -84,7 +84,7 @@ const MissionBody = Type.Object({ missionType: Type.Optional(MissionType) });
 const OpenPackBody = Type.Object({ packId: Type.Optional(FeaturedId) });
 
 /** spec 4.9 Sticker album, in the specification's order. */
-export const albumRoutes: readonly RouteSpec[] = [
+export const albumRoutes: readonly RouteSpec[] = routeTable('Sticker album', [
   route({
     method: 'GET',
     url: '/api/album/bootstrap',
@@ -189,4 +189,4 @@ export const albumRoutes: readonly RouteSpec[] = [
       );
     },
   }),
-];
+]);

@@ -25,14 +25,13 @@ import {
 } from '../contracts/auth.js';
 import { badResponse, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
-import { clearSessionCookie, sessionMaxAge, setSessionCookie, tokenOf } from '../session/cookie.js';
-import { tokenKey } from '../session/hash.js';
+import { clearSessionCookie, sessionMaxAge, sessionTokenKey, setSessionCookie, tokenOf } from '../session/cookie.js';
 import { cachedProfile } from '../session/identity.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
 import { EXPIRY_LEEWAY_SECONDS } from '../session/token.js';
 import { authService, type BffCaller } from '../upstream/auth-service.js';
 import type { UpstreamResponse } from '../upstream/client.js';
-import { bff, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, ok, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 /** The upstream of each `REGISTER_TYPE` (docs/behaviour.md "Configuration"). */
 export const REGISTER_PATHS = {
@@ -127,7 +126,7 @@ async function logout(ctx: RouteContext, path: '/auth/logout' | '/auth/logout-au
   if (token) {
     ctx.deps.profileCache.evict(token);
     // The session's live streams end on every instance (docs/behaviour.md "Live streams").
-    ctx.deps.state.fleet.announceSessionEnd(tokenKey(token), 'logout');
+    ctx.deps.state.fleet.announceSessionEnd(sessionTokenKey(ctx.request, token), 'logout');
     try {
       await ctx.call('bff', { method: 'POST', path });
     } catch (error) {
@@ -166,7 +165,7 @@ export function sessionState(token: string | undefined, nowMs: number): SessionS
 }
 
 /** spec 4.1 Auth, in the specification's order. */
-export const authRoutes: readonly RouteSpec[] = [
+export const authRoutes: readonly RouteSpec[] = routeTable('Authentication', [
   route({
     method: 'POST',
     url: '/api/auth/login',
@@ -421,7 +420,7 @@ export const authRoutes: readonly RouteSpec[] = [
       return { status: 204, body: null };
     },
   }),
-];
+]);
 
 /** Share of forced-logout beacons written to the log (spec 6.2, 8). */
 export const FORCED_LOGOUT_SAMPLE_RATE = 0.5;

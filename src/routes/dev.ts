@@ -30,7 +30,7 @@ import {
   handshakesOf,
 } from '../session/sticker-handshakes.js';
 import { rawSubPath } from '../upstream/paths.js';
-import { bff, ok, type RouteSpec, route } from './route.js';
+import { bff, ok, route, type RouteSpec, routeTable } from './route.js';
 
 /** Route prefix of the generic forwarder and the BFF prefix it maps to. */
 export const DEV_PROXY = { route: '/api/dev/proxy/', upstream: '/' } as const;
@@ -70,7 +70,7 @@ document.getElementById('send').onclick = () => call('/api/ftd-cashback/send-cas
 </script>`;
 
 /** Dev-only rows of spec 1.6 and 4.10. */
-export const devRoutes: readonly RouteSpec[] = [
+export const devRoutes: readonly RouteSpec[] = routeTable('Development', [
   route({
     method: ['GET', 'POST'],
     url: '/api/dev/cache-clear',
@@ -217,4 +217,4 @@ embedded sandbox: ${ctx.deps.config.useSandbox ? 'yes' : 'no'}.</p>
         },
       }),
   }),
-];
+]);

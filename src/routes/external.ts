@@ -28,7 +28,7 @@ import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
 import { sessionUserId } from '../session/identity.js';
 import { UpstreamError } from '../upstream/errors.js';
-import { bff, external, ok, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, external, ok, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 const Id = Type.Union([Type.Integer({ minimum: 1 }), Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$' })]);
 /** Body of the cashback routes. */
@@ -96,7 +96,7 @@ export const ATTRIBUTION_BODY_LIMIT = 32 * 1024;
 const SERVER_ATTRIBUTION_FIELDS = ['ip', 'user_agent'] as const;
 
 /** spec 4.10 External services, in the specification's order. */
-export const externalRoutes: readonly RouteSpec[] = [
+export const externalRoutes: readonly RouteSpec[] = routeTable('External services', [
   route({
     method: 'POST',
     url: '/api/ftd-cashback/verify',
@@ -147,4 +147,4 @@ export const externalRoutes: readonly RouteSpec[] = [
       return { status: 502, body: envelope('attribution_rejected', `The attribution provider answered ${res.status}`) };
     },
   }),
-];
+]);

@@ -57,7 +57,7 @@ import { cleanAnswer, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailu
 import type { UpstreamResponse } from '../upstream/client.js';
 import { type QueryValue, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
 import { sendRepresentation } from './context.js';
-import { bff, fail, forward, ok, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, forward, ok, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 export { CATALOGUE_CACHE_CONTROL };
 
@@ -226,7 +226,7 @@ async function unifiedSearch(ctx: RouteContext, body: { search: string; page?: u
 }
 
 /** spec 4.6 Games, favourites, search, in the specification's order. */
-export const gamesRoutes: readonly RouteSpec[] = [
+export const gamesRoutes: readonly RouteSpec[] = routeTable('Games', [
   route({
     method: 'GET',
     url: '/api/games/list',
@@ -429,4 +429,4 @@ export const gamesRoutes: readonly RouteSpec[] = [
     upstream: [bff('GET', LIST_PATH), bff('GET', SPORTS_SEARCH_PATH)],
     handler: (ctx) => unifiedSearch(ctx, ctx.body),
   }),
-];
+]);

@@ -4,10 +4,10 @@
  * @module
  */
 import { IncomeReportGenerateBody, IncomeReportParams } from '../contracts/account.js';
-import { bff, forward, type RouteSpec, route } from './route.js';
+import { bff, forward, route, type RouteSpec, routeTable } from './route.js';
 
 /** spec 4.8 Income report, in the specification's order. */
-export const incomeReportRoutes: readonly RouteSpec[] = [
+export const incomeReportRoutes: readonly RouteSpec[] = routeTable('Income report', [
   route({
     method: 'GET',
     url: '/api/income-report/available-years',
@@ -38,4 +38,4 @@ export const incomeReportRoutes: readonly RouteSpec[] = [
     upstream: [bff('GET', '/income-report/{id}')],
     handler: forward(),
   }),
-];
+]);

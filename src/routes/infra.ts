@@ -18,10 +18,10 @@ import { Value } from '@sinclair/typebox/value';
 import { PURGE_BODY_LIMIT, PurgeBody } from '../contracts/answers.js';
 import { envelope } from '../envelope.js';
 import { UpstreamError } from '../upstream/errors.js';
-import { external, fail, ok, type RouteSpec, route } from './route.js';
+import { external, fail, ok, route, type RouteSpec, routeTable } from './route.js';
 
 /** spec 4.10 Infrastructure, in the specification's order. */
-export const infraRoutes: readonly RouteSpec[] = [
+export const infraRoutes: readonly RouteSpec[] = routeTable('Infrastructure', [
   route({
     method: 'GET',
     url: '/api/version',
@@ -85,4 +85,4 @@ export const infraRoutes: readonly RouteSpec[] = [
       }
     },
   }),
-];
+]);

@@ -15,7 +15,7 @@
  */
 import { KycStartQuery, KycStatusQuery } from '../contracts/account.js';
 import { type ProxyAnswer, upstreamAnswer } from '../envelope.js';
-import { bff, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 /** Upstream paths by flow. */
 export const KYC_PATHS = {
@@ -42,7 +42,7 @@ function byFlow<Q extends { readonly [key: string]: string | undefined; readonly
 }
 
 /** spec 4.8 KYC, in the specification's order. */
-export const kycRoutes: readonly RouteSpec[] = [
+export const kycRoutes: readonly RouteSpec[] = routeTable('KYC', [
   route({
     method: 'GET',
     url: '/api/kyc/start',
@@ -64,4 +64,4 @@ export const kycRoutes: readonly RouteSpec[] = [
     upstream: [bff('GET', KYC_PATHS.status.normal), bff('GET', KYC_PATHS.status.recovery)],
     handler: byFlow(KYC_PATHS.status, 'kyc_id'),
   }),
-];
+]);

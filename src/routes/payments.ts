@@ -51,7 +51,7 @@ import type { UpstreamResponse } from '../upstream/client.js';
 import { sessionUserId } from '../session/identity.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../state/idempotency.js';
 import { paymentsService } from '../upstream/payments-service.js';
-import { bff, fail, forward, ok, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, forward, ok, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 /** Media type of the JSON answers the proxy serialises itself. */
 const JSON_MEDIA_TYPE = 'application/json; charset=utf-8';
@@ -198,7 +198,7 @@ const StatusQuery = Type.Object({ transactionId: Type.String({ minLength: 1, max
 const CouponQuery = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false });
 
 /** spec 4.5 Payments, in the specification's order. */
-export const paymentsRoutes: readonly RouteSpec[] = [
+export const paymentsRoutes: readonly RouteSpec[] = routeTable('Payments', [
   route({
     method: 'GET',
     url: '/api/payments/providers',
@@ -305,4 +305,4 @@ export const paymentsRoutes: readonly RouteSpec[] = [
       return upstreamAnswer(await ctx.call('bff', { method: action.method, path: action.path, json }));
     },
   }),
-];
+]);

@@ -23,7 +23,7 @@
 import { fileURLToPath } from 'node:url';
 import { envelope, type ProxyAnswer } from '../envelope.js';
 import { PLAYGROUND_HTML } from '../playground/page.js';
-import { type RouteSpec, route } from './route.js';
+import { route, type RouteSpec, routeTable } from './route.js';
 
 /** The page's URL. */
 export const PLAYGROUND_PATH = '/playground';
@@ -95,7 +95,7 @@ async function script(name: BundleName, log: { warn(obj: object, msg: string): v
 }
 
 /** spec 1.6 development-only rows: the playground page, its two scripts and the browser's favicon request. */
-export const playgroundRoutes: readonly RouteSpec[] = [
+export const playgroundRoutes: readonly RouteSpec[] = routeTable('Development', [
   route({
     method: 'GET',
     url: PLAYGROUND_PATH,
@@ -142,4 +142,4 @@ export const playgroundRoutes: readonly RouteSpec[] = [
     upstream: [],
     handler: async () => ({ status: 204, body: null }),
   }),
-];
+]);

@@ -4,10 +4,10 @@
  * @module
  */
 import { DEFAULT_REWARDS_PER_PAGE, optionalBody, RedeemBody, RewardsListBody } from '../contracts/account.js';
-import { bff, forward, type RouteSpec, route } from './route.js';
+import { bff, forward, route, type RouteSpec, routeTable } from './route.js';
 
 /** spec 4.8 Rewards, in the specification's order. */
-export const rewardsRoutes: readonly RouteSpec[] = [
+export const rewardsRoutes: readonly RouteSpec[] = routeTable('Rewards', [
   route({
     method: 'POST',
     url: '/api/rewards/list',
@@ -35,4 +35,4 @@ export const rewardsRoutes: readonly RouteSpec[] = [
     upstream: [bff('POST', '/bff/gamification/redeem')],
     handler: forward(),
   }),
-];
+]);

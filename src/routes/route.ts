@@ -6,11 +6,13 @@
  *
  * @module
  */
+import type { ApiArea } from '../contracts/areas.js';
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { FastifyContextConfig, FastifyInstance } from 'fastify';
 import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
+import type { ProxyErrorName } from '../proxy-errors.js';
 import type { Config } from '../config.js';
-import { tokenKey } from '../session/hash.js';
+import { sessionTokenKey } from '../session/cookie.js';
 import type { HttpMethod } from '../upstream/client.js';
 import { buildPath, type QueryValue } from '../upstream/paths.js';
 import type { ServiceName } from '../upstream/services.js';
@@ -42,8 +44,10 @@ export function external(service: ServiceName, method: HttpMethod, path: string)
   return { service, method, path };
 }
 
-/** One row of a route table. */
+/** One row of a route table, with the area of its table ({@link routeTable}). */
 export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema> {
+  /** The area of the API the row belongs to (`contracts/areas.ts`): its table's, the tag of its OpenAPI operation. */
+  area: ApiArea;
   method: HttpMethod | readonly HttpMethod[];
   /** The proxy route, e.g. `/api/validation/email/send` (Fastify syntax for parameters: `:slug`, `*`). */
   url: string;
@@ -100,6 +104,14 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
   handler: (ctx: RouteContext<Static<B>, Static<Q>, Static<P>>) => Promise<ProxyAnswer | undefined>;
 }
 
+/** A row as a table writes it: a {@link RouteSpec} without the area, which its table gives. */
+export type RouteRow<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema> = Omit<RouteSpec<B, Q, P>, 'area'>;
+
+/** A route table: its rows, each given the table's area, in the table's order. */
+export function routeTable(area: ApiArea, rows: readonly RouteRow[]): readonly RouteSpec[] {
+  return rows.map((row) => ({ ...row, area }));
+}
+
 /**
  * Declares a route row with its types inferred from its schemas.
  * @example
@@ -107,9 +119,9 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
  *   auth: 'required', upstream: [bff('POST', '/bff/users/send-email')], handler: forward() })
  */
 export function route<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema>(
-  spec: RouteSpec<B, Q, P>,
-): RouteSpec {
-  return spec as unknown as RouteSpec;
+  spec: RouteRow<B, Q, P>,
+): RouteRow {
+  return spec as unknown as RouteRow;
 }
 
 /** How {@link forward} builds the upstream call from the validated input. */
@@ -152,7 +164,7 @@ export function forward<B = unknown, Q = unknown, P = unknown>(
 }
 
 /** An answer that is a proxy-made envelope (validation failures the schemas cannot express, etc.). */
-export function fail(status: number, error: string, detail: string, extra?: Record<string, unknown>): ProxyAnswer {
+export function fail(status: number, error: ProxyErrorName, detail: string, extra?: Record<string, unknown>): ProxyAnswer {
   return { status, body: envelope(error, detail, extra) };
 }
 
@@ -168,6 +180,8 @@ declare module 'fastify' {
     contentTypes?: readonly string[];
     upstream?: readonly UpstreamTarget[];
     spec?: string;
+    /** The area of the route's table ({@link RouteSpec.area}; the OpenAPI document's tag). */
+    area?: ApiArea;
     cacheControl?: string;
     evictsProfile?: boolean;
     /** A `GET` with upstream side effects, refused cross-site by the CSRF defence ({@link RouteSpec.sideEffects}). */
@@ -219,6 +233,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
       contentTypes: r.contentTypes ?? ['application/json'],
       upstream: r.upstream,
       spec: r.spec,
+      area: r.area,
       cacheControl: r.cacheControl,
       evictsProfile: evicts,
       sideEffects: r.sideEffects === true,
@@ -260,7 +275,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
         // Its cached profile goes too, on every instance: a refused token reads as refused, not from the cache.
         if (answer?.status === 401 && ctx.token && r.preAuth !== true) {
           deps.profileCache.evict(ctx.token);
-          deps.state.fleet.announceSessionEnd(tokenKey(ctx.token), 'refused');
+          deps.state.fleet.announceSessionEnd(sessionTokenKey(ctx.request, ctx.token), 'refused');
         }
         if (answer) return sendAnswer(reply, answer, ctx);
         return reply;

@@ -40,12 +40,12 @@ import {
   upstreamFailureAnswer,
 } from '../envelope.js';
 import { addressKey } from '../state/address-key.js';
-import { tokenKey } from '../session/hash.js';
+import { sessionTokenKey } from '../session/cookie.js';
 import { foreignEncoding, sendRedactedStream, transcodeToUtf8, utf8ContentType } from '../session/redact.js';
 import { isEventStream } from '../streams/sse.js';
 import { liveKind, type LiveOutcome } from '../streams/index.js';
 import { rawSubPath, SPORTS_SEARCH_PATH } from '../upstream/paths.js';
-import { bff, fail, forward, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, forward, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 /** Prefix of the raw passthrough route and of its upstream. */
 export const CORE_SPORTBOOK = { route: '/api/core-sportbook/', upstream: '/core-sportbook/' } as const;
@@ -147,7 +147,7 @@ export function namedRouteOf(upstreamPath: string): string | undefined {
  */
 function clientOf(ctx: RouteContext): string {
   const request = ctx.request;
-  if (ctx.token !== undefined && request.sessionTokenVerified === true) return `s:${tokenKey(ctx.token)}`;
+  if (ctx.token !== undefined && request.sessionTokenVerified === true) return `s:${sessionTokenKey(request, ctx.token)}`;
   return `a:${addressKey(request.ip)}`;
 }
 
@@ -205,7 +205,7 @@ function serveLive(ctx: RouteContext, kind: 'sse' | 'websocket', target: { path:
 }
 
 /** spec 4.7 Sports, in the specification's order. */
-export const sportsRoutes: readonly RouteSpec[] = [
+export const sportsRoutes: readonly RouteSpec[] = routeTable('Sports', [
   route({
     method: 'GET',
     url: '/api/sports/search',
@@ -328,4 +328,4 @@ export const sportsRoutes: readonly RouteSpec[] = [
       return upstreamFailureAnswer({ status: up.status, headers: up.headers, body }, { jsonOnly: true });
     },
   }),
-];
+]);

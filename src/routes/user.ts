@@ -33,7 +33,7 @@ import { sessionUserId } from '../session/identity.js';
 import type { BodySource } from '../upstream/client.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { buildPath } from '../upstream/paths.js';
-import { bff, external, fail, forward, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, external, fail, forward, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 /** The body without the user-id fields ({@link USER_ID_FIELDS}): the user is the session's own. */
 export function withoutUserIds(body: unknown): Record<string, unknown> {
@@ -161,7 +161,7 @@ async function storeDocument(ctx: RouteContext<unknown, { endpoint?: DocumentEnd
 }
 
 /** spec 4.3 User, in the specification's order. */
-export const userRoutes: readonly RouteSpec[] = [
+export const userRoutes: readonly RouteSpec[] = routeTable('User', [
   route({
     method: 'PATCH',
     url: '/api/user/update-profile',
@@ -352,4 +352,4 @@ export const userRoutes: readonly RouteSpec[] = [
     upstream: [external('referralV1', 'GET', '/refer-friend/indicator')],
     handler: forward(),
   }),
-];
+]);

@@ -17,13 +17,13 @@ import {
   SmsChangeBody,
   SmsVerifyBody,
 } from '../contracts/account.js';
-import { bff, forward, type RouteSpec, route } from './route.js';
+import { bff, forward, route, type RouteSpec, routeTable } from './route.js';
 
 /** A flat body, or no body at all (sent upstream as `{}`). */
 const AnyFlat = optionalBody(flatBody());
 
 /** spec 4.2 Validation, in the specification's order. */
-export const validationRoutes: readonly RouteSpec[] = [
+export const validationRoutes: readonly RouteSpec[] = routeTable('Validation', [
   route({
     method: 'POST',
     url: '/api/validation/email/send',
@@ -136,4 +136,4 @@ export const validationRoutes: readonly RouteSpec[] = [
     evictsProfile: false,
     handler: forward(),
   }),
-];
+]);

@@ -20,7 +20,7 @@ import type { UpstreamResponse } from '../upstream/client.js';
 import { sendRedactedStream } from '../session/redact.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { buildPath } from '../upstream/paths.js';
-import { bff, fail, ok, type RouteContext, type RouteSpec, route } from './route.js';
+import { bff, fail, ok, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
 
 /** The rollover parts of `/api/wallet/refresh`, by answer field. */
 const ROLLOVER_PARTS = {
@@ -139,7 +139,7 @@ async function receipt(ctx: RouteContext<{ transactionId?: string | number; id?:
 }
 
 /** spec 4.4 Wallet, in the specification's order. */
-export const walletRoutes: readonly RouteSpec[] = [
+export const walletRoutes: readonly RouteSpec[] = routeTable('Wallet', [
   route({
     method: 'POST',
     url: '/api/wallet/refresh',
@@ -194,4 +194,4 @@ export const walletRoutes: readonly RouteSpec[] = [
     evictsProfile: false,
     handler: receipt,
   }),
-];
+]);

@@ -8,6 +8,7 @@ import type { CookieSerializeOptions } from '@fastify/cookie';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { UpstreamError } from '../upstream/errors.js';
+import { tokenKey } from './hash.js';
 import { isWellFormedJwt } from './token.js';
 
 /** Lifetime used when neither `expires_in` nor the JWT's `exp` tells one: 6 hours, in seconds (spec 3.1). */
@@ -25,10 +26,23 @@ export function readSessionToken(request: FastifyRequest): string | undefined {
   return request.sessionToken;
 }
 
+/**
+ * The digest ({@link tokenKey}) of `token`: the one the auth gate made, kept on the request, when
+ * `token` is the request's own session token (the gate, the rate limit, the profile cache and the
+ * route all key by it); else made now. `request`: the Fastify request, or `undefined`. The request carries the digest no longer than itself.
+ */
+export function sessionTokenKey(request: object | undefined, token: string): string {
+  const held = request as Partial<Pick<FastifyRequest, 'sessionToken' | 'sessionTokenKey'>> | undefined;
+  if (held !== undefined && held.sessionToken === token && held.sessionTokenKey !== undefined) return held.sessionTokenKey;
+  return tokenKey(token);
+}
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The accepted session token (see {@link readSessionToken}); set by the auth gate before any other step reads it. */
     sessionToken: string | undefined;
+    /** The digest of {@link sessionToken} ({@link tokenKey}), set with it by the auth gate; read it through {@link sessionTokenKey}. */
+    sessionTokenKey: string | undefined;
     /** Whether the auth gate verified {@link sessionToken}'s signature with the BFF's keys (`JWT_*`); `false` without keys or while it passes unverified. */
     sessionTokenVerified: boolean;
   }

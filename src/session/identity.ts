@@ -13,7 +13,7 @@ import { authService } from '../upstream/auth-service.js';
 import type { UpstreamResponse } from '../upstream/client.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { UpstreamCaller } from '../upstream/services.js';
-import { sessionMaxAge, tokenOf } from './cookie.js';
+import { sessionMaxAge, sessionTokenKey, tokenOf } from './cookie.js';
 import { PROFILE_MAX_ENTRIES, PROFILE_TTL_MS, TokenCache, UpstreamAnswerError } from './profile-cache.js';
 
 /** A refreshed session: the new JWT and its cookie lifetime in seconds. */
@@ -58,7 +58,7 @@ export function createSessionCaches(onProfileEvict?: (key: string) => void, onPr
  * @throws UpstreamAnswerError with the upstream's non-200 answer; UpstreamError on transport failures.
  */
 export async function cachedProfile(ctx: SessionContext, token: string): Promise<UpstreamResponse> {
-  return ctx.deps.profileCache.get(token, ctx);
+  return ctx.deps.profileCache.get(token, ctx, sessionTokenKey(ctx.request, token));
 }
 
 /**

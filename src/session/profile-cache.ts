@@ -71,10 +71,9 @@ export class TokenCache<V extends object, C = undefined> {
   }
   /**
    * The cached value for `token`, or the result of the (shared) fetch, which gets `context` (the first
-   * caller's). Rejects with the fetch's error.
+   * caller's). `key`: the token's {@link tokenKey} when the caller has it. Rejects with the fetch's error.
    */
-  async get(token: string, context: C): Promise<V> {
-    const key = tokenKey(token);
+  async get(token: string, context: C, key: string = tokenKey(token)): Promise<V> {
     // A fresh entry is answered at once; `fetch` (which also joins a fetch in flight) only on a miss.
     const cached = this.#cache.get(key);
     if (cached !== undefined) {

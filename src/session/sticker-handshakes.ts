@@ -14,6 +14,7 @@ import { parseJson } from '../envelope.js';
 import type { CacheRegistry } from '../state/caches.js';
 import { UpstreamError } from '../upstream/errors.js';
 import type { UpstreamCaller } from '../upstream/services.js';
+import { sessionTokenKey } from './cookie.js';
 import { tokenKey } from './hash.js';
 import { UpstreamAnswerError } from './profile-cache.js';
 
@@ -73,7 +74,7 @@ export class StickerHandshakes {
    */
   async get(ctx: UpstreamCaller): Promise<{ token: string; fresh: boolean }> {
     const status: LRUCache.Status<string, Handshake, UpstreamCaller> = {};
-    const value = await this.#cache.fetch(tokenKey(ctx.token as string), { context: ctx, status });
+    const value = await this.#cache.fetch(sessionTokenKey(ctx.request, ctx.token as string), { context: ctx, status });
     if (!value) throw new UpstreamError('upstream_bad_response');
     return { token: value.token, fresh: status.fetch !== 'hit' };
   }

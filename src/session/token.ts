@@ -17,7 +17,7 @@ import type { KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
 import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { Agent, request } from 'undici';
-import { KEY_ALGORITHMS, readTokenPublicKey, type TokenPublicKey } from '../config.js';
+import { KEY_ALGORITHMS, readTokenPublicKey, type TokenPublicKey } from './token-keys.js';
 import { tokenKey } from './hash.js';
 
 /** Longest session cookie value read as a token, in characters (a larger value is no session). */
@@ -26,7 +26,7 @@ export const MAX_TOKEN_LENGTH = 8192;
 /** Clock leeway of the `exp` (and `nbf`) check, in seconds (docs/behaviour.md "Configuration"). */
 export const EXPIRY_LEEWAY_SECONDS = 60;
 
-export { KEY_ALGORITHMS, keyKindOf, type TokenKeyKind } from '../config.js';
+export { KEY_ALGORITHMS, keyKindOf, type TokenKeyKind } from './token-keys.js';
 
 /**
  * The algorithms a JWKS may be used with: every asymmetric one of {@link KEY_ALGORITHMS} (a published
@@ -56,14 +56,14 @@ const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  * Whether `value` is a well-formed JWT: at most {@link MAX_TOKEN_LENGTH} characters of the base64url
  * alphabet in three dot-separated parts, whose first two decode to JSON objects (read with jose,
  * nothing verified). A value with a control character (CR, LF, NUL, U+2028…), a space, a `%` or any
- * other character is not.
+ * other character is not. `key`: the value's {@link tokenKey} when the caller has it already.
  *
  * @example isWellFormedJwt('eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln') // true
  * @example isWellFormedJwt('abc\r\nX-Injected: yes') // false
  */
-export function isWellFormedJwt(value: string): boolean {
+export function isWellFormedJwt(value: string, key?: string): boolean {
   if (value.length > MAX_TOKEN_LENGTH || !COMPACT_JWT.test(value)) return false;
-  const key = tokenKey(value);
+  key ??= tokenKey(value);
   const known = wellFormed.get(key);
   if (known !== undefined) return known;
   let verdict: boolean;

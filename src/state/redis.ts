@@ -345,7 +345,11 @@ export class RedisStore implements SharedStore {
     client.on('error', () => {});
     if (client instanceof Redis) {
       client.on('end', () => {
-        if (!this.#closed) setTimeout(() => this.#closed || client.connect().catch(() => {}), reconnectDelay(1)).unref();
+        if (this.#closed) return;
+        // A failed start is met again by the next 'end': nothing to report here.
+        setTimeout(() => {
+          if (!this.#closed) client.connect().catch(() => {});
+        }, reconnectDelay(1)).unref();
       });
     }
     return client;

@@ -15,7 +15,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { envelope, JSON_CONTENT_TYPE, type ProxyAnswer, upstreamFailureAnswer } from '../envelope.js';
-import { tokenKey } from '../session/hash.js';
+import { sessionTokenKey } from '../session/cookie.js';
 import { redactText } from '../session/redact.js';
 import { isRefusal, type StreamLease, StreamBounds, type StreamRefusal } from './bounds.js';
 import { type FeedOpening, type OpenedFeed, SharedFeeds } from './feeds.js';
@@ -187,7 +187,7 @@ export class LiveStreams {
       const refused = this.#websockets.refusal(live.request);
       if (refused !== undefined) return refused;
     }
-    const sessionKey = live.token === undefined ? undefined : tokenKey(live.token);
+    const sessionKey = live.token === undefined ? undefined : sessionTokenKey(live.request, live.token);
     const lease = this.bounds.take(sessionKey, live.request.ip);
     if (isRefusal(lease)) {
       this.#options.observer?.ended(kind, 'refused', 0);

@@ -65,17 +65,18 @@ export const CIRCUIT_NAMES: Readonly<Record<CircuitState, string>> = { 0: 'close
 export type CallOutcome = 'answered' | 'failed' | 'neutral';
 
 /**
- * What the guard reports (the metrics of docs/behaviour.md "Operations"). Endpoint values are EP codes such
- * as `EP0042`: never a path, user or token. Implementations must be cheap and never throw.
+ * What the guard reports (the metrics of docs/behaviour.md "Resilience" and "Operations"; the metrics
+ * step implements it). Endpoint values are EP codes such as `EP0042`: never a path, user or token.
+ * Implementations must be cheap and never throw.
  */
 export interface ResilienceObserver {
-  /** A call to `endpoint` started (+1) or ended (-1) upstream. */
+  /** A call to `endpoint` started (+1) or ended (-1) upstream (`upstream_in_flight`). */
   inFlight(endpoint: string, delta: 1 | -1): void;
-  /** A call refused before it was sent. */
+  /** A call refused before it was sent (`upstream_rejected_total`). */
   rejected(endpoint: string, reason: 'busy' | 'circuit_open'): void;
-  /** The endpoint's circuit changed state. */
+  /** The endpoint's circuit changed state (`circuit_state`: 0 closed, 1 open, 2 half-open). */
   circuitState(endpoint: string, state: CircuitState): void;
-  /** A read was sent a second time (retry). */
+  /** A read was sent a second time (`upstream_retries_total`). */
   retried(endpoint: string): void;
 }
 

@@ -77,18 +77,16 @@ export function longestCallMs(config: Pick<Config, 'upstreamTimeoutMs'> & Partia
  * per origin, a guard per endpoint with `config.upstreamLimits`). A service whose variable is unset
  * answers `not_configured` on each call.
  *
- * @param watchers - the metrics and the log; or (older form) the call observer alone; omit when
- *   nothing observes.
+ * @param watchers - the metrics and the log; omit when nothing observes.
  */
 export function createUpstreamServices(
   config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'> & Partial<Pick<Config, 'upstreamLimits' | 'upstreamMaxResponseBytes'>>,
-  watchers?: UpstreamWatchers | UpstreamObserver,
+  watchers: UpstreamWatchers = {},
 ): UpstreamServices {
-  const w: UpstreamWatchers = typeof watchers === 'function' ? { observer: watchers } : (watchers ?? {});
   const pools = new PoolRegistry(config.upstreamTimeoutMs, {
     limits: config.upstreamLimits,
     maxResponseBytes: config.upstreamMaxResponseBytes,
-    ...w,
+    ...watchers,
   });
   const services = {} as Record<ServiceName, UpstreamService>;
   for (const [name, variable] of Object.entries(SERVICE_VARIABLES) as [ServiceName, UpstreamUrlVariable][]) {
