@@ -11,14 +11,24 @@ import semver from 'semver';
 interface LockPackage {
   version?: string;
   engines?: { node?: string } | string[];
+  os?: string[];
 }
 
 const read = (file: string): unknown => JSON.parse(readFileSync(new URL(`../${file}`, import.meta.url), 'utf8'));
 
-/** The packages of a lockfile whose `engines.node` refuses `version`, as `path: range`. */
+/** Whether npm installs a package on Linux, where CI and the image run: not when its `os` excludes it. */
+const installedOnLinux = (entry: LockPackage): boolean =>
+  entry.os === undefined || (entry.os.includes('linux') || entry.os.some((os) => os.startsWith('!') && os !== '!linux'));
+
+/**
+ * The packages of a lockfile whose `engines.node` refuses `version`, as `path: range`; a package for
+ * another operating system (an optional native build of a dependency) is never installed there, so
+ * npm never checks its engines.
+ */
 function refusing(lock: { packages: Record<string, LockPackage> }, version: string): string[] {
   const out: string[] = [];
   for (const [path, entry] of Object.entries(lock.packages)) {
+    if (!installedOnLinux(entry)) continue;
     const range = Array.isArray(entry.engines) ? undefined : entry.engines?.node;
     if (range && !semver.satisfies(version, range)) out.push(`${path || '(root)'}: ${range}`);
   }
@@ -57,4 +67,15 @@ test('.ci/run runs the test suite again on the Node.js line of the Dockerfile', 
 test('the check finds a package that wants a newer Node.js', () => {
   const lock = { packages: { '': { engines: { node: '>=20.19' } }, 'node_modules/cookie': { engines: { node: '>=22' } } } };
   assert.deepEqual(refusing(lock, '20.19.0'), ['node_modules/cookie: >=22']);
+});
+
+test('a package for another operating system is not counted; one for Linux is', () => {
+  const lock = {
+    packages: {
+      'node_modules/@img/sharp-win32-ia32': { engines: { node: '^20.9.0' }, os: ['win32'] },
+      'node_modules/@img/sharp-linux-x64': { engines: { node: '^20.9.0' }, os: ['linux'] },
+      'node_modules/not-on-windows': { engines: { node: '^20.9.0' }, os: ['!win32'] },
+    },
+  };
+  assert.deepEqual(refusing(lock, '24.0.0'), ['node_modules/@img/sharp-linux-x64: ^20.9.0', 'node_modules/not-on-windows: ^20.9.0']);
 });
