@@ -19,9 +19,9 @@ export function decompression(limit: number): Dispatcher.DispatcherComposeInterc
   if (warningPassed) return interceptors.decompress(options);
   // undici flags the interceptor experimental with a process warning, once, at its first creation,
   // and has no option to leave it out. What the proxy relies on (every coding decoded, the size
-  // bound, an unknown coding left in place) is tested over real sockets on each supported Node.js line
-  // (docs/hardening.md, "Odd upstream answers"), so that one warning alone is kept out of the operators' logs,
-  // and process.emitWarning is itself again before this returns.
+  // bound, an unknown coding left in place) is tested over real sockets on each supported Node.js
+  // line (test/hardening/odd-answers.test.ts), so that one warning alone is kept out of the
+  // operators' logs; process.emitWarning is itself again before this returns.
   const emitWarning = process.emitWarning;
   process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
     if (String(typeof warning === 'string' ? warning : warning.message).startsWith('DecompressInterceptor')) return;
