@@ -50,13 +50,13 @@ export const PRIORITY_ENDPOINTS: ReadonlySet<string> = new Set([
 export interface PoolOptions {
   /** The limits of each endpoint's guard; `undefined`: no guard (tests of the bare client). */
   readonly limits?: GuardLimits | undefined;
-  /** Told of every call (the metrics); omit it when nothing observes. */
+  /** Told of every upstream call (the metrics of docs/behaviour.md "Operations", the contract checks); omit it when nothing observes. */
   readonly observer?: UpstreamObserver | undefined;
-  /** Told of the guards' events (the metrics). */
+  /** Told of the endpoint guards' events (in flight, refusals, circuit states, retries: the metrics). */
   readonly resilience?: ResilienceObserver | undefined;
-  /** Told of every circuit change (the warn log line). */
+  /** Told of every circuit change (the warn log line of docs/behaviour.md "Resilience"). */
   readonly onCircuit?: CircuitListener | undefined;
-  /** Traces every call (tracing on); omit it when tracing is off (no cost). */
+  /** Traces every upstream call (tracing on: the tracing step's `upstream`); omit it when tracing is off (no cost). */
   readonly tracer?: UpstreamTracer | undefined;
   /**
    * Largest answer buffered or streamed, in bytes, counted on the received and on the decoded bytes

@@ -6,9 +6,8 @@
  * @module
  */
 import type { Config, UpstreamUrlVariable } from '../config.js';
-import type { CircuitListener, ResilienceObserver } from './endpoint-guard.js';
-import { type UpstreamObserver, type UpstreamRequest, type UpstreamResponse, UpstreamService, type UpstreamStream, type UpstreamTracer } from './client.js';
-import { PoolRegistry } from './pools.js';
+import { type UpstreamRequest, type UpstreamResponse, UpstreamService, type UpstreamStream } from './client.js';
+import { type PoolOptions, PoolRegistry } from './pools.js';
 
 /** The upstream services, named after their configuration variables (docs/behaviour.md "Configuration"). */
 export type ServiceName =
@@ -42,28 +41,16 @@ export interface UpstreamServices {
   close(): Promise<void>;
 }
 
-/** What {@link createUpstreamServices} tells of the calls. */
-export interface UpstreamWatchers {
-  /** Told of every upstream call (the metrics of docs/behaviour.md "Operations"). */
-  readonly observer?: UpstreamObserver | undefined;
-  /** Told of the endpoint guards' events (in flight, refusals, circuit states, retries). */
-  readonly resilience?: ResilienceObserver | undefined;
-  /** Told of every circuit change (the warn log line of docs/behaviour.md "Resilience"). */
-  readonly onCircuit?: CircuitListener | undefined;
-  /** Traces every upstream call (tracing on: the tracing step's `upstream`); omit it when tracing is off. */
-  readonly tracer?: UpstreamTracer | undefined;
-}
-
 /**
  * Builds one {@link UpstreamService} per configured variable over one pool registry (undici `Pool`s
  * per origin, a guard per endpoint with `config.upstreamLimits`). A service whose variable is unset
  * answers `not_configured` on each call.
  *
- * @param watchers - the metrics and the log; omit when nothing observes.
+ * @param watchers - the metrics, the log and the tracer ({@link PoolOptions}); omit when nothing observes.
  */
 export function createUpstreamServices(
   config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'> & Partial<Pick<Config, 'upstreamLimits' | 'upstreamMaxResponseBytes'>>,
-  watchers: UpstreamWatchers = {},
+  watchers: Omit<PoolOptions, 'limits' | 'maxResponseBytes'> = {},
 ): UpstreamServices {
   const pools = new PoolRegistry(config.upstreamTimeoutMs, {
     limits: config.upstreamLimits,
