@@ -34,24 +34,24 @@ export function longestCallMs(times: CallTimes): number {
   return (times.upstreamLimits?.queueWaitMs ?? 0) + times.upstreamTimeoutMs;
 }
 
-/** The deadline of a call whose slot is granted now: `timeoutMs` from now, on `performance.now()`'s clock. */
-export function deadlineAfter(timeoutMs: number): number {
-  return performance.now() + timeoutMs;
+/** The deadline of a call whose slot is granted at `now` (default: now): `timeoutMs` later, on `performance.now()`'s clock. */
+export function deadlineAfter(timeoutMs: number, now = performance.now()): number {
+  return now + timeoutMs;
 }
 
-/** Milliseconds left before `deadline`; `0` once it passed. */
-export function msLeft(deadline: number): number {
-  return Math.max(0, deadline - performance.now());
+/** Milliseconds left before `deadline` at `now` (default: now); `0` once it passed. */
+export function msLeft(deadline: number, now = performance.now()): number {
+  return Math.max(0, deadline - now);
 }
 
 /**
- * undici's per-dispatch socket limit for a dispatch sent now (Dispatcher `headersTimeout`, and
+ * undici's per-dispatch socket limit for a dispatch sent at `now` (default: now; Dispatcher `headersTimeout`, and
  * `bodyTimeout` where the body has the same deadline), in ms: the time left before `deadline`, at
  * least 1 (undici reads 0 as no limit). It bounds the socket's silences, which then never outlast
  * the call; the call's own timer bounds its total.
  */
-export function socketLimitMs(deadline: number): number {
-  return Math.max(1, Math.ceil(deadline - performance.now()));
+export function socketLimitMs(deadline: number, now = performance.now()): number {
+  return Math.max(1, Math.ceil(deadline - now));
 }
 
 /** A pool's connect limit for calls of `timeoutMs`, in ms: the time limit, at most {@link MAX_CONNECT_MS}. */
