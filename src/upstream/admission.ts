@@ -58,19 +58,24 @@ export function guardOf(pools: PoolRegistry, service: string, endpoint: string, 
   return shares === undefined ? undefined : new ClientCall(shares, req.client);
 }
 
+/** What {@link admit} gives a call its guard did not refuse at once. */
+export interface Admission<T> {
+  /** What the call sends, made once the guard did not refuse it. */
+  readonly prepared: T;
+  /** The client's cancellation (reads without side effects only). */
+  readonly signal: AbortSignal | undefined;
+  /** The slot's ticket for the guard's `leave`, or its promise while the call waits in the queue; `0` without a guard. */
+  readonly ticket: Ticket | Promise<Ticket>;
+}
+
 /**
  * Takes the call's slot: refuses it at once when its guard would, builds what the call sends (`prepare`,
  * only for a call not refused), and enters the guard with the call's cancellation.
  *
- * @returns what `prepare` made, the cancellation signal, and the ticket (or its promise; `0` without a guard).
  * @throws {@link UpstreamError} `upstream_circuit_open`, `upstream_busy`, `client_aborted` (the client
  *   already left), or what `prepare` throws; the ticket's promise rejects as `EndpointGuard.enter`'s.
  */
-export function admit<T>(
-  guard: CallGuard | undefined,
-  req: UpstreamRequest,
-  prepare: () => T,
-): { readonly prepared: T; readonly signal: AbortSignal | undefined; readonly ticket: Ticket | Promise<Ticket> } {
+export function admit<T>(guard: CallGuard | undefined, req: UpstreamRequest, prepare: () => T): Admission<T> {
   guard?.refuseEarly();
   const prepared = prepare();
   const signal = signalOf(req);

@@ -11,7 +11,7 @@
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import { type EndpointCode, endpointCodeFor } from '../errors/index.js';
-import { admit, type CallGuard, guardOf, isRetryable, outcomeOfError, outcomeOfStatus } from './admission.js';
+import { type Admission, admit, type CallGuard, guardOf, isRetryable, outcomeOfError, outcomeOfStatus } from './admission.js';
 import { sendBuffered } from './buffered-call.js';
 import { deadlineAfter } from './deadline.js';
 import type { Ticket } from './endpoint-guard.js';
@@ -171,7 +171,7 @@ export class UpstreamService {
     }
     const endpoint = this.endpointOf(req.method, req.path);
     const guard = guardOf(this.#pools, this.name, endpoint, req);
-    let admitted: ReturnType<typeof admit<Dispatcher.DispatchOptions>>;
+    let admitted: Admission<Dispatcher.DispatchOptions>;
     try {
       admitted = admit(guard, req, () => this.#options(req, proxyHeaders));
     } catch (error) {
