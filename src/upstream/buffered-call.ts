@@ -42,8 +42,9 @@ export interface BufferedDispatch {
  *   body that failed or stopped arriving at the deadline).
  */
 export function sendBuffered(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, how: BufferedDispatch): Promise<UpstreamResponse> {
+  const now = performance.now();
   const call = new BufferedCall(how.maxBytes);
-  const answer = call.start(how.deadline, how.signal);
+  const answer = call.start(msLeft(how.deadline, now), how.signal);
   const body = options.body;
   if (body !== null && body !== undefined && typeof body !== 'string' && !Buffer.isBuffer(body) && !(body instanceof Uint8Array)) {
     const stream = body as Readable;
@@ -54,7 +55,7 @@ export function sendBuffered(dispatcher: Dispatcher, options: Dispatcher.Dispatc
     const source = how.bodySource;
     if (source !== undefined) call.bodyStarved = () => source.waitingSince !== 0;
   }
-  const socketLimit = socketLimitMs(how.deadline);
+  const socketLimit = socketLimitMs(how.deadline, now);
   options.headersTimeout = socketLimit;
   options.bodyTimeout = socketLimit;
   try {
@@ -108,15 +109,15 @@ class BufferedCall implements Dispatcher.DispatchHandler {
   }
 
   /**
-   * The promise of the answer; the call fails with `upstream_timeout` at `deadline` (`performance.now()`
-   * ms), and with `client_aborted` when `signal` aborts.
+   * The promise of the answer; the call fails with `upstream_timeout` once `leftMs` (the time left
+   * before its deadline, in ms) passed, and with `client_aborted` when `signal` aborts.
    */
-  start(deadline: number, signal?: AbortSignal): Promise<UpstreamResponse> {
+  start(leftMs: number, signal?: AbortSignal): Promise<UpstreamResponse> {
     const promise = new Promise<UpstreamResponse>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;
     });
-    this.#timer = setTimeout(onDeadline, msLeft(deadline), this);
+    this.#timer = setTimeout(onDeadline, leftMs, this);
     if (signal !== undefined) {
       this.#signal = signal;
       if (signal.aborted) this.fail(new UpstreamError('client_aborted'));

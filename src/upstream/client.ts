@@ -181,6 +181,7 @@ export class UpstreamService {
       guard?.earn();
       const options = admitted.prepared;
       const span = this.#pools.tracer?.start(trace, req.traceRoot === true, req.method, this.#origin as string, options.path, options.headers as Record<string, string>);
+      const now = performance.now();
       const call: AdmittedCall = {
         endpoint,
         options,
@@ -188,8 +189,8 @@ export class UpstreamService {
         guard,
         ticket,
         signal: admitted.signal,
-        deadline: deadlineAfter(this.#pools.timeoutMs),
-        start: performance.now(),
+        deadline: deadlineAfter(this.#pools.timeoutMs, now),
+        start: now,
         span,
       };
       return send(call, req);

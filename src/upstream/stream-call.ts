@@ -36,8 +36,9 @@ export interface StreamDispatch {
  *   `client_aborted`. A failure after them breaks the body stream instead.
  */
 export async function openStream(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, how: StreamDispatch): Promise<UpstreamStream> {
+  const now = performance.now();
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), msLeft(how.deadline));
+  const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), msLeft(how.deadline, now));
   const signal = how.signal;
   const onClientGone = () => controller.abort(new UpstreamError('client_aborted'));
   signal?.addEventListener('abort', onClientGone, { once: true });
@@ -47,7 +48,7 @@ export async function openStream(dispatcher: Dispatcher, options: Dispatcher.Dis
   };
   try {
     if (signal?.aborted) throw new UpstreamError('client_aborted');
-    const socketLimit = socketLimitMs(how.deadline);
+    const socketLimit = socketLimitMs(how.deadline, now);
     const res = await dispatcher.request({ ...options, signal: controller.signal, headersTimeout: socketLimit, bodyTimeout: how.wholeBody ? socketLimit : 0 });
     if (how.wholeBody) res.body.once('close', done);
     else done();
