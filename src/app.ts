@@ -21,7 +21,8 @@ import { errors } from './pipeline/errors.js';
 import { createHealthListener, type HealthListener, health } from './pipeline/health.js';
 import { loadShedding } from './pipeline/load-shedding.js';
 import { createLogging, LOG_REDACT_PATHS } from './pipeline/logging.js';
-import type { Metrics } from './pipeline/metrics.js';
+import { metricsStep } from './pipeline/metrics.js';
+import type { Metrics } from './pipeline/metrics-registry.js';
 import { rateLimits } from './pipeline/rate-limit.js';
 import { requestContext, requestIdOptions } from './pipeline/request-context.js';
 import { sessionCookie } from './pipeline/session-cookie.js';
@@ -112,7 +113,7 @@ export async function createServer(
   const metrics =
     cfg.metricsPort === undefined
       ? undefined
-      : new (await import('./pipeline/metrics.js')).Metrics(
+      : new (await import('./pipeline/metrics-registry.js')).Metrics(
           { version: PACKAGE_VERSION, buildId: cfg.buildId },
           { limits: { maxInFlight: cfg.loadShedding.maxInFlight, maxConnections: cfg.maxConnections } },
         );
@@ -158,7 +159,7 @@ export async function createServer(
 
   // The pipeline, in request order (docs/architecture.md). The metrics step goes first: it binds a
   // timing hook to every route declared after it.
-  if (metrics) await app.register(metrics.plugin);
+  if (metrics) await app.register(metricsStep(metrics));
   await app.register(logging.plugin);
   if (tracing) await app.register(tracing.plugin);
   await app.register(clientErrors.plugin);

@@ -12,7 +12,7 @@
 import cluster from 'node:cluster';
 import { createServer } from './app.js';
 import { checkHostBindable, type Config, ConfigError, loadConfig } from './config.js';
-import type { MetricsSource } from './pipeline/metrics.js';
+import type { MetricsSource } from './pipeline/metrics-server.js';
 
 /** Time allowed beyond `SHUTDOWN_DELAY_MS` + `SHUTDOWN_TIMEOUT_MS` for closing pools and flushing logs, in milliseconds. */
 const EXIT_MARGIN_MS = 5_000;
@@ -58,7 +58,7 @@ async function configure(): Promise<Config> {
 async function serveMetrics(config: Config, source: MetricsSource, log: (url: string) => void): Promise<void> {
   if (config.metricsPort === undefined) return;
   try {
-    const { startMetricsServer } = await import('./pipeline/metrics.js');
+    const { startMetricsServer } = await import('./pipeline/metrics-server.js');
     const { url } = await startMetricsServer(config.metricsPort, config.host, source);
     log(`${url}/metrics`);
   } catch (error) {
@@ -71,7 +71,7 @@ async function serveMetrics(config: Config, source: MetricsSource, log: (url: st
 async function runPrimary(config: Config): Promise<void> {
   // prom-client is loaded only with METRICS_PORT (it would also load the OpenTelemetry API).
   if (config.metricsPort !== undefined) {
-    const { clusterMetricsSource } = await import('./pipeline/metrics.js');
+    const { clusterMetricsSource } = await import('./pipeline/metrics-server.js');
     await serveMetrics(config, clusterMetricsSource(), (url) => say(`metrics of ${config.workers} workers on ${url}`));
   }
   const bornAt = new Map<number, number>();
@@ -124,7 +124,7 @@ async function runPrimary(config: Config): Promise<void> {
 /** One serving process (the only one, or a cluster worker). */
 async function runServer(config: Config): Promise<void> {
   const worker = cluster.isWorker && config.metricsPort !== undefined;
-  const answerClusterPrimary = worker ? (await import('./pipeline/metrics.js')).answerClusterPrimary : undefined;
+  const answerClusterPrimary = worker ? (await import('./pipeline/metrics-server.js')).answerClusterPrimary : undefined;
   // Answer the primary's scrapes at once (with nothing until the app exists).
   answerClusterPrimary?.([]);
   const app = await createServer(config);

@@ -15,8 +15,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, beforeEach, describe, test } from 'node:test';
 import type { Pool } from 'undici';
 import { MAX_JSON_DEPTH, nestedDeeperThan } from '../src/pipeline/body.js';
-import { type BodySource, PoolRegistry, UpstreamService } from '../src/upstream/client.js';
+import { type BodySource, UpstreamService } from '../src/upstream/client.js';
 import { UpstreamError } from '../src/upstream/errors.js';
+import { PoolRegistry } from '../src/upstream/pools.js';
 import { fakeJwt, send, startProxy, type TestProxy } from './helpers/recording-upstream.js';
 
 describe('nestedDeeperThan', () => {
@@ -92,7 +93,7 @@ describe("a streamed upload at the call's time limit: who held the call up", () 
   ];
   for (const [name, reading, stalls, code] of cases) {
     test(`${name} → ${code}`, async () => {
-      const service = new UpstreamService('BFF_BASE_URL', 'http://127.0.0.1:9', new StandInPools(reading, 100), 100);
+      const service = new UpstreamService('BFF_BASE_URL', 'http://127.0.0.1:9', new StandInPools(reading, 100));
       const bodySource: BodySource = { waitingSince: 0 };
       const body = trackedBody(uploadingClient(stalls), bodySource);
       const error = await service.request({ method: 'POST', path: '/documents/selfie', body, bodySource }).then(
@@ -105,7 +106,7 @@ describe("a streamed upload at the call's time limit: who held the call up", () 
     });
   }
   test('a stream body without its source is an upstream timeout at the limit', async () => {
-    const service = new UpstreamService('BFF_BASE_URL', 'http://127.0.0.1:9', new StandInPools('all', 100), 100);
+    const service = new UpstreamService('BFF_BASE_URL', 'http://127.0.0.1:9', new StandInPools('all', 100));
     const body = Readable.from(uploadingClient(true), { objectMode: false });
     const error = await service.request({ method: 'POST', path: '/documents/selfie', body }).catch((e: unknown) => e);
     assert.ok(error instanceof UpstreamError);

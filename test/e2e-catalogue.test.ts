@@ -10,7 +10,8 @@ import type { FastifyInstance } from 'fastify';
 import { createServer } from '../src/app.js';
 import { readJson } from '../src/upstream/auth-service.js';
 import { brandService } from '../src/upstream/brand-service.js';
-import { PoolRegistry, UpstreamService } from '../src/upstream/client.js';
+import { UpstreamService } from '../src/upstream/client.js';
+import { PoolRegistry } from '../src/upstream/pools.js';
 import { send } from './helpers/recording-upstream.js';
 
 let app: FastifyInstance;
@@ -173,7 +174,7 @@ describe('spec 4.11 brand service against the sandbox BFF', () => {
   test('typed calls: appearance, features, bookmaker settings, legal term, address, social accounts', async () => {
     const pools = new PoolRegistry(5_000);
     const bffUrl = app.sandboxUrls?.BFF_BASE_URL as string;
-    const service = new UpstreamService('BFF_BASE_URL', bffUrl, pools, 5_000);
+    const service = new UpstreamService('BFF_BASE_URL', bffUrl, pools);
     const anonymous = brandService((req) => service.request(req));
     const signedIn = brandService((req) => service.request({ ...req, headers: { authorization: `Bearer ${jwt}` } }));
     try {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { AggregatorRegistry, Histogram, Registry } from 'prom-client';
 import { CellHistogram } from '../src/pipeline/histogram-cells.js';
-import { DURATION_BUCKETS } from '../src/pipeline/metrics.js';
+import { DURATION_BUCKETS } from '../src/pipeline/metrics-registry.js';
 
 const OBSERVATIONS: [Record<'method' | 'route', string>, number][] = [
   [{ method: 'GET', route: '/api/a' }, 0],

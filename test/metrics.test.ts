@@ -18,7 +18,9 @@ import { connect } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { classifyError } from '../src/errors/index.js';
 import { AggregatorRegistry } from 'prom-client';
-import { DURATION_BUCKETS, METRIC_PREFIX, Metrics, NOT_FOUND_ROUTE, startMetricsServer } from '../src/pipeline/metrics.js';
+import { DURATION_BUCKETS, METRIC_PREFIX, Metrics, NOT_FOUND_ROUTE } from '../src/pipeline/metrics-registry.js';
+import { startMetricsServer } from '../src/pipeline/metrics-server.js';
+import type { ResilienceObserver } from '../src/upstream/endpoint-guard.js';
 import { NO_METRICS } from '../src/routes/context.js';
 import { freePort, oneShot, type ProxyProcess, startProxyProcess, waitFor } from './helpers/proxy-process.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
@@ -321,17 +323,6 @@ describe('without METRICS_PORT', () => {
   });
 });
 
-/**
- * The shape the upstream layer declares for the per-endpoint guard's observer (it may not import
- * `pipeline/`): `Metrics.resilience` must be assignable to it as written there.
- */
-interface GuardObserverAsDeclaredUpstream {
-  inFlight(endpoint: string, delta: 1 | -1): void;
-  rejected(endpoint: string, reason: 'busy' | 'circuit_open'): void;
-  circuitState(endpoint: string, state: 0 | 1 | 2): void;
-  retried(endpoint: string): void;
-}
-
 /** The names of the resilience series (docs/behaviour.md "Operations"). */
 const RESILIENCE_SERIES = ['front_proxy_upstream_in_flight', 'front_proxy_upstream_rejected_total', 'front_proxy_circuit_state', 'front_proxy_upstream_retries_total', 'front_proxy_load_shed_total'];
 
@@ -348,7 +339,7 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
       assert.equal(valueOf(before.samples, 'front_proxy_load_shed_total'), 0);
 
       // Taken apart, as the upstream layer may keep them.
-      const observer: GuardObserverAsDeclaredUpstream = metrics.resilience;
+      const observer: ResilienceObserver = metrics.resilience;
       const { inFlight, rejected, circuitState, retried } = observer;
       inFlight('EP0092', 1);
       inFlight('EP0092', 1);

@@ -12,7 +12,7 @@ const PROFILE = Buffer.from(JSON.stringify({ user, userInfo }));
 const DRIFTED = Buffer.from(JSON.stringify({ user: { ...user, id: 'secret-value' }, userInfo }));
 
 function call(over: Partial<UpstreamCallRecord> = {}): UpstreamCallRecord {
-  return { service: 'BFF_BASE_URL', prefix: '', method: 'GET', path: '/auth/user-profile', status: 200, error: undefined, body: PROFILE, seconds: 0.01, ...over };
+  return { service: 'BFF_BASE_URL', prefix: '', method: 'GET', path: '/auth/user-profile', endpoint: 'EP0003', status: 200, error: undefined, body: PROFILE, seconds: 0.01, ...over };
 }
 
 function harness(sample = 1, limits: Partial<ContractCheckLimits> = {}, draws: number[] = []) {
@@ -34,15 +34,15 @@ describe('what is checked', () => {
   const rows: [name: string, record: Partial<UpstreamCallRecord>, counted: string[]][] = [
     ['a conforming BFF answer: one check, no finding', {}, ['checked EP0003']],
     ['a drifted one: one check, one type finding', { body: DRIFTED }, ['checked EP0003', 'type EP0003']],
-    ['an HTML page on a JSON endpoint: not_json', { path: '/users/wallet', body: Buffer.from('<html>') }, ['checked EP0034', 'not_json EP0034']],
+    ['an HTML page on a JSON endpoint: not_json', { path: '/users/wallet', endpoint: 'EP0034', body: Buffer.from('<html>') }, ['checked EP0034', 'not_json EP0034']],
     ['an empty profile (the proxy needs the body): not_json', { body: Buffer.alloc(0) }, ['checked EP0003', 'not_json EP0003']],
-    ['an empty answer elsewhere: not checked', { path: '/users/wallet', body: Buffer.from(' \n') }, []],
+    ['an empty answer elsewhere: not checked', { path: '/users/wallet', endpoint: 'EP0034', body: Buffer.from(' \n') }, []],
     ['another service: not checked', { service: 'STICKER_API_URL' }, []],
     ['an answer outside 2xx: not checked', { status: 404, body: DRIFTED }, []],
     ['a streamed answer (no body): not checked', { body: undefined }, []],
-    ['a path of no EP code: not checked', { path: '/nothing/here' }, []],
-    ['the path is read with the base URL prefix, as the metrics read it (no code here)', { prefix: '/v9', path: '/auth/user-profile' }, []],
-    ['an endpoint without a shape: any JSON', { path: '/bff/users/bank-list', body: Buffer.from('[{"x":1}]') }, ['checked EP0094']],
+    ['a path of no EP code: not checked', { path: '/nothing/here', endpoint: 'EP0000' }, []],
+    ['the EP code is the call record\'s (the client found it with the base URL prefix), never the path\'s again', { prefix: '/v9', path: '/nothing/here', endpoint: 'EP0003' }, ['checked EP0003']],
+    ['an endpoint without a shape: any JSON', { path: '/bff/users/bank-list', endpoint: 'EP0094', body: Buffer.from('[{"x":1}]') }, ['checked EP0094']],
   ];
   for (const [name, record, want] of rows) {
     test(name, () => {

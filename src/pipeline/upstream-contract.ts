@@ -23,13 +23,11 @@
  */
 import { CONTRACT_FINDING_KINDS, type ContractFindingKind, checkAnswerBody, contractFindingText } from '../contracts/conformance.js';
 import { UPSTREAM_ANSWER_EXPECTATIONS } from '../contracts/upstream-answers.js';
-import { type EndpointCode, endpointCodeFor, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
+import { type EndpointCode, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
 import type { UpstreamCallRecord, UpstreamObserver } from '../upstream/client.js';
 
 /** The service whose answers are checked: the BFF (the other upstreams have no shapes in the specification). */
 const CHECKED_SERVICE = 'BFF_BASE_URL';
-/** Most `METHOD path` keys remembered with their EP code (paths carry ids); then forgotten at once, as the metrics do. */
-const ENDPOINT_MEMORY = 1_024;
 
 /** Where the checks' counts go (the metrics; `Metrics` implements it). */
 export interface ContractCheckReport {
@@ -83,9 +81,8 @@ export interface ContractCheckOptions {
 }
 
 interface Waiting {
-  readonly method: string;
-  /** The service's path prefix and the call's path (never a label, never logged). */
-  readonly url: string;
+  /** The call's EP code, as the upstream client found it. */
+  readonly endpoint: EndpointCode;
   readonly body: Buffer;
 }
 
@@ -100,8 +97,6 @@ export class UpstreamContractChecks {
   readonly #queue: Waiting[] = [];
   #queuedBytes = 0;
   #immediate: NodeJS.Immediate | undefined;
-  /** EP code by `METHOD path` of the answers checked (the registry's lookup walks every row). */
-  readonly #endpoints = new Map<string, EndpointCode>();
   /** When each endpoint, path and kind was last logged (insertion order: oldest first). */
   readonly #logged = new Map<string, number>();
   /** Answers dropped because the queue was full, and log lines left out because the log's memory was full (tests, diagnostics). */
@@ -136,7 +131,7 @@ export class UpstreamContractChecks {
       this.dropped++;
       return;
     }
-    this.#queue.push({ method: call.method, url: `${call.prefix}${call.path}`, body });
+    this.#queue.push({ endpoint: call.endpoint, body });
     this.#queuedBytes += body.length;
     this.#immediate ??= setImmediate(this.#drain);
   };
@@ -176,7 +171,7 @@ export class UpstreamContractChecks {
   }
 
   #check(answer: Waiting): void {
-    const endpoint = this.#endpointOf(answer.method, answer.url);
+    const endpoint = answer.endpoint;
     if (endpoint === UNKNOWN_ENDPOINT_CODE) return;
     const expectation = UPSTREAM_ANSWER_EXPECTATIONS[endpoint] ?? {};
     // An empty answer is not a JSON answer: checked only where the proxy needs the body.
@@ -194,17 +189,6 @@ export class UpstreamContractChecks {
       else this.#log.warn(fields, message);
     }
     for (const kind of kinds) this.#report?.contractFinding(endpoint, kind);
-  }
-
-  #endpointOf(method: string, url: string): EndpointCode {
-    const key = `${method} ${url}`;
-    let code = this.#endpoints.get(key);
-    if (code === undefined) {
-      code = endpointCodeFor(method, url);
-      if (this.#endpoints.size >= ENDPOINT_MEMORY) this.#endpoints.clear();
-      this.#endpoints.set(key, code);
-    }
-    return code;
   }
 
   /** Whether a line for `key` may be written now (none in the last interval); remembers it if so. */

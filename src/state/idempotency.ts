@@ -221,7 +221,7 @@ export class Idempotency {
 
   /**
    * @param longestCallMs - the longest a money move's upstream call may be queued or running, in
-   *   milliseconds (`longestCallMs` of `upstream/services.ts`: the endpoint's queue wait plus the
+   *   milliseconds (`longestCallMs` of `upstream/deadline.ts`: the endpoint's queue wait plus the
    *   upstream time limit); the pending marker's lease is this plus {@link LEASE_MARGIN_MS}.
    * @param options.waitMs - longest wait for a repeat's first submission, in milliseconds; default {@link WAIT_MS}.
    * @param options.onDecision - told each decision as it is taken (the metrics): `forwarded` before the

@@ -7,7 +7,7 @@
  * @module
  */
 import type { Config, RedisTopology } from '../config.js';
-import { longestCallMs } from '../upstream/services.js';
+import { longestCallMs } from '../upstream/deadline.js';
 import { type CacheRegistry } from './caches.js';
 import { Fleet, GENERATION_KEY } from './fleet.js';
 import { Idempotency, type IdempotencyDecision } from './idempotency.js';

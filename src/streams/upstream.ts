@@ -13,8 +13,9 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
 import { answerFraming } from '../upstream/answer-framing.js';
-import { decompression } from '../upstream/client.js';
-import { toUpstreamError, UpstreamError } from '../upstream/errors.js';
+import { connectTimeoutMs, deadlineAfter } from '../upstream/deadline.js';
+import { decompression } from '../upstream/decompression.js';
+import { openStream } from '../upstream/stream-call.js';
 
 /** One stream to open upstream. */
 export interface StreamRequest {
@@ -81,10 +82,7 @@ export class StreamUpstream {
         connections: this.#connections,
         pipelining: 1,
         keepAliveTimeout: 4_000,
-        headersTimeout: this.#headersTimeoutMs,
-        // Silence after the headers is the relay's to judge (STREAM_IDLE_TIMEOUT_MS, ending between events).
-        bodyTimeout: 0,
-        connectTimeout: Math.min(this.#headersTimeoutMs, 10_000),
+        connectTimeout: connectTimeoutMs(this.#headersTimeoutMs),
       }).compose(answerFraming(), decompression(0));
       this.#pools.set(origin, pool);
     }
@@ -102,32 +100,13 @@ export class StreamUpstream {
   async open(req: StreamRequest): Promise<StreamAnswer> {
     const url = new URL(req.baseUrl);
     const prefix = url.pathname.replace(/\/+$/, '');
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), this.#headersTimeoutMs);
-    const onClientGone = () => controller.abort(new UpstreamError('client_aborted'));
-    req.signal?.addEventListener('abort', onClientGone, { once: true });
-    try {
-      if (req.signal?.aborted) throw new UpstreamError('client_aborted');
-      const res = await this.#pool(url.origin).request({
-        method: 'GET',
-        path: `${prefix}${req.path}${req.rawQuery}` || '/',
-        headers: { ...req.headers, 'accept-encoding': 'identity' },
-        signal: controller.signal,
-      });
-      // undici's body emits 'error' when destroyed before its end; consumers get it through their own listeners.
-      res.body.on('error', () => undefined);
-      const coding = res.headers['content-encoding'];
-      if (coding !== undefined && String(coding).trim().toLowerCase() !== 'identity' && String(coding).trim() !== '') {
-        res.body.destroy();
-        throw new UpstreamError('upstream_bad_response', { detail: 'The service sent an answer in a coding the proxy cannot read' });
-      }
-      return { status: res.statusCode, headers: res.headers, body: res.body };
-    } catch (error) {
-      throw toUpstreamError(controller.signal.aborted ? controller.signal.reason : error);
-    } finally {
-      clearTimeout(timer);
-      req.signal?.removeEventListener('abort', onClientGone);
-    }
+    const options: Dispatcher.DispatchOptions = {
+      method: 'GET',
+      path: `${prefix}${req.path}${req.rawQuery}` || '/',
+      headers: { ...req.headers, 'accept-encoding': 'identity' },
+    };
+    // Silence after the headers is the relay's to judge (STREAM_IDLE_TIMEOUT_MS, ending between events).
+    return openStream(this.#pool(url.origin), options, { deadline: deadlineAfter(this.#headersTimeoutMs), wholeBody: false, maxBytes: 0, signal: req.signal });
   }
 
   /** Destroys every pool: the streams are ended before (drain), so nothing waits for them. */

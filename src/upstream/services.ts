@@ -6,16 +6,8 @@
  * @module
  */
 import type { Config, UpstreamUrlVariable } from '../config.js';
-import type { CircuitListener, ResilienceObserver } from './endpoint-guard.js';
-import {
-  PoolRegistry,
-  type UpstreamObserver,
-  type UpstreamRequest,
-  type UpstreamResponse,
-  UpstreamService,
-  type UpstreamStream,
-  type UpstreamTracer,
-} from './client.js';
+import { type UpstreamRequest, type UpstreamResponse, UpstreamService, type UpstreamStream } from './client.js';
+import { type PoolOptions, PoolRegistry } from './pools.js';
 
 /** The upstream services, named after their configuration variables (docs/behaviour.md "Configuration"). */
 export type ServiceName =
@@ -49,39 +41,16 @@ export interface UpstreamServices {
   close(): Promise<void>;
 }
 
-/** What {@link createUpstreamServices} tells of the calls. */
-export interface UpstreamWatchers {
-  /** Told of every upstream call (the metrics of docs/behaviour.md "Operations"). */
-  readonly observer?: UpstreamObserver | undefined;
-  /** Told of the endpoint guards' events (in flight, refusals, circuit states, retries). */
-  readonly resilience?: ResilienceObserver | undefined;
-  /** Told of every circuit change (the warn log line of docs/behaviour.md "Resilience"). */
-  readonly onCircuit?: CircuitListener | undefined;
-  /** Traces every upstream call (tracing on: the tracing step's `upstream`); omit it when tracing is off. */
-  readonly tracer?: UpstreamTracer | undefined;
-}
-
-/**
- * The longest an upstream call may be queued or running, in milliseconds: the wait for its endpoint's
- * slot (`UPSTREAM_QUEUE_WAIT_MS`, when the guard is on), then its time limit (`UPSTREAM_TIMEOUT_MS`,
- * headers and body), which starts when the slot is granted (docs/behaviour.md "Resilience"). A money
- * move's lease is taken over it (docs/behaviour.md "Money moves: exactly once"), so that no move's
- * call can still be queued or running here when its lease ends for another instance.
- */
-export function longestCallMs(config: Pick<Config, 'upstreamTimeoutMs'> & Partial<Pick<Config, 'upstreamLimits'>>): number {
-  return (config.upstreamLimits?.queueWaitMs ?? 0) + config.upstreamTimeoutMs;
-}
-
 /**
  * Builds one {@link UpstreamService} per configured variable over one pool registry (undici `Pool`s
  * per origin, a guard per endpoint with `config.upstreamLimits`). A service whose variable is unset
  * answers `not_configured` on each call.
  *
- * @param watchers - the metrics and the log; omit when nothing observes.
+ * @param watchers - the metrics, the log and the tracer ({@link PoolOptions}); omit when nothing observes.
  */
 export function createUpstreamServices(
   config: Pick<Config, 'upstreams' | 'upstreamTimeoutMs'> & Partial<Pick<Config, 'upstreamLimits' | 'upstreamMaxResponseBytes'>>,
-  watchers: UpstreamWatchers = {},
+  watchers: Omit<PoolOptions, 'limits' | 'maxResponseBytes'> = {},
 ): UpstreamServices {
   const pools = new PoolRegistry(config.upstreamTimeoutMs, {
     limits: config.upstreamLimits,
@@ -90,7 +59,7 @@ export function createUpstreamServices(
   });
   const services = {} as Record<ServiceName, UpstreamService>;
   for (const [name, variable] of Object.entries(SERVICE_VARIABLES) as [ServiceName, UpstreamUrlVariable][]) {
-    services[name] = new UpstreamService(variable, config.upstreams[variable], pools, config.upstreamTimeoutMs);
+    services[name] = new UpstreamService(variable, config.upstreams[variable], pools);
   }
   return { services, pools, close: () => pools.close() };
 }

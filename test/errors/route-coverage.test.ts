@@ -28,8 +28,9 @@ import {
 import { DEV_PROXY } from '../../src/routes/dev.js';
 import { allRouteTables } from '../../src/routes/index.js';
 import { activeRoutes, type RouteSpec, type UpstreamTarget } from '../../src/routes/route.js';
-import { PoolRegistry, type UpstreamRequest, UpstreamService } from '../../src/upstream/client.js';
+import { type UpstreamRequest, UpstreamService } from '../../src/upstream/client.js';
 import { buildPath, rawSubPath } from '../../src/upstream/paths.js';
+import { PoolRegistry } from '../../src/upstream/pools.js';
 
 /** Every row of every table, dev-only rows included (a development build registers them all). */
 const routes: readonly RouteSpec[] = activeRoutes(allRouteTables, loadConfig({ NODE_ENV: 'development' }));
@@ -63,7 +64,7 @@ class RecordingPools extends PoolRegistry {
 /** The absolute URL the upstream client dispatches for `req` on a service at `baseUrl`. */
 async function dispatchedUrl(baseUrl: string, req: UpstreamRequest): Promise<string> {
   const pools = new RecordingPools();
-  const res = await new UpstreamService('BASE_URL', baseUrl, pools, 1_000).request(req);
+  const res = await new UpstreamService('BASE_URL', baseUrl, pools).request(req);
   assert.equal(res.status, 502);
   const [call] = pools.dispatched;
   assert.ok(call, `nothing dispatched for ${req.method} ${req.path}`);

@@ -13,7 +13,7 @@ import {
 import { MEMORY_STORE_BYTES_FROM, MemoryStore } from '../../src/state/memory.js';
 import { type SharedStore, StateUnavailableError } from '../../src/state/store.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
-import { longestCallMs } from '../../src/upstream/services.js';
+import { longestCallMs } from '../../src/upstream/deadline.js';
 
 const TOKEN = 'header.payload-of-a-session-token.signature';
 const submission = (over: Partial<Submission> = {}): Submission => ({ move: 'deposit', token: TOKEN, key: undefined, body: '{"a":1}', ...over });
