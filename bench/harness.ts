@@ -250,7 +250,6 @@ export interface RowSpec {
   base?: string;
 }
 
-
 /** Every child process the bench started and that has not exited: stopped at the end, or on SIGINT/SIGTERM. */
 export const children = new Set<ChildProcess>();
 
@@ -537,7 +536,16 @@ export async function startRedisServer(cpus: string | undefined): Promise<{ url:
     return undefined;
   }
   const port = await freePort();
-  const [command, argv] = pinnedCommand(cpus, 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']);
+  const [command, argv] = pinnedCommand(cpus, 'redis-server', [
+    '--port',
+    String(port),
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+  ]);
   const child = spawn(command, argv, { cwd: os.tmpdir(), stdio: ['ignore', 'ignore', 'pipe'] });
   const { stderr } = track(child, 'redis-server');
   const deadline = Date.now() + 10_000;
@@ -661,7 +669,10 @@ export async function measure(row: RowSpec, target: Target, ctx: MeasureContext)
   let processRss = 0;
   const takeSample = () => {
     const each = sampleRss();
-    rss = Math.max(rss, each.reduce((a, b) => a + b, 0));
+    rss = Math.max(
+      rss,
+      each.reduce((a, b) => a + b, 0),
+    );
     processRss = Math.max(processRss, ...each);
   };
   takeSample();
@@ -783,7 +794,6 @@ export function fmt(value: number | undefined, digits = 0): string {
   if (value === undefined || !Number.isFinite(value)) return '-';
   return value.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 }
-
 
 /** Highest per-process RSS of a list of rows over all their runs, in MiB. */
 export function peakProcessRss(list: readonly RowReport[]): number {
@@ -917,7 +927,10 @@ export function unmeasured(name: string, detail: string, kind: Check['kind'] = '
 
 /** Why a scenario's rows were left out, from the skip lines (`<scenario>: <why>`). */
 export function skipReason(skipped: readonly string[], scenario: ScenarioId): string | undefined {
-  return skipped.find((s) => s.startsWith(`${scenario}:`))?.slice(scenario.length + 1).trim();
+  return skipped
+    .find((s) => s.startsWith(`${scenario}:`))
+    ?.slice(scenario.length + 1)
+    .trim();
 }
 
 /** A row of a report by scenario and target. */
@@ -929,7 +942,13 @@ export function findRow(rows: readonly RowReport[], scenario: ScenarioId, target
  * A target check of a row against the reference passthrough: its ratio ≥ `floor` (printed only), or
  * unmeasured when the row or the reference did not run; nothing when the scenario was not asked for.
  */
-export function againstReference(rows: readonly RowReport[], inputs: CheckInputs, scenario: ScenarioId, name: string, floor: number): Check[] {
+export function againstReference(
+  rows: readonly RowReport[],
+  inputs: CheckInputs,
+  scenario: ScenarioId,
+  name: string,
+  floor: number,
+): Check[] {
   if (!inputs.wanted.has(scenario)) return [];
   const row = findRow(rows, scenario, 'proxy');
   if (!row) return [unmeasured(name, skipReason(inputs.skipped, scenario) ?? 'the row did not run')];

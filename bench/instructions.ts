@@ -50,7 +50,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
 import { COOKIE_NAME, clientHeaders } from './clients.js';
-import { call, children, containerHeapOptions, envelopeError, resetUpstream, resolveNode, sleep, startBenchServer, startProxy, stop, upstreamCalls } from './harness.js';
+import {
+  call,
+  children,
+  containerHeapOptions,
+  envelopeError,
+  resetUpstream,
+  resolveNode,
+  sleep,
+  startBenchServer,
+  startProxy,
+  stop,
+  upstreamCalls,
+} from './harness.js';
 import { BROWSER_ACCEPT_ENCODING } from './page-bytes.js';
 
 /** The passthrough route and its upstream call (the load bench's passthrough row). */
@@ -133,7 +145,13 @@ async function catalogueEtag({ port }: VariantPlace): Promise<Record<string, str
  * pipeline turned off each (the request log lines, the API rate limits).
  */
 export function variants(collector: string): InstructionVariant[] {
-  const passthrough = { path: PASSTHROUGH.path, headers: {}, session: true, expect: 200, upstream: { perRequest: 1, upstreamPath: PASSTHROUGH.upstreamPath } } as const;
+  const passthrough = {
+    path: PASSTHROUGH.path,
+    headers: {},
+    session: true,
+    expect: 200,
+    upstream: { perRequest: 1, upstreamPath: PASSTHROUGH.upstreamPath },
+  } as const;
   // A batch leaves when it holds 512 spans, not every 5 s: under callgrind 5 s are some 40 times fewer
   // requests than at full speed, where the sampled rows fill their batches faster than the timer.
   const exporter = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector, OTEL_BSP_SCHEDULE_DELAY: '600000' };
@@ -176,8 +194,20 @@ export function variants(collector: string): InstructionVariant[] {
     })),
     { id: 'every request (parentbased_always_on)', group: 'tracing', target: 'proxy', env: exporter, ...passthrough },
     // The live upstream contract checks (UPSTREAM_CONTRACT_SAMPLE), tracing off: checks off and every answer checked.
-    { id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', group: 'contract', target: 'proxy', env: { UPSTREAM_CONTRACT_SAMPLE: '0' }, ...passthrough },
-    { id: 'contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)', group: 'contract', target: 'proxy', env: { UPSTREAM_CONTRACT_SAMPLE: '1' }, ...passthrough },
+    {
+      id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)',
+      group: 'contract',
+      target: 'proxy',
+      env: { UPSTREAM_CONTRACT_SAMPLE: '0' },
+      ...passthrough,
+    },
+    {
+      id: 'contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)',
+      group: 'contract',
+      target: 'proxy',
+      env: { UPSTREAM_CONTRACT_SAMPLE: '1' },
+      ...passthrough,
+    },
     // One step turned off each: what it costs a passthrough (the difference to the passthrough at the defaults).
     { id: 'step off: the request log lines (LOG_LEVEL=warn)', group: 'steps', target: 'proxy', env: { LOG_LEVEL: 'warn' }, ...passthrough },
     {
@@ -218,9 +248,11 @@ export function mean(values: readonly number[]): number {
 export function formatInstructions(results: readonly InstructionResult[]): string {
   const reference = results.find((r) => r.id === 'reference passthrough');
   const off = results.find((r) => r.id === 'passthrough (tracing off)');
-  const ratio = (value: number | undefined, of: number | undefined) => (value === undefined || of === undefined || !(of > 0) ? '—' : `${(value / of).toFixed(3)}×`);
+  const ratio = (value: number | undefined, of: number | undefined) =>
+    value === undefined || of === undefined || !(of > 0) ? '—' : `${(value / of).toFixed(3)}×`;
   const count = (value: number | undefined) => (value === undefined ? '—' : Math.round(value).toLocaleString('en-US'));
-  const spread = (windows: readonly number[] | undefined) => (windows === undefined || windows.length < 2 ? '—' : `${count(Math.min(...windows))}-${count(Math.max(...windows))}`);
+  const spread = (windows: readonly number[] | undefined) =>
+    windows === undefined || windows.length < 2 ? '—' : `${count(Math.min(...windows))}-${count(Math.max(...windows))}`;
   const lines = [
     '| variant | main thread: instructions per request | windows: lowest-highest | vs the reference passthrough | vs the passthrough | every thread: instructions per request | windows: lowest-highest | vs the reference passthrough |',
     '|---|---|---|---|---|---|---|---|',
@@ -263,12 +295,23 @@ export function threadCounts(byThread: Readonly<Record<string, number>>): Thread
 }
 
 /** Sends `count` GETs of `variant`, 4 at a time, each with the next client's headers; every answer must have its status. */
-async function send(pool: Pool, variant: InstructionVariant, headers: readonly Record<string, string>[], extra: Record<string, string>, count: number, offset: number): Promise<void> {
+async function send(
+  pool: Pool,
+  variant: InstructionVariant,
+  headers: readonly Record<string, string>[],
+  extra: Record<string, string>,
+  count: number,
+  offset: number,
+): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < count) {
       const n = next++;
-      const options = { method: 'GET', path: variant.path, headers: { ...variant.headers, ...extra, ...headers[(offset + n) % headers.length] } } as const;
+      const options = {
+        method: 'GET',
+        path: variant.path,
+        headers: { ...variant.headers, ...extra, ...headers[(offset + n) % headers.length] },
+      } as const;
       // A kept-alive connection the server closed while idle (the reference's 5 s keep-alive, with the
       // instrumentation being turned on between the windows) is a GET sent again, once.
       const res = await pool.request(options).catch((error: unknown) => {
@@ -283,14 +326,19 @@ async function send(pool: Pool, variant: InstructionVariant, headers: readonly R
 }
 
 /** The check of the counted window's upstream calls (`byPath`: the bench upstream's counts since its reset). @throws when they differ. */
-export function checkUpstreamCalls(variant: Pick<InstructionVariant, 'id' | 'upstream'>, byPath: Readonly<Record<string, number>>, requests: number): void {
+export function checkUpstreamCalls(
+  variant: Pick<InstructionVariant, 'id' | 'upstream'>,
+  byPath: Readonly<Record<string, number>>,
+  requests: number,
+): void {
   const total = Object.values(byPath).reduce((a, b) => a + b, 0);
   if (variant.upstream.perRequest === 0) {
     if (total !== 0) throw new Error(`${variant.id}: expected no upstream call, got ${JSON.stringify(byPath)}`);
     return;
   }
   const own = byPath[variant.upstream.upstreamPath] ?? 0;
-  if (own !== requests) throw new Error(`${variant.id}: expected ${requests} calls of ${variant.upstream.upstreamPath}, got ${JSON.stringify(byPath)}`);
+  if (own !== requests)
+    throw new Error(`${variant.id}: expected ${requests} calls of ${variant.upstream.upstreamPath}, got ${JSON.stringify(byPath)}`);
 }
 
 /** The user vgdb names its pipes after, the same for the process and for `callgrind_control`. */
@@ -302,8 +350,16 @@ const VGDB_ENV = 'LOGNAME=bench USER=bench';
  */
 function control(prefix: string, args: readonly string[], pid: number): void {
   // HOST as the proxy's (`startProxy` binds 127.0.0.1): vgdb reads it too.
-  const env = { ...process.env, HOST: '127.0.0.1', ...Object.fromEntries(VGDB_ENV.split(' ').map((pair) => pair.split('=') as [string, string])) };
-  const out = execFileSync('callgrind_control', [`--vgdb-prefix=${prefix}`, ...args, String(pid)], { encoding: 'utf8', env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = {
+    ...process.env,
+    HOST: '127.0.0.1',
+    ...Object.fromEntries(VGDB_ENV.split(' ').map((pair) => pair.split('=') as [string, string])),
+  };
+  const out = execFileSync('callgrind_control', [`--vgdb-prefix=${prefix}`, ...args, String(pid)], {
+    encoding: 'utf8',
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   if (!out.includes('OK')) throw new Error(`callgrind_control ${args.join(' ')}: ${out.trim()}`);
 }
 
@@ -324,7 +380,8 @@ const IDLE_WINDOW_MS = 20_000;
  */
 async function dumped(dir: string, name: string): Promise<ThreadCounts> {
   const files = () => readdirSync(dir).filter((file) => file.startsWith(`${name}-`));
-  const complete = (list: readonly string[]) => list.length > 0 && list.every((file) => /^totals:/m.test(readFileSync(join(dir, file), 'utf8')));
+  const complete = (list: readonly string[]) =>
+    list.length > 0 && list.every((file) => /^totals:/m.test(readFileSync(join(dir, file), 'utf8')));
   let seen: string[] = [];
   for (let waited = 0; waited < 60_000; waited += 250) {
     const now = files();
@@ -334,7 +391,9 @@ async function dumped(dir: string, name: string): Promise<ThreadCounts> {
     await sleep(250);
   }
   if (!complete(seen)) throw new Error(`no dump ${name} of the counts (${readdirSync(dir).join(', ')})`);
-  return threadCounts(Object.fromEntries(seen.map((file) => [file.slice(name.length + 1), callgrindTotal(readFileSync(join(dir, file), 'utf8'))])));
+  return threadCounts(
+    Object.fromEntries(seen.map((file) => [file.slice(name.length + 1), callgrindTotal(readFileSync(join(dir, file), 'utf8'))])),
+  );
 }
 
 /**
@@ -342,7 +401,15 @@ async function dumped(dir: string, name: string): Promise<ThreadCounts> {
  * and an idle one. @returns each window's instructions per request, the idle rate taken off: the main
  * thread's and every thread's.
  */
-async function measure(variant: InstructionVariant, upstream: string, node: string, dir: string, warmup: number, requests: number, windows: number): Promise<{ main: number[]; all: number[] }> {
+async function measure(
+  variant: InstructionVariant,
+  upstream: string,
+  node: string,
+  dir: string,
+  warmup: number,
+  requests: number,
+  windows: number,
+): Promise<{ main: number[]; all: number[] }> {
   const slug = variant.id.replace(/[^a-z0-9.]+/gi, '-');
   const wrapper = join(dir, `${slug}.sh`);
   // vgdb, through which callgrind_control talks to the process, names its pipes after the prefix and
@@ -357,8 +424,23 @@ async function measure(variant: InstructionVariant, upstream: string, node: stri
   const env = { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' };
   const started =
     variant.target === 'reference'
-      ? await startBenchServer('reference', [upstream, PASSTHROUGH.upstreamPath, COOKIE_NAME], undefined, containerHeapOptions(), wrapper, START_TIMEOUT_MS)
-      : await startProxy(upstream, { workers: 1, cpus: undefined, logPath: '/dev/null', nodeOptions: undefined, node: wrapper, env, startTimeoutMs: START_TIMEOUT_MS });
+      ? await startBenchServer(
+          'reference',
+          [upstream, PASSTHROUGH.upstreamPath, COOKIE_NAME],
+          undefined,
+          containerHeapOptions(),
+          wrapper,
+          START_TIMEOUT_MS,
+        )
+      : await startProxy(upstream, {
+          workers: 1,
+          cpus: undefined,
+          logPath: '/dev/null',
+          nodeOptions: undefined,
+          node: wrapper,
+          env,
+          startTimeoutMs: START_TIMEOUT_MS,
+        });
   const pool = new Pool(`http://127.0.0.1:${started.port}`, { connections: 4 });
   const headers = clientHeaders(4096, variant.session);
   try {
@@ -416,10 +498,19 @@ async function main(): Promise<void> {
     const results: InstructionResult[] = [];
     // BENCH_INSTR_ONLY: comma-separated words, a variant runs when its name contains one (e.g. `reference,off,ratio 0`).
     const only = (process.env.BENCH_INSTR_ONLY ?? '').split(',').filter((word) => word.length > 0);
-    const chosen = variants(`http://127.0.0.1:${collector.port}/v1/traces`).filter((v) => only.length === 0 || only.some((word) => v.id.includes(word)));
+    const chosen = variants(`http://127.0.0.1:${collector.port}/v1/traces`).filter(
+      (v) => only.length === 0 || only.some((word) => v.id.includes(word)),
+    );
     for (const variant of chosen) {
       const measured = await measure(variant, base, node.execPath, dir, warmup, requests, windows);
-      const result: InstructionResult = { id: variant.id, group: variant.group, perRequest: mean(measured.main), windows: measured.main, allThreads: mean(measured.all), allWindows: measured.all };
+      const result: InstructionResult = {
+        id: variant.id,
+        group: variant.group,
+        perRequest: mean(measured.main),
+        windows: measured.main,
+        allThreads: mean(measured.all),
+        allWindows: measured.all,
+      };
       results.push(result);
       const count = (n: number) => Math.round(n).toLocaleString('en-US');
       process.stdout.write(

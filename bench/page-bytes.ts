@@ -139,7 +139,13 @@ export function pageBytesProblems(page: PageBytes): string[] {
       problems.push(`${asked} answered Content-Encoding: ${a.contentEncoding}, which it does not accept`);
     }
     if (a.decodesToIdentity === false) problems.push(`${asked}: the ${a.contentEncoding} body does not decode to the identity body`);
-    if (anyEncoded && !(a.vary ?? '').toLowerCase().split(',').some((v) => v.trim() === 'accept-encoding' || v.trim() === '*')) {
+    if (
+      anyEncoded &&
+      !(a.vary ?? '')
+        .toLowerCase()
+        .split(',')
+        .some((v) => v.trim() === 'accept-encoding' || v.trim() === '*')
+    ) {
       problems.push(`${asked}: no Vary: Accept-Encoding although the page is sent encoded`);
     }
   }

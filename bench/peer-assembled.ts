@@ -43,7 +43,10 @@ const duration = new Histogram({
   registers: [registry],
 });
 app.addHook('onResponse', (request, reply, done) => {
-  duration.observe({ method: request.method, route: request.routeOptions.url ?? '', status_code: String(reply.statusCode) }, reply.elapsedTime / 1000);
+  duration.observe(
+    { method: request.method, route: request.routeOptions.url ?? '', status_code: String(reply.statusCode) },
+    reply.elapsedTime / 1000,
+  );
   done();
 });
 

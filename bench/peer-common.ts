@@ -12,7 +12,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
  * Registers `GET /*` on `app` (which has `@fastify/reply-from` registered): forwards to
  * `upstreamPath` with the token `tokenOf` reads from the request, or answers 401 without one.
  */
-export function passthroughRoute(app: FastifyInstance, upstreamPath: string, tokenOf: (request: FastifyRequest) => string | undefined): void {
+export function passthroughRoute(
+  app: FastifyInstance,
+  upstreamPath: string,
+  tokenOf: (request: FastifyRequest) => string | undefined,
+): void {
   app.get('/*', (request, reply) => {
     const token = tokenOf(request);
     if (!token) {

@@ -49,15 +49,27 @@ export const STEPS: readonly [step: string, rule: RegExp][] = [
   ['session: profile cache, token, attribution', ours('session/')],
   ['route handler and payload mapping', ours('(routes|contracts|envelope|wallet|payments)[/.]')],
   ['upstream client and endpoint guard (ours)', ours('upstream/')],
-  ['rate limits and client address', either(ours('(pipeline/rate-limit|state/rate-limit-store)'), /\/node_modules\/(@fastify\/rate-limit|ipaddr\.js|proxy-addr)\//)],
-  ['log line (pino, redaction)', either(ours('pipeline/logging'), /\/node_modules\/(pino|pino-std-serializers|fast-redact|sonic-boom|@pinojs)\//)],
+  [
+    'rate limits and client address',
+    either(ours('(pipeline/rate-limit|state/rate-limit-store)'), /\/node_modules\/(@fastify\/rate-limit|ipaddr\.js|proxy-addr)\//),
+  ],
+  [
+    'log line (pino, redaction)',
+    either(ours('pipeline/logging'), /\/node_modules\/(pino|pino-std-serializers|fast-redact|sonic-boom|@pinojs)\//),
+  ],
   ['metrics (prom-client)', either(ours('pipeline/(metrics|histogram-cells)'), /\/node_modules\/prom-client\//)],
   ['tracing (OpenTelemetry)', either(ours('pipeline/tracing'), /\/node_modules\/(@opentelemetry|@fastify\/otel)\//)],
-  ['body parsing and schema validation', either(ours('pipeline/body'), /\/node_modules\/(ajv|fast-json-stringify|secure-json-parse|@sinclair|fast-uri)\//)],
+  [
+    'body parsing and schema validation',
+    either(ours('pipeline/body'), /\/node_modules\/(ajv|fast-json-stringify|secure-json-parse|@sinclair|fast-uri)\//),
+  ],
   ['caches (lru-cache)', /\/node_modules\/lru-cache\//],
   ['other pipeline steps (ours)', ours('')],
   ['undici (upstream HTTP)', /\/node_modules\/undici\/|^wasm:/],
-  ['Fastify (router, hooks, reply, cookies)', /\/node_modules\/(fastify|find-my-way|avvio|@fastify|light-my-request|fast-querystring|toad-cache|cookie)\//],
+  [
+    'Fastify (router, hooks, reply, cookies)',
+    /\/node_modules\/(fastify|find-my-way|avvio|@fastify|light-my-request|fast-querystring|toad-cache|cookie)\//,
+  ],
   ['other packages', /\/node_modules\//],
   ['Node.js http, net, streams, timers', /^node:/],
 ];

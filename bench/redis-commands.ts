@@ -228,14 +228,18 @@ export function formatRedisCommands(report: RedisCommandReport): string[] {
   const f = (n: number, d = 2) => n.toLocaleString('en-US', { minimumFractionDigits: d, maximumFractionDigits: d });
   const lines = [
     `Redis per deposit (${report.deposits} deposits one at a time, ${report.succeeded} answered 2xx): ${f(report.totalPerDeposit)} commands, ${f(report.roundTripsPerDeposit)} round trips`,
-    `  by command: ${Object.entries(report.commandsPerDeposit)
-      .map(([name, n]) => `${name} ${f(n)}`)
-      .join(', ') || 'none'}; passthrough GET: ${f(report.passthroughCommandsPerRequest)} commands per request`,
+    `  by command: ${
+      Object.entries(report.commandsPerDeposit)
+        .map(([name, n]) => `${name} ${f(n)}`)
+        .join(', ') || 'none'
+    }; passthrough GET: ${f(report.passthroughCommandsPerRequest)} commands per request`,
     `  one deposit's sequence (MONITOR): ${report.sequence.map((c) => `${c.name}(${c.args})`).join(' → ') || 'none'}`,
   ];
   if (report.records) {
     const r = report.records;
-    lines.push(`  kept records: ${r.count} (front-proxy:idem:*), median value ${r.medianBytes} bytes, MEMORY USAGE ${r.medianMemoryBytes} bytes`);
+    lines.push(
+      `  kept records: ${r.count} (front-proxy:idem:*), median value ${r.medianBytes} bytes, MEMORY USAGE ${r.medianMemoryBytes} bytes`,
+    );
   }
   if (report.replay) {
     const r = report.replay;

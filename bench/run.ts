@@ -104,7 +104,20 @@ export function targetLabel(target: TargetId): string {
 
 /** The table as text: one line per row, medians, ratio to the row's base (see {@link RowReport.ratio}). */
 export function formatTable(rows: readonly RowReport[]): string {
-  const header = ['scenario', 'target', 'node', 'route', 'req/s', 'ratio', 'p50 ms', 'p99 ms', 'CPU µs/req', 'RSS MB', 'non-2xx', 'upstream calls/run'];
+  const header = [
+    'scenario',
+    'target',
+    'node',
+    'route',
+    'req/s',
+    'ratio',
+    'p50 ms',
+    'p99 ms',
+    'CPU µs/req',
+    'RSS MB',
+    'non-2xx',
+    'upstream calls/run',
+  ];
   const lines = rows.map((r) => [
     SCENARIO_LABELS[r.scenario] ?? r.scenario,
     targetLabel(r.target),
@@ -146,7 +159,12 @@ function commonChecks(rows: readonly RowReport[], inputs: CheckInputs): Check[] 
   }
   if (proxyTargets.length > 1) {
     const rss = peakProcessRss(proxyRows);
-    checks.push({ name: `peak RSS of every proxy row ≤ ${RSS_TARGET_MB} MB per process`, ok: rss <= RSS_TARGET_MB, kind: 'target', detail: `${fmt(rss, 0)} MB at most` });
+    checks.push({
+      name: `peak RSS of every proxy row ≤ ${RSS_TARGET_MB} MB per process`,
+      ok: rss <= RSS_TARGET_MB,
+      kind: 'target',
+      detail: `${fmt(rss, 0)} MB at most`,
+    });
   }
   // The proxy on the bench's own Node.js beside the measured one: reported, no threshold.
   const hostRows = rows.filter((r) => r.target === 'proxy-host-node');
@@ -179,7 +197,12 @@ function commonChecks(rows: readonly RowReport[], inputs: CheckInputs): Check[] 
       const expected = String(r.expect);
       checks.push({
         name: `${r.id}: every answer ${expected} (the proxy's count of ${r.method} ${r.path} answers by status, per run)`,
-        ok: r.runs.every((run) => run.statuses !== undefined && Object.keys(run.statuses).every((s) => s === expected) && (run.statuses[expected] ?? 0) >= run.requests),
+        ok: r.runs.every(
+          (run) =>
+            run.statuses !== undefined &&
+            Object.keys(run.statuses).every((s) => s === expected) &&
+            (run.statuses[expected] ?? 0) >= run.requests,
+        ),
         kind: 'correctness',
         detail: r.runs.map((run) => `${fmtStatuses(run.statuses)} for ${run.requests} answers`).join('; '),
       });
@@ -333,7 +356,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
       say,
       async startProxyTarget(id, env = {}, options = {}) {
         const cpus = 'cpus' in options ? options.cpus : cpuFor(pinned);
-        const started = await startProxy(upstream, { ...launch(targetNode, env, cpus, options.workers ?? 1), heapLimit: options.heapLimit ?? true });
+        const started = await startProxy(upstream, {
+          ...launch(targetNode, env, cpus, options.workers ?? 1),
+          heapLimit: options.heapLimit ?? true,
+        });
         addTarget(id, started, targetNode);
         return targets.get(id) as Target;
       },
@@ -388,7 +414,10 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     );
 
     /** The processes beside a row's target whose CPU time its runs report: the upstream, and what the families added. */
-    const observedFor = (target: TargetId): Observed[] => [{ name: 'upstream', pid: up.child.pid as number }, ...(observed.get(target) ?? [])];
+    const observedFor = (target: TargetId): Observed[] => [
+      { name: 'upstream', pid: up.child.pid as number },
+      ...(observed.get(target) ?? []),
+    ];
     const measureRows = async (list: readonly RowSpec[], phasePinned: boolean): Promise<Map<string, RunResult[]>> => {
       const results = new Map<string, RunResult[]>(list.map((r) => [r.id, []]));
       const context = (row: RowSpec, seconds: number): MeasureContext => ({
@@ -446,7 +475,13 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
         pinned: spec.pinned,
         clients: { count: options.sessions, withSession: spec.session, burst: spec.burst ?? 1 },
         runs,
-        median: { rps, p50Ms: m((r) => r.p50Ms), p99Ms: m((r) => r.p99Ms), rssMb: m((r) => r.rssMb), cpuUsPerRequest: m((r) => r.cpuUsPerRequest) },
+        median: {
+          rps,
+          p50Ms: m((r) => r.p50Ms),
+          p99Ms: m((r) => r.p99Ms),
+          rssMb: m((r) => r.rssMb),
+          cpuUsPerRequest: m((r) => r.cpuUsPerRequest),
+        },
         total: {
           requests: runs.reduce((n, r) => n + r.requests, 0),
           non2xx: runs.reduce((n, r) => n + r.non2xx, 0),
@@ -521,7 +556,18 @@ export async function runBench(options: BenchOptions): Promise<BenchReport> {
     say('');
     say(`proxy RSS before any load: ${fmt(proxyIdleRssMb, 0)} MB`);
     for (const s of skipped) say(`skipped: ${s}`);
-    const mark = (c: Check) => (c.measured === false ? 'n/a ' : c.kind === 'reported' ? 'info' : c.kind === 'target' ? (c.ok ? 'met ' : 'MISS') : c.ok ? 'ok  ' : 'FAIL');
+    const mark = (c: Check) =>
+      c.measured === false
+        ? 'n/a '
+        : c.kind === 'reported'
+          ? 'info'
+          : c.kind === 'target'
+            ? c.ok
+              ? 'met '
+              : 'MISS'
+            : c.ok
+              ? 'ok  '
+              : 'FAIL';
     say('targets (medians of the per-round ratios; printed, they never fail the command):');
     for (const c of checks.filter((k) => k.kind !== 'correctness')) say(`  ${mark(c)} ${c.name}: ${c.detail}`);
     say('checks (a FAIL makes the command exit with 1):');
@@ -557,7 +603,8 @@ export function optionsFromEnv(): BenchOptions {
     .map((s) => s.trim())
     .filter((s) => s.length > 0);
   for (const s of scenarios) {
-    if (!(SCENARIOS as readonly string[]).includes(s)) throw new Error(`BENCH_SCENARIOS: unknown scenario "${s}" (known: ${SCENARIOS.join(', ')})`);
+    if (!(SCENARIOS as readonly string[]).includes(s))
+      throw new Error(`BENCH_SCENARIOS: unknown scenario "${s}" (known: ${SCENARIOS.join(', ')})`);
   }
   return {
     seconds,
@@ -589,7 +636,9 @@ if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) 
     const report = await runBench(options);
     process.exitCode = report.checks.some((c) => c.kind === 'correctness' && !c.ok) ? 1 : 0;
   } catch (error) {
-    process.stderr.write(`bench failed: ${error instanceof Error ? (process.env.BENCH_DEBUG ? error.stack : error.message) : String(error)}\n`);
+    process.stderr.write(
+      `bench failed: ${error instanceof Error ? (process.env.BENCH_DEBUG ? error.stack : error.message) : String(error)}\n`,
+    );
     process.exitCode = 1;
   }
 }

@@ -119,7 +119,12 @@ async function startUpstream() {
       let i = 0;
       for (const res of streams) if (i++ % slices === slice) res.write(line);
     },
-    close: () => new Promise<void>((resolve) => { for (const res of streams) res.destroy(); server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const res of streams) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
@@ -162,7 +167,14 @@ function openClient(port: number, path: string, headers: Record<string, string>,
       }
       if (at < 0 && pending.length > 4096) pending = pending.slice(-4096);
     });
-    const lines = [`GET ${path} HTTP/1.1`, 'Host: bench', 'Accept: text/event-stream', ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''];
+    const lines = [
+      `GET ${path} HTTP/1.1`,
+      'Host: bench',
+      'Accept: text/event-stream',
+      ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      '',
+      '',
+    ];
     socket.write(lines.join('\r\n'));
   });
 }
@@ -183,7 +195,8 @@ async function openMany(count: number, make: (i: number) => Promise<Client>): Pr
       }
     }
   };
-  for (let i = 0; i < count; i += 50) out.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => once(i + j)))));
+  for (let i = 0; i < count; i += 50)
+    out.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => once(i + j)))));
   return out;
 }
 
@@ -196,7 +209,8 @@ function percentile(values: number[], p: number): number {
 async function gcSeconds(metricsPort: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   let sum = 0;
-  for (const line of text.split('\n')) if (line.startsWith('front_proxy_nodejs_gc_duration_seconds_sum')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  for (const line of text.split('\n'))
+    if (line.startsWith('front_proxy_nodejs_gc_duration_seconds_sum')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   return sum;
 }
 
@@ -246,7 +260,14 @@ export interface StreamsReport {
   /** The proxy's garbage collection per read (µs), without and with the idle streams open. */
   readonly readGcUs: number;
   readonly readGcWithStreamsUs: number;
-  readonly latency: { readonly proxyP50: number; readonly proxyP99: number; readonly directP50: number; readonly directP99: number; readonly cpuPerEventUs: number; readonly events: number };
+  readonly latency: {
+    readonly proxyP50: number;
+    readonly proxyP99: number;
+    readonly directP50: number;
+    readonly directP99: number;
+    readonly cpuPerEventUs: number;
+    readonly events: number;
+  };
   readonly fanOut: { readonly upstreamStreams: number; readonly delivered: number; readonly cpuPerEventUs: number; readonly p99: number };
   readonly websocket: { readonly proxyPerSecond: number; readonly directPerSecond: number };
 }
@@ -277,7 +298,9 @@ export const ADDED_P99_TARGET_MS = 50;
  * Runs every row against one proxy process started on `node` (default the bench's own Node.js).
  * @param options.streams - idle streams (`BENCH_STREAMS`); `live`: live streams and viewers; `seconds`: of events per row.
  */
-export async function measureStreams(options: { node?: string; streams?: number; live?: number; seconds?: number } = {}): Promise<StreamsReport> {
+export async function measureStreams(
+  options: { node?: string; streams?: number; live?: number; seconds?: number } = {},
+): Promise<StreamsReport> {
   const STREAMS = options.streams ?? STREAMS_DEFAULT;
   const LIVE = options.live ?? LIVE_DEFAULT;
   const SECONDS = options.seconds ?? SECONDS_DEFAULT;
@@ -285,25 +308,29 @@ export async function measureStreams(options: { node?: string; streams?: number;
   const port = await freePort();
   const metricsPort = await freePort();
   const profile = CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`];
-  const proxy = spawn(options.node ?? process.execPath, [...startNodeOptions(), ...containerHeapOptions(), ...profile, join(ROOT, 'dist/server.js')], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'production',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      METRICS_PORT: String(metricsPort),
-      BFF_BASE_URL: upstream.url,
-      STICKER_API_URL: `${upstream.url}/sticker`,
-      LOG_LEVEL: 'warn',
-      SESSION_COOKIE_NAME: 'access_token',
-      STREAMS_PER_ADDRESS: '100000',
-      STREAMS_MAX: '100000',
-      RATE_LIMIT_API_PER_MIN: '0',
-      RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0',
-      STREAM_IDLE_TIMEOUT_MS: '600000',
+  const proxy = spawn(
+    options.node ?? process.execPath,
+    [...startNodeOptions(), ...containerHeapOptions(), ...profile, join(ROOT, 'dist/server.js')],
+    {
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_ENV: 'production',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+        BFF_BASE_URL: upstream.url,
+        STICKER_API_URL: `${upstream.url}/sticker`,
+        LOG_LEVEL: 'warn',
+        SESSION_COOKIE_NAME: 'access_token',
+        STREAMS_PER_ADDRESS: '100000',
+        STREAMS_MAX: '100000',
+        RATE_LIMIT_API_PER_MIN: '0',
+        RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0',
+        STREAM_IDLE_TIMEOUT_MS: '600000',
+      },
+      stdio: ['ignore', 'ignore', 'inherit'],
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  );
   const pid = proxy.pid as number;
   try {
     for (let i = 0; i < 100; i++) {
@@ -320,18 +347,20 @@ export async function measureStreams(options: { node?: string; streams?: number;
     const gcRead0 = await gcSeconds(metricsPort);
     const baseRead = await readP99(port);
     const readCpuUs = (cpuMicros([pid]) - cpuRead0) / READS;
-    const readGcUs = ((await gcSeconds(metricsPort)) - gcRead0) * 1e6 / READS;
+    const readGcUs = (((await gcSeconds(metricsPort)) - gcRead0) * 1e6) / READS;
     const rss0 = rssBytes([pid]);
 
     // idle: signed-in streams open and silent.
-    const idle = await openMany(STREAMS, (i) => openClient(port, `/api/core-sportbook/live/s${i}`, { Cookie: `access_token=${jwt(i)}` }, false));
+    const idle = await openMany(STREAMS, (i) =>
+      openClient(port, `/api/core-sportbook/live/s${i}`, { Cookie: `access_token=${jwt(i)}` }, false),
+    );
     await sleep(2_000);
     const rss1 = rssBytes([pid]);
     const cpuRead1 = cpuMicros([pid]);
     const gcRead1 = await gcSeconds(metricsPort);
     const loadedRead = await readP99(port);
     const readCpuWithStreamsUs = (cpuMicros([pid]) - cpuRead1) / READS;
-    const readGcWithStreamsUs = ((await gcSeconds(metricsPort)) - gcRead1) * 1e6 / READS;
+    const readGcWithStreamsUs = (((await gcSeconds(metricsPort)) - gcRead1) * 1e6) / READS;
     for (const c of idle) c.socket.destroy();
     await sleep(1_000);
 

@@ -73,20 +73,45 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'front-proxy-syscalls-'));
   const upstream = await startBenchServer('upstream', [], undefined);
   const base = `http://127.0.0.1:${upstream.port}`;
-  const proxy = await startProxy(base, { workers: 1, cpus: undefined, logPath: '/dev/null', nodeOptions: undefined, node: node.execPath, env: { LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' }, startTimeoutMs: 120_000 });
-  const reference = await startBenchServer('reference', [base, PASSTHROUGH.upstreamPath, COOKIE_NAME], undefined, containerHeapOptions(), node.execPath);
-  process.stdout.write(`strace -c -f, Node.js ${node.version}, ${requests} requests per window, 4 at a time, less an idle window's rate\n\n`);
-  process.stdout.write('| process, row | system calls per request | read | write, writev | epoll_pwait | futex | other | idle calls per second |\n|---|---|---|---|---|---|---|---|\n');
+  const proxy = await startProxy(base, {
+    workers: 1,
+    cpus: undefined,
+    logPath: '/dev/null',
+    nodeOptions: undefined,
+    node: node.execPath,
+    env: { LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
+    startTimeoutMs: 120_000,
+  });
+  const reference = await startBenchServer(
+    'reference',
+    [base, PASSTHROUGH.upstreamPath, COOKIE_NAME],
+    undefined,
+    containerHeapOptions(),
+    node.execPath,
+  );
+  process.stdout.write(
+    `strace -c -f, Node.js ${node.version}, ${requests} requests per window, 4 at a time, less an idle window's rate\n\n`,
+  );
+  process.stdout.write(
+    '| process, row | system calls per request | read | write, writev | epoll_pwait | futex | other | idle calls per second |\n|---|---|---|---|---|---|---|---|\n',
+  );
   try {
-    for (const [label, target] of [['proxy', proxy], ['reference', reference]] as const) {
+    for (const [label, target] of [
+      ['proxy', proxy],
+      ['reference', reference],
+    ] as const) {
       const pid = target.child.pid as number;
       await send(target.port, false, 2_000, 401);
       await send(target.port, true, 2_000, 200);
       const idle = await counted(dir, pid, async () => {
         await sleep(3_000);
       });
-      const idleRate = (name?: string) => (name === undefined ? Object.values(idle.counts).reduce((a, b) => a + b, 0) : (idle.counts[name] ?? 0)) / idle.ms;
-      for (const [row, session, expect] of [['401 without cookie', false, 401], ['passthrough', true, 200]] as const) {
+      const idleRate = (name?: string) =>
+        (name === undefined ? Object.values(idle.counts).reduce((a, b) => a + b, 0) : (idle.counts[name] ?? 0)) / idle.ms;
+      for (const [row, session, expect] of [
+        ['401 without cookie', false, 401],
+        ['passthrough', true, 200],
+      ] as const) {
         const { counts, ms } = await counted(dir, pid, () => send(target.port, session, requests, expect));
         const per = (names: readonly string[] | undefined) => {
           const all = names ?? Object.keys(counts);

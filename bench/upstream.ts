@@ -72,10 +72,27 @@ const CATEGORIES = [
   { id: 8, name: 'Megaways', slug: 'megaways' },
 ];
 const FIRST = ['Golden', 'Mystic', 'Wild', 'Lucky', 'Royal', 'Crystal', 'Midnight', 'Blazing', 'Frozen', 'Ancient', 'Neon', 'Thunder'];
-const SECOND = ['Dragon', 'Fortune', 'Pharaoh', 'Buffalo', 'Gems', 'Tiger', 'Rockets', 'Orchard', 'Voyage', 'Temple', 'Carnival', 'Harbour'];
+const SECOND = [
+  'Dragon',
+  'Fortune',
+  'Pharaoh',
+  'Buffalo',
+  'Gems',
+  'Tiger',
+  'Rockets',
+  'Orchard',
+  'Voyage',
+  'Temple',
+  'Carnival',
+  'Harbour',
+];
 const TAGS = ['bonus-buy', 'free-spins', 'multiplier', 'cluster-pays', 'hold-and-win', 'cascading-reels', 'progressive', 'high-volatility'];
 const LANGUAGES = ['pt-BR', 'en', 'es'];
-const slugOf = (text: string) => text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+const slugOf = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 
 /**
  * One page of the catalogue list as a BFF would send it: {@link CATALOGUE_GAMES} games with their
@@ -94,7 +111,10 @@ function cataloguePage(): Buffer {
     const categories = [CATEGORIES[0], pick(CATEGORIES.slice(2)), ...(random() < 0.4 ? [CATEGORIES[6]] : [])];
     const images = `${CDN}/games/${studioSlug}/${slug}`;
     // Image URLs carry a content hash, as a CDN's cache-busting names do.
-    const hash = () => Math.floor(random() * 2 ** 32).toString(16).padStart(8, '0');
+    const hash = () =>
+      Math.floor(random() * 2 ** 32)
+        .toString(16)
+        .padStart(8, '0');
     data.push({
       id: 10_400 + i * 7,
       game_id: `${studioSlug.split('-')[0]}_${slug.replaceAll('-', '_')}`,

@@ -13,12 +13,12 @@ const HEADER = [
   'Generated from the OpenAPI document (`GET /openapi.json`) by `npm run docs:api`; do not edit by hand.',
   'Every route answers errors with the envelope of spec 7.4 (`{ ok: false, error, detail }`), passes',
   'upstream 401/403 bodies through byte for byte (except pre-authentication routes, which answer',
-  "form-level errors), and answers 401 `{ \"reason\": \"no_token\" }` without calling upstream when a session",
+  'form-level errors), and answers 401 `{ "reason": "no_token" }` without calling upstream when a session',
   "is needed and the cookie is absent (`invalid_token` when it is not a well-formed JWT or, with the BFF's",
   'keys, its signature fails; `token_expired` when it has expired). Invalid input answers 400',
   '`invalid_request`; state-changing routes refuse cross-site requests (403 `csrf_rejected`) and bodies',
-  'of another media type (415). Money amounts are integer cents. Each operation\'s error answers are in',
-  'the document itself (`GET /docs` shows it, outside production); the names of the proxy\'s own errors',
+  "of another media type (415). Money amounts are integer cents. Each operation's error answers are in",
+  "the document itself (`GET /docs` shows it, outside production); the names of the proxy's own errors",
   'are in the section "Error envelope" of [behaviour.md](behaviour.md), the rules behind them in',
   '[concepts.md](concepts.md).',
   '',
@@ -58,8 +58,12 @@ function bodyRows(where: string, schema: Json): string[] {
   const props = (schema.properties ?? {}) as Record<string, Json>;
   const required = new Set((schema.required ?? []) as string[]);
   const names = Object.keys(props);
-  if (names.length === 0 && schema.additionalProperties === undefined) return [`| ${where} | (${typeOf(schema)}) | | ${constraints(schema)} |`];
-  const rows = names.map((name) => `| ${where} | \`${name}\`${required.has(name) ? '' : '?'} | ${typeOf(props[name] as Json)} | ${constraints(props[name] as Json)} |`);
+  if (names.length === 0 && schema.additionalProperties === undefined)
+    return [`| ${where} | (${typeOf(schema)}) | | ${constraints(schema)} |`];
+  const rows = names.map(
+    (name) =>
+      `| ${where} | \`${name}\`${required.has(name) ? '' : '?'} | ${typeOf(props[name] as Json)} | ${constraints(props[name] as Json)} |`,
+  );
   const extra = schema.additionalProperties;
   if (extra !== undefined && extra !== false) {
     const notes = ['accepted'];
@@ -74,7 +78,9 @@ function parameterRows(op: Json): string[] {
   const rows: string[] = [];
   for (const p of (op.parameters ?? []) as Json[]) {
     const name = `\`${String(p.name)}\`${p.required === true ? '' : '?'}`;
-    rows.push(`| ${String(p.in)} | ${name} | ${typeOf((p.schema ?? {}) as Json)} | ${constraints((p.schema ?? {}) as Json, p.description)} |`);
+    rows.push(
+      `| ${String(p.in)} | ${name} | ${typeOf((p.schema ?? {}) as Json)} | ${constraints((p.schema ?? {}) as Json, p.description)} |`,
+    );
   }
   const body = op.requestBody as Json | undefined;
   for (const [type, media] of Object.entries((body?.content ?? {}) as Record<string, Json>)) {
@@ -92,7 +98,11 @@ export function renderApiReference(doc: Json): string {
   const paths = doc.paths as Record<string, Record<string, Json>>;
   for (const tag of (doc.tags ?? []) as { name: string; description?: string }[]) {
     const operations = Object.entries(paths).flatMap(([path, item]) =>
-      METHODS.filter((m) => (item[m]?.tags as string[] | undefined)?.[0] === tag.name).map((m) => ({ path, method: m, op: item[m] as Json })),
+      METHODS.filter((m) => (item[m]?.tags as string[] | undefined)?.[0] === tag.name).map((m) => ({
+        path,
+        method: m,
+        op: item[m] as Json,
+      })),
     );
     if (operations.length === 0) continue;
     lines.push(`## ${tag.name}`, '');

@@ -35,12 +35,38 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning:
       '`production` removes the development-only routes and the API reference (docs/behaviour.md "Development-only routes"), starts no sandbox, and names the session cookie `__Host-access_token`',
   },
-  { variables: ['BFF_BASE_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'origin plus optional path prefix that upstream paths resolve against; unset, `npm start` starts the embedded sandbox (not in production, where it is required: the process stops at start without it)' },
-  { variables: ['STICKER_API_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'the sticker-album API; required in production like `BFF_BASE_URL` (the process stops at start without it)' },
-  { variables: ['REFERRAL_V1_API_URL', 'REFERRAL_V2_API_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'referral services (external)' },
-  { variables: ['FTD_CASHBACK_VERIFY_URL', 'FTD_CASHBACK_SEND_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'full URLs of the cashback function endpoints' },
+  {
+    variables: ['BFF_BASE_URL'],
+    defaultText: 'sandbox',
+    accepts: 'http(s) URL',
+    meaning:
+      'origin plus optional path prefix that upstream paths resolve against; unset, `npm start` starts the embedded sandbox (not in production, where it is required: the process stops at start without it)',
+  },
+  {
+    variables: ['STICKER_API_URL'],
+    defaultText: 'sandbox',
+    accepts: 'http(s) URL',
+    meaning: 'the sticker-album API; required in production like `BFF_BASE_URL` (the process stops at start without it)',
+  },
+  {
+    variables: ['REFERRAL_V1_API_URL', 'REFERRAL_V2_API_URL'],
+    defaultText: 'sandbox',
+    accepts: 'http(s) URL',
+    meaning: 'referral services (external)',
+  },
+  {
+    variables: ['FTD_CASHBACK_VERIFY_URL', 'FTD_CASHBACK_SEND_URL'],
+    defaultText: 'sandbox',
+    accepts: 'http(s) URL',
+    meaning: 'full URLs of the cashback function endpoints',
+  },
   { variables: ['ATTRIBUTION_S2S_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'full URL of the attribution provider' },
-  { variables: ['CACHE_PURGE_URL'], defaultText: 'sandbox', accepts: 'http(s) URL', meaning: 'full URL of the worker-cache purge endpoint' },
+  {
+    variables: ['CACHE_PURGE_URL'],
+    defaultText: 'sandbox',
+    accepts: 'http(s) URL',
+    meaning: 'full URL of the worker-cache purge endpoint',
+  },
   { variables: ['UPSTREAM_TIMEOUT_MS'], meaning: 'limit for one upstream call, headers and body (milliseconds)' },
   {
     variables: ['UPSTREAM_MAX_RESPONSE_BYTES'],
@@ -64,23 +90,40 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     accepts: 'cookie name, 1–64 token characters',
     meaning: 'name of the HttpOnly cookie that holds the JWT',
   },
-  { variables: ['ALLOWED_ORIGINS'], defaultText: "the request's own origin", accepts: 'comma-separated origins', meaning: 'origins allowed to send state-changing requests (CSRF defence)' },
+  {
+    variables: ['ALLOWED_ORIGINS'],
+    defaultText: "the request's own origin",
+    accepts: 'comma-separated origins',
+    meaning: 'origins allowed to send state-changing requests (CSRF defence)',
+  },
   { variables: ['BUILD_ID'], defaultText: 'package version', meaning: 'what `GET /api/version` returns' },
   { variables: ['LOG_LEVEL'], meaning: 'pino level; outside production, logs are pretty-printed when standard output is a terminal' },
-  { variables: ['CACHE_PURGE_TOKEN'], defaultText: 'none', meaning: 'operator credential for `/api/cache/purge` (`Authorization: Bearer …`)' },
-  { variables: ['WORKERS'], meaning: 'processes on this host (node:cluster); more than 1 requires Redis (`REDIS_URL`, `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`)' },
+  {
+    variables: ['CACHE_PURGE_TOKEN'],
+    defaultText: 'none',
+    meaning: 'operator credential for `/api/cache/purge` (`Authorization: Bearer …`)',
+  },
+  {
+    variables: ['WORKERS'],
+    meaning: 'processes on this host (node:cluster); more than 1 requires Redis (`REDIS_URL`, `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`)',
+  },
   { variables: ['CATALOGUE_CACHE_TTL_MS'], meaning: 'time to live of the game catalogue cache (milliseconds; `0` disables it)' },
   {
     variables: ['CATALOGUE_FOR_SESSIONS'],
     meaning:
       '`shared`: the catalogue reads (spec 4.6 "cacheable", "cache first", "from cache only") are answered from the one shared cache with or without a session, fetched without the user\'s cookie or token; `forward`: a read with a session is forwarded with it and not cached (for a BFF that personalises its catalogue)',
   },
-  { variables: ['PAYMENT_ICON_PREFIX'], defaultText: '`/icons`', meaning: 'prefix of payment icon URLs (`<prefix>/payments/<method>.svg`)' },
+  {
+    variables: ['PAYMENT_ICON_PREFIX'],
+    defaultText: '`/icons`',
+    meaning: 'prefix of payment icon URLs (`<prefix>/payments/<method>.svg`)',
+  },
   {
     variables: ['REDIS_URL'],
     defaultText: 'none',
     accepts: '`redis://` or `rediss://` URL',
-    meaning: 'the state every instance shares (money-move records, caches, counters); without it all state is in process memory and only one process may serve',
+    meaning:
+      'the state every instance shares (money-move records, caches, counters); without it all state is in process memory and only one process may serve',
   },
   {
     variables: ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME'],
@@ -93,24 +136,27 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     variables: ['REDIS_CLUSTER_NODES'],
     defaultText: 'none',
     accepts: '`host:port,…` (port 6379 when left out)',
-    meaning: 'instead of `REDIS_URL`: seed nodes of a Redis cluster (cluster mode); the others are discovered. Exactly one of `REDIS_URL`, `REDIS_SENTINELS`, `REDIS_CLUSTER_NODES`',
+    meaning:
+      'instead of `REDIS_URL`: seed nodes of a Redis cluster (cluster mode); the others are discovered. Exactly one of `REDIS_URL`, `REDIS_SENTINELS`, `REDIS_CLUSTER_NODES`',
   },
   {
     variables: ['REDIS_PASSWORD', 'REDIS_SENTINEL_PASSWORD'],
     defaultText: 'none',
-    meaning: "with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`: the Redis servers' password, and the sentinels' (with `REDIS_URL` the password goes in the URL)",
+    meaning:
+      "with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`: the Redis servers' password, and the sentinels' (with `REDIS_URL` the password goes in the URL)",
   },
   {
     variables: ['REDIS_TLS'],
     defaultText: '`false`',
-    meaning: 'with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`: `true` connects to the servers (and the sentinels) over TLS (with `REDIS_URL`: `rediss://`)',
+    meaning:
+      'with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`: `true` connects to the servers (and the sentinels) over TLS (with `REDIS_URL`: `rediss://`)',
   },
   {
     variables: ['REDIS_MIN_REPLICAS_ACK'],
     defaultText: '`auto` with `REDIS_SENTINELS` or `REDIS_CLUSTER_NODES`; `0` with `REDIS_URL`',
     accepts: '`auto` \\| integer 0–16',
     meaning:
-      "which replicas must acknowledge a deposit's or withdraw's record (`WAIT`) before it goes upstream: `auto`, every replica that could be promoted; a number, a floor under that (with `REDIS_URL`: that many replicas, whatever they are). Not all in time: 503 `idempotency_unavailable`, nothing sent (docs/behaviour.md \"Several instances\"; what each topology and value costs: docs/operations.md \"Redis topologies\"). With `REDIS_URL` and `0`, the start logs a warning when the server has replicas",
+      'which replicas must acknowledge a deposit\'s or withdraw\'s record (`WAIT`) before it goes upstream: `auto`, every replica that could be promoted; a number, a floor under that (with `REDIS_URL`: that many replicas, whatever they are). Not all in time: 503 `idempotency_unavailable`, nothing sent (docs/behaviour.md "Several instances"; what each topology and value costs: docs/operations.md "Redis topologies"). With `REDIS_URL` and `0`, the start logs a warning when the server has replicas',
   },
   {
     variables: ['TRUSTED_PROXIES'],
@@ -118,7 +164,11 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning:
       "load balancers whose `X-Forwarded-For` is believed: the client address is then the right-most untrusted one of that header (else the socket's); upstream calls carry the chain ending in it, and the rate limits count by it",
   },
-  { variables: ['RATE_LIMIT_PREAUTH_PER_MIN'], meaning: 'login, register, recovery, social and validate-document requests per client address (IPv6: per /64) per minute, together (`0` turns it off); over it: 429 `rate_limited`' },
+  {
+    variables: ['RATE_LIMIT_PREAUTH_PER_MIN'],
+    meaning:
+      'login, register, recovery, social and validate-document requests per client address (IPv6: per /64) per minute, together (`0` turns it off); over it: 429 `rate_limited`',
+  },
   {
     variables: ['RATE_LIMIT_LOGIN_FAILURES'],
     meaning:
@@ -129,29 +179,48 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning:
       'failed logins per login identifier over all client addresses per 15 minutes (`0` turns it off): a guess spread over many addresses stops here. A user can be locked out by someone else once this many failures are reached, so it stays well above `RATE_LIMIT_LOGIN_FAILURES`',
   },
-  { variables: ['RATE_LIMIT_BEACON_PER_MIN'], meaning: 'forced-logout beacons (`/api/logs/auth-logout`) per client address (IPv6: per /64) per minute (`0` turns it off)' },
-  { variables: ['RATE_LIMIT_API_PER_MIN'], meaning: 'every other `/api` request per session, or per client address without one, per minute, counted per process (`0` turns it off)' },
+  {
+    variables: ['RATE_LIMIT_BEACON_PER_MIN'],
+    meaning: 'forced-logout beacons (`/api/logs/auth-logout`) per client address (IPv6: per /64) per minute (`0` turns it off)',
+  },
+  {
+    variables: ['RATE_LIMIT_API_PER_MIN'],
+    meaning:
+      'every other `/api` request per session, or per client address without one, per minute, counted per process (`0` turns it off)',
+  },
   {
     variables: ['UPSTREAM_ENDPOINT_MAX_IN_FLIGHT'],
     meaning:
-      'calls of one upstream endpoint (EP code) running at once: a quarter of the 128 connections of an origin, so one slow endpoint leaves the others room (money moves and the session\'s calls have a pool of their own)',
+      "calls of one upstream endpoint (EP code) running at once: a quarter of the 128 connections of an origin, so one slow endpoint leaves the others room (money moves and the session's calls have a pool of their own)",
   },
-  { variables: ['UPSTREAM_ENDPOINT_QUEUE'], meaning: 'calls of one endpoint that may wait for a slot, each for at most `UPSTREAM_QUEUE_WAIT_MS` (`0`: none wait); over it: 503 `upstream_busy` at once, nothing sent. Why the default is this large: docs/operations.md "Upstream faults and overload"' },
-  { variables: ['UPSTREAM_QUEUE_WAIT_MS'], meaning: 'longest wait for a slot (milliseconds); then 503 `upstream_busy` with `Retry-After`, nothing sent' },
+  {
+    variables: ['UPSTREAM_ENDPOINT_QUEUE'],
+    meaning:
+      'calls of one endpoint that may wait for a slot, each for at most `UPSTREAM_QUEUE_WAIT_MS` (`0`: none wait); over it: 503 `upstream_busy` at once, nothing sent. Why the default is this large: docs/operations.md "Upstream faults and overload"',
+  },
+  {
+    variables: ['UPSTREAM_QUEUE_WAIT_MS'],
+    meaning: 'longest wait for a slot (milliseconds); then 503 `upstream_busy` with `Retry-After`, nothing sent',
+  },
   {
     variables: ['UPSTREAM_CIRCUIT_FAILURES'],
-    meaning: 'timeouts, connection failures or 502/503/504 answers in a row that open an endpoint\'s circuit (`0` turns the breaker off); open: 503 `upstream_circuit_open` at once',
+    meaning:
+      "timeouts, connection failures or 502/503/504 answers in a row that open an endpoint's circuit (`0` turns the breaker off); open: 503 `upstream_circuit_open` at once",
   },
   {
     variables: ['UPSTREAM_CIRCUIT_PAUSE_MS'],
     meaning:
-      'how long an open circuit refuses calls before one trial call decides whether it closes (milliseconds); the trial goes only with a free slot, one more per pause while earlier ones still wait (at most 3), and only a trial\'s outcome closes or reopens the circuit',
+      "how long an open circuit refuses calls before one trial call decides whether it closes (milliseconds); the trial goes only with a free slot, one more per pause while earlier ones still wait (at most 3), and only a trial's outcome closes or reopens the circuit",
   },
   {
     variables: ['LOAD_SHED_EVENT_LOOP_DELAY_MS'],
-    meaning: 'mean event-loop delay (milliseconds, sampled every 250 ms) above which new `/api` requests answer 503 `overloaded` until it falls (`0` turns it off); health and metrics are never shed',
+    meaning:
+      'mean event-loop delay (milliseconds, sampled every 250 ms) above which new `/api` requests answer 503 `overloaded` until it falls (`0` turns it off); health and metrics are never shed',
   },
-  { variables: ['LOAD_SHED_MAX_IN_FLIGHT'], meaning: '`/api` requests in progress above which new ones answer 503 `overloaded` (`0` turns it off)' },
+  {
+    variables: ['LOAD_SHED_MAX_IN_FLIGHT'],
+    meaning: '`/api` requests in progress above which new ones answer 503 `overloaded` (`0` turns it off)',
+  },
   {
     variables: ['MAX_CONNECTIONS'],
     meaning:
@@ -165,11 +234,16 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   {
     variables: ['JWT_JWKS_URL', 'JWT_PUBLIC_KEY', 'JWT_SECRET'],
     defaultText: 'none',
-    accepts: 'http(s) URL of a JWKS, a PEM public key, never a private one (RSA or RSA-PSS of 2048 bits or more, EC P-256/P-384/P-521, Ed25519), or an HMAC secret of at least 32 bytes (one of them)',
+    accepts:
+      'http(s) URL of a JWKS, a PEM public key, never a private one (RSA or RSA-PSS of 2048 bits or more, EC P-256/P-384/P-521, Ed25519), or an HMAC secret of at least 32 bytes (one of them)',
     meaning:
-      "the BFF's token-signing keys, at most one of them: a session token is then verified before any upstream call (401 `invalid_token`, or `token_expired`), the algorithms following the key, never `none` (docs/operations.md \"Session token verification\"). Without them a token is checked for its form only",
+      'the BFF\'s token-signing keys, at most one of them: a session token is then verified before any upstream call (401 `invalid_token`, or `token_expired`), the algorithms following the key, never `none` (docs/operations.md "Session token verification"). Without them a token is checked for its form only',
   },
-  { variables: ['METRICS_PORT'], defaultText: 'none', meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`' },
+  {
+    variables: ['METRICS_PORT'],
+    defaultText: 'none',
+    meaning: 'serve Prometheus metrics at `GET /metrics` on this port (same `HOST`); never the public `PORT`',
+  },
   {
     variables: ['HEALTH_PORT'],
     defaultText: 'none',
@@ -187,7 +261,8 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     variables: ['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT'],
     defaultText: 'none',
     accepts: 'http(s) URL',
-    meaning: 'the full URL spans are sent to, used as given instead of `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces` (the OTLP exporter\'s own rule); set alone, it turns tracing on too',
+    meaning:
+      "the full URL spans are sent to, used as given instead of `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces` (the OTLP exporter's own rule); set alone, it turns tracing on too",
   },
   {
     variables: ['OTEL_EXPORTER_OTLP_TRACES_PROTOCOL', 'OTEL_EXPORTER_OTLP_PROTOCOL'],
@@ -200,7 +275,7 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     defaultText: '`parentbased_always_on`',
     accepts: 'a sampler name of the OpenTelemetry SDK',
     meaning:
-      'which requests are traced, with `OTEL_TRACES_SAMPLER_ARG` (e.g. `parentbased_traceidratio` and `0.1`: one request in ten, or as the caller\'s `traceparent` decided). An unsampled request costs one sampling decision and its propagation headers: no span, nothing exported; its upstream calls still carry `traceparent` (sampled flag off)',
+      "which requests are traced, with `OTEL_TRACES_SAMPLER_ARG` (e.g. `parentbased_traceidratio` and `0.1`: one request in ten, or as the caller's `traceparent` decided). An unsampled request costs one sampling decision and its propagation headers: no span, nothing exported; its upstream calls still carry `traceparent` (sampled flag off)",
   },
   {
     variables: ['OTEL_PROPAGATORS'],
@@ -209,7 +284,10 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
     meaning:
       'the trace context formats read from a request and written on its upstream calls: W3C `traceparent`/`tracestate`, W3C `baggage`, B3 in one `b3` header or in `X-B3-*` headers; other names are left out, with a warning line',
   },
-  { variables: ['KEEP_ALIVE_TIMEOUT_MS'], meaning: "idle keep-alive time of client connections (milliseconds); longer than a load balancer's idle timeout" },
+  {
+    variables: ['KEEP_ALIVE_TIMEOUT_MS'],
+    meaning: "idle keep-alive time of client connections (milliseconds); longer than a load balancer's idle timeout",
+  },
   {
     variables: ['SHUTDOWN_DELAY_MS'],
     meaning: 'after SIGTERM, time `/readyz` answers 503 while requests are still served, before the listener closes (milliseconds)',
@@ -225,11 +303,22 @@ export const CONFIG_ROWS: readonly ConfigRow[] = [
   },
   {
     variables: ['STREAM_MAX_LIFETIME_MS'],
-    meaning: 'a live stream\'s longest life (milliseconds); then it ends cleanly between events with a jittered `retry:` hint, so that clients reconnect and long connections rebalance across instances',
+    meaning:
+      "a live stream's longest life (milliseconds); then it ends cleanly between events with a jittered `retry:` hint, so that clients reconnect and long connections rebalance across instances",
   },
-  { variables: ['STREAMS_PER_SESSION'], meaning: 'open live streams per session; one more answers 429 `rate_limited` with `Retry-After`, before any upstream connection' },
-  { variables: ['STREAMS_PER_ADDRESS'], meaning: 'open live streams per client address (IPv6 per /64), sessions or not; one more answers 429 `rate_limited` with `Retry-After`' },
-  { variables: ['STREAMS_MAX'], meaning: 'open live streams of the process (each holds one client connection, and one upstream connection unless it shares an anonymous feed); one more answers 503 `overloaded` with `Retry-After`' },
+  {
+    variables: ['STREAMS_PER_SESSION'],
+    meaning: 'open live streams per session; one more answers 429 `rate_limited` with `Retry-After`, before any upstream connection',
+  },
+  {
+    variables: ['STREAMS_PER_ADDRESS'],
+    meaning: 'open live streams per client address (IPv6 per /64), sessions or not; one more answers 429 `rate_limited` with `Retry-After`',
+  },
+  {
+    variables: ['STREAMS_MAX'],
+    meaning:
+      'open live streams of the process (each holds one client connection, and one upstream connection unless it shares an anonymous feed); one more answers 503 `overloaded` with `Retry-After`',
+  },
 ];
 
 /** The Markdown table's header. */
@@ -288,11 +377,15 @@ function defaultOf(schema: Schema, row: ConfigRow | undefined): string {
  * @throws Error when a variable of the schema has no row and no `description`, or a row names a
  *   variable the schema does not have.
  */
-export function renderConfigTable(schema: { properties: Record<string, TSchema> } = EnvSchema, rows: readonly ConfigRow[] = CONFIG_ROWS): string[] {
+export function renderConfigTable(
+  schema: { properties: Record<string, TSchema> } = EnvSchema,
+  rows: readonly ConfigRow[] = CONFIG_ROWS,
+): string[] {
   const properties = schema.properties as Record<string, Schema>;
   const problems: string[] = [];
   for (const row of rows) {
-    for (const name of row.variables) if (!(name in properties)) problems.push(`${name} has a row but is not a variable of the configuration schema`);
+    for (const name of row.variables)
+      if (!(name in properties)) problems.push(`${name} has a row but is not a variable of the configuration schema`);
   }
   const lines = [...HEADER];
   const done = new Set<string>();
@@ -339,5 +432,12 @@ export function withConfigTable(page: string, table: readonly string[] = renderC
 export function tableVariables(lines: readonly string[]): string[] {
   return lines
     .filter((l) => /^\| (?:<a id="[^"]*"><\/a>)?`/.test(l))
-    .flatMap((l) => (l.split('|')[1] ?? '').split(',').map((cell) => cell.replace(/<a id="[^"]*"><\/a>/g, '').trim().replace(/`/g, '')));
+    .flatMap((l) =>
+      (l.split('|')[1] ?? '').split(',').map((cell) =>
+        cell
+          .replace(/<a id="[^"]*"><\/a>/g, '')
+          .trim()
+          .replace(/`/g, ''),
+      ),
+    );
 }

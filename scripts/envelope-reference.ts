@@ -7,8 +7,8 @@ import { PROXY_ERRORS, type ProxyErrorRow } from '../src/proxy-errors.js';
 import { withGeneratedBlock } from './generated-file.js';
 
 /** The markers around the generated table in docs/behaviour.md. */
-export const ENVELOPE_TABLE_START = '<!-- the proxy\'s own error names: generated from src/proxy-errors.ts by npm run docs:envelope -->';
-export const ENVELOPE_TABLE_END = '<!-- end of the proxy\'s own error names -->';
+export const ENVELOPE_TABLE_START = "<!-- the proxy's own error names: generated from src/proxy-errors.ts by npm run docs:envelope -->";
+export const ENVELOPE_TABLE_END = "<!-- end of the proxy's own error names -->";
 
 /** The Markdown table: one row per name of the registry, in its order. */
 export function renderEnvelopeTable(): string {

@@ -6,4 +6,9 @@ import { renderApiReference } from './api-reference.js';
 import { writeOrCheck } from './generated-file.js';
 import { openapiDocument } from './openapi-document.js';
 
-writeOrCheck(new URL('../docs/api-reference.md', import.meta.url), renderApiReference(await openapiDocument()), 'docs/api-reference.md', 'npm run docs:api');
+writeOrCheck(
+  new URL('../docs/api-reference.md', import.meta.url),
+  renderApiReference(await openapiDocument()),
+  'docs/api-reference.md',
+  'npm run docs:api',
+);

@@ -19,7 +19,13 @@ import { writeOrCheck } from './generated-file.js';
 import { openapiDocument } from './openapi-document.js';
 
 /** Components closed in the SDK's types: the records of spec part 2 whose fields the specification lists. */
-export const CLOSED_RECORDS: readonly string[] = ['AuthUser', 'AuthUserInfo', 'LoginResponse', 'ProfileResponse', 'ValidateDocumentResponse'];
+export const CLOSED_RECORDS: readonly string[] = [
+  'AuthUser',
+  'AuthUserInfo',
+  'LoginResponse',
+  'ProfileResponse',
+  'ValidateDocumentResponse',
+];
 
 type Json = Record<string, unknown>;
 
@@ -80,7 +86,7 @@ export function sdkDocument(doc: Json): Json {
   const all = ((doc.components as Json | undefined)?.schemas ?? {}) as Record<string, unknown>;
   const used = refsOf(kept, new Set());
   // The components those use, and theirs, until nothing new is found.
-  for (let grown = true; grown; ) {
+  for (let grown = true; grown;) {
     grown = false;
     for (const name of [...used]) {
       for (const ref of refsOf(all[name], new Set())) {

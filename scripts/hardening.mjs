@@ -60,9 +60,13 @@ const statuses = (s) =>
 const cell = (v) => String(v ?? '—').replaceAll('|', '\\|');
 
 console.log('');
-console.log(`Hardening suite, ${full ? 'full run (HARDENING_FULL=1)' : 'bounded run'}: ${files.length} files, ${seconds} s, node ${process.version}`);
+console.log(
+  `Hardening suite, ${full ? 'full run (HARDENING_FULL=1)' : 'bounded run'}: ${files.length} files, ${seconds} s, node ${process.version}`,
+);
 console.log('');
-console.log('| # | Row | Inputs tried | Faults injected | Statuses seen | Upstream calls for rejected input | Canary occurrences | Cache sizes | Memory | Verdict |');
+console.log(
+  '| # | Row | Inputs tried | Faults injected | Statuses seen | Upstream calls for rejected input | Canary occurrences | Cache sizes | Memory | Verdict |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|');
 for (const r of rows) {
   console.log(

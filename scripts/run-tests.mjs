@@ -93,10 +93,15 @@ function printDurations() {
   const totalS = rows.reduce((sum, [, ms]) => sum + ms, 0) / 1000;
   const lines = ['', `test files by time (top ${Math.min(TOP, rows.length)} of ${rows.length}):`];
   for (const [file, ms] of rows.slice(0, TOP)) lines.push(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${relative(process.cwd(), file)}`);
-  lines.push(`  ${totalS.toFixed(1).padStart(7)} s  total of the files (2 at a time)`, `  ${wallS.toFixed(1).padStart(7)} s  wall clock of this run (budget ${BUDGET_S} s)`);
+  lines.push(
+    `  ${totalS.toFixed(1).padStart(7)} s  total of the files (2 at a time)`,
+    `  ${wallS.toFixed(1).padStart(7)} s  wall clock of this run (budget ${BUDGET_S} s)`,
+  );
   console.log(lines.join('\n'));
   if (wallS > BUDGET_S && !outsideBudget) {
     const bar = '!'.repeat(72);
-    console.error(`${bar}\nthe tests took ${wallS.toFixed(0)} s, over the budget of ${BUDGET_S} s: bound the slowest files above or move them behind npm run test:hardening\n${bar}`);
+    console.error(
+      `${bar}\nthe tests took ${wallS.toFixed(0)} s, over the budget of ${BUDGET_S} s: bound the slowest files above or move them behind npm run test:hardening\n${bar}`,
+    );
   }
 }

@@ -64,7 +64,9 @@ export interface ServerOptions {
 }
 
 /** Starts the embedded sandbox when the configuration asks for it, and points every upstream at it. */
-async function withSandbox(config: Config): Promise<{ config: Config; urls?: Record<UpstreamUrlVariable, string>; close?: () => Promise<void> }> {
+async function withSandbox(
+  config: Config,
+): Promise<{ config: Config; urls?: Record<UpstreamUrlVariable, string>; close?: () => Promise<void> }> {
   if (!config.useSandbox) return { config };
   const { startSandbox } = await import('./sandbox/index.js');
   const sandbox = await startSandbox({ logger: false });
@@ -121,7 +123,9 @@ export async function createServer(
   // Sampled checks of the BFF's answers against the shapes the proxy expects (UPSTREAM_CONTRACT_SAMPLE),
   // off the request's path: the observer only queues a sampled answer (docs/operations.md "Upstream contract checks").
   const contractChecks =
-    cfg.upstreamContractSample > 0 ? new UpstreamContractChecks({ sample: cfg.upstreamContractSample, log: app.log, report: metrics }) : undefined;
+    cfg.upstreamContractSample > 0
+      ? new UpstreamContractChecks({ sample: cfg.upstreamContractSample, log: app.log, report: metrics })
+      : undefined;
   const upstreams = createUpstreamServices(cfg, {
     observer: joinObservers(metrics?.observeUpstream, contractChecks?.observe),
     resilience: metrics?.resilience,
@@ -138,7 +142,13 @@ export async function createServer(
   );
   // Live streams of the raw passthrough (docs/behaviour.md "Live streams"): ended on every instance
   // by a logout or a refused token (the fleet's channel), and between events by the drain.
-  const streams = new LiveStreams({ config: cfg, log: app.log, observer: metrics?.streams, random: options.random, pingIntervalMs: options.websocketPingIntervalMs });
+  const streams = new LiveStreams({
+    config: cfg,
+    log: app.log,
+    observer: metrics?.streams,
+    random: options.random,
+    pingIntervalMs: options.websocketPingIntervalMs,
+  });
   state.fleet.onSessionEnd((key, reason) => streams.endSession(key, reason));
   const deps: AppDeps = {
     streams,
@@ -187,7 +197,11 @@ export async function createServer(
   // The route tables; upload rows get the multipart parser in their own scope only.
   const routes = activeRoutes(allRouteTables, cfg);
   const uploads = routes.filter((r) => r.contentTypes?.includes('multipart/form-data'));
-  registerRoutes(app, routes.filter((r) => !uploads.includes(r)), deps);
+  registerRoutes(
+    app,
+    routes.filter((r) => !uploads.includes(r)),
+    deps,
+  );
   await app.register(async (scope) => {
     await scope.register(multipart);
     registerRoutes(scope, uploads, deps);

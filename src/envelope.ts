@@ -311,7 +311,10 @@ export function upstreamAnswer(res: UpstreamResponse, options: { preAuth?: boole
  * @example internalKeyForm('X-Api_Key') // 'apikey'
  */
 export function internalKeyForm(key: string): string {
-  return key.toLowerCase().replace(/^x[-_]/, '').replace(/[-_]/g, '');
+  return key
+    .toLowerCase()
+    .replace(/^x[-_]/, '')
+    .replace(/[-_]/g, '');
 }
 
 /** One row of {@link INTERNAL_KEYS}: a key matches when its {@link internalKeyForm} is, starts with or ends with `form`. */

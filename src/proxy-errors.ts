@@ -37,7 +37,11 @@ export interface ProxyErrorRow {
 const UPSTREAM_CALLERS = ['pipeline/errors.ts'] as const;
 
 /** The row of an upstream failure: its status and detail from `UPSTREAM_FAILURES`. */
-function upstreamRow(code: UpstreamFailureCode, em: ErrorCode | undefined, answeredBy: readonly string[] = UPSTREAM_CALLERS): ProxyErrorRow {
+function upstreamRow(
+  code: UpstreamFailureCode,
+  em: ErrorCode | undefined,
+  answeredBy: readonly string[] = UPSTREAM_CALLERS,
+): ProxyErrorRow {
   const { status, detail } = UPSTREAM_FAILURES[code];
   return em === undefined ? { status, detail, answeredBy } : { status, em, detail, answeredBy };
 }
@@ -71,7 +75,12 @@ export const PROXY_ERRORS = {
     detail: 'A valid operator credential is required',
     answeredBy: ['pipeline/auth-gate.ts'],
   },
-  csrf_rejected: { status: 403, em: 'EM0011', detail: 'Cross-site requests are not allowed', answeredBy: ['pipeline/csrf.ts', 'streams/websocket.ts'] },
+  csrf_rejected: {
+    status: 403,
+    em: 'EM0011',
+    detail: 'Cross-site requests are not allowed',
+    answeredBy: ['pipeline/csrf.ts', 'streams/websocket.ts'],
+  },
   user_mismatch: { status: 403, em: 'EM0011', detail: "userId must be the session's own user id", answeredBy: ['routes/payments.ts'] },
   not_found: { status: 404, detail: 'No such route', answeredBy: ['pipeline/errors.ts', 'pipeline/health.ts', 'routes/sports.ts'] },
   request_in_progress: {
@@ -81,7 +90,11 @@ export const PROXY_ERRORS = {
     answeredBy: ['state/idempotency.ts'],
   },
   payload_too_large: { status: 413, detail: 'The request body is too large', answeredBy: ['pipeline/errors.ts', 'routes/user.ts'] },
-  unsupported_media_type: { status: 415, detail: 'Expected application/json', answeredBy: ['pipeline/body.ts', 'pipeline/errors.ts', 'routes/user.ts'] },
+  unsupported_media_type: {
+    status: 415,
+    detail: 'Expected application/json',
+    answeredBy: ['pipeline/body.ts', 'pipeline/errors.ts', 'routes/user.ts'],
+  },
   idempotency_key_reused: {
     status: 422,
     detail: 'This Idempotency-Key was used with another request body',

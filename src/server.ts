@@ -111,11 +111,14 @@ async function runPrimary(config: Config): Promise<void> {
     say(`${signal}: stopping ${bornAt.size} workers`);
     if (bornAt.size === 0) process.exit(0);
     for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
-    setTimeout(() => {
-      say('workers still running after the shutdown time; killing them');
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
-      process.exit(1);
-    }, config.shutdownDelayMs + config.shutdownTimeoutMs + EXIT_MARGIN_MS).unref();
+    setTimeout(
+      () => {
+        say('workers still running after the shutdown time; killing them');
+        for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
+        process.exit(1);
+      },
+      config.shutdownDelayMs + config.shutdownTimeoutMs + EXIT_MARGIN_MS,
+    ).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
@@ -141,10 +144,13 @@ async function runServer(config: Config): Promise<void> {
     if (stopping) return;
     stopping = true;
     app.log.info({ signal }, 'stop signal: draining');
-    setTimeout(() => {
-      app.log.error('still closing after the shutdown time; exiting');
-      process.exit(1);
-    }, config.shutdownDelayMs + config.shutdownTimeoutMs + EXIT_MARGIN_MS).unref();
+    setTimeout(
+      () => {
+        app.log.error('still closing after the shutdown time; exiting');
+        process.exit(1);
+      },
+      config.shutdownDelayMs + config.shutdownTimeoutMs + EXIT_MARGIN_MS,
+    ).unref();
     app.drain().then(
       ({ cut }) => process.exit(cut > 0 ? 1 : 0),
       (error: unknown) => {
@@ -159,7 +165,10 @@ async function runServer(config: Config): Promise<void> {
   // One banner (the sandbox and its demo logins), then Fastify's own listening line with our text.
   if (app.sandboxUrls) {
     const { sandboxBanner } = await import('./sandbox/index.js');
-    app.log.info({ sandbox: app.sandboxUrls }, sandboxBanner(app.sandboxUrls, 'no BFF_BASE_URL: the embedded sandbox serves every upstream'));
+    app.log.info(
+      { sandbox: app.sandboxUrls },
+      sandboxBanner(app.sandboxUrls, 'no BFF_BASE_URL: the embedded sandbox serves every upstream'),
+    );
   }
   const docs = config.production ? '' : ' (API reference: /docs, playground: /playground)';
   await app.listen({ port: config.port, host: config.host, listenTextResolver: (address) => `front proxy listening on ${address}${docs}` });

@@ -95,7 +95,10 @@ describe('docs/behaviour.md "CSRF defence"', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
     assert.equal(form.status, 415);
-    const plain = await send(proxy.url, 'POST', '/api/auth/login', { body: JSON.stringify(json), headers: { 'content-type': 'text/plain' } });
+    const plain = await send(proxy.url, 'POST', '/api/auth/login', {
+      body: JSON.stringify(json),
+      headers: { 'content-type': 'text/plain' },
+    });
     assert.equal(plain.status, 415);
     assert.equal(upstream.requests.length, 0);
     upstream.on('POST', '/auth/login', { json: { type: 'two_factor_code' } });
@@ -158,7 +161,11 @@ describe('spec 4.1 /api/auth/profile and the profile cache (spec 8)', () => {
 
   test("a 401 from the BFF on another route evicts the token's cached profile: the next read asks the BFF", async () => {
     upstream.on('GET', '/auth/user-profile', { json: { user: USER, userInfo: USER_INFO } });
-    upstream.on('GET', '/core-sportbook/events', { status: 401, text: '{"reason":"token_expired"}', headers: { 'content-type': 'application/json' } });
+    upstream.on('GET', '/core-sportbook/events', {
+      status: 401,
+      text: '{"reason":"token_expired"}',
+      headers: { 'content-type': 'application/json' },
+    });
     const token = fakeJwt({ sub: 'refused' });
     await send(proxy.url, 'GET', '/api/auth/profile', { token });
     await send(proxy.url, 'GET', '/api/auth/profile', { token });

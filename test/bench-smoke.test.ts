@@ -91,7 +91,10 @@ test('bench harness: a 1 s passthrough run reports every target with 2xx answers
       assert.ok((run.statuses?.['200'] ?? 0) >= run.requests);
     }
     assert.equal(report.rows.find((r) => r.id === 'passthrough/peer')?.runs[0]?.statuses, undefined);
-    assert.ok(report.checks.filter((c) => c.kind === 'correctness').every((c) => c.ok), JSON.stringify(report.checks));
+    assert.ok(
+      report.checks.filter((c) => c.kind === 'correctness').every((c) => c.ok),
+      JSON.stringify(report.checks),
+    );
     // Metrics on: each proxy was scraped once, and counted at least the answers measured.
     const proxies = report.rows.filter((r) => r.target.startsWith('proxy')).map((r) => r.target);
     assert.deepEqual(report.metrics.map((m) => m.target).sort(), [...proxies].sort());
@@ -185,7 +188,10 @@ test("the proxy's answers of one route by status, from its metrics text", () => 
 test('the answer counter is read with or without the front_proxy_ metric prefix', () => {
   const cases: [line: string, expected: { labels: string; value: number } | undefined][] = [
     ['http_request_duration_seconds_count{route="/a",status_code="200"} 5', { labels: 'route="/a",status_code="200"', value: 5 }],
-    ['front_proxy_http_request_duration_seconds_count{route="/a",status_code="304"} 7', { labels: 'route="/a",status_code="304"', value: 7 }],
+    [
+      'front_proxy_http_request_duration_seconds_count{route="/a",status_code="304"} 7',
+      { labels: 'route="/a",status_code="304"', value: 7 },
+    ],
     ['front_proxy_http_request_duration_seconds_count 9', { labels: '', value: 9 }],
     ['front_proxy_http_request_duration_seconds_sum{route="/a"} 0.5', undefined],
     ['other_http_request_duration_seconds_count{route="/a"} 1', undefined],
@@ -196,11 +202,22 @@ test('the answer counter is read with or without the front_proxy_ metric prefix'
   assert.deepEqual(statusesOfRoute(prefixed, '/api/games/list'), { '304': 12 });
 });
 
-test('scenario families: every scenario named once, in the families\' order; the round-3 scenarios kept', () => {
+test("scenario families: every scenario named once, in the families' order; the round-3 scenarios kept", () => {
   const names = FAMILIES.flatMap((f) => Object.keys(f.scenarios));
   assert.deepEqual([...SCENARIOS], names);
   assert.equal(new Set(names).size, names.length);
-  for (const kept of ['passthrough', 'deposit', 'catalogue', 'revalidate', 'profile', 'no-cookie', 'circuit-open', 'redis', 'tracing', 'workers']) {
+  for (const kept of [
+    'passthrough',
+    'deposit',
+    'catalogue',
+    'revalidate',
+    'profile',
+    'no-cookie',
+    'circuit-open',
+    'redis',
+    'tracing',
+    'workers',
+  ]) {
     assert.ok(names.includes(kept), kept);
   }
 });
@@ -218,7 +235,12 @@ test('tracing rows: each sampling ratio in the chosen encoding, full sampling in
     ],
   );
   assert.equal(new Set(json.map((r) => r.target)).size, json.length, 'a proxy per row');
-  assert.deepEqual(tracingRows('http/protobuf').at(-1), { id: 'tracing/json', target: 'proxy-tracing-json', ratio: undefined, protocol: 'http/json' });
+  assert.deepEqual(tracingRows('http/protobuf').at(-1), {
+    id: 'tracing/json',
+    target: 'proxy-tracing-json',
+    ratio: undefined,
+    protocol: 'http/json',
+  });
   assert.equal(benchProtocol({}), 'http/json');
   assert.equal(benchProtocol({ BENCH_OTLP_PROTOCOL: 'http/protobuf' }), 'http/protobuf');
   assert.throws(() => benchProtocol({ BENCH_OTLP_PROTOCOL: 'grpc' }), /BENCH_OTLP_PROTOCOL/);
@@ -238,40 +260,58 @@ test('Redis INFO: calls by command (subcommands named with |) and one stats fiel
   assert.ok(Number.isNaN(infoField(stats, 'total_writes_processed')));
 });
 
-test("bench redis-commands: a deposit's Redis commands and round trips, counted on a redis-server", { skip: !HAVE_REDIS && 'redis-server is not installed', timeout: 90_000 }, async () => {
-  const report = await runBench({
-    seconds: 1,
-    runs: 1,
-    warmupSeconds: 0,
-    connections: 1,
-    sessions: 16,
-    tool: 'autocannon',
-    scenarios: ['redis-commands'],
-    pin: false,
-    logPath: '/dev/null',
-    resultsPath: undefined,
-    print: false,
-    node: 'current',
-  });
-  assert.deepEqual(report.rows, [], 'no load row');
-  const counted = report.redisCommands;
-  assert.ok(counted, 'the counts are in the report');
-  assert.equal(counted.succeeded, counted.deposits, 'every deposit answered 2xx');
-  assert.equal(counted.passthroughCommandsPerRequest, 0, 'the passthrough makes no Redis command');
-  // The exactly-once guard writes at least its pending marker and its kept answer.
-  assert.ok(counted.totalPerDeposit >= 2, JSON.stringify(counted.commandsPerDeposit));
-  assert.ok(counted.roundTripsPerDeposit >= 1 && counted.roundTripsPerDeposit <= counted.totalPerDeposit + 0.05, String(counted.roundTripsPerDeposit));
-  assert.ok(counted.sequence.length >= 2, JSON.stringify(counted.sequence));
-  // The deposits left their records (kept 5 s after each answer: the last ones at least), each with its answer.
-  assert.ok(counted.records && counted.records.count >= 1, JSON.stringify(counted.records));
-  assert.ok(counted.records.medianBytes > 50 && counted.records.medianMemoryBytes >= counted.records.medianBytes, JSON.stringify(counted.records));
-  assert.ok(counted.replay && [counted.replay.sequentialUs, counted.replay.pipelinedUs, counted.replay.scriptUs].every((us) => Number.isFinite(us) && us > 0));
-  assert.ok(report.checks.filter((c) => c.kind === 'correctness').every((c) => c.ok), JSON.stringify(report.checks));
-  assert.match(formatRedisCommands(counted).join('\n'), /commands, \d+\.\d+ round trips/);
-});
+test(
+  "bench redis-commands: a deposit's Redis commands and round trips, counted on a redis-server",
+  { skip: !HAVE_REDIS && 'redis-server is not installed', timeout: 90_000 },
+  async () => {
+    const report = await runBench({
+      seconds: 1,
+      runs: 1,
+      warmupSeconds: 0,
+      connections: 1,
+      sessions: 16,
+      tool: 'autocannon',
+      scenarios: ['redis-commands'],
+      pin: false,
+      logPath: '/dev/null',
+      resultsPath: undefined,
+      print: false,
+      node: 'current',
+    });
+    assert.deepEqual(report.rows, [], 'no load row');
+    const counted = report.redisCommands;
+    assert.ok(counted, 'the counts are in the report');
+    assert.equal(counted.succeeded, counted.deposits, 'every deposit answered 2xx');
+    assert.equal(counted.passthroughCommandsPerRequest, 0, 'the passthrough makes no Redis command');
+    // The exactly-once guard writes at least its pending marker and its kept answer.
+    assert.ok(counted.totalPerDeposit >= 2, JSON.stringify(counted.commandsPerDeposit));
+    assert.ok(
+      counted.roundTripsPerDeposit >= 1 && counted.roundTripsPerDeposit <= counted.totalPerDeposit + 0.05,
+      String(counted.roundTripsPerDeposit),
+    );
+    assert.ok(counted.sequence.length >= 2, JSON.stringify(counted.sequence));
+    // The deposits left their records (kept 5 s after each answer: the last ones at least), each with its answer.
+    assert.ok(counted.records && counted.records.count >= 1, JSON.stringify(counted.records));
+    assert.ok(
+      counted.records.medianBytes > 50 && counted.records.medianMemoryBytes >= counted.records.medianBytes,
+      JSON.stringify(counted.records),
+    );
+    assert.ok(
+      counted.replay &&
+        [counted.replay.sequentialUs, counted.replay.pipelinedUs, counted.replay.scriptUs].every((us) => Number.isFinite(us) && us > 0),
+    );
+    assert.ok(
+      report.checks.filter((c) => c.kind === 'correctness').every((c) => c.ok),
+      JSON.stringify(report.checks),
+    );
+    assert.match(formatRedisCommands(counted).join('\n'), /commands, \d+\.\d+ round trips/);
+  },
+);
 
 test('the bench catalogue page: deterministic, a few tens of KB of games', () => {
-  const page = JSON.parse(CATALOGUE_PAGE.toString('utf8')) as { data: { slug: string; name: string; provider: { name: string }; images: object }[] };
+  const page = JSON.parse(CATALOGUE_PAGE.toString('utf8')) as {
+    data: { slug: string; name: string; provider: { name: string }; images: object }[];
+  };
   assert.equal(page.data.length, CATALOGUE_GAMES);
   assert.equal(new Set(page.data.map((g) => g.slug)).size, CATALOGUE_GAMES);
   assert.ok(CATALOGUE_PAGE.length > 20_000 && CATALOGUE_PAGE.length < 64_000, String(CATALOGUE_PAGE.length));
@@ -288,7 +328,10 @@ test('bytes per page: each coding measured and decoded against identity; none se
     const coding = !compress ? undefined : /\bbr\b/.test(accepted) ? 'br' : /\bgzip\b/.test(accepted) ? 'gzip' : undefined;
     const page = corrupt && coding ? body.subarray(1) : body;
     const out = coding === 'br' ? zlib.brotliCompressSync(page) : coding === 'gzip' ? zlib.gzipSync(page) : page;
-    const headers: Record<string, string> = { 'content-type': 'application/json', etag: `"${createHash('sha256').update(out).digest('base64url')}"` };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      etag: `"${createHash('sha256').update(out).digest('base64url')}"`,
+    };
     if (compress && vary) headers.vary = 'Accept-Encoding';
     if (coding) headers['content-encoding'] = coding;
     res.writeHead(200, headers).end(out);
@@ -345,7 +388,11 @@ test('the container heap limit of the proxy processes: half the memory limit, 51
 });
 
 test('a CPU profile split by step: a built-in counts for its caller, idle is left out', () => {
-  const frame = (id: number, functionName: string, url: string, children: number[] = []) => ({ id, callFrame: { functionName, url }, children });
+  const frame = (id: number, functionName: string, url: string, children: number[] = []) => ({
+    id,
+    callFrame: { functionName, url },
+    children,
+  });
   const profile = {
     nodes: [
       frame(1, '(root)', '', [2, 5, 6, 7]),
@@ -402,12 +449,22 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
   assert.equal(all.find((v) => v.id.startsWith('step off: the request log'))?.env.LOG_LEVEL, 'warn');
   assert.equal(all.find((v) => v.id.startsWith('contract checks off'))?.env.UPSTREAM_CONTRACT_SAMPLE, '0');
   assert.equal(all.find((v) => v.id === '401 without cookie')?.session, false);
-  assert.ok(all.filter((v) => v.group === 'rows').every((v) => v.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined), 'the rows run with tracing off');
+  assert.ok(
+    all.filter((v) => v.group === 'rows').every((v) => v.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined),
+    'the rows run with tracing off',
+  );
   assert.equal(all.find((v) => v.id === 'parentbased_traceidratio 0.1')?.env.OTEL_TRACES_SAMPLER_ARG, '0.1');
 
   const table = formatInstructions([
     { id: 'reference passthrough', group: 'rows', perRequest: 500_000, allThreads: 600_000 },
-    { id: 'passthrough (tracing off)', group: 'rows', perRequest: 800_000, windows: [700_000, 900_000, 800_000], allThreads: 1_200_000, allWindows: [900_000, 1_800_000, 900_000] },
+    {
+      id: 'passthrough (tracing off)',
+      group: 'rows',
+      perRequest: 800_000,
+      windows: [700_000, 900_000, 800_000],
+      allThreads: 1_200_000,
+      allWindows: [900_000, 1_800_000, 900_000],
+    },
     { id: '401 without cookie', group: 'rows', perRequest: 250_000, windows: [250_000] },
     { id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 840_000 },
     { id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', group: 'contract', perRequest: 780_000 },
@@ -419,7 +476,10 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
   assert.equal(table[5], '| parentbased_traceidratio 0 | 840,000 | — | 1.680× | 1.050× | — | — | — |');
   assert.equal(table[6], '| contract checks off (UPSTREAM_CONTRACT_SAMPLE=0) | 780,000 | — | 1.560× | 0.975× | — | — | — |');
   // Without the reference (BENCH_INSTR_ONLY), no ratio to it.
-  assert.equal(formatInstructions([{ id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 1 }]).split('\n')[2], '| parentbased_traceidratio 0 | 1 | — | — | — | — | — | — |');
+  assert.equal(
+    formatInstructions([{ id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 1 }]).split('\n')[2],
+    '| parentbased_traceidratio 0 | 1 | — | — | — | — | — | — |',
+  );
   assert.equal(mean([1, 2, 6]), 3);
 
   const passthrough = { id: 'p', upstream: { perRequest: 1, upstreamPath: '/bff/x' } } as const;

@@ -59,13 +59,18 @@ describe('packages/browser imports nothing outside itself, and no Node built-in'
       assert.ok(typeof entry === 'object' && entry.types?.endsWith('.d.ts') && entry.default?.endsWith('.js'), subpath);
       // typesVersions: the same declarations for `moduleResolution: node`, which reads no `exports`.
       const types = typeof entry === 'object' ? (entry.types ?? '') : '';
-      if (subpath !== '.') assert.deepEqual((pkg.typesVersions as Record<string, Record<string, string[]>>)['*']?.[subpath.slice(2)], [types], subpath);
-      assert.ok(existsSync(new URL(`src/${types.slice('./dist/'.length).replace(/\.d\.ts$/, '.ts')}`, PACKAGE)), `${subpath}: a source module`);
+      if (subpath !== '.')
+        assert.deepEqual((pkg.typesVersions as Record<string, Record<string, string[]>>)['*']?.[subpath.slice(2)], [types], subpath);
+      assert.ok(
+        existsSync(new URL(`src/${types.slice('./dist/'.length).replace(/\.d\.ts$/, '.ts')}`, PACKAGE)),
+        `${subpath}: a source module`,
+      );
     }
     const root = exportsMap['.'] as { types: string; default: string };
     assert.deepEqual([pkg.main, pkg.types], [root.default, root.types], 'main and types: the fallbacks of `.`');
     // Nothing runs at install: an install script is flagged by npm and by security reviews.
-    for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) assert.equal((pkg.scripts as Record<string, string>)[script], undefined, script);
+    for (const script of ['preinstall', 'install', 'postinstall', 'prepare'])
+      assert.equal((pkg.scripts as Record<string, string>)[script], undefined, script);
     assert.equal(pkg.license, 'MIT');
     assert.ok((pkg.files as string[]).includes('LICENSE') && existsSync(new URL('LICENSE', PACKAGE)), 'the LICENSE file ships');
   });

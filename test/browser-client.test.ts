@@ -100,8 +100,7 @@ function makeClient(proxy: ReturnType<typeof fakeProxy>, extra: Partial<ProxyCli
     sendBeacon: proxy.sendBeacon,
     storage: memoryStorage(),
     pathname: () => '/wallet',
-    userAgent:
-      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+    userAgent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
     now: () => 1_767_261_600_000,
     // The registry's messages are the English table; other locales: browser-messages.test.ts.
     locale: 'en',
@@ -134,7 +133,10 @@ describe('requests', () => {
   test('JSON in and out, credentials included, path and query built from the row', async () => {
     const proxy = fakeProxy(() => json(200, { games: [] }));
     const { client } = makeClient(proxy);
-    const games = await client.games.category({ params: { slug: 'slots & live' }, query: { page: 2, 'providers[]': ['a', 'b'], skip: undefined } });
+    const games = await client.games.category({
+      params: { slug: 'slots & live' },
+      query: { page: 2, 'providers[]': ['a', 'b'], skip: undefined },
+    });
     assert.deepEqual(games, { games: [] });
     const [c] = proxy.calls;
     assert.equal(c?.url, 'https://casino.example/api/games/category/slots%20%26%20live?page=2&providers%5B%5D=a&providers%5B%5D=b');
@@ -171,7 +173,9 @@ describe('requests', () => {
 
   test('FormData bodies are sent as they are (multipart), receipts come back as a Blob', async () => {
     const proxy = fakeProxy((c) =>
-      c.url.endsWith('/receipt') ? new Response('%PDF-1.4', { status: 200, headers: { 'content-type': 'application/pdf' } }) : json(200, { ok: true }),
+      c.url.endsWith('/receipt')
+        ? new Response('%PDF-1.4', { status: 200, headers: { 'content-type': 'application/pdf' } })
+        : json(200, { ok: true }),
     );
     const { client } = makeClient(proxy);
     const form = new FormData();
@@ -252,8 +256,12 @@ describe('error mapping to ProxyError (spec 7.2-7.4)', () => {
   });
 
   test('an HTML page as the body (an ingress 502) reads as "an HTML page (N bytes)", the page kept in body', async () => {
-    const page = '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
-    for (const [html, bytes] of [[page, Buffer.byteLength(page)], [`<!DOCTYPE html><p>Manutenção</p>`, 34]] as const) {
+    const page =
+      '<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body><center><h1>502 Bad Gateway</h1></center><hr><center>nginx</center>\r\n</body>\r\n</html>\r\n';
+    for (const [html, bytes] of [
+      [page, Buffer.byteLength(page)],
+      [`<!DOCTYPE html><p>Manutenção</p>`, 34],
+    ] as const) {
       const proxy = fakeProxy(() => new Response(html, { status: 502, headers: { 'content-type': 'text/html' } }));
       const { client } = makeClient(proxy);
       const e = await rejection(client.games.list());
@@ -264,7 +272,7 @@ describe('error mapping to ProxyError (spec 7.2-7.4)', () => {
     }
   });
 
-  test('the gate\'s 401 { reason: no_token } is EM0001; a 403 passthrough is EM0011', async () => {
+  test("the gate's 401 { reason: no_token } is EM0001; a 403 passthrough is EM0011", async () => {
     const proxy = fakeProxy((c) => (c.url.includes('/api/kyc/') ? json(403, { message: 'forbidden' }) : json(401, { reason: 'no_token' })));
     const { client } = makeClient(proxy);
     assert.equal((await rejection(client.user.loginHistory({ query: { page: 1 } }))).ref, 'EP0712-EM0001');
@@ -356,7 +364,21 @@ describe('forced logout rules (spec 5.7, 7.3, 7.4.4; docs/architecture.md "Habit
   test('shouldForceLogout: only session routes, never pre-auth, only 401 of a session-ending family', () => {
     const session = { session: true, preAuth: false };
     for (const code of ERROR_ROWS_FOR_TEST) {
-      const expected = ['EM0001', 'EM0002', 'EM0003', 'EM0004', 'EM0005', 'EM0006', 'EM0007', 'EM0008', 'EM0009', 'EM0010', 'EM0012', 'EM0013', 'EM0014'].includes(code);
+      const expected = [
+        'EM0001',
+        'EM0002',
+        'EM0003',
+        'EM0004',
+        'EM0005',
+        'EM0006',
+        'EM0007',
+        'EM0008',
+        'EM0009',
+        'EM0010',
+        'EM0012',
+        'EM0013',
+        'EM0014',
+      ].includes(code);
       assert.equal(shouldForceLogout(session, { status: 401, errorCode: code }), expected, code);
     }
     assert.equal(shouldForceLogout(session, { status: 403, errorCode: 'EM0003' }), false);
@@ -374,10 +396,7 @@ describe('forced logout rules (spec 5.7, 7.3, 7.4.4; docs/architecture.md "Habit
       return json(401, { reason: 'token_expired' });
     });
     const { client, forced } = makeClient(proxy);
-    const calls = [
-      ...Array.from({ length: 5 }, () => client.auth.profile()),
-      ...Array.from({ length: 5 }, () => client.wallet.refresh()),
-    ];
+    const calls = [...Array.from({ length: 5 }, () => client.auth.profile()), ...Array.from({ length: 5 }, () => client.wallet.refresh())];
     release();
     const errors = await Promise.all(calls.map(rejection));
     await tick();
@@ -485,7 +504,14 @@ describe('the beacon (spec 6.1)', () => {
 
   test('long values are cut to what the proxy accepts', () => {
     const b = buildForcedLogoutBeacon(
-      { ref: 'EP0702-EM0005', endpointCode: 'EP0702', errorCode: 'EM0005', status: 401, reason: 'r'.repeat(5000), url: `/api/x?${'q'.repeat(10)}` },
+      {
+        ref: 'EP0702-EM0005',
+        endpointCode: 'EP0702',
+        errorCode: 'EM0005',
+        status: 401,
+        reason: 'r'.repeat(5000),
+        url: `/api/x?${'q'.repeat(10)}`,
+      },
       { initiator: 'i'.repeat(500), pathname: `/${'p'.repeat(5000)}`, timestamp: 1.5, hadCookie: false, userAgent: 'u'.repeat(900) },
     );
     assert.equal(b.reason.length, 512);
@@ -498,12 +524,27 @@ describe('the beacon (spec 6.1)', () => {
 
   test('shortUserAgent', () => {
     const rows: [string, string][] = [
-      ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36', 'Chrome/131 Windows'],
-      ['Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.2903.86', 'Edge/131 Windows'],
-      ['Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1', 'Safari/17 iOS'],
+      [
+        'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+        'Chrome/131 Windows',
+      ],
+      [
+        'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36 Edg/131.0.2903.86',
+        'Edge/131 Windows',
+      ],
+      [
+        'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+        'Safari/17 iOS',
+      ],
       ['Mozilla/5.0 (Macintosh; Intel Mac OS X 14.5; rv:128.0) Gecko/20100101 Firefox/128.0', 'Firefox/128 macOS'],
-      ['Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36', 'Chrome/131 Android'],
-      ['Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36', 'HeadlessChrome/131 Linux'],
+      [
+        'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Mobile Safari/537.36',
+        'Chrome/131 Android',
+      ],
+      [
+        'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) HeadlessChrome/131.0.0.0 Safari/537.36',
+        'HeadlessChrome/131 Linux',
+      ],
       ['curl/8.5.0', 'curl/8.5.0'],
       ['', ''],
     ];
@@ -524,7 +565,11 @@ describe('the session the client believes it has (hadCookie)', () => {
     answer = LOGIN_OK;
     await client.auth.login({ body: { login: '2fa@example.com', password: 'Demo#2026', two_factor_code: 123456 } });
     assert.equal(client.hasSession, true);
-    assert.deepEqual(JSON.parse(storage.getItem('front-proxy:session') ?? ''), { status: 'signedIn', expiresAt: 1_767_261_600 + 25_200 }, 'the state, never the token');
+    assert.deepEqual(
+      JSON.parse(storage.getItem('front-proxy:session') ?? ''),
+      { status: 'signedIn', expiresAt: 1_767_261_600 + 25_200 },
+      'the state, never the token',
+    );
     answer = { ok: true };
     await client.auth.refresh();
     await client.auth.logout();
@@ -658,7 +703,9 @@ describe('the session state decides (a guest is never logged out; spec 6.1)', ()
       client.session.onChange((c) => changes.push(c));
       assert.equal(client.session.status, 'unknown');
       const state = await client.session.initialCheck;
-      const expected = answer.signedIn ? { status: 'signedIn', expiresAt: answer.expiresAt, error: null } : { status: 'signedOut', expiresAt: null, error: null };
+      const expected = answer.signedIn
+        ? { status: 'signedIn', expiresAt: answer.expiresAt, error: null }
+        : { status: 'signedOut', expiresAt: null, error: null };
       assert.deepEqual(state, expected);
       assert.deepEqual([client.session.status, client.session.expiresAt], [expected.status, expected.expiresAt]);
       assert.deepEqual(changes, [{ ...expected, cause: 'session-check', previous: 'unknown', forcedLogout: null }]);
@@ -695,7 +742,9 @@ describe('the session state decides (a guest is never logged out; spec 6.1)', ()
   });
 
   test('a failed session check gives the state error with its ProxyError; a success on a session route shows a session', async () => {
-    const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/session') ? json(503, { ok: false, error: 'overloaded', detail: 'x' }) : json(200, { user: { id: 1 } })));
+    const proxy = fakeProxy((c) =>
+      c.url.endsWith('/api/auth/session') ? json(503, { ok: false, error: 'overloaded', detail: 'x' }) : json(200, { user: { id: 1 } }),
+    );
     const { client } = makeClient(proxy, { checkSession: true, retry: false });
     const state = await client.session.initialCheck;
     assert.equal(state?.status, 'error');
@@ -713,7 +762,13 @@ describe('the session state decides (a guest is never logged out; spec 6.1)', ()
     const a: End = { postMessage: (m) => queueMicrotask(() => b.onmessage?.({ data: structuredClone(m) })), onmessage: null };
     const b: End = { postMessage: (m) => queueMicrotask(() => a.onmessage?.({ data: structuredClone(m) })), onmessage: null };
     let expired = false;
-    const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/login') ? json(200, LOGIN_OK) : expired ? json(401, { reason: 'token_expired' }) : json(200, { user: { id: 1 } })));
+    const proxy = fakeProxy((c) =>
+      c.url.endsWith('/api/auth/login')
+        ? json(200, LOGIN_OK)
+        : expired
+          ? json(401, { reason: 'token_expired' })
+          : json(200, { user: { id: 1 } }),
+    );
     const tabA = makeClient(proxy, { sessionChannel: a });
     const tabB = makeClient(proxy, { sessionChannel: b });
     const seenB: string[] = [];
@@ -731,7 +786,10 @@ describe('the session state decides (a guest is never logged out; spec 6.1)', ()
     await rejection(tabB.client.wallet.refresh());
     await tick();
     // Tab B tells its user too (the same reference, cause other-tab), without a beacon or logout call of its own.
-    assert.deepEqual([tabA.forced, tabB.forced, proxy.beacons.length, proxy.logoutCalls.length], [['EP0702-EM0003'], ['EP0702-EM0003'], 1, 1]);
+    assert.deepEqual(
+      [tabA.forced, tabB.forced, proxy.beacons.length, proxy.logoutCalls.length],
+      [['EP0702-EM0003'], ['EP0702-EM0003'], 1, 1],
+    );
   });
 });
 
@@ -749,7 +807,12 @@ describe('a session that recovers from a failed check and ends at its expiry', (
       [6, 0.999_999, 30_000],
       [60, 0, 15_000],
     ];
-    for (const [failures, random, ms] of rows) assert.equal(nextCheckDelayMs(failures, () => random), ms, `${failures} failures, random ${random}`);
+    for (const [failures, random, ms] of rows)
+      assert.equal(
+        nextCheckDelayMs(failures, () => random),
+        ms,
+        `${failures} failures, random ${random}`,
+      );
   });
 
   test('error → asked again after the backoff, then signedIn; retry() asks at once; every change reported', async (t) => {
@@ -788,8 +851,13 @@ describe('a session that recovers from a failed check and ends at its expiry', (
   });
 
   test('a 401 no_token while in error is a guest (signedOut, nothing forced); a refused cookie forces the logout', async () => {
-    for (const [reason, forces] of [['no_token', false], ['token_expired', true]] as const) {
-      const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/session') ? json(502, { ok: false, error: 'bad_gateway', detail: 'x' }) : json(401, { reason })));
+    for (const [reason, forces] of [
+      ['no_token', false],
+      ['token_expired', true],
+    ] as const) {
+      const proxy = fakeProxy((c) =>
+        c.url.endsWith('/api/auth/session') ? json(502, { ok: false, error: 'bad_gateway', detail: 'x' }) : json(401, { reason }),
+      );
       const { client, forced } = makeClient(proxy, { checkSession: true, retry: false });
       assert.equal((await client.session.initialCheck)?.status, 'error');
       await rejection(client.wallet.refresh());
@@ -799,7 +867,7 @@ describe('a session that recovers from a failed check and ends at its expiry', (
     }
   });
 
-  test('expiry: at the token\'s exp the forced logout runs at once (EP0799-EM0003, one beacon, one logout call), not later as a guest', async (t) => {
+  test("expiry: at the token's exp the forced logout runs at once (EP0799-EM0003, one beacon, one logout call), not later as a guest", async (t) => {
     t.mock.timers.enable({ apis: ['setTimeout'] });
     let clock = 1_767_261_600_000;
     const proxy = fakeProxy((c) => (c.url.endsWith('/api/auth/login') ? json(200, LOGIN_OK) : json(401, { reason: 'no_token' })));
@@ -860,7 +928,11 @@ describe('a session that recovers from a failed check and ends at its expiry', (
     clock += 6 * 3600 * 1000;
     await client.auth.refresh();
     await flush();
-    assert.deepEqual(client.session.snapshot, { status: 'signedIn', expiresAt: null, error: null }, 'the check failed: the exp is unknown, the state still signedIn');
+    assert.deepEqual(
+      client.session.snapshot,
+      { status: 'signedIn', expiresAt: null, error: null },
+      'the check failed: the exp is unknown, the state still signedIn',
+    );
     clock += 3600 * 1000 + 1000;
     t.mock.timers.tick(3600 * 1000 + 1000);
     await flush();
@@ -895,7 +967,8 @@ describe('a session that recovers from a failed check and ends at its expiry', (
     // The tabs' BroadcastChannel: what one tab sets reaches the other.
     type End = { postMessage(m: unknown): void; onmessage: ((e: { data: unknown }) => void) | null };
     const ends: End[] = [];
-    for (let i = 0; i < 2; i++) ends.push({ postMessage: (m) => queueMicrotask(() => ends[1 - i]?.onmessage?.({ data: structuredClone(m) })), onmessage: null });
+    for (let i = 0; i < 2; i++)
+      ends.push({ postMessage: (m) => queueMicrotask(() => ends[1 - i]?.onmessage?.({ data: structuredClone(m) })), onmessage: null });
     storage.setItem('front-proxy:session', JSON.stringify({ status: 'signedIn', expiresAt: null }));
     let releaseWallet: () => void = () => undefined;
     const walletGate = new Promise<void>((resolve) => (releaseWallet = resolve));

@@ -36,8 +36,14 @@ describe('liveUrl and backoffDelay', () => {
     test(`refuses ${JSON.stringify(bad)}`, () => assert.throws(() => liveUrl(bad), TypeError));
   }
   test('full jitter, doubling from 1 s up to 30 s', () => {
-    assert.deepEqual([0, 1, 2, 5, 10].map((n) => backoffDelay(n, () => 0.999999)), [1000, 2000, 4000, 30000, 30000]);
-    assert.equal(backoffDelay(3, () => 0), 0);
+    assert.deepEqual(
+      [0, 1, 2, 5, 10].map((n) => backoffDelay(n, () => 0.999999)),
+      [1000, 2000, 4000, 30000, 30000],
+    );
+    assert.equal(
+      backoffDelay(3, () => 0),
+      0,
+    );
   });
 });
 
@@ -71,7 +77,13 @@ describe('liveFeed over an EventSource', () => {
     const ends: LiveEndReason[] = [];
     const requests: string[] = [];
     const client = { request: async (method: string, path: string) => void requests.push(`${method} ${path}`) } as never;
-    liveFeed(client, 'live/bets', { EventSource: FakeSource, types: ['odds'], random: () => 0, onEvent: (e) => events.push(e), onEnd: (r) => ends.push(r) });
+    liveFeed(client, 'live/bets', {
+      EventSource: FakeSource,
+      types: ['odds'],
+      random: () => 0,
+      onEvent: (e) => events.push(e),
+      onEnd: (r) => ends.push(r),
+    });
     const first = FakeSource.made[0] as FakeSource;
     assert.equal(first.url, '/api/core-sportbook/live/bets');
     first.onopen?.({});
@@ -103,7 +115,12 @@ describe('liveFeed over an EventSource', () => {
     const ends: LiveEndReason[] = [];
     const controller = new AbortController();
     const client = { request: async () => undefined } as never;
-    liveFeed(client, 'live/odds', { EventSource: FakeSource, signal: controller.signal, onEvent: () => undefined, onEnd: (r) => ends.push(r) });
+    liveFeed(client, 'live/odds', {
+      EventSource: FakeSource,
+      signal: controller.signal,
+      onEvent: () => undefined,
+      onEnd: (r) => ends.push(r),
+    });
     controller.abort();
     assert.ok((FakeSource.made[0] as FakeSource).closed);
     liveFeed(client, 'live/odds', { onEvent: () => undefined, onEnd: (r) => ends.push(r) });
@@ -140,7 +157,8 @@ describe('client.sports.live and client.sports.liveSocket', () => {
       const { pathname, search } = new URL(String(input));
       asked.push(`${pathname}${search}`);
       if (pathname === '/api/auth/profile') return profile.clone();
-      if (pathname === '/api/auth/logout') return new Response('{"ok":true}', { status: 200, headers: { 'content-type': 'application/json' } });
+      if (pathname === '/api/auth/logout')
+        return new Response('{"ok":true}', { status: 200, headers: { 'content-type': 'application/json' } });
       return new Response(null, { status: 204 });
     }) as typeof globalThis.fetch;
     const client = createProxyClient({
@@ -162,7 +180,12 @@ describe('client.sports.live and client.sports.liveSocket', () => {
     const { client, asked, forced } = signedInClient(refused());
     const events: string[] = [];
     const ends: LiveEndReason[] = [];
-    const feed = client.sports.live('live/bets?x=1', { EventSource: FakeSource, baseUrl: 'https://casino.example', onEvent: (e) => events.push(`sse ${e.data}`), onEnd: (r) => ends.push(r) });
+    const feed = client.sports.live('live/bets?x=1', {
+      EventSource: FakeSource,
+      baseUrl: 'https://casino.example',
+      onEvent: (e) => events.push(`sse ${e.data}`),
+      onEnd: (r) => ends.push(r),
+    });
     const socket = client.sports.liveSocket('live/bets', {
       WebSocket: FakeSocket as unknown as WebSocketConstructor,
       baseUrl: 'https://casino.example',
@@ -199,7 +222,13 @@ describe('client.sports.live and client.sports.liveSocket', () => {
     const { client, asked, forced } = signedInClient(refused());
     const ends: LiveEndReason[] = [];
     client.sports.live('live/bets', { EventSource: FakeSource, random: () => 0, onEvent: () => undefined, onEnd: (r) => ends.push(r) });
-    client.sports.liveSocket('live/bets', { WebSocket: FakeSocket as unknown as WebSocketConstructor, baseUrl: 'https://casino.example', random: () => 0, onEvent: () => undefined, onEnd: (r) => ends.push(r) });
+    client.sports.liveSocket('live/bets', {
+      WebSocket: FakeSocket as unknown as WebSocketConstructor,
+      baseUrl: 'https://casino.example',
+      random: () => 0,
+      onEvent: () => undefined,
+      onEnd: (r) => ends.push(r),
+    });
     // The EventSource gives up (an HTTP error: its status is not readable); the socket's handshake fails (1006).
     const source = FakeSource.made[0] as FakeSource;
     source.readyState = 2;
@@ -209,7 +238,11 @@ describe('client.sports.live and client.sports.liveSocket', () => {
     while (ends.length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
     assert.deepEqual(ends, ['session_ended', 'session_ended']);
     assert.equal(forced.length, 1);
-    assert.equal(asked.filter((path) => path === '/api/auth/profile?check_spa_again=1').length, 2, 'asked once per feed, not again at the end');
+    assert.equal(
+      asked.filter((path) => path === '/api/auth/profile?check_spa_again=1').length,
+      2,
+      'asked once per feed, not again at the end',
+    );
     assert.equal(FakeSource.made.length, 1, 'no reconnection');
 
     FakeSource.made = [];
@@ -226,8 +259,12 @@ describe('client.sports.live and client.sports.liveSocket', () => {
 
   test('a session still valid when the feed ended stays', async () => {
     FakeSource.made = [];
-    const { client, forced } = signedInClient(new Response('{"user":{}}', { status: 200, headers: { 'content-type': 'application/json' } }));
-    const ended = new Promise<LiveEndReason>((resolve) => client.sports.live('live/bets', { EventSource: FakeSource, onEvent: () => undefined, onEnd: resolve }));
+    const { client, forced } = signedInClient(
+      new Response('{"user":{}}', { status: 200, headers: { 'content-type': 'application/json' } }),
+    );
+    const ended = new Promise<LiveEndReason>((resolve) =>
+      client.sports.live('live/bets', { EventSource: FakeSource, onEvent: () => undefined, onEnd: resolve }),
+    );
     (FakeSource.made[0] as FakeSource).emit('session-ended', '{"reason":"refused"}');
     assert.equal(await ended, 'session_ended');
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -240,7 +277,10 @@ describe('liveSocket through the proxy and the sandbox', () => {
   let app: FastifyInstance;
   let url: string;
   before(async () => {
-    app = await createServer({ NODE_ENV: 'test', LOG_LEVEL: 'warn', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0', RATE_LIMIT_API_PER_MIN: '0' }, { logStream: new LogCapture() });
+    app = await createServer(
+      { NODE_ENV: 'test', LOG_LEVEL: 'warn', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0', RATE_LIMIT_API_PER_MIN: '0' },
+      { logStream: new LogCapture() },
+    );
     url = await app.listen({ port: 0, host: '127.0.0.1' });
   });
   after(async () => {

@@ -126,7 +126,10 @@ describe('the locale: the option, else the browser languages, else pt-BR', () =>
     assert.equal(resolveLocale(), 'en');
     setNavigator({ languages: ['ja-JP'], language: 'ja-JP' });
     assert.equal(resolveLocale(), 'pt-BR');
-    assert.equal(new ProxyError({ status: 503, method: 'GET', url: '/api/games/list', messages: ALL_MESSAGES }).message, MESSAGES['pt-BR'].errors.EM0032.message);
+    assert.equal(
+      new ProxyError({ status: 503, method: 'GET', url: '/api/games/list', messages: ALL_MESSAGES }).message,
+      MESSAGES['pt-BR'].errors.EM0032.message,
+    );
     setNavigator(undefined);
     assert.equal(resolveLocale(), 'pt-BR');
   });
@@ -134,8 +137,17 @@ describe('the locale: the option, else the browser languages, else pt-BR', () =>
 
 describe('ProxyError speaks its locale', () => {
   test('message in the locale; on a pre-authentication route, the form-level error and its message', () => {
-    const expired = new ProxyError({ status: 401, method: 'GET', url: '/api/wallet/refresh', data: { reason: 'token_expired' }, messages: MESSAGES['pt-BR'] });
-    assert.deepEqual([expired.locale, expired.errorCode, expired.message], ['pt-BR', 'EM0003', 'Sua sessão expirou. Faça login novamente.']);
+    const expired = new ProxyError({
+      status: 401,
+      method: 'GET',
+      url: '/api/wallet/refresh',
+      data: { reason: 'token_expired' },
+      messages: MESSAGES['pt-BR'],
+    });
+    assert.deepEqual(
+      [expired.locale, expired.errorCode, expired.message],
+      ['pt-BR', 'EM0003', 'Sua sessão expirou. Faça login novamente.'],
+    );
     assert.equal(expired.formError, null);
     assert.equal(expired.formMessage, null);
     const wrong = new ProxyError({
@@ -151,7 +163,13 @@ describe('ProxyError speaks its locale', () => {
     assert.equal(wrong.formError, 'invalid_credentials');
     assert.equal(wrong.formMessage, 'El usuario o la contraseña son incorrectos.');
     // The same envelope off a pre-authentication route is no form error.
-    const notForm = new ProxyError({ status: 409, method: 'POST', url: '/api/wallet/action', data: { ok: false, error: 'conflict' }, messages: MESSAGES.es });
+    const notForm = new ProxyError({
+      status: 409,
+      method: 'POST',
+      url: '/api/wallet/action',
+      data: { ok: false, error: 'conflict' },
+      messages: MESSAGES.es,
+    });
     assert.equal(notForm.formError, null);
   });
 

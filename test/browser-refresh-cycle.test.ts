@@ -33,10 +33,16 @@ describe('spec 3.1 constants', () => {
     assert.equal(REFRESH_INTERVAL_MS, 6 * H);
   });
   test('back-off: 30 s doubling to 10 min', () => {
-    assert.deepEqual(
-      [1, 2, 3, 4, 5, 6, 7, 50].map(refreshBackoffMs),
-      [30 * S, 60 * S, 2 * MIN, 4 * MIN, 8 * MIN, 10 * MIN, 10 * MIN, 10 * MIN],
-    );
+    assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 50].map(refreshBackoffMs), [
+      30 * S,
+      60 * S,
+      2 * MIN,
+      4 * MIN,
+      8 * MIN,
+      10 * MIN,
+      10 * MIN,
+      10 * MIN,
+    ]);
     assert.equal(REFRESH_RETRY_BASE_MS, 30 * S);
     assert.equal(REFRESH_RETRY_MAX_MS, 10 * MIN);
     assert.equal(refreshBackoffMs(0), 30 * S);
@@ -56,8 +62,18 @@ describe('shouldRefreshToken over time (spec 3.1)', () => {
     ['clock moved back 1 h after the save', saved, -hms(1, 0, 0), false],
     ['in progress since 6:00:01, checked at 6:00:02', markRefreshStarted(saved, T0 + hms(6, 0, 1)), hms(6, 0, 2), false],
     ['in progress since 6:00:01, checked at 6:01:59', markRefreshStarted(saved, T0 + hms(6, 0, 1)), hms(6, 1, 59), false],
-    ['in progress since 6:00:01, checked at 6:02:01 (stale mark expired)', markRefreshStarted(saved, T0 + hms(6, 0, 1)), hms(6, 2, 1), true],
-    ['in progress started before the save would be due, checked 1 min later', markRefreshStarted(saved, T0 + hms(1, 0, 0)), hms(1, 1, 0), false],
+    [
+      'in progress since 6:00:01, checked at 6:02:01 (stale mark expired)',
+      markRefreshStarted(saved, T0 + hms(6, 0, 1)),
+      hms(6, 2, 1),
+      true,
+    ],
+    [
+      'in progress started before the save would be due, checked 1 min later',
+      markRefreshStarted(saved, T0 + hms(1, 0, 0)),
+      hms(1, 1, 0),
+      false,
+    ],
   ];
   for (const [label, state, elapsed, due] of rows) {
     test(`${label} → ${due ? 'due' : 'not due'}`, () => {

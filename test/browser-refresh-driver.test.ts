@@ -137,7 +137,10 @@ describe('refresh driver: one tab', () => {
     const outcomes = await Promise.all([tab.driver.check(), tab.driver.check(), tab.driver.check()]);
     assert.equal(proxy.state.refreshCalls, 1);
     assert.equal(outcomes[0], 'refreshed');
-    assert.ok(outcomes.slice(1).every((o) => o === 'busy' || o === 'not-due'), outcomes.join(', '));
+    assert.ok(
+      outcomes.slice(1).every((o) => o === 'busy' || o === 'not-due'),
+      outcomes.join(', '),
+    );
     tab.driver.stop();
   });
 
@@ -217,7 +220,15 @@ describe('refresh driver: one tab', () => {
     const clock = { now: T0 };
     const client = createProxyClient({ fetch: proxy.fetch, sendBeacon: null, storage, now: () => clock.now });
     await client.auth.login({ body: { login: 'demo@example.com', password: 'Demo#2026' } });
-    const driver = startRefreshDriver({ client, storage, lock: noLock, channel: null, interval: 5, now: () => clock.now, listenToNavigation: false });
+    const driver = startRefreshDriver({
+      client,
+      storage,
+      lock: noLock,
+      channel: null,
+      interval: 5,
+      now: () => clock.now,
+      listenToNavigation: false,
+    });
     clock.now += REFRESH_INTERVAL_MS;
     for (let i = 0; i < 50 && proxy.state.refreshCalls === 0; i++) await tick(5);
     assert.equal(proxy.state.refreshCalls, 1);

@@ -63,7 +63,15 @@ describe('the decision (retry-after.ts)', () => {
   });
 
   test('retryDelayMs: the wait asked for plus up to half of it (at least up to 250 ms), bounded in count and total', () => {
-    const base: RefusedCall = { method: 'GET', idempotencyKey: false, status: 503, retryAfter: '2', envelopeError: 'upstream_busy', retries: 0, waitedMs: 0 };
+    const base: RefusedCall = {
+      method: 'GET',
+      idempotencyKey: false,
+      status: 503,
+      retryAfter: '2',
+      envelopeError: 'upstream_busy',
+      retries: 0,
+      waitedMs: 0,
+    };
     const cases: [Partial<RefusedCall>, number, number | null][] = [
       [{}, 0, 2000],
       [{}, 0.5, 2500],
@@ -87,8 +95,14 @@ describe('the decision (retry-after.ts)', () => {
       else assert.ok(got !== null && Math.abs(got - want) < 1e-6, `${JSON.stringify(change)} random ${random}: ${got} ≠ ${want}`);
     }
     assert.equal(RETRY_AFTER_MAX_WAIT_MS, 10_000);
-    assert.equal(retryDelayMs({ ...base, retryAfter: '2' }, { maxWaitMs: 1000 }, () => 0, NOW), null);
-    assert.equal(retryDelayMs({ ...base, retries: 1 }, { maxRetries: 1 }, () => 0, NOW), null);
+    assert.equal(
+      retryDelayMs({ ...base, retryAfter: '2' }, { maxWaitMs: 1000 }, () => 0, NOW),
+      null,
+    );
+    assert.equal(
+      retryDelayMs({ ...base, retries: 1 }, { maxRetries: 1 }, () => 0, NOW),
+      null,
+    );
   });
 });
 
@@ -127,7 +141,9 @@ describe('the client against a fake proxy on a loopback socket', () => {
         }
         const headers: Record<string, string> = { 'content-type': 'application/json' };
         if (next.retryAfter !== undefined) headers['retry-after'] = next.retryAfter;
-        res.writeHead(next.status, headers).end(JSON.stringify({ ok: false, error: next.error ?? 'service_unavailable', detail: 'refused' }));
+        res
+          .writeHead(next.status, headers)
+          .end(JSON.stringify({ ok: false, error: next.error ?? 'service_unavailable', detail: 'refused' }));
       });
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -164,7 +180,10 @@ describe('the client against a fake proxy on a loopback socket', () => {
   });
 
   test('a read refused every time: three sends in all, then the 503', async () => {
-    plan.set('/api/games/list', Array.from({ length: 5 }, () => ({ status: 503, retryAfter: '0', error: 'overloaded' })));
+    plan.set(
+      '/api/games/list',
+      Array.from({ length: 5 }, () => ({ status: 503, retryAfter: '0', error: 'overloaded' })),
+    );
     const e = await refusal(client().games.list());
     assert.deepEqual([e.status, e.envelopeError, e.errorCode], [503, 'overloaded', 'EM0032']);
     assert.equal(count('/api/games/list'), 1 + RETRY_AFTER_MAX_RETRIES);

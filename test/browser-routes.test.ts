@@ -49,7 +49,10 @@ describe('browser route list matches the server route tables', () => {
   test('the client list has no duplicate method + path and no duplicate area.name', () => {
     const seen = new Map<string, number>();
     for (const r of clientRows) seen.set(key(r), (seen.get(key(r)) ?? 0) + 1);
-    assert.deepEqual([...seen].filter(([, n]) => n > 1), []);
+    assert.deepEqual(
+      [...seen].filter(([, n]) => n > 1),
+      [],
+    );
     const names = clientRows.map((r) => `${r.area}.${r.name}`);
     assert.equal(new Set(names).size, names.length);
   });

@@ -90,7 +90,10 @@ describe('catalogue cache through the proxy', () => {
     await send(proxy.url, 'GET', '/api/games/statistics-dl?slug=a');
     upstream.requests.length = 0;
     for (const token of [undefined, fakeJwt()]) {
-      const res = await send(proxy.url, 'POST', '/api/games/stats-batch', { json: { slugs: ['a', 'b', 'a'] }, ...(token ? { token } : {}) });
+      const res = await send(proxy.url, 'POST', '/api/games/stats-batch', {
+        json: { slugs: ['a', 'b', 'a'] },
+        ...(token ? { token } : {}),
+      });
       assert.equal(res.status, 200);
       assert.deepEqual(res.json, { data: { a: { data: { rtp: 95 } } }, missing: ['b'] });
     }
@@ -191,7 +194,10 @@ describe('catalogue helpers', () => {
       data: [{ slug: 'g2' }, { game: { slug: 'g3' }, amount: 1 }, { slug: '../bad' }],
     });
     assert.deepEqual(games.map((g) => g.slug).sort(), ['g1', 'g2', 'g3']);
-    assert.deepEqual(extractGames([{ slug: 'top' }]).map((g) => g.slug), ['top']);
+    assert.deepEqual(
+      extractGames([{ slug: 'top' }]).map((g) => g.slug),
+      ['top'],
+    );
   });
 
   test('SwrCache: single flight, rejections reach every waiter and are not stored', async () => {
@@ -235,7 +241,10 @@ describe('catalogue helpers', () => {
     await sleep(5);
     cache.clear();
     const values = await pending;
-    assert.deepEqual(values.map((v) => v.n), [7, 7]);
+    assert.deepEqual(
+      values.map((v) => v.n),
+      [7, 7],
+    );
     assert.equal(cache.peek('k'), undefined);
   });
 });

@@ -286,7 +286,8 @@ describe('cached catalogue answers over real sockets', () => {
       assert.equal(res.headers.etag, etag, label);
       assert.equal(res.headers['cache-control'], 'public, max-age=30', label);
       assert.equal(res.headers.vary, 'Accept-Encoding', label);
-      for (const name of ['content-type', 'content-encoding', 'content-length']) assert.equal(res.headers[name], undefined, `${label}: no ${name}`);
+      for (const name of ['content-type', 'content-encoding', 'content-length'])
+        assert.equal(res.headers[name], undefined, `${label}: no ${name}`);
     }
     assert.equal(callsToList(), 1);
   });
@@ -311,11 +312,17 @@ describe('cached catalogue answers over real sockets', () => {
     assert.ok(brLength > 0 && brLength < listBody.length / 4);
 
     const json = JSON.stringify({ categories: ['slots'], page: 1 });
-    const post = await get(shared.url, '/api/games/search', {
-      'content-type': 'application/json',
-      'accept-encoding': 'gzip',
-      'if-none-match': tagOf(listBody, '-gzip'),
-    }, 'POST', json);
+    const post = await get(
+      shared.url,
+      '/api/games/search',
+      {
+        'content-type': 'application/json',
+        'accept-encoding': 'gzip',
+        'if-none-match': tagOf(listBody, '-gzip'),
+      },
+      'POST',
+      json,
+    );
     assert.equal(post.status, 200);
     assert.equal(post.headers['content-encoding'], 'gzip');
     assert.equal(post.headers.etag, tagOf(listBody, '-gzip'));
@@ -344,7 +351,11 @@ describe('cached catalogue answers over real sockets', () => {
     assert.equal(res.headers['content-encoding'], 'br');
     assert.equal(res.headers.etag, tagOf(listBody, '-br'));
     assert.deepEqual(decoded(res), listBody);
-    const revalidated = await get(shared.url, LIST, { 'accept-encoding': 'br', 'if-none-match': tagOf(listBody, '-br'), cookie: `access_token=${jwt}` });
+    const revalidated = await get(shared.url, LIST, {
+      'accept-encoding': 'br',
+      'if-none-match': tagOf(listBody, '-br'),
+      cookie: `access_token=${jwt}`,
+    });
     assert.equal(revalidated.status, 304);
   });
 
@@ -370,7 +381,11 @@ describe('cached catalogue answers over real sockets', () => {
   test('CATALOGUE_FOR_SESSIONS=forward with a session: no compression, no ETag, no 304; without one: Vary names Cookie and Accept-Encoding', async () => {
     const jwt = fakeJwt();
     for (let i = 0; i < 2; i++) {
-      const res = await get(forward.url, LIST, { 'accept-encoding': 'gzip, deflate, br', 'if-none-match': tagOf(listBody), cookie: `access_token=${jwt}` });
+      const res = await get(forward.url, LIST, {
+        'accept-encoding': 'gzip, deflate, br',
+        'if-none-match': tagOf(listBody),
+        cookie: `access_token=${jwt}`,
+      });
       assert.equal(res.status, 200);
       assert.equal(res.headers['content-encoding'], undefined);
       assert.equal(res.headers.etag, undefined);
@@ -434,7 +449,13 @@ describe('cached catalogue answers over real sockets', () => {
     });
     const read = await get(shared.url, '/api/games/statistics-dl?slug=g1', { 'accept-encoding': 'br' });
     assert.equal(read.headers.etag, tagOf(stats));
-    const batch = await get(shared.url, '/api/games/stats-batch', { 'content-type': 'application/json' }, 'POST', JSON.stringify({ slugs: ['g1', 'g2'] }));
+    const batch = await get(
+      shared.url,
+      '/api/games/stats-batch',
+      { 'content-type': 'application/json' },
+      'POST',
+      JSON.stringify({ slugs: ['g1', 'g2'] }),
+    );
     assert.equal(batch.status, 200);
     assert.deepEqual(JSON.parse(batch.body.toString()), { data: { g1: { slug: 'g1', rtp: 96.5 } }, missing: ['g2'] });
     assert.equal(batch.headers.etag, undefined, 'not a cached answer');
@@ -449,9 +470,16 @@ describe('cached catalogue answers over real sockets', () => {
       const bySlugs = await get(shared.url, '/api/games/by-slugs?slugs=g9,zz', { 'accept-encoding': 'br' });
       assert.equal(bySlugs.status, 200);
       assert.equal(bySlugs.headers['content-encoding'], undefined);
-      assert.deepEqual(JSON.parse(bySlugs.body.toString()), { data: [{ slug: 'g9', name: 'Nine', notes: 'x'.repeat(2_000) }], missing: ['zz'] });
+      assert.deepEqual(JSON.parse(bySlugs.body.toString()), {
+        data: [{ slug: 'g9', name: 'Nine', notes: 'x'.repeat(2_000) }],
+        missing: ['zz'],
+      });
     }
-    assert.equal(upstream.requests.filter((r) => r.path === '/casino-games' && r.query === 'slug=g9').length, 1, 'the detail from its cached entry the second time');
+    assert.equal(
+      upstream.requests.filter((r) => r.path === '/casino-games' && r.query === 'slug=g9').length,
+      1,
+      'the detail from its cached entry the second time',
+    );
   });
 });
 

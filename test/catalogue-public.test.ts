@@ -84,7 +84,7 @@ describe('CATALOGUE_FOR_SESSIONS=shared (the default): the catalogue is public',
     assertAnonymous(upstream.requests);
   });
 
-  test('a cold logged-in read makes exactly one upstream call, with neither Authorization nor the user\'s Cookie', async () => {
+  test("a cold logged-in read makes exactly one upstream call, with neither Authorization nor the user's Cookie", async () => {
     const users = Array.from({ length: 12 }, () => loggedIn());
     const answers = await Promise.all(users.map((user) => send(shared.url, 'GET', '/api/games/list?page=7', user)));
     for (const a of answers) {
@@ -270,48 +270,59 @@ describe('outage: cached catalogue entries keep being served while their refresh
   });
 });
 
-describe('two instances sharing Redis (docs/behaviour.md "Several instances")', { skip: HAVE_REDIS ? false : 'redis-server is not installed' }, () => {
-  test('logged-in reads on either instance share one entry; when the BFF hangs, both answer it stale, promptly', async () => {
-    const hung: ServerResponse[] = [];
-    let hanging = false;
-    const fleet = await startRedisFleet(2, { CATALOGUE_CACHE_TTL_MS: String(TTL_MS), UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS) }, (up) =>
-      up.on('GET', '/casino-games/list/', (_rec, res) => {
-        if (hanging) {
-          hung.push(res);
-          return;
-        }
-        setTimeout(() => {
-          res.writeHead(200, { 'content-type': 'application/json' });
-          res.end(JSON.stringify({ data: [{ slug: 'g1' }] }));
-        }, 30);
-      }),
-    );
-    const [a, b] = fleet.proxies as [TestProxy, TestProxy];
-    const lists = () => fleet.upstream.requests.filter((r) => r.path === '/casino-games/list/');
-    try {
-      const cold = await Promise.all(Array.from({ length: 8 }, (_, i) => send((i % 2 === 0 ? a : b).url, 'GET', '/api/games/list?page=2', loggedIn())));
-      for (const res of cold) assert.equal(res.status, 200);
-      assert.equal(lists().length, 1, 'one upstream call for 8 logged-in reads on 2 instances');
-      assertAnonymous(lists());
+describe(
+  'two instances sharing Redis (docs/behaviour.md "Several instances")',
+  { skip: HAVE_REDIS ? false : 'redis-server is not installed' },
+  () => {
+    test('logged-in reads on either instance share one entry; when the BFF hangs, both answer it stale, promptly', async () => {
+      const hung: ServerResponse[] = [];
+      let hanging = false;
+      const fleet = await startRedisFleet(
+        2,
+        { CATALOGUE_CACHE_TTL_MS: String(TTL_MS), UPSTREAM_TIMEOUT_MS: String(UPSTREAM_TIMEOUT_MS) },
+        (up) =>
+          up.on('GET', '/casino-games/list/', (_rec, res) => {
+            if (hanging) {
+              hung.push(res);
+              return;
+            }
+            setTimeout(() => {
+              res.writeHead(200, { 'content-type': 'application/json' });
+              res.end(JSON.stringify({ data: [{ slug: 'g1' }] }));
+            }, 30);
+          }),
+      );
+      const [a, b] = fleet.proxies as [TestProxy, TestProxy];
+      const lists = () => fleet.upstream.requests.filter((r) => r.path === '/casino-games/list/');
+      try {
+        const cold = await Promise.all(
+          Array.from({ length: 8 }, (_, i) => send((i % 2 === 0 ? a : b).url, 'GET', '/api/games/list?page=2', loggedIn())),
+        );
+        for (const res of cold) assert.equal(res.status, 200);
+        assert.equal(lists().length, 1, 'one upstream call for 8 logged-in reads on 2 instances');
+        assertAnonymous(lists());
 
-      hanging = true;
-      await sleep(2 * TTL_MS + 100);
-      const first = await Promise.all([a, b].map(async (p) => {
-        const t0 = performance.now();
-        const res = await send(p.url, 'GET', '/api/games/list?page=2', loggedIn());
-        return { ...res, ms: performance.now() - t0 };
-      }));
-      for (const res of first) {
-        assert.equal(res.status, 200);
-        assert.equal(res.text, cold[0]?.text, 'the stale body');
-        assert.ok(res.ms < CATALOGUE_REFRESH_WAIT_MS + 700, `${res.ms.toFixed(0)} ms`);
+        hanging = true;
+        await sleep(2 * TTL_MS + 100);
+        const first = await Promise.all(
+          [a, b].map(async (p) => {
+            const t0 = performance.now();
+            const res = await send(p.url, 'GET', '/api/games/list?page=2', loggedIn());
+            return { ...res, ms: performance.now() - t0 };
+          }),
+        );
+        for (const res of first) {
+          assert.equal(res.status, 200);
+          assert.equal(res.text, cold[0]?.text, 'the stale body');
+          assert.ok(res.ms < CATALOGUE_REFRESH_WAIT_MS + 700, `${res.ms.toFixed(0)} ms`);
+        }
+        for (let i = 0; i < 10; i++) assert.equal((await send((i % 2 === 0 ? a : b).url, 'GET', '/api/games/list?page=2')).status, 200);
+        // The shared entry lives twice the time to live in Redis: once it is gone, each instance may try its own refresh.
+        assert.ok(lists().length - 1 <= 2, `${lists().length - 1} hung refreshes`);
+      } finally {
+        for (const res of hung) res.socket?.destroy();
+        await fleet.close();
       }
-      for (let i = 0; i < 10; i++) assert.equal((await send((i % 2 === 0 ? a : b).url, 'GET', '/api/games/list?page=2')).status, 200);
-      // The shared entry lives twice the time to live in Redis: once it is gone, each instance may try its own refresh.
-      assert.ok(lists().length - 1 <= 2, `${lists().length - 1} hung refreshes`);
-    } finally {
-      for (const res of hung) res.socket?.destroy();
-      await fleet.close();
-    }
-  });
-});
+    });
+  },
+);

@@ -98,7 +98,13 @@ const CASES: readonly Case[] = [
     age: 0,
     reads: 5,
     load: 'ok',
-    expect: { value: 'loaded', outcomes: ['inflight', 'inflight', 'inflight', 'inflight', 'miss'], loads: 1, answered: 'after the load', holds: 'loaded' },
+    expect: {
+      value: 'loaded',
+      outcomes: ['inflight', 'inflight', 'inflight', 'inflight', 'miss'],
+      loads: 1,
+      answered: 'after the load',
+      holds: 'loaded',
+    },
   },
   {
     table: 'read',
@@ -291,9 +297,7 @@ async function runMocked(c: Case): Promise<void> {
   }
   const outcomes: SwrOutcome[] = [];
   let answers = 0;
-  const reads = Array.from({ length: c.reads }, () =>
-    cache.get('k', loader(c.load), (how) => outcomes.push(how)).finally(() => answers++),
-  );
+  const reads = Array.from({ length: c.reads }, () => cache.get('k', loader(c.load), (how) => outcomes.push(how)).finally(() => answers++));
   const all = Promise.allSettled(reads);
   let answered: Answered | undefined;
   await settle();

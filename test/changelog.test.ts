@@ -18,16 +18,19 @@ function changelogProblems(text: string): string[] {
   const released = versions.slice(1).map((heading) => {
     const m = /^\[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$/.exec(heading);
     if (!m) out.push(`"## ${heading}" is not "## [x.y.z] - YYYY-MM-DD"`);
-    else if (Number.isNaN(Date.parse(`${m[2]}T00:00:00Z`)) || new Date(`${m[2]}T00:00:00Z`).toISOString().slice(0, 10) !== m[2]) out.push(`${heading}: not a date`);
+    else if (Number.isNaN(Date.parse(`${m[2]}T00:00:00Z`)) || new Date(`${m[2]}T00:00:00Z`).toISOString().slice(0, 10) !== m[2])
+      out.push(`${heading}: not a date`);
     return m ? { version: m[1] as string, date: m[2] as string } : undefined;
   });
   const known = released.filter((r): r is { version: string; date: string } => r !== undefined);
   for (let i = 1; i < known.length; i++) {
     const [newer, older] = [known[i - 1], known[i]] as [{ version: string; date: string }, { version: string; date: string }];
-    if (!semver.gt(newer.version, older.version) || newer.date < older.date) out.push(`${newer.version} (${newer.date}) is listed before ${older.version} (${older.date})`);
+    if (!semver.gt(newer.version, older.version) || newer.date < older.date)
+      out.push(`${newer.version} (${newer.date}) is listed before ${older.version} (${older.date})`);
   }
   for (const group of text.matchAll(/^### (.*)$/gm)) {
-    if (!['Added', 'Changed', 'Deprecated', 'Removed', 'Fixed', 'Security'].includes(group[1] as string)) out.push(`"### ${group[1]}" is not a change group`);
+    if (!['Added', 'Changed', 'Deprecated', 'Removed', 'Fixed', 'Security'].includes(group[1] as string))
+      out.push(`"### ${group[1]}" is not a change group`);
   }
   for (const name of ['Unreleased', ...known.map((r) => r.version)]) {
     if (!new RegExp(`^\\[${name.replace(/\./g, '\\.')}\\]: \\S+$`, 'm').test(text)) out.push(`no link reference for [${name}]`);
@@ -47,11 +50,18 @@ test('CHANGELOG.md links the browser SDK changelog, which exists', () => {
 });
 
 test('the check finds an undated version, versions out of order and an unknown group', () => {
-  const bad = ['# Changelog', '## [Unreleased]', '### Added', '## [0.1.0]', '## [0.2.0] - 2026-11-28', '### Misc', '[Unreleased]: x'].join('\n');
+  const bad = ['# Changelog', '## [Unreleased]', '### Added', '## [0.1.0]', '## [0.2.0] - 2026-11-28', '### Misc', '[Unreleased]: x'].join(
+    '\n',
+  );
   const problems = changelogProblems(bad).join('\n');
   assert.match(problems, /"## \[0\.1\.0\]" is not/);
   assert.match(problems, /"### Misc" is not a change group/);
   assert.match(problems, /no link reference for \[0\.2\.0\]/);
-  assert.match(changelogProblems('## [Unreleased]\n## [0.1.0] - 2026-11-27\n## [0.2.0] - 2026-11-28\n[Unreleased]: x\n[0.1.0]: x\n[0.2.0]: x').join('\n'), /0\.1\.0 \(2026-11-27\) is listed before 0\.2\.0/);
+  assert.match(
+    changelogProblems('## [Unreleased]\n## [0.1.0] - 2026-11-27\n## [0.2.0] - 2026-11-28\n[Unreleased]: x\n[0.1.0]: x\n[0.2.0]: x').join(
+      '\n',
+    ),
+    /0\.1\.0 \(2026-11-27\) is listed before 0\.2\.0/,
+  );
   assert.match(changelogProblems('## [0.1.0] - 2026-11-27').join('\n'), /not \[Unreleased\]/);
 });

@@ -264,7 +264,10 @@ describe('client faults over real sockets', () => {
       // 1,000 levels on recovery: its body limit (16 KiB) refuses a 10,000-deep body by its size first.
       ['/api/auth/recovery', `{"step":"options","login":"a@example.com","x":${'['.repeat(1_000)}${']'.repeat(1_000)}}`],
       ['/api/auth/register', `{"email":"a@example.com","password":"Secret#2026","user_prudential_limit_active":${deep}}`],
-      ['/api/auth/recovery', `{"step":"options","login":"a@example.com","x":${'{"a":'.repeat(MAX_JSON_DEPTH)}1${'}'.repeat(MAX_JSON_DEPTH)}}`],
+      [
+        '/api/auth/recovery',
+        `{"step":"options","login":"a@example.com","x":${'{"a":'.repeat(MAX_JSON_DEPTH)}1${'}'.repeat(MAX_JSON_DEPTH)}}`,
+      ],
     ];
     for (const [path, body] of bodies) {
       const res = await send(proxy.url, 'POST', path, { body, headers: { 'content-type': 'application/json' } });
@@ -288,7 +291,10 @@ describe('client faults over real sockets', () => {
     await rawUpload(proxy.url, head, Buffer.from('{"step":"options","login":"a@example.com","pad":"'), 'destroy', 100);
     await sleep(200);
     assert.deepEqual(bff.started, []);
-    assert.ok(proxy.logs.lines.some((l) => l.includes('"client aborted"')), 'logged as a client abort');
+    assert.ok(
+      proxy.logs.lines.some((l) => l.includes('"client aborted"')),
+      'logged as a client abort',
+    );
     assert.equal(upstreamFailureLines(), lines);
     assert.equal(await upstreamErrors(), errors);
   });

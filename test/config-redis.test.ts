@@ -7,11 +7,13 @@ import { loadConfig, type RedisTopology, type RedisVariables, redisTopology } fr
 import { problemsOf } from './helpers/config-problems.js';
 import { reconnectOnReadonly } from '../src/state/redis.js';
 
-
 describe('Redis topology from the environment', () => {
   const accepted: { env: RedisVariables; topology: RedisTopology | undefined }[] = [
     { env: {}, topology: undefined },
-    { env: { REDIS_URL: 'redis://:pw@redis.internal:6379/0' }, topology: { mode: 'standalone', url: 'redis://:pw@redis.internal:6379/0', minReplicasAck: 0 } },
+    {
+      env: { REDIS_URL: 'redis://:pw@redis.internal:6379/0' },
+      topology: { mode: 'standalone', url: 'redis://:pw@redis.internal:6379/0', minReplicasAck: 0 },
+    },
     {
       env: { REDIS_URL: 'redis://redis.internal', REDIS_MIN_REPLICAS_ACK: '1' },
       topology: { mode: 'standalone', url: 'redis://redis.internal', minReplicasAck: 1 },
@@ -33,12 +35,34 @@ describe('Redis topology from the environment', () => {
       },
     },
     {
-      env: { REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'm', REDIS_PASSWORD: 'p1', REDIS_SENTINEL_PASSWORD: 'p2', REDIS_TLS: 'true' },
-      topology: { mode: 'sentinel', sentinels: [{ host: '10.0.0.1', port: 26379 }], name: 'm', password: 'p1', sentinelPassword: 'p2', tls: true, minReplicasAck: 'auto' },
+      env: {
+        REDIS_SENTINELS: '10.0.0.1:26379',
+        REDIS_SENTINEL_NAME: 'm',
+        REDIS_PASSWORD: 'p1',
+        REDIS_SENTINEL_PASSWORD: 'p2',
+        REDIS_TLS: 'true',
+      },
+      topology: {
+        mode: 'sentinel',
+        sentinels: [{ host: '10.0.0.1', port: 26379 }],
+        name: 'm',
+        password: 'p1',
+        sentinelPassword: 'p2',
+        tls: true,
+        minReplicasAck: 'auto',
+      },
     },
     {
       env: { REDIS_SENTINELS: '10.0.0.1:26379', REDIS_SENTINEL_NAME: 'm', REDIS_MIN_REPLICAS_ACK: '2' },
-      topology: { mode: 'sentinel', sentinels: [{ host: '10.0.0.1', port: 26379 }], name: 'm', password: undefined, sentinelPassword: undefined, tls: false, minReplicasAck: 2 },
+      topology: {
+        mode: 'sentinel',
+        sentinels: [{ host: '10.0.0.1', port: 26379 }],
+        name: 'm',
+        password: undefined,
+        sentinelPassword: undefined,
+        tls: false,
+        minReplicasAck: 2,
+      },
     },
     {
       env: { REDIS_CLUSTER_NODES: 'redis-0', REDIS_MIN_REPLICAS_ACK: '0' },
@@ -72,7 +96,10 @@ describe('Redis topology from the environment', () => {
   }
 
   const refused: [Record<string, string>, RegExp][] = [
-    [{ REDIS_URL: 'redis://a', REDIS_CLUSTER_NODES: 'b:1' }, /^REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES: expected exactly one of them, got REDIS_URL and REDIS_CLUSTER_NODES$/],
+    [
+      { REDIS_URL: 'redis://a', REDIS_CLUSTER_NODES: 'b:1' },
+      /^REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES: expected exactly one of them, got REDIS_URL and REDIS_CLUSTER_NODES$/,
+    ],
     [
       { REDIS_SENTINELS: 'a:1', REDIS_SENTINEL_NAME: 'm', REDIS_CLUSTER_NODES: 'b:1' },
       /^REDIS_URL, REDIS_SENTINELS, REDIS_CLUSTER_NODES: expected exactly one of them, got REDIS_SENTINELS and REDIS_CLUSTER_NODES$/,
@@ -80,7 +107,10 @@ describe('Redis topology from the environment', () => {
     [{ REDIS_SENTINELS: 'a:26379' }, /^REDIS_SENTINELS, REDIS_SENTINEL_NAME: expected REDIS_SENTINEL_NAME too/],
     [{ REDIS_SENTINEL_NAME: 'mymaster' }, /^REDIS_SENTINEL_NAME: needs REDIS_SENTINELS/],
     [{ REDIS_URL: 'redis://a', REDIS_SENTINEL_NAME: 'mymaster' }, /^REDIS_SENTINEL_NAME: needs REDIS_SENTINELS/],
-    [{ REDIS_URL: 'redis://a', REDIS_PASSWORD: 'hunter2-secret' }, /^REDIS_PASSWORD: needs REDIS_SENTINELS or REDIS_CLUSTER_NODES \(with REDIS_URL, the URL holds the password/],
+    [
+      { REDIS_URL: 'redis://a', REDIS_PASSWORD: 'hunter2-secret' },
+      /^REDIS_PASSWORD: needs REDIS_SENTINELS or REDIS_CLUSTER_NODES \(with REDIS_URL, the URL holds the password/,
+    ],
     [{ REDIS_TLS: 'true' }, /^REDIS_TLS: needs REDIS_SENTINELS or REDIS_CLUSTER_NODES/],
     [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_SENTINEL_PASSWORD: 'x' }, /^REDIS_SENTINEL_PASSWORD: needs REDIS_SENTINELS$/],
     [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_TLS: 'yes' }, /^REDIS_TLS: expected one of true \| false, got "yes"$/],
@@ -88,12 +118,27 @@ describe('Redis topology from the environment', () => {
     [{ REDIS_CLUSTER_NODES: 'redis://a:1' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port addresses, .*got "redis:\/\/a:1"$/],
     [{ REDIS_CLUSTER_NODES: 'a:1/0' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port addresses, .*got "a:1\/0"$/],
     [{ REDIS_CLUSTER_NODES: 'a:99999' }, /^REDIS_CLUSTER_NODES: expected comma-separated host:port addresses/],
-    [{ REDIS_SENTINELS: 'user:pw@a:26379', REDIS_SENTINEL_NAME: 'm' }, /^REDIS_SENTINELS: expected comma-separated host:port addresses, .*got an address with credentials \(REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD hold them\)$/],
+    [
+      { REDIS_SENTINELS: 'user:pw@a:26379', REDIS_SENTINEL_NAME: 'm' },
+      /^REDIS_SENTINELS: expected comma-separated host:port addresses, .*got an address with credentials \(REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD hold them\)$/,
+    ],
     [{ WORKERS: '2' }, /^WORKERS: 2 processes need REDIS_URL \(or REDIS_SENTINELS, REDIS_CLUSTER_NODES\)/],
-    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_MIN_REPLICAS_ACK: 'one' }, /^REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer from 0 to 16, got "one"$/],
-    [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_MIN_REPLICAS_ACK: '17' }, /^REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer from 0 to 16, got "17"$/],
-    [{ REDIS_URL: 'redis://a', REDIS_MIN_REPLICAS_ACK: '-1' }, /^REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer from 0 to 16, got "-1"$/],
-    [{ REDIS_URL: 'redis://a', REDIS_MIN_REPLICAS_ACK: 'auto' }, /^REDIS_MIN_REPLICAS_ACK: auto needs REDIS_SENTINELS or REDIS_CLUSTER_NODES/],
+    [
+      { REDIS_CLUSTER_NODES: 'a:1', REDIS_MIN_REPLICAS_ACK: 'one' },
+      /^REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer from 0 to 16, got "one"$/,
+    ],
+    [
+      { REDIS_CLUSTER_NODES: 'a:1', REDIS_MIN_REPLICAS_ACK: '17' },
+      /^REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer from 0 to 16, got "17"$/,
+    ],
+    [
+      { REDIS_URL: 'redis://a', REDIS_MIN_REPLICAS_ACK: '-1' },
+      /^REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer from 0 to 16, got "-1"$/,
+    ],
+    [
+      { REDIS_URL: 'redis://a', REDIS_MIN_REPLICAS_ACK: 'auto' },
+      /^REDIS_MIN_REPLICAS_ACK: auto needs REDIS_SENTINELS or REDIS_CLUSTER_NODES/,
+    ],
     [{ REDIS_CLUSTER_NODES: 'a:1', REDIS_MIN_REPLICAS_ACK: 'AUTO' }, /^REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer/],
     [{ REDIS_MIN_REPLICAS_ACK: '1' }, /^REDIS_MIN_REPLICAS_ACK: needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES/],
   ];
@@ -144,6 +189,7 @@ describe('Redis topology from the environment', () => {
     ['ERR unknown command', false, false],
   ];
   for (const [message, resend, expected] of errors) {
-    test(`${message.split(' ')[0]} (${resend ? 'commands' : 'lane'}): reconnect ${expected}`, () => assert.equal(reconnectOnReadonly(new Error(message), resend), expected));
+    test(`${message.split(' ')[0]} (${resend ? 'commands' : 'lane'}): reconnect ${expected}`, () =>
+      assert.equal(reconnectOnReadonly(new Error(message), resend), expected));
   }
 });

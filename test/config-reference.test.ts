@@ -83,7 +83,10 @@ export function describedOutside(file: string, markdown: string, variables: read
       defaultColumn = false;
       return;
     }
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim());
     if (cells.some((c) => /^-+:?$|^:-+/.test(c))) return;
     if (cells.some((c) => /^defaults?$/i.test(c))) {
       defaultColumn = true;
@@ -106,7 +109,8 @@ export function describedOutside(file: string, markdown: string, variables: read
   }
   for (const m of text.matchAll(new RegExp(String.raw`${mention} \(\`?([^()\`]+?)\`?\)`, 'g'))) {
     const [, variable = '', , value = ''] = m;
-    if (spellings(variable).includes(value.trim())) findings.push({ file, line: lineAt(m.index), what: `states the default of ${variable}: ${m[0]}` });
+    if (spellings(variable).includes(value.trim()))
+      findings.push({ file, line: lineAt(m.index), what: `states the default of ${variable}: ${m[0]}` });
   }
   return findings;
 }
@@ -149,10 +153,20 @@ describe('docs/configuration.md, the configuration table', () => {
 
   test('takes defaults and accepted values from the schema, with an anchor per variable', () => {
     const rows = renderConfigTable();
-    assert.ok(rows.includes('| <a id="port"></a>`PORT` | `3000` | integer 0–65535 | listen port (`0` = any free port; the log prints the one chosen) |'));
+    assert.ok(
+      rows.includes(
+        '| <a id="port"></a>`PORT` | `3000` | integer 0–65535 | listen port (`0` = any free port; the log prints the one chosen) |',
+      ),
+    );
     assert.match(rows.find((r) => r.includes('`WORKERS`')) ?? '', /\| `1` \| integer 1–64 \|/);
-    assert.match(rows.find((r) => r.startsWith('| <a id="redis_sentinels">')) ?? '', /^\| <a id="redis_sentinels"><\/a>`REDIS_SENTINELS`, <a id="redis_sentinel_name"><\/a>`REDIS_SENTINEL_NAME` \|/);
-    assert.deepEqual(tableVariables(rows.filter((r) => r.startsWith('| <a id="redis_sentinels">'))), ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME']);
+    assert.match(
+      rows.find((r) => r.startsWith('| <a id="redis_sentinels">')) ?? '',
+      /^\| <a id="redis_sentinels"><\/a>`REDIS_SENTINELS`, <a id="redis_sentinel_name"><\/a>`REDIS_SENTINEL_NAME` \|/,
+    );
+    assert.deepEqual(tableVariables(rows.filter((r) => r.startsWith('| <a id="redis_sentinels">'))), [
+      'REDIS_SENTINELS',
+      'REDIS_SENTINEL_NAME',
+    ]);
   });
 
   test('refuses a variable it cannot explain and a row for a variable the schema lacks', () => {
@@ -166,17 +180,41 @@ describe('docs/configuration.md, the configuration table', () => {
 
 describe('a configuration variable is described only in docs/configuration.md', () => {
   const cases: ReadonlyArray<{ readonly name: string; readonly text: string; readonly found: number }> = [
-    { name: 'a table keyed by variables with a default column', text: '| variable | default | what |\n|---|---|---|\n| `PORT` | `3000` | the port |', found: 1 },
-    { name: 'a table with a default column and a variable in its second column', text: '| limit | variable | default |\n|---|---|---|\n| calls | [`WORKERS`](configuration.md#workers) | 1 |', found: 1 },
+    {
+      name: 'a table keyed by variables with a default column',
+      text: '| variable | default | what |\n|---|---|---|\n| `PORT` | `3000` | the port |',
+      found: 1,
+    },
+    {
+      name: 'a table with a default column and a variable in its second column',
+      text: '| limit | variable | default |\n|---|---|---|\n| calls | [`WORKERS`](configuration.md#workers) | 1 |',
+      found: 1,
+    },
     { name: 'a table without a default column', text: '| topology | events |\n|---|---|\n| `REDIS_URL` | 2 |', found: 0 },
-    { name: 'a default in parentheses after the name', text: 'Raise `UPSTREAM_MAX_RESPONSE_BYTES` (default 4 MiB) when the\nBFF answers more.', found: 1 },
+    {
+      name: 'a default in parentheses after the name',
+      text: 'Raise `UPSTREAM_MAX_RESPONSE_BYTES` (default 4 MiB) when the\nBFF answers more.',
+      found: 1,
+    },
     { name: 'a default said after a linked name', text: 'Set [`WORKERS`](configuration.md#workers), which defaults to one.', found: 1 },
     { name: 'the schema default alone in parentheses', text: '- `SHUTDOWN_DELAY_MS` (0): the listener closes.', found: 1 },
-    { name: 'a default in milliseconds written in seconds', text: 'The Ingress waits 60 s, longer than `UPSTREAM_TIMEOUT_MS` (15 s).', found: 1 },
+    {
+      name: 'a default in milliseconds written in seconds',
+      text: 'The Ingress waits 60 s, longer than `UPSTREAM_TIMEOUT_MS` (15 s).',
+      found: 1,
+    },
     { name: 'a value that is not the default', text: 'The ConfigMap sets `SHUTDOWN_DELAY_MS` (5000).', found: 0 },
-    { name: 'a name in prose with a link', text: 'With [`REDIS_URL`](configuration.md#redis_url) set, every instance shares the state.', found: 0 },
+    {
+      name: 'a name in prose with a link',
+      text: 'With [`REDIS_URL`](configuration.md#redis_url) set, every instance shares the state.',
+      found: 0,
+    },
     { name: 'a default said of something else in a later clause', text: 'Set `REDIS_URL`. The default pool is used.', found: 0 },
-    { name: 'another value set, then a default of something else', text: 'It runs with `NODE_ENV=production`, the default rate limits.', found: 0 },
+    {
+      name: 'another value set, then a default of something else',
+      text: 'It runs with `NODE_ENV=production`, the default rate limits.',
+      found: 0,
+    },
     { name: 'the default value set and called so', text: 'With `WORKERS=1`, the default, one process serves.', found: 1 },
   ];
   for (const { name, text, found } of cases) {
@@ -190,11 +228,16 @@ describe('a configuration variable is described only in docs/configuration.md', 
   });
 
   test('every link into docs/configuration.md reaches an entry of its table or a heading', () => {
-    const slug = (heading: string): string => heading.toLowerCase().replace(/[^\w\s-]/g, '').replace(/\s/g, '-');
+    const slug = (heading: string): string =>
+      heading
+        .toLowerCase()
+        .replace(/[^\w\s-]/g, '')
+        .replace(/\s/g, '-');
     const targets = new Set([...VARIABLES.map(configAnchor), ...[...page.matchAll(/^#+\s+(.+)$/gm)].map((m) => slug(m[1] ?? ''))]);
     const bad: string[] = [];
     for (const [file, text] of otherPages()) {
-      for (const m of text.matchAll(/\]\((?:[\w./]*\/)?configuration\.md#([^)\s]+)\)/g)) if (!targets.has(m[1] ?? '')) bad.push(`${file}: #${m[1]}`);
+      for (const m of text.matchAll(/\]\((?:[\w./]*\/)?configuration\.md#([^)\s]+)\)/g))
+        if (!targets.has(m[1] ?? '')) bad.push(`${file}: #${m[1]}`);
     }
     assert.deepEqual(bad, [], 'links to anchors docs/configuration.md does not have');
   });

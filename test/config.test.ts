@@ -12,9 +12,13 @@ import { problemsOf } from './helpers/config-problems.js';
 
 /** An RSA-PSS key pair restricted to `hash`, MGF1 `mgf1` and a salt of at least `saltLength` bytes (@types/node types the salt length as a string; Node takes a number). */
 function restrictedPss(hash: string, mgf1: string, saltLength: number): { publicKey: KeyObject; privateKey: KeyObject } {
-  return generateKeyPairSync('rsa-pss', { modulusLength: 2048, hashAlgorithm: hash, mgf1HashAlgorithm: mgf1, saltLength: saltLength as unknown as string });
+  return generateKeyPairSync('rsa-pss', {
+    modulusLength: 2048,
+    hashAlgorithm: hash,
+    mgf1HashAlgorithm: mgf1,
+    saltLength: saltLength as unknown as string,
+  });
 }
-
 
 /** What a production start needs (docs/behaviour.md "Configuration": the sandbox never starts in production). */
 const PRODUCTION = { NODE_ENV: 'production', BFF_BASE_URL: 'https://bff.example.com/api', STICKER_API_URL: 'https://stickers.example.com' };
@@ -85,7 +89,10 @@ describe('docs/behaviour.md "Configuration"', () => {
     } catch (error) {
       assert.ok(error instanceof ConfigError);
       for (const name of ['PORT', 'NODE_ENV', 'UPSTREAM_TIMEOUT_MS', 'REGISTER_TYPE', 'LOG_LEVEL']) {
-        assert.ok(error.problems.some((p) => p.startsWith(`${name}:`)), `${name} is named`);
+        assert.ok(
+          error.problems.some((p) => p.startsWith(`${name}:`)),
+          `${name} is named`,
+        );
       }
       assert.ok(!error.message.includes('\n'), 'one line');
     }
@@ -117,7 +124,18 @@ const BAD_VALUES: readonly (readonly [variable: string, value: string, says: Reg
   ),
   ['NODE_ENV', 'staging', /^NODE_ENV: expected one of development \| production \| test, got "staging"$/],
   ['NODE_ENV', 'Production', /^NODE_ENV: expected one of development \| production \| test, got "Production"$/],
-  ...(['BFF_BASE_URL', 'STICKER_API_URL', 'REFERRAL_V1_API_URL', 'REFERRAL_V2_API_URL', 'FTD_CASHBACK_VERIFY_URL', 'FTD_CASHBACK_SEND_URL', 'ATTRIBUTION_S2S_URL', 'CACHE_PURGE_URL'] as const).flatMap(
+  ...(
+    [
+      'BFF_BASE_URL',
+      'STICKER_API_URL',
+      'REFERRAL_V1_API_URL',
+      'REFERRAL_V2_API_URL',
+      'FTD_CASHBACK_VERIFY_URL',
+      'FTD_CASHBACK_SEND_URL',
+      'ATTRIBUTION_S2S_URL',
+      'CACHE_PURGE_URL',
+    ] as const
+  ).flatMap(
     (name) =>
       [
         [name, 'not a url', new RegExp(`^${name}: expected an absolute http\\(s\\) URL, got "not a url"$`)],
@@ -131,7 +149,11 @@ const BAD_VALUES: readonly (readonly [variable: string, value: string, says: Reg
   ['REGISTER_TYPE', 'fancy', /^REGISTER_TYPE: expected one of bff-simplified \| classic \| simplified, got "fancy"$/],
   ['SESSION_COOKIE_NAME', 'a b', /^SESSION_COOKIE_NAME: expected a cookie name of 1 to 64 letters, digits or .*, got "a b"$/],
   ['SESSION_COOKIE_NAME', 'sid;Path=/', /^SESSION_COOKIE_NAME: expected a cookie name/],
-  ['ALLOWED_ORIGINS', 'https://www.example.com/path', /^ALLOWED_ORIGINS: expected comma-separated origins such as https:\/\/www\.example\.com, got "https:\/\/www\.example\.com\/path"$/],
+  [
+    'ALLOWED_ORIGINS',
+    'https://www.example.com/path',
+    /^ALLOWED_ORIGINS: expected comma-separated origins such as https:\/\/www\.example\.com, got "https:\/\/www\.example\.com\/path"$/,
+  ],
   ['ALLOWED_ORIGINS', 'www.example.com', /^ALLOWED_ORIGINS: expected comma-separated origins/],
   ['BUILD_ID', 'b'.repeat(129), /^BUILD_ID: expected at most 128 characters, got "b{80}…"$/],
   ['LOG_LEVEL', 'loud', /^LOG_LEVEL: expected one of fatal \| error \| warn \| info \| debug \| trace \| silent, got "loud"$/],
@@ -143,10 +165,18 @@ const BAD_VALUES: readonly (readonly [variable: string, value: string, says: Reg
   ...['-1', '65536', '9464 ', 'metrics'].map(
     (v) => ['METRICS_PORT', v, /^METRICS_PORT: expected a plain decimal integer from 0 to 65535, got ".*"$/] as const,
   ),
-  ['METRICS_PORT', '3000', /^METRICS_PORT: expected a port other than PORT \(3000\): metrics are never served on the public port, got "3000"$/],
-  ...['-1', '65536', 'health'].map((v) => ['HEALTH_PORT', v, /^HEALTH_PORT: expected a plain decimal integer from 0 to 65535, got ".*"$/] as const),
+  [
+    'METRICS_PORT',
+    '3000',
+    /^METRICS_PORT: expected a port other than PORT \(3000\): metrics are never served on the public port, got "3000"$/,
+  ],
+  ...['-1', '65536', 'health'].map(
+    (v) => ['HEALTH_PORT', v, /^HEALTH_PORT: expected a plain decimal integer from 0 to 65535, got ".*"$/] as const,
+  ),
   ['HEALTH_PORT', '3000', /^HEALTH_PORT: expected a port other than PORT \(3000\), got "3000"$/],
-  ...['-1', '1e3', '1000001'].map((v) => ['MAX_CONNECTIONS', v, /^MAX_CONNECTIONS: expected a plain decimal integer from 0 to 1000000, got ".*"$/] as const),
+  ...['-1', '1e3', '1000001'].map(
+    (v) => ['MAX_CONNECTIONS', v, /^MAX_CONNECTIONS: expected a plain decimal integer from 0 to 1000000, got ".*"$/] as const,
+  ),
   ...['0', '600001', '65s', '6.5e4'].map(
     (v) => ['KEEP_ALIVE_TIMEOUT_MS', v, /^KEEP_ALIVE_TIMEOUT_MS: expected a plain decimal integer from 1 to 600000, got ".*"$/] as const,
   ),
@@ -157,18 +187,25 @@ const BAD_VALUES: readonly (readonly [variable: string, value: string, says: Reg
     (v) => ['SHUTDOWN_TIMEOUT_MS', v, /^SHUTDOWN_TIMEOUT_MS: expected a plain decimal integer from 0 to 600000, got ".*"$/] as const,
   ),
   ...['-1', 'x', '86400001'].map(
-    (v) => ['CATALOGUE_CACHE_TTL_MS', v, /^CATALOGUE_CACHE_TTL_MS: expected a plain decimal integer from 0 to 86400000, got ".*"$/] as const,
+    (v) =>
+      ['CATALOGUE_CACHE_TTL_MS', v, /^CATALOGUE_CACHE_TTL_MS: expected a plain decimal integer from 0 to 86400000, got ".*"$/] as const,
   ),
   ...['-0.1', '1.5', '2', '1e-2', '.5', '0,01', '1%', ' 0.1', '0.1234567891'].map(
     (v) => ['UPSTREAM_CONTRACT_SAMPLE', v, /^UPSTREAM_CONTRACT_SAMPLE: expected a plain decimal number from 0 to 1, got ".*"$/] as const,
   ),
   ...['10.0.0.0/33', 'lb.example.com', '10.0.0.1,nope', '999.1.1.1', ','].map(
-    (v) => ['TRUSTED_PROXIES', v, /^TRUSTED_PROXIES: expected comma-separated IP addresses or CIDR ranges, such as 10\.0\.0\.0\/8,192\.168\.1\.7, got ".*"$/] as const,
+    (v) =>
+      [
+        'TRUSTED_PROXIES',
+        v,
+        /^TRUSTED_PROXIES: expected comma-separated IP addresses or CIDR ranges, such as 10\.0\.0\.0\/8,192\.168\.1\.7, got ".*"$/,
+      ] as const,
   ),
-  ...(['RATE_LIMIT_PREAUTH_PER_MIN', 'RATE_LIMIT_LOGIN_FAILURES', 'RATE_LIMIT_BEACON_PER_MIN', 'RATE_LIMIT_API_PER_MIN'] as const).flatMap((name) =>
-    ['-1', '1e3', '20/min', '1000001'].map(
-      (v) => [name, v, new RegExp(`^${name}: expected a plain decimal integer from 0 to 1000000, got ".*"$`)] as const,
-    ),
+  ...(['RATE_LIMIT_PREAUTH_PER_MIN', 'RATE_LIMIT_LOGIN_FAILURES', 'RATE_LIMIT_BEACON_PER_MIN', 'RATE_LIMIT_API_PER_MIN'] as const).flatMap(
+    (name) =>
+      ['-1', '1e3', '20/min', '1000001'].map(
+        (v) => [name, v, new RegExp(`^${name}: expected a plain decimal integer from 0 to 1000000, got ".*"$`)] as const,
+      ),
   ),
 ];
 
@@ -203,14 +240,22 @@ describe('docs/behaviour.md "Configuration": every bad value stops the start wit
       assert.equal(loadConfig({ HOST: host }).host, host);
     }
     assert.equal(loadConfig({}).upstreamContractSample, 0.01);
-    for (const [text, value] of [['0', 0], ['1', 1], ['0.5', 0.5], ['1.0', 1], ['0.001', 0.001]] as const) {
+    for (const [text, value] of [
+      ['0', 0],
+      ['1', 1],
+      ['0.5', 0.5],
+      ['1.0', 1],
+      ['0.001', 0.001],
+    ] as const) {
       assert.equal(loadConfig({ UPSTREAM_CONTRACT_SAMPLE: text }).upstreamContractSample, value);
     }
     assert.equal(loadConfig({ PORT: '9464', METRICS_PORT: '9465' }).metricsPort, 9465);
     assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '9464' }).metricsPort, 9464);
     assert.equal(loadConfig({ PORT: '9464', METRICS_PORT: '9465', HEALTH_PORT: '9466' }).healthPort, 9466);
     assert.equal(loadConfig({ PORT: '0', METRICS_PORT: '0', HEALTH_PORT: '0' }).healthPort, 0);
-    assert.deepEqual(problemsOf({ PORT: '0', METRICS_PORT: '9464', HEALTH_PORT: '9464' }), ['HEALTH_PORT: expected a port other than METRICS_PORT (9464), got "9464"']);
+    assert.deepEqual(problemsOf({ PORT: '0', METRICS_PORT: '9464', HEALTH_PORT: '9464' }), [
+      'HEALTH_PORT: expected a port other than METRICS_PORT (9464), got "9464"',
+    ]);
     assert.equal(loadConfig({ MAX_CONNECTIONS: '512' }).maxConnections, 512);
     assert.deepEqual(loadConfig({ TRUSTED_PROXIES: ' 10.0.0.0/8, 192.168.1.7 ,::1' }).trustedProxies, ['10.0.0.0/8', '192.168.1.7', '::1']);
     assert.deepEqual(loadConfig({ RATE_LIMIT_API_PER_MIN: '0', RATE_LIMIT_PREAUTH_PER_MIN: '1000000' }).rateLimits, {
@@ -229,7 +274,9 @@ describe('docs/behaviour.md "Configuration": every bad value stops the start wit
     const pem = publicKey.export({ type: 'spki', format: 'pem' }).toString();
     const pemOf = (key: KeyObject) => key.export({ type: 'spki', format: 'pem' }).toString();
     assert.equal(loadConfig({}).tokenKeys, undefined);
-    assert.deepEqual(loadConfig({ JWT_JWKS_URL: 'https://bff.example.com/.well-known/jwks.json' }).tokenKeys, { jwksUrl: 'https://bff.example.com/.well-known/jwks.json' });
+    assert.deepEqual(loadConfig({ JWT_JWKS_URL: 'https://bff.example.com/.well-known/jwks.json' }).tokenKeys, {
+      jwksUrl: 'https://bff.example.com/.well-known/jwks.json',
+    });
     assert.deepEqual(loadConfig({ JWT_PUBLIC_KEY: pem }).tokenKeys, { publicKeyPem: pem });
     assert.deepEqual(loadConfig({ JWT_PUBLIC_KEY: pem.replaceAll('\n', '\\n') }).tokenKeys, { publicKeyPem: pem });
     const secret = 's'.repeat(32);
@@ -248,13 +295,28 @@ describe('docs/behaviour.md "Configuration": every bad value stops the start wit
       [{ JWT_JWKS_URL: 'ftp://bff.example.com/jwks' }, /^JWT_JWKS_URL: expected an absolute http\(s\) URL/],
       [{ JWT_JWKS_URL: 'not a url' }, /^JWT_JWKS_URL: expected an absolute http\(s\) URL/],
       [{ JWT_PUBLIC_KEY: 'hello' }, /^JWT_PUBLIC_KEY: expected an RSA .* public key in PEM .*, got text that is not one$/],
-      [{ JWT_PUBLIC_KEY: pemOf(generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey) }, /^JWT_PUBLIC_KEY: expected .*, got an RSA key of 1024 bits$/],
-      [{ JWT_PUBLIC_KEY: pemOf(generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).publicKey) }, /^JWT_PUBLIC_KEY: expected .*, got an EC key on curve "secp256k1"$/],
+      [
+        { JWT_PUBLIC_KEY: pemOf(generateKeyPairSync('rsa', { modulusLength: 1024 }).publicKey) },
+        /^JWT_PUBLIC_KEY: expected .*, got an RSA key of 1024 bits$/,
+      ],
+      [
+        { JWT_PUBLIC_KEY: pemOf(generateKeyPairSync('ec', { namedCurve: 'secp256k1' }).publicKey) },
+        /^JWT_PUBLIC_KEY: expected .*, got an EC key on curve "secp256k1"$/,
+      ],
       [{ JWT_PUBLIC_KEY: pemOf(generateKeyPairSync('ed448').publicKey) }, /^JWT_PUBLIC_KEY: expected .*, got a "ed448" key$/],
-      [{ JWT_SECRET: 'hunter2-is-a-short-secret' }, /^JWT_SECRET: expected at least 32 bytes \(the HMAC secret of an HS256\/384\/512 BFF\), got 25 bytes$/],
-      [{ JWT_JWKS_URL: 'https://bff.example.com/jwks', JWT_PUBLIC_KEY: pem }, /^JWT_PUBLIC_KEY: expected one of JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_SECRET, not several; got JWT_JWKS_URL and JWT_PUBLIC_KEY$/],
+      [
+        { JWT_SECRET: 'hunter2-is-a-short-secret' },
+        /^JWT_SECRET: expected at least 32 bytes \(the HMAC secret of an HS256\/384\/512 BFF\), got 25 bytes$/,
+      ],
+      [
+        { JWT_JWKS_URL: 'https://bff.example.com/jwks', JWT_PUBLIC_KEY: pem },
+        /^JWT_PUBLIC_KEY: expected one of JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_SECRET, not several; got JWT_JWKS_URL and JWT_PUBLIC_KEY$/,
+      ],
       [{ JWT_PUBLIC_KEY: pem, JWT_SECRET: secret }, /^JWT_SECRET: expected one of .*; got JWT_PUBLIC_KEY and JWT_SECRET$/],
-      [{ JWT_JWKS_URL: 'https://bff.example.com/jwks', JWT_SECRET: secret }, /^JWT_SECRET: expected one of .*; got JWT_JWKS_URL and JWT_SECRET$/],
+      [
+        { JWT_JWKS_URL: 'https://bff.example.com/jwks', JWT_SECRET: secret },
+        /^JWT_SECRET: expected one of .*; got JWT_JWKS_URL and JWT_SECRET$/,
+      ],
     ];
     for (const [env, expected] of cases) {
       const problems = problemsOf(env);
@@ -299,14 +361,18 @@ describe('docs/behaviour.md "Configuration": every bad value stops the start wit
       ['PKCS#8 Ed25519', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString()],
       [
         'encrypted PKCS#8',
-        generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'x' }).toString(),
+        generateKeyPairSync('ec', { namedCurve: 'P-256' })
+          .privateKey.export({ type: 'pkcs8', format: 'pem', cipher: 'aes-256-cbc', passphrase: 'x' })
+          .toString(),
       ],
     ];
     for (const [label, pem] of privatePems) {
       for (const value of [pem, pem.replaceAll('\n', '\\n')]) {
         assert.deepEqual(
           problemsOf({ JWT_PUBLIC_KEY: value }),
-          ["JWT_PUBLIC_KEY: give the public key, not a private key (the proxy only verifies tokens; keep the BFF's signing key out of its environment)"],
+          [
+            "JWT_PUBLIC_KEY: give the public key, not a private key (the proxy only verifies tokens; keep the BFF's signing key out of its environment)",
+          ],
           label,
         );
       }
@@ -357,7 +423,14 @@ describe('docs/behaviour.md "Configuration": every bad value stops the start wit
 
   test('every problem of a bad environment comes at once', () => {
     const problems = problemsOf({ NODE_ENV: 'production', PORT: '1e3', HOST: '999.1.1.1', SHUTDOWN_DELAY_MS: '5s', LOG_LEVEL: 'loud' });
-    assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), ['BFF_BASE_URL', 'HOST', 'LOG_LEVEL', 'PORT', 'SHUTDOWN_DELAY_MS', 'STICKER_API_URL']);
+    assert.deepEqual(problems.map((p) => p.split(':')[0]).sort(), [
+      'BFF_BASE_URL',
+      'HOST',
+      'LOG_LEVEL',
+      'PORT',
+      'SHUTDOWN_DELAY_MS',
+      'STICKER_API_URL',
+    ]);
   });
 });
 

@@ -80,10 +80,7 @@ function assertReported(problems: readonly string[], pattern: RegExp): void {
 const MANIFEST_DIR = 'deploy/kubernetes';
 
 /** The kinds the deployment uses, each with its schema model. Another kind fails the check. */
-const MODELS: ReadonlyMap<string, new (data: never) => { validate(): void }> = new Map<
-  string,
-  new (data: never) => { validate(): void }
->([
+const MODELS: ReadonlyMap<string, new (data: never) => { validate(): void }> = new Map<string, new (data: never) => { validate(): void }>([
   ['v1/ConfigMap', ConfigMap],
   ['v1/Service', Service],
   ['apps/v1/Deployment', Deployment],
@@ -118,7 +115,11 @@ function loadManifests(): Manifest[] {
     const file = `${MANIFEST_DIR}/${name}`;
     for (const doc of parseAllDocuments(readText(file))) {
       const issues = [...doc.errors, ...doc.warnings];
-      assert.deepEqual(issues.map((e) => e.message), [], `${file}: YAML problems`);
+      assert.deepEqual(
+        issues.map((e) => e.message),
+        [],
+        `${file}: YAML problems`,
+      );
       const value: unknown = doc.toJS();
       if (value === null || value === undefined) continue;
       assert.ok(typeof value === 'object' && !Array.isArray(value), `${file}: a document is not a mapping`);
@@ -163,7 +164,9 @@ function resolveEnv(container: IContainer, configMaps: readonly IConfigMap[], pr
       }
     }
     if (from.secretRef) {
-      problems.push(`envFrom secretRef ${from.secretRef.name ?? ''}: reference each secret key with secretKeyRef, so the variables it sets are known`);
+      problems.push(
+        `envFrom secretRef ${from.secretRef.name ?? ''}: reference each secret key with secretKeyRef, so the variables it sets are known`,
+      );
     }
   }
   for (const e of container.env ?? []) {
@@ -186,7 +189,15 @@ function quantity(value: string | number | undefined): number {
   const match = /^([0-9.]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$/.exec(value ?? '');
   if (!match) return Number.NaN;
   const factors: Record<string, number> = {
-    m: 1e-3, k: 1e3, M: 1e6, G: 1e9, T: 1e12, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40,
+    m: 1e-3,
+    k: 1e3,
+    M: 1e6,
+    G: 1e9,
+    T: 1e12,
+    Ki: 2 ** 10,
+    Mi: 2 ** 20,
+    Gi: 2 ** 30,
+    Ti: 2 ** 40,
   };
   return Number(match[1]) * (match[2] ? (factors[match[2]] ?? Number.NaN) : 1);
 }
@@ -285,7 +296,11 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
     problems.push(`the container port named metrics is ${metricsContainerPort?.containerPort ?? '(none)'}, METRICS_PORT is ${metricsPort}`);
   }
   const annotations = template?.metadata?.annotations ?? {};
-  if (annotations['prometheus.io/scrape'] !== 'true' || annotations['prometheus.io/port'] !== String(metricsPort) || annotations['prometheus.io/path'] !== '/metrics') {
+  if (
+    annotations['prometheus.io/scrape'] !== 'true' ||
+    annotations['prometheus.io/port'] !== String(metricsPort) ||
+    annotations['prometheus.io/path'] !== '/metrics'
+  ) {
     problems.push(`pod annotations must say prometheus.io/scrape "true", port "${metricsPort}", path "/metrics"`);
   }
 
@@ -296,7 +311,10 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
     if (get.path !== path) problems.push(`${which} path is ${get.path ?? '(none)'}, expected ${path}`);
     // The probes go to HEALTH_PORT when it is set (a listener of its own, never behind a storm on PORT).
     const probePort = healthPort ?? appPort;
-    if (portOf(get.port) !== probePort) problems.push(`${which} port ${String(get.port)} is not ${healthPort === undefined ? 'the application port' : 'HEALTH_PORT'} ${probePort}`);
+    if (portOf(get.port) !== probePort)
+      problems.push(
+        `${which} port ${String(get.port)} is not ${healthPort === undefined ? 'the application port' : 'HEALTH_PORT'} ${probePort}`,
+      );
     return undefined;
   };
   probe('readinessProbe', '/readyz');
@@ -418,8 +436,10 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
   for (const ingress of ingresses) {
     const iName = ingress.metadata?.name ?? '';
     const bodySize = nginxSize(ingress.metadata?.annotations?.['nginx.ingress.kubernetes.io/proxy-body-size']);
-    if (!(bodySize >= UPLOAD_BYTES)) problems.push(`Ingress ${iName}: proxy-body-size must take a 10 MiB KYC upload (at least ${UPLOAD_BYTES} bytes)`);
-    if (ingress.spec?.ingressClassName !== 'nginx') problems.push(`Ingress ${iName}: ingressClassName must be nginx (its annotations are ingress-nginx's)`);
+    if (!(bodySize >= UPLOAD_BYTES))
+      problems.push(`Ingress ${iName}: proxy-body-size must take a 10 MiB KYC upload (at least ${UPLOAD_BYTES} bytes)`);
+    if (ingress.spec?.ingressClassName !== 'nginx')
+      problems.push(`Ingress ${iName}: ingressClassName must be nginx (its annotations are ingress-nginx's)`);
     const allowed = (literal('ALLOWED_ORIGINS') ?? '').split(',').map((o) => o.trim());
     for (const rule of ingress.spec?.rules ?? []) {
       const paths = rule.http?.paths ?? [];
@@ -429,8 +449,10 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
       }
       for (const p of paths) {
         const target = p.backend.service?.name ?? '';
-        if (p !== api[0] && frontNames.has(target)) problems.push(`Ingress ${iName}: ${p.path ?? ''} goes to the proxy, which serves only /api/`);
-        if (services.some((s) => s.metadata?.name === target) && !frontNames.has(target)) problems.push(`Ingress ${iName}: ${p.path ?? ''} exposes Service ${target}`);
+        if (p !== api[0] && frontNames.has(target))
+          problems.push(`Ingress ${iName}: ${p.path ?? ''} goes to the proxy, which serves only /api/`);
+        if (services.some((s) => s.metadata?.name === target) && !frontNames.has(target))
+          problems.push(`Ingress ${iName}: ${p.path ?? ''} exposes Service ${target}`);
       }
       if (!paths.some((p) => p.path === '/' && p.pathType === 'Prefix' && !frontNames.has(p.backend.service?.name ?? ''))) {
         problems.push(`Ingress ${iName} host ${rule.host ?? '*'}: every other path (/) must go to the front end`);
@@ -441,7 +463,7 @@ function checkManifests(manifests: readonly Manifest[]): string[] {
     }
   }
   if (ingresses.length > 0 && !literal('TRUSTED_PROXIES')) {
-    problems.push('TRUSTED_PROXIES is not set: behind the Ingress every visitor would count as the controller\'s address');
+    problems.push("TRUSTED_PROXIES is not set: behind the Ingress every visitor would count as the controller's address");
   }
   return problems;
 }
@@ -453,7 +475,11 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
     assert.ok(manifests.length >= 5, `expected the manifests, found ${manifests.length} objects`);
     assert.deepEqual(manifests.flatMap(schemaProblems), []);
     const ids = manifests.map((m) => `${String(m.object.kind)}/${String((m.object.metadata as { name?: string } | undefined)?.name)}`);
-    assert.deepEqual(ids.filter((id, i) => ids.indexOf(id) !== i), [], 'duplicate kind/name');
+    assert.deepEqual(
+      ids.filter((id, i) => ids.indexOf(id) !== i),
+      [],
+      'duplicate kind/name',
+    );
   });
 
   test('the schema check rejects a wrong type, a missing field and an unknown kind', () => {
@@ -486,40 +512,160 @@ describe('Kubernetes manifests (deploy/kubernetes)', () => {
   };
 
   const cases: [string, string, (o: Record<string, unknown>) => void, RegExp][] = [
-    ['readiness on /healthz', 'Deployment', (o) => void ((containerOf(o).readinessProbe ?? {}).httpGet = { path: '/healthz', port: 'http' }), /readinessProbe path/],
-    ['liveness on /readyz', 'Deployment', (o) => void ((containerOf(o).livenessProbe ?? {}).httpGet = { path: '/readyz', port: 'http' }), /livenessProbe path/],
-    ['readiness on another port', 'Deployment', (o) => void ((containerOf(o).readinessProbe ?? {}).httpGet = { path: '/readyz', port: 'metrics' }), /readinessProbe port/],
-    ['Service targetPort not a container port', 'Service', (o) => void (((o as unknown as IService).spec?.ports ?? [])[0]!.targetPort = 8080), /targetPort 8080 is no container port/],
-    ['Service selecting other pods', 'Service', (o) => void ((o as unknown as IService).spec!.selector = { app: 'other' }), /selects no pod/],
+    [
+      'readiness on /healthz',
+      'Deployment',
+      (o) => void ((containerOf(o).readinessProbe ?? {}).httpGet = { path: '/healthz', port: 'http' }),
+      /readinessProbe path/,
+    ],
+    [
+      'liveness on /readyz',
+      'Deployment',
+      (o) => void ((containerOf(o).livenessProbe ?? {}).httpGet = { path: '/readyz', port: 'http' }),
+      /livenessProbe path/,
+    ],
+    [
+      'readiness on another port',
+      'Deployment',
+      (o) => void ((containerOf(o).readinessProbe ?? {}).httpGet = { path: '/readyz', port: 'metrics' }),
+      /readinessProbe port/,
+    ],
+    [
+      'Service targetPort not a container port',
+      'Service',
+      (o) => void (((o as unknown as IService).spec?.ports ?? [])[0]!.targetPort = 8080),
+      /targetPort 8080 is no container port/,
+    ],
+    [
+      'Service selecting other pods',
+      'Service',
+      (o) => void ((o as unknown as IService).spec!.selector = { app: 'other' }),
+      /selects no pod/,
+    ],
     ['metrics port renamed', 'Deployment', (o) => void (containerOf(o).ports![1]!.name = 'prom'), /named metrics/],
-    ['METRICS_PORT not the metrics port', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.METRICS_PORT = '9100'), /METRICS_PORT is 9100|port named metrics/],
-    ['grace period too short', 'Deployment', (o) => void ((o as unknown as IDeployment).spec!.template.spec!.terminationGracePeriodSeconds = 20), /terminationGracePeriodSeconds 20 must exceed/],
+    [
+      'METRICS_PORT not the metrics port',
+      'ConfigMap',
+      (o) => void ((o as unknown as IConfigMap).data!.METRICS_PORT = '9100'),
+      /METRICS_PORT is 9100|port named metrics/,
+    ],
+    [
+      'grace period too short',
+      'Deployment',
+      (o) => void ((o as unknown as IDeployment).spec!.template.spec!.terminationGracePeriodSeconds = 20),
+      /terminationGracePeriodSeconds 20 must exceed/,
+    ],
     ['longer SHUTDOWN_TIMEOUT_MS', 'Deployment', (o) => setEnv(o, 'SHUTDOWN_TIMEOUT_MS', '25000'), /must exceed/],
-    ['SHUTDOWN_DELAY_MS not matching preStop', 'Deployment', (o) => setEnv(o, 'SHUTDOWN_DELAY_MS', '2000'), /does not match SHUTDOWN_DELAY_MS/],
+    [
+      'SHUTDOWN_DELAY_MS not matching preStop',
+      'Deployment',
+      (o) => setEnv(o, 'SHUTDOWN_DELAY_MS', '2000'),
+      /does not match SHUTDOWN_DELAY_MS/,
+    ],
     ['no preStop', 'Deployment', (o) => void delete containerOf(o).lifecycle, /preStop hook/],
-    ['runAsNonRoot false', 'Deployment', (o) => void ((o as unknown as IDeployment).spec!.template.spec!.securityContext!.runAsNonRoot = false), /runAsNonRoot/],
-    ['no runAsUser', 'Deployment', (o) => void delete (o as unknown as IDeployment).spec!.template.spec!.securityContext!.runAsUser, /runAsUser/],
-    ['writable root filesystem', 'Deployment', (o) => void (containerOf(o).securityContext!.readOnlyRootFilesystem = false), /readOnlyRootFilesystem/],
-    ['privilege escalation allowed', 'Deployment', (o) => void (containerOf(o).securityContext!.allowPrivilegeEscalation = true), /allowPrivilegeEscalation/],
+    [
+      'runAsNonRoot false',
+      'Deployment',
+      (o) => void ((o as unknown as IDeployment).spec!.template.spec!.securityContext!.runAsNonRoot = false),
+      /runAsNonRoot/,
+    ],
+    [
+      'no runAsUser',
+      'Deployment',
+      (o) => void delete (o as unknown as IDeployment).spec!.template.spec!.securityContext!.runAsUser,
+      /runAsUser/,
+    ],
+    [
+      'writable root filesystem',
+      'Deployment',
+      (o) => void (containerOf(o).securityContext!.readOnlyRootFilesystem = false),
+      /readOnlyRootFilesystem/,
+    ],
+    [
+      'privilege escalation allowed',
+      'Deployment',
+      (o) => void (containerOf(o).securityContext!.allowPrivilegeEscalation = true),
+      /allowPrivilegeEscalation/,
+    ],
     ['no limits', 'Deployment', (o) => void delete containerOf(o).resources!.limits, /limits\.cpu is not set/],
-    ['request above limit', 'Deployment', (o) => void (containerOf(o).resources!.requests!.memory = '1Gi'), /requests\.memory \(1Gi\) exceeds/],
-    ['HPA on another Deployment', 'HorizontalPodAutoscaler', (o) => void ((o as unknown as IHorizontalPodAutoscaler).spec!.scaleTargetRef.name = 'other'), /scaleTargetRef/],
+    [
+      'request above limit',
+      'Deployment',
+      (o) => void (containerOf(o).resources!.requests!.memory = '1Gi'),
+      /requests\.memory \(1Gi\) exceeds/,
+    ],
+    [
+      'HPA on another Deployment',
+      'HorizontalPodAutoscaler',
+      (o) => void ((o as unknown as IHorizontalPodAutoscaler).spec!.scaleTargetRef.name = 'other'),
+      /scaleTargetRef/,
+    ],
     ['replicas next to the HPA', 'Deployment', (o) => void ((o as unknown as IDeployment).spec!.replicas = 3), /sets replicas/],
-    ['PDB selecting other pods', 'PodDisruptionBudget', (o) => void ((o as unknown as IPodDisruptionBudget).spec!.selector = { matchLabels: { app: 'other' } }), /PodDisruptionBudget .* selector/],
+    [
+      'PDB selecting other pods',
+      'PodDisruptionBudget',
+      (o) => void ((o as unknown as IPodDisruptionBudget).spec!.selector = { matchLabels: { app: 'other' } }),
+      /PodDisruptionBudget .* selector/,
+    ],
     ['REDIS_URL as a value', 'Deployment', (o) => setEnv(o, 'REDIS_URL', 'redis://redis:6379'), /REDIS_URL must come from a Secret/],
     ['REDIS_PASSWORD as a value', 'Deployment', (o) => setEnv(o, 'REDIS_PASSWORD', 'hunter2'), /REDIS_PASSWORD must come from a Secret/],
-    ['secret in the ConfigMap', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.CACHE_PURGE_TOKEN = 'x'.repeat(20)), /holds CACHE_PURGE_TOKEN/],
-    ['NODE_ENV development', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.NODE_ENV = 'development'), /NODE_ENV is development/],
+    [
+      'secret in the ConfigMap',
+      'ConfigMap',
+      (o) => void ((o as unknown as IConfigMap).data!.CACHE_PURGE_TOKEN = 'x'.repeat(20)),
+      /holds CACHE_PURGE_TOKEN/,
+    ],
+    [
+      'NODE_ENV development',
+      'ConfigMap',
+      (o) => void ((o as unknown as IConfigMap).data!.NODE_ENV = 'development'),
+      /NODE_ENV is development/,
+    ],
     ['BFF_BASE_URL missing', 'ConfigMap', (o) => void delete (o as unknown as IConfigMap).data!.BFF_BASE_URL, /BFF_BASE_URL is not set/],
-    ['a value the server refuses', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.UPSTREAM_TIMEOUT_MS = 'soon'), /refused by the server/],
+    [
+      'a value the server refuses',
+      'ConfigMap',
+      (o) => void ((o as unknown as IConfigMap).data!.UPSTREAM_TIMEOUT_MS = 'soon'),
+      /refused by the server/,
+    ],
     ['two workers', 'ConfigMap', (o) => void ((o as unknown as IConfigMap).data!.WORKERS = '2'), /WORKERS must be 1/],
     ['command override', 'Deployment', (o) => void (containerOf(o).command = ['npm', 'start']), /command\/args/],
-    ['upload limit of 1m', 'Ingress', (o) => void ((o as unknown as IIngress).metadata!.annotations!['nginx.ingress.kubernetes.io/proxy-body-size'] = '1m'), /proxy-body-size must take a 10 MiB/],
-    ['/api/ to the front end', 'Ingress', (o) => void ((o as unknown as IIngress).spec!.rules![0]!.http!.paths[0]!.backend.service!.name = 'front-end'), /\/api\/ \(Prefix\) must go to the proxy/],
-    ['every path to the proxy', 'Ingress', (o) => void ((o as unknown as IIngress).spec!.rules![0]!.http!.paths[1]!.backend.service!.name = 'front-proxy'), /\/ goes to the proxy|every other path/],
-    ['the metrics Service exposed', 'Ingress', (o) => void ((o as unknown as IIngress).spec!.rules![0]!.http!.paths[1]!.backend.service!.name = 'front-proxy-metrics'), /exposes Service front-proxy-metrics/],
-    ['a host not in ALLOWED_ORIGINS', 'Ingress', (o) => void ((o as unknown as IIngress).spec!.rules![0]!.host = 'shop.example.com'), /https:\/\/shop\.example\.com is not in ALLOWED_ORIGINS/],
-    ['no TRUSTED_PROXIES', 'ConfigMap', (o) => void delete (o as unknown as IConfigMap).data!.TRUSTED_PROXIES, /TRUSTED_PROXIES is not set/],
+    [
+      'upload limit of 1m',
+      'Ingress',
+      (o) => void ((o as unknown as IIngress).metadata!.annotations!['nginx.ingress.kubernetes.io/proxy-body-size'] = '1m'),
+      /proxy-body-size must take a 10 MiB/,
+    ],
+    [
+      '/api/ to the front end',
+      'Ingress',
+      (o) => void ((o as unknown as IIngress).spec!.rules![0]!.http!.paths[0]!.backend.service!.name = 'front-end'),
+      /\/api\/ \(Prefix\) must go to the proxy/,
+    ],
+    [
+      'every path to the proxy',
+      'Ingress',
+      (o) => void ((o as unknown as IIngress).spec!.rules![0]!.http!.paths[1]!.backend.service!.name = 'front-proxy'),
+      /\/ goes to the proxy|every other path/,
+    ],
+    [
+      'the metrics Service exposed',
+      'Ingress',
+      (o) => void ((o as unknown as IIngress).spec!.rules![0]!.http!.paths[1]!.backend.service!.name = 'front-proxy-metrics'),
+      /exposes Service front-proxy-metrics/,
+    ],
+    [
+      'a host not in ALLOWED_ORIGINS',
+      'Ingress',
+      (o) => void ((o as unknown as IIngress).spec!.rules![0]!.host = 'shop.example.com'),
+      /https:\/\/shop\.example\.com is not in ALLOWED_ORIGINS/,
+    ],
+    [
+      'no TRUSTED_PROXIES',
+      'ConfigMap',
+      (o) => void delete (o as unknown as IConfigMap).data!.TRUSTED_PROXIES,
+      /TRUSTED_PROXIES is not set/,
+    ],
   ];
   for (const [what, kind, change, pattern] of cases) {
     test(`the cross-file check reports: ${what}`, () => {
@@ -550,9 +696,12 @@ function checkControllerValues(values: ControllerValues): string[] {
   const config = values.controller?.config ?? {};
   const local = values.controller?.service?.externalTrafficPolicy === 'Local';
   const proxyProtocol = config['use-proxy-protocol'] === 'true';
-  if (!local && !proxyProtocol) problems.push('the client address is lost at the load balancer: externalTrafficPolicy Local or use-proxy-protocol "true"');
-  if (config['use-forwarded-headers'] === 'true') problems.push('use-forwarded-headers "true" believes an X-Forwarded-For a client sends through an L4 load balancer');
-  for (const [key, value] of Object.entries(config)) if (typeof value !== 'string') problems.push(`config ${key}: ConfigMap values are strings`);
+  if (!local && !proxyProtocol)
+    problems.push('the client address is lost at the load balancer: externalTrafficPolicy Local or use-proxy-protocol "true"');
+  if (config['use-forwarded-headers'] === 'true')
+    problems.push('use-forwarded-headers "true" believes an X-Forwarded-For a client sends through an L4 load balancer');
+  for (const [key, value] of Object.entries(config))
+    if (typeof value !== 'string') problems.push(`config ${key}: ConfigMap values are strings`);
   return problems;
 }
 
@@ -561,13 +710,22 @@ describe('ingress-nginx controller values (deploy/ingress-nginx/values.yaml)', (
   const values = doc.toJS() as ControllerValues;
 
   test('parse, and keep the client address from the load balancer to the proxy', () => {
-    assert.deepEqual([...doc.errors, ...doc.warnings].map((e) => e.message), []);
+    assert.deepEqual(
+      [...doc.errors, ...doc.warnings].map((e) => e.message),
+      [],
+    );
     assert.deepEqual(checkControllerValues(values), []);
   });
 
   test('the check reports a lost address and a believed client header', () => {
-    assertReported(checkControllerValues({ controller: { service: { externalTrafficPolicy: 'Cluster' }, config: {} } }), /client address is lost/);
-    assertReported(checkControllerValues({ controller: { service: { externalTrafficPolicy: 'Local' }, config: { 'use-forwarded-headers': 'true' } } }), /believes an X-Forwarded-For/);
+    assertReported(
+      checkControllerValues({ controller: { service: { externalTrafficPolicy: 'Cluster' }, config: {} } }),
+      /client address is lost/,
+    );
+    assertReported(
+      checkControllerValues({ controller: { service: { externalTrafficPolicy: 'Local' }, config: { 'use-forwarded-headers': 'true' } } }),
+      /believes an X-Forwarded-For/,
+    );
     assert.deepEqual(checkControllerValues({ controller: { config: { 'use-proxy-protocol': 'true' } } }), []);
   });
 });
@@ -614,7 +772,12 @@ function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string, p
   const runs = (stage: Stage) => keyword(stage, 'RUN').map((i) => i.getArgumentsContent() ?? '');
   /** The stage a COPY --from of `path` in the final stage takes it from. */
   const copiedFrom = (path: RegExp): Stage | undefined => {
-    const copy = final.template.getCOPYs().find((c) => c.getArguments().slice(0, -1).some((a) => path.test(a.getValue())));
+    const copy = final.template.getCOPYs().find((c) =>
+      c
+        .getArguments()
+        .slice(0, -1)
+        .some((a) => path.test(a.getValue())),
+    );
     const from = copy?.getFromFlag()?.getValue();
     return stages.find((s) => s.name === from && s !== final);
   };
@@ -631,27 +794,49 @@ function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string, p
   if (!build || ci < 0 || runBuild < ci) {
     problems.push('the final stage must copy dist from a stage that runs npm ci, then npm run build');
   }
-  if (!final.template.getCOPYs().some((c) => c.getArguments().slice(0, -1).some((a) => /(^|\/)package\.json$/.test(a.getValue())))) {
+  if (
+    !final.template.getCOPYs().some((c) =>
+      c
+        .getArguments()
+        .slice(0, -1)
+        .some((a) => /(^|\/)package\.json$/.test(a.getValue())),
+    )
+  ) {
     problems.push('the final stage must copy package.json');
   }
   for (const script of ['preinstall', 'install', 'postinstall', 'prepare']) {
     if (pkg.scripts[script] !== undefined) {
-      problems.push(`package.json has a ${script} script: npm ci --omit=dev (scripts ignored) would not run it, or would need dev dependencies`);
+      problems.push(
+        `package.json has a ${script} script: npm ci --omit=dev (scripts ignored) would not run it, or would need dev dependencies`,
+      );
     }
   }
 
   // Runtime: user, environment, health check, command.
   // A number (the base image's `node` user, 1000): the kubelet checks runAsNonRoot only against a numeric user.
   const user = keyword(final, 'USER').at(-1)?.getArgumentsContent()?.split(':')[0];
-  if (user === undefined || user === 'root' || user === '0') problems.push(`the final stage must run as the node user (1000), not root (${user ?? 'no USER'})`);
-  else if (!/^[1-9][0-9]*$/.test(user)) problems.push(`the final stage's USER ${user} must be a number (the node user is 1000): runAsNonRoot cannot be checked against a name`);
-  const exposed = new Set(keyword(final, 'EXPOSE').flatMap((e) => (e.getArgumentsContent() ?? '').split(/\s+/)).map((p) => p.split('/')[0]));
-  for (const port of ports) if (!exposed.has(String(port))) problems.push(`EXPOSE does not list port ${port} (a containerPort of deploy/kubernetes/deployment.yaml)`);
+  if (user === undefined || user === 'root' || user === '0')
+    problems.push(`the final stage must run as the node user (1000), not root (${user ?? 'no USER'})`);
+  else if (!/^[1-9][0-9]*$/.test(user))
+    problems.push(`the final stage's USER ${user} must be a number (the node user is 1000): runAsNonRoot cannot be checked against a name`);
+  const exposed = new Set(
+    keyword(final, 'EXPOSE')
+      .flatMap((e) => (e.getArgumentsContent() ?? '').split(/\s+/))
+      .map((p) => p.split('/')[0]),
+  );
+  for (const port of ports)
+    if (!exposed.has(String(port)))
+      problems.push(`EXPOSE does not list port ${port} (a containerPort of deploy/kubernetes/deployment.yaml)`);
   const env = new Map(final.template.getENVs().flatMap((e) => e.getProperties().map((p) => [p.getName(), p.getValue()] as const)));
-  if (env.get('NODE_ENV') !== 'production') problems.push(`the final stage must set NODE_ENV=production, not ${env.get('NODE_ENV') ?? '(unset)'}`);
+  if (env.get('NODE_ENV') !== 'production')
+    problems.push(`the final stage must set NODE_ENV=production, not ${env.get('NODE_ENV') ?? '(unset)'}`);
   if (env.get('HOST') !== '0.0.0.0') problems.push('the final stage must set HOST=0.0.0.0');
   const healthcheck = final.template.getHEALTHCHECKs().at(-1);
-  if (!healthcheck || healthcheck.getSubcommand()?.getValue().toUpperCase() !== 'CMD' || !healthcheck.getArgumentsContent()?.includes('/healthz')) {
+  if (
+    !healthcheck ||
+    healthcheck.getSubcommand()?.getValue().toUpperCase() !== 'CMD' ||
+    !healthcheck.getArgumentsContent()?.includes('/healthz')
+  ) {
     problems.push('the final stage must have a HEALTHCHECK CMD on /healthz');
   }
   const execForm = (i: JSONInstruction | undefined): string[] | undefined =>
@@ -659,7 +844,8 @@ function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string, p
   const entrypointInstruction = final.template.getENTRYPOINTs().at(-1);
   const entrypoint = execForm(entrypointInstruction);
   const cmdInstruction = final.template.getCMDs().at(-1);
-  const cmdAfter = cmdInstruction && entrypointInstruction && cmdInstruction.getRange().start.line > entrypointInstruction.getRange().start.line;
+  const cmdAfter =
+    cmdInstruction && entrypointInstruction && cmdInstruction.getRange().start.line > entrypointInstruction.getRange().start.line;
   const cmd = cmdAfter ? execForm(cmdInstruction) : [];
   const start = pkg.scripts.start?.trim().split(/\s+/) ?? [];
   if (start[0] !== 'node') problems.push(`package.json start script is not a plain node command: ${pkg.scripts.start ?? '(none)'}`);
@@ -670,7 +856,10 @@ function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string, p
   }
 
   // The build context: .dockerignore leaves everything out, then lets back in what COPY needs.
-  const ignore = dockerignore.split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+  const ignore = dockerignore
+    .split('\n')
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith('#'));
   const allowed = new Set(ignore.filter((l) => l.startsWith('!')).map((l) => l.slice(1).replace(/^\.?\/|\/$/g, '')));
   if (ignore[0] !== '*' && ignore[0] !== '**') problems.push('.dockerignore must start with * and let back in only what the build needs');
   for (const unwanted of ['node_modules', 'dist', '.git', '.env']) {
@@ -679,7 +868,10 @@ function checkDockerfile(text: string, pkg: PackageJson, dockerignore: string, p
   for (const stage of stages) {
     for (const copy of stage.template.getCOPYs()) {
       if (copy.getFromFlag()) continue;
-      for (const source of copy.getArguments().slice(0, -1).map((a) => a.getValue())) {
+      for (const source of copy
+        .getArguments()
+        .slice(0, -1)
+        .map((a) => a.getValue())) {
         const top = source.replace(/^\.\//, '').split('/')[0] ?? '';
         if (!allowed.has(top)) problems.push(`COPY ${source}: .dockerignore leaves it out of the build context`);
       }
@@ -700,19 +892,71 @@ describe('Dockerfile', () => {
   const cases: [string, () => string[], RegExp][] = [
     ['a linter finding', () => checkDockerfile(edit(dockerfile, 'EXPOSE 3000', 'EXPOSE port'), pkg, dockerignore), /Dockerfile line \d+:/],
     ['a single stage', () => checkDockerfile('FROM node:24-bookworm-slim\nUSER 1000\nCMD ["node"]\n', pkg, dockerignore), /multi-stage/],
-    ['a final stage on Node.js 20', () => checkDockerfile(edit(dockerfile, 'FROM node:24-bookworm-slim AS final', 'FROM node:20-bookworm-slim AS final'), pkg, dockerignore), /expected node:24/],
+    [
+      'a final stage on Node.js 20',
+      () =>
+        checkDockerfile(edit(dockerfile, 'FROM node:24-bookworm-slim AS final', 'FROM node:20-bookworm-slim AS final'), pkg, dockerignore),
+      /expected node:24/,
+    ],
     ['no USER', () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', ''), pkg, dockerignore), /not root \(no USER\)/],
     ['USER root', () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', 'USER root\n'), pkg, dockerignore), /not root/],
-    ['USER as a name', () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', 'USER node\n'), pkg, dockerignore), /USER node must be a number/],
-    ['the metrics port not exposed', () => checkDockerfile(edit(dockerfile, 'EXPOSE 3000 8081 9464\n', 'EXPOSE 3000 8081\n'), pkg, dockerignore), /EXPOSE does not list port 9464/],
+    [
+      'USER as a name',
+      () => checkDockerfile(edit(dockerfile, 'USER 1000:1000\n', 'USER node\n'), pkg, dockerignore),
+      /USER node must be a number/,
+    ],
+    [
+      'the metrics port not exposed',
+      () => checkDockerfile(edit(dockerfile, 'EXPOSE 3000 8081 9464\n', 'EXPOSE 3000 8081\n'), pkg, dockerignore),
+      /EXPOSE does not list port 9464/,
+    ],
     ['no HEALTHCHECK', () => checkDockerfile(edit(dockerfile, /^HEALTHCHECK .*\\\n.*\n/m, ''), pkg, dockerignore), /HEALTHCHECK/],
-    ['dev dependencies in the image', () => checkDockerfile(edit(dockerfile, 'RUN npm ci --omit=dev', 'RUN npm ci'), pkg, dockerignore), /npm ci --omit=dev/],
+    [
+      'dev dependencies in the image',
+      () => checkDockerfile(edit(dockerfile, 'RUN npm ci --omit=dev', 'RUN npm ci'), pkg, dockerignore),
+      /npm ci --omit=dev/,
+    ],
     ['no build', () => checkDockerfile(edit(dockerfile, 'RUN npm run build', 'RUN true'), pkg, dockerignore), /npm run build/],
-    ['NODE_ENV not production', () => checkDockerfile(edit(dockerfile, 'NODE_ENV=production', 'NODE_ENV=development'), pkg, dockerignore), /NODE_ENV=production/],
-    ['shell form', () => checkDockerfile(edit(dockerfile, 'ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/server.js"]', 'ENTRYPOINT node --max-semi-space-size=8 dist/server.js'), pkg, dockerignore), /exec form/],
-    ['npm start', () => checkDockerfile(edit(dockerfile, 'ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/server.js"]', 'ENTRYPOINT ["npm", "start"]'), pkg, dockerignore), /package\.json start runs/],
-    ['other Node.js options than npm start', () => checkDockerfile(dockerfile, { scripts: { ...pkg.scripts, start: 'node --max-semi-space-size=64 dist/server.js' } }, dockerignore), /package\.json start runs/],
-    ['a prepare script', () => checkDockerfile(dockerfile, { scripts: { ...pkg.scripts, prepare: 'npm run build' } }, dockerignore), /prepare script/],
+    [
+      'NODE_ENV not production',
+      () => checkDockerfile(edit(dockerfile, 'NODE_ENV=production', 'NODE_ENV=development'), pkg, dockerignore),
+      /NODE_ENV=production/,
+    ],
+    [
+      'shell form',
+      () =>
+        checkDockerfile(
+          edit(
+            dockerfile,
+            'ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/server.js"]',
+            'ENTRYPOINT node --max-semi-space-size=8 dist/server.js',
+          ),
+          pkg,
+          dockerignore,
+        ),
+      /exec form/,
+    ],
+    [
+      'npm start',
+      () =>
+        checkDockerfile(
+          edit(dockerfile, 'ENTRYPOINT ["node", "--max-semi-space-size=8", "dist/server.js"]', 'ENTRYPOINT ["npm", "start"]'),
+          pkg,
+          dockerignore,
+        ),
+      /package\.json start runs/,
+    ],
+    [
+      'other Node.js options than npm start',
+      () =>
+        checkDockerfile(dockerfile, { scripts: { ...pkg.scripts, start: 'node --max-semi-space-size=64 dist/server.js' } }, dockerignore),
+      /package\.json start runs/,
+    ],
+    [
+      'a prepare script',
+      () => checkDockerfile(dockerfile, { scripts: { ...pkg.scripts, prepare: 'npm run build' } }, dockerignore),
+      /prepare script/,
+    ],
     ['a source left out of the context', () => checkDockerfile(dockerfile, pkg, edit(dockerignore, '!src/\n', '')), /COPY src/],
     ['node_modules in the context', () => checkDockerfile(dockerfile, pkg, `${dockerignore}!node_modules\n`), /lets node_modules/],
   ];
@@ -750,7 +994,11 @@ const CONTRACT_METRICS: Readonly<Record<string, readonly string[]>> = {
   front_proxy_http_open_connections_limit: [],
   front_proxy_http_refused_total: ['reason'],
 };
-const HISTOGRAMS = ['front_proxy_http_request_duration_seconds', 'front_proxy_upstream_request_duration_seconds', 'front_proxy_stream_duration_seconds'];
+const HISTOGRAMS = [
+  'front_proxy_http_request_duration_seconds',
+  'front_proxy_upstream_request_duration_seconds',
+  'front_proxy_stream_duration_seconds',
+];
 /** Labels Prometheus adds to every series it scrapes (`namespace`: Kubernetes service discovery, the Prometheus Operator). */
 const TARGET_LABELS = ['job', 'instance', 'namespace', 'cluster'];
 
@@ -799,7 +1047,8 @@ function analysePromql(expr: string, ranges: RangeStyle = 'grafana'): PromqlFact
     if (ranges === 'grafana' && range !== '[$__rate_interval]') facts.problems.push(`range ${range} is not [$__rate_interval]`);
     if (ranges === 'fixed' && !/^\[(\d+(ms|s|m|h|d|w|y))+\]$/.test(range)) facts.problems.push(`range ${range} is not a fixed duration`);
   }
-  if (ranges === 'fixed' && outsideStrings.includes('$')) facts.problems.push('a Grafana variable ($…) in an expression Prometheus evaluates');
+  if (ranges === 'fixed' && outsideStrings.includes('$'))
+    facts.problems.push('a Grafana variable ($…) in an expression Prometheus evaluates');
   const text = expr.replaceAll('$__rate_interval', '5m');
   const tree = promqlParser.parse(text);
   const created = new Set<string>();
@@ -824,7 +1073,13 @@ function analysePromql(expr: string, ranges: RangeStyle = 'grafana'): PromqlFact
           for (const m of matchers?.getChildren('UnquotedLabelMatcher') ?? []) {
             const label = m.getChild('LabelName');
             const value = m.getChild('StringLiteral');
-            if (label && value) facts.matchers.push({ metric, label: slice(label), op: text.slice(label.to, value.from).trim(), value: unquote(slice(value)) });
+            if (label && value)
+              facts.matchers.push({
+                metric,
+                label: slice(label),
+                op: text.slice(label.to, value.from).trim(),
+                value: unquote(slice(value)),
+              });
             if (label && slice(label) === 'job') scoped = true;
           }
           if (!scoped) facts.problems.push(`selector ${slice(node)} is not scoped by a job matcher`);
@@ -909,18 +1164,34 @@ interface RequiredPanel {
 const REQUIRED_PANELS: readonly RequiredPanel[] = [
   { title: /request rate/i, metric: 'front_proxy_http_request_duration_seconds_count', functions: ['rate'] },
   { title: /error ratio by EM family/i, metric: 'front_proxy_upstream_errors_total', grouping: ['error'], ratio: true },
-  { title: /upstream latency per EP/i, metric: 'front_proxy_upstream_request_duration_seconds_bucket', grouping: ['le', 'endpoint'], functions: ['histogram_quantile', 'rate'] },
+  {
+    title: /upstream latency per EP/i,
+    metric: 'front_proxy_upstream_request_duration_seconds_bucket',
+    grouping: ['le', 'endpoint'],
+    functions: ['histogram_quantile', 'rate'],
+  },
   { title: /cache hit ratio/i, metric: 'front_proxy_cache_requests_total', matcher: { label: 'result', value: 'hit' }, ratio: true },
   { title: /rate.limit/i, metric: 'front_proxy_rate_limited_total', grouping: ['limit'], functions: ['rate'] },
   { title: /idempotency/i, metric: 'front_proxy_idempotency_decisions_total', grouping: ['decision'], functions: ['rate'] },
   { title: /in flight per EP/i, metric: 'front_proxy_upstream_in_flight', grouping: ['endpoint'] },
-  { title: /rejections by EP and reason/i, metric: 'front_proxy_upstream_rejected_total', grouping: ['endpoint', 'reason'], functions: ['rate'] },
+  {
+    title: /rejections by EP and reason/i,
+    metric: 'front_proxy_upstream_rejected_total',
+    grouping: ['endpoint', 'reason'],
+    functions: ['rate'],
+  },
   { title: /circuit state per EP/i, metric: 'front_proxy_circuit_state', grouping: ['endpoint'] },
   { title: /open circuits$/i, metric: 'front_proxy_circuit_state', grouping: ['endpoint'] },
   { title: /retries rate/i, metric: 'front_proxy_upstream_retries_total', grouping: ['endpoint'], functions: ['rate'] },
   { title: /retry ratio/i, metric: 'front_proxy_upstream_retries_total', grouping: ['endpoint'], functions: ['rate'], ratio: true },
   { title: /load shed rate/i, metric: 'front_proxy_load_shed_total', functions: ['rate'] },
-  { title: /upstream contract findings/i, metric: 'front_proxy_upstream_contract_findings_total', grouping: ['endpoint', 'kind'], functions: ['rate'], ratio: true },
+  {
+    title: /upstream contract findings/i,
+    metric: 'front_proxy_upstream_contract_findings_total',
+    grouping: ['endpoint', 'kind'],
+    functions: ['rate'],
+    ratio: true,
+  },
 ];
 
 /** The dashboard's facts; an empty list when they hold. */
@@ -934,17 +1205,22 @@ function checkDashboard(dashboard: Dashboard): string[] {
   // Provisioned dashboards (files, kube-prometheus-stack's sidecar) never fill `__inputs`: only the UI's
   // import does. The data source is a template variable instead, which every way of loading resolves.
   if ((dashboard.__inputs ?? []).length > 0 || JSON.stringify(dashboard).includes('${DS_')) {
-    problems.push('__inputs / ${DS_…}: filled only by the UI import; a provisioned dashboard fails with "Datasource ${DS_…} was not found"');
+    problems.push(
+      '__inputs / ${DS_…}: filled only by the UI import; a provisioned dashboard fails with "Datasource ${DS_…} was not found"',
+    );
   }
   const typed = variables as { name?: string; type?: string; query?: unknown; definition?: string }[];
   if (!typed.some((v) => v.name === 'datasource' && v.type === 'datasource' && v.query === 'prometheus')) {
     problems.push('no template variable datasource of type datasource (query prometheus)');
   }
-  if (!typed.some((v) => v.name === 'namespace' && /label_values\(.*,\s*namespace\)/.test(v.definition ?? ''))) problems.push('no template variable namespace (label_values of namespace)');
-  if (!(dashboard.__requires ?? []).some((r) => r.type === 'datasource' && r.id === 'prometheus')) problems.push('__requires does not name the prometheus data source');
+  if (!typed.some((v) => v.name === 'namespace' && /label_values\(.*,\s*namespace\)/.test(v.definition ?? '')))
+    problems.push('no template variable namespace (label_values of namespace)');
+  if (!(dashboard.__requires ?? []).some((r) => r.type === 'datasource' && r.id === 'prometheus'))
+    problems.push('__requires does not name the prometheus data source');
   for (const v of variables) {
     const labelValues = /label_values\((\w+)\s*,\s*(\w+)\)/.exec(v.definition ?? '');
-    if (labelValues && !metricLabels(labelValues[1] ?? '')) problems.push(`variable ${v.name ?? ''} reads ${labelValues[1] ?? ''}, not a metric of the contract`);
+    if (labelValues && !metricLabels(labelValues[1] ?? ''))
+      problems.push(`variable ${v.name ?? ''} reads ${labelValues[1] ?? ''}, not a metric of the contract`);
   }
 
   const panels = (dashboard.panels ?? []).flatMap((p) => [p, ...(p.panels ?? [])]);
@@ -953,11 +1229,13 @@ function checkDashboard(dashboard: Dashboard): string[] {
   const facts = new Map<Panel, PromqlFacts[]>();
   const isDatasource = (d: Target['datasource']) => d?.type === 'prometheus' && d.uid === '${datasource}';
   for (const v of variables as { name?: string; datasource?: Target['datasource'] }[]) {
-    if (v.datasource && !isDatasource(v.datasource)) problems.push(`variable ${v.name ?? ''}: datasource must be the \${datasource} variable`);
+    if (v.datasource && !isDatasource(v.datasource))
+      problems.push(`variable ${v.name ?? ''}: datasource must be the \${datasource} variable`);
   }
   const panelTypes = new Set(panels.map((p) => p.type).filter((t) => t !== 'row'));
   for (const type of panelTypes) {
-    if (!(dashboard.__requires ?? []).some((r) => r.type === 'panel' && r.id === type)) problems.push(`__requires does not name the panel type ${type ?? ''}`);
+    if (!(dashboard.__requires ?? []).some((r) => r.type === 'panel' && r.id === type))
+      problems.push(`__requires does not name the panel type ${type ?? ''}`);
   }
   for (const panel of panels.filter((p) => p.type !== 'row')) {
     const title = panel.title ?? `panel ${String(panel.id)}`;
@@ -973,7 +1251,9 @@ function checkDashboard(dashboard: Dashboard): string[] {
       }
       const f = analysePromql(target.expr);
       problems.push(...f.problems.map((p) => `${title}: ${p} in ${target.expr ?? ''}`));
-      const unscoped = new Set(f.metrics.filter((m) => !f.matchers.some((x) => x.metric === m && x.label === 'namespace' && x.value === '$namespace')));
+      const unscoped = new Set(
+        f.metrics.filter((m) => !f.matchers.some((x) => x.metric === m && x.label === 'namespace' && x.value === '$namespace')),
+      );
       if (unscoped.size > 0) problems.push(`${title}: ${[...unscoped].join(', ')} not scoped by namespace=~"$namespace"`);
       list.push(f);
     }
@@ -988,7 +1268,10 @@ function checkDashboard(dashboard: Dashboard): string[] {
         x.metrics.includes(required.metric) &&
         (required.grouping ?? []).every((l) => x.grouping.includes(l)) &&
         (required.functions ?? []).every((fn) => x.functions.includes(fn)) &&
-        (!required.matcher || x.matchers.some((m) => m.metric === required.metric && m.label === required.matcher?.label && m.value === required.matcher.value)) &&
+        (!required.matcher ||
+          x.matchers.some(
+            (m) => m.metric === required.metric && m.label === required.matcher?.label && m.value === required.matcher.value,
+          )) &&
         (!required.ratio || x.divides),
     );
     if (!uses) problems.push(`no panel titled ${required.title} querying ${required.metric} as required`);
@@ -1010,24 +1293,69 @@ describe('Grafana dashboard (deploy/grafana-dashboard.json)', () => {
   });
 
   const cases: [string, string, string, RegExp][] = [
-    ['a metric outside the contract', 'front_proxy_http_request_duration_seconds_count{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval]))', 'front_proxy_http_requests_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval]))', /front_proxy_http_requests_total is not one of the contract's/],
+    [
+      'a metric outside the contract',
+      'front_proxy_http_request_duration_seconds_count{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval]))',
+      'front_proxy_http_requests_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval]))',
+      /front_proxy_http_requests_total is not one of the contract's/,
+    ],
     ['a label outside the contract', 'sum by (route) (', 'sum by (path) (', /label path is on no metric/],
-    ['a wrong label on a metric', 'front_proxy_cache_requests_total{job=~\\"$job\\", namespace=~\\"$namespace\\", result=\\"hit\\"}', 'front_proxy_cache_requests_total{job=~\\"$job\\", namespace=~\\"$namespace\\", outcome=\\"hit\\"}', /front_proxy_cache_requests_total has no label outcome/],
+    [
+      'a wrong label on a metric',
+      'front_proxy_cache_requests_total{job=~\\"$job\\", namespace=~\\"$namespace\\", result=\\"hit\\"}',
+      'front_proxy_cache_requests_total{job=~\\"$job\\", namespace=~\\"$namespace\\", outcome=\\"hit\\"}',
+      /front_proxy_cache_requests_total has no label outcome/,
+    ],
     ['a syntax error', 'sum by (route) (rate(', 'sum by (route) (rate((', /does not parse/],
-    ['a fixed range', 'front_proxy_rate_limited_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval]', 'front_proxy_rate_limited_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[5m]', /range \[5m\]/],
+    [
+      'a fixed range',
+      'front_proxy_rate_limited_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval]',
+      'front_proxy_rate_limited_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[5m]',
+      /range \[5m\]/,
+    ],
     ['a fixed datasource', '"uid": "${datasource}"', '"uid": "P1809F7CD0C75ACF3"', /datasource must be/],
     ['an import-only data source input', '"uid": "${datasource}"', '"uid": "${DS_PROMETHEUS}"', /filled only by the UI import/],
     ['no datasource variable', '"name": "datasource"', '"name": "ds"', /no template variable datasource/],
     ['no namespace variable', '"name": "namespace"', '"name": "ns"', /no template variable namespace/],
-    ['a query not scoped by namespace', 'front_proxy_load_shed_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}', 'front_proxy_load_shed_total{job=~\\"$job\\"}', /front_proxy_load_shed_total not scoped by namespace/],
-    ['a panel type not required', '"id": "state-timeline"', '"id": "state-timeline-old"', /__requires does not name the panel type state-timeline/],
+    [
+      'a query not scoped by namespace',
+      'front_proxy_load_shed_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}',
+      'front_proxy_load_shed_total{job=~\\"$job\\"}',
+      /front_proxy_load_shed_total not scoped by namespace/,
+    ],
+    [
+      'a panel type not required',
+      '"id": "state-timeline"',
+      '"id": "state-timeline-old"',
+      /__requires does not name the panel type state-timeline/,
+    ],
     ['the cache hit ratio panel missing', '"title": "Cache hit ratio"', '"title": "Cache"', /cache hit ratio/],
-    ['the EM family grouping missing', '\\"error\\", \\"EM00([0-9])[0-9]\\"', '\\"endpoint\\", \\"EM00([0-9])[0-9]\\"', /error ratio by EM family/],
+    [
+      'the EM family grouping missing',
+      '\\"error\\", \\"EM00([0-9])[0-9]\\"',
+      '\\"endpoint\\", \\"EM00([0-9])[0-9]\\"',
+      /error ratio by EM family/,
+    ],
     ['an old schema', '"schemaVersion": 39', '"schemaVersion": 16', /schemaVersion 16/],
     ['the in-flight panel missing', '"title": "Upstream in flight per EP"', '"title": "Upstream calls now"', /in flight per EP/],
-    ['rejections not by reason', 'sum by (endpoint, reason) (rate(front_proxy_upstream_rejected_total', 'sum by (endpoint) (rate(front_proxy_upstream_rejected_total', /rejections by EP and reason/],
-    ['a label the gauge does not have', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\", namespace=~\\"$namespace\\"})', 'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\", namespace=~\\"$namespace\\", reason=\\"busy\\"})', /front_proxy_circuit_state has no label reason/],
-    ['a selector without its job', 'rate(front_proxy_load_shed_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval])) or vector(0)', 'rate(front_proxy_load_shed_total[$__rate_interval])) or vector(0)', /front_proxy_load_shed_total\[?.*not scoped by a job matcher/],
+    [
+      'rejections not by reason',
+      'sum by (endpoint, reason) (rate(front_proxy_upstream_rejected_total',
+      'sum by (endpoint) (rate(front_proxy_upstream_rejected_total',
+      /rejections by EP and reason/,
+    ],
+    [
+      'a label the gauge does not have',
+      'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\", namespace=~\\"$namespace\\"})',
+      'max by (endpoint) (front_proxy_circuit_state{job=~\\"$job\\", namespace=~\\"$namespace\\", reason=\\"busy\\"})',
+      /front_proxy_circuit_state has no label reason/,
+    ],
+    [
+      'a selector without its job',
+      'rate(front_proxy_load_shed_total{job=~\\"$job\\", namespace=~\\"$namespace\\"}[$__rate_interval])) or vector(0)',
+      'rate(front_proxy_load_shed_total[$__rate_interval])) or vector(0)',
+      /front_proxy_load_shed_total\[?.*not scoped by a job matcher/,
+    ],
   ];
   for (const [what, from, to, pattern] of cases) {
     test(`the check reports: ${what}`, () => {
@@ -1050,11 +1378,16 @@ describe('the metric list of these checks', () => {
     const metrics = new Metrics({ version: '0', buildId: '0' }, { defaultMetrics: false });
     metrics.watchRedis({ kind: 'redis', up: true });
     const exported = Object.fromEntries(
-      (await metrics.registry.getMetricsAsJSON()).map((m) => [m.name, [...new Set(m.values.flatMap((v) => Object.keys(v.labels)))].filter((l) => l !== 'le')]),
+      (await metrics.registry.getMetricsAsJSON()).map((m) => [
+        m.name,
+        [...new Set(m.values.flatMap((v) => Object.keys(v.labels)))].filter((l) => l !== 'le'),
+      ]),
     );
     // Label names from the registry's own declarations: series without a sample yet have none in values.
     const declared = Object.fromEntries(
-      metrics.registry.getMetricsAsArray().map((m) => [(m as { name: string }).name, [...((m as { labelNames?: readonly string[] }).labelNames ?? [])].sort()]),
+      metrics.registry
+        .getMetricsAsArray()
+        .map((m) => [(m as { name: string }).name, [...((m as { labelNames?: readonly string[] }).labelNames ?? [])].sort()]),
     );
     assert.deepEqual(Object.keys(exported).sort(), Object.keys(CONTRACT_METRICS).sort());
     assert.deepEqual(declared, Object.fromEntries(Object.entries(CONTRACT_METRICS).map(([name, labels]) => [name, [...labels].sort()])));
@@ -1082,7 +1415,10 @@ function headingAnchors(markdown: string): Set<string> {
     if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
     const heading = fenced ? null : /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!heading) continue;
-    const base = (heading[1] ?? '').toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/\s/g, '-');
+    const base = (heading[1] ?? '')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
     let anchor = base;
     for (let n = 1; anchors.has(anchor); n++) anchor = `${base}-${n}`;
     anchors.add(anchor);
@@ -1102,13 +1438,38 @@ interface RequiredAlert {
 
 const REQUIRED_ALERTS: readonly RequiredAlert[] = [
   { name: 'FrontProxyTargetDown', metric: 'up', grouping: ['namespace', 'instance'] },
-  { name: 'FrontProxyHighLatency', metric: 'front_proxy_http_request_duration_seconds_bucket', grouping: ['namespace', 'le'], functions: ['histogram_quantile', 'rate'] },
+  {
+    name: 'FrontProxyHighLatency',
+    metric: 'front_proxy_http_request_duration_seconds_bucket',
+    grouping: ['namespace', 'le'],
+    functions: ['histogram_quantile', 'rate'],
+  },
   { name: 'FrontProxyCircuitOpen', metric: 'front_proxy_circuit_state', grouping: ['namespace', 'endpoint'] },
   { name: 'FrontProxyLoadShedding', metric: 'front_proxy_load_shed_total', grouping: ['namespace'], functions: ['rate'] },
-  { name: 'FrontProxyHigh5xxRatio', metric: 'front_proxy_http_request_duration_seconds_count', grouping: ['namespace'], matcher: { label: 'status_code', value: '5..' }, functions: ['rate'], ratio: true },
-  { name: 'FrontProxyUpstreamBusy', metric: 'front_proxy_upstream_rejected_total', grouping: ['namespace', 'endpoint'], matcher: { label: 'reason', value: 'busy' }, functions: ['rate'] },
+  {
+    name: 'FrontProxyHigh5xxRatio',
+    metric: 'front_proxy_http_request_duration_seconds_count',
+    grouping: ['namespace'],
+    matcher: { label: 'status_code', value: '5..' },
+    functions: ['rate'],
+    ratio: true,
+  },
+  {
+    name: 'FrontProxyUpstreamBusy',
+    metric: 'front_proxy_upstream_rejected_total',
+    grouping: ['namespace', 'endpoint'],
+    matcher: { label: 'reason', value: 'busy' },
+    functions: ['rate'],
+  },
   { name: 'FrontProxyRedisDown', metric: 'front_proxy_redis_up', grouping: ['namespace', 'instance'] },
-  { name: 'FrontProxyUpstreamContractDrift', metric: 'front_proxy_upstream_contract_findings_total', grouping: ['namespace', 'endpoint'], matcher: { label: 'kind', value: 'extra' }, functions: ['rate'], ratio: true },
+  {
+    name: 'FrontProxyUpstreamContractDrift',
+    metric: 'front_proxy_upstream_contract_findings_total',
+    grouping: ['namespace', 'endpoint'],
+    matcher: { label: 'kind', value: 'extra' },
+    functions: ['rate'],
+    ratio: true,
+  },
 ];
 
 /** The rule file's facts (`text` as YAML, runbooks against `operations`, docs/operations.md); an empty list when they hold. */
@@ -1141,13 +1502,16 @@ function checkRules(text: string, operations: string): string[] {
       for (const key of ['for', 'keep_firing_for']) {
         const value = rule[key];
         if (key === 'for' && value === undefined) problems.push(`${id}: no for (an alert must hold some minutes before it fires)`);
-        else if (value !== undefined && (typeof value !== 'string' || !DURATION.test(value))) problems.push(`${id}: ${key} ${String(value)} is not a Prometheus duration`);
+        else if (value !== undefined && (typeof value !== 'string' || !DURATION.test(value)))
+          problems.push(`${id}: ${key} ${String(value)} is not a Prometheus duration`);
       }
       const labels = (rule.labels ?? {}) as Record<string, unknown>;
-      if (!SEVERITIES.includes(String(labels.severity))) problems.push(`${id}: labels.severity ${String(labels.severity)} is not one of ${SEVERITIES.join(', ')}`);
+      if (!SEVERITIES.includes(String(labels.severity)))
+        problems.push(`${id}: labels.severity ${String(labels.severity)} is not one of ${SEVERITIES.join(', ')}`);
       const annotations = (rule.annotations ?? {}) as Record<string, unknown>;
       for (const key of ['summary', 'description', 'runbook_url']) {
-        if (typeof annotations[key] !== 'string' || (annotations[key] as string).trim() === '') problems.push(`${id}: no ${key} annotation`);
+        if (typeof annotations[key] !== 'string' || (annotations[key] as string).trim() === '')
+          problems.push(`${id}: no ${key} annotation`);
       }
       if (typeof annotations.runbook_url === 'string') {
         const anchor = RUNBOOK.exec(annotations.runbook_url)?.[1];
@@ -1162,7 +1526,8 @@ function checkRules(text: string, operations: string): string[] {
       problems.push(...facts.problems.map((p) => `${id}: ${p} in ${String(rule.expr)}`));
       if (!facts.compares) problems.push(`${id}: expr is not a comparison (it would fire on every series it returns)`);
       // Every alert keeps the namespace (and cluster): namespaces never add up, and a page says which one.
-      for (const label of ['cluster', 'namespace']) if (!facts.grouping.includes(label)) problems.push(`${id}: expr does not group by ${label}`);
+      for (const label of ['cluster', 'namespace'])
+        if (!facts.grouping.includes(label)) problems.push(`${id}: expr does not group by ${label}`);
       alerts.set(alert, facts);
     }
   }
@@ -1173,7 +1538,10 @@ function checkRules(text: string, operations: string): string[] {
       x.metrics.includes(required.metric) &&
       (required.grouping ?? []).every((l) => x.grouping.includes(l)) &&
       (required.functions ?? []).every((fn) => x.functions.includes(fn)) &&
-      (!required.matcher || x.matchers.some((m) => m.metric === required.metric && m.label === required.matcher?.label && m.value === required.matcher.value)) &&
+      (!required.matcher ||
+        x.matchers.some(
+          (m) => m.metric === required.metric && m.label === required.matcher?.label && m.value === required.matcher.value,
+        )) &&
       (!required.ratio || x.divides);
     if (!uses) problems.push(`no alert ${required.name} on ${required.metric} as required`);
   }
@@ -1197,30 +1565,72 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
   });
 
   test('GitHub anchors of headings, as the runbook links use them', () => {
-    const anchors = headingAnchors('# Operations\n## Metrics: `METRICS_PORT`\n```\n# not a heading\n```\n### Alert: FrontProxyCircuitOpen\n## Tests\n## Tests\n');
+    const anchors = headingAnchors(
+      '# Operations\n## Metrics: `METRICS_PORT`\n```\n# not a heading\n```\n### Alert: FrontProxyCircuitOpen\n## Tests\n## Tests\n',
+    );
     assert.deepEqual([...anchors], ['operations', 'metrics-metrics_port', 'alert-frontproxycircuitopen', 'tests', 'tests-1']);
   });
 
   const cases: [string, string | RegExp, string, RegExp][] = [
     ['not YAML', 'groups:\n', 'groups:\n\t- oops: [\n', /YAML/],
-    ['a syntax error in an expression', 'max by (cluster, namespace, endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"}) >= 1', 'max by (cluster, namespace, endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"} >= 1', /FrontProxyCircuitOpen: does not parse/],
-    ['a metric outside the contract', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_requests_shed_total{job=~"front-proxy.*"}[5m])', /front_proxy_requests_shed_total is not one of the contract's/],
+    [
+      'a syntax error in an expression',
+      'max by (cluster, namespace, endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"}) >= 1',
+      'max by (cluster, namespace, endpoint) (front_proxy_circuit_state{job=~"front-proxy.*"} >= 1',
+      /FrontProxyCircuitOpen: does not parse/,
+    ],
+    [
+      'a metric outside the contract',
+      'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])',
+      'rate(front_proxy_requests_shed_total{job=~"front-proxy.*"}[5m])',
+      /front_proxy_requests_shed_total is not one of the contract's/,
+    ],
     ['a label the metric does not have', 'reason="busy"', 'cause="busy"', /front_proxy_upstream_rejected_total has no label cause/],
-    ['a grouping label on no metric', 'sum by (cluster, namespace, instance) (rate(front_proxy_load_shed_total', 'sum by (cluster, namespace, pod) (rate(front_proxy_load_shed_total', /label pod is on no metric/],
-    ['a Grafana range', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[$__rate_interval])', /range \[\$__rate_interval\] is not a fixed duration/],
-    ['a selector without its job', 'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])', 'rate(front_proxy_load_shed_total[5m])', /not scoped by a job matcher/],
-    ['no comparison', 'sum by (cluster, namespace, instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])) > 0', 'sum by (cluster, namespace, instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m]))', /FrontProxyLoadShedding: expr is not a comparison/],
+    [
+      'a grouping label on no metric',
+      'sum by (cluster, namespace, instance) (rate(front_proxy_load_shed_total',
+      'sum by (cluster, namespace, pod) (rate(front_proxy_load_shed_total',
+      /label pod is on no metric/,
+    ],
+    [
+      'a Grafana range',
+      'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])',
+      'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[$__rate_interval])',
+      /range \[\$__rate_interval\] is not a fixed duration/,
+    ],
+    [
+      'a selector without its job',
+      'rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])',
+      'rate(front_proxy_load_shed_total[5m])',
+      /not scoped by a job matcher/,
+    ],
+    [
+      'no comparison',
+      'sum by (cluster, namespace, instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m])) > 0',
+      'sum by (cluster, namespace, instance) (rate(front_proxy_load_shed_total{job=~"front-proxy.*"}[5m]))',
+      /FrontProxyLoadShedding: expr is not a comparison/,
+    ],
     ['a malformed for', 'for: 5m', 'for: 5 minutes', /for 5 minutes is not a Prometheus duration/],
     ['no for', /\n {8}for: 10m\n/, '\n', /no for/],
     ['an unknown severity', 'severity: critical', 'severity: page', /severity page is not one of/],
     ['no runbook_url', /\n {10}runbook_url: \S+#alert-frontproxyloadshedding\n/, '\n', /FrontProxyLoadShedding: no runbook_url/],
     ['a runbook anchor the docs do not have', '#alert-frontproxycircuitopen', '#circuit-open', /anchor #circuit-open is no heading/],
     ['an unknown key', 'for: 5m', 'for: 5m\n        severity: critical', /unknown key severity/],
-    ['an alert defined twice', 'alert: FrontProxyUpstreamRetriesHigh', 'alert: FrontProxyUpstreamBusy', /FrontProxyUpstreamBusy: defined twice/],
+    [
+      'an alert defined twice',
+      'alert: FrontProxyUpstreamRetriesHigh',
+      'alert: FrontProxyUpstreamBusy',
+      /FrontProxyUpstreamBusy: defined twice/,
+    ],
     ['the circuit alert missing', 'alert: FrontProxyCircuitOpen', 'alert: FrontProxyCircuitBroken', /no alert FrontProxyCircuitOpen/],
     ['the 5xx alert without its status matcher', 'status_code=~"5.."', 'status_code=~"4.."', /no alert FrontProxyHigh5xxRatio/],
     ['the Redis alert missing', 'alert: FrontProxyRedisDown', 'alert: FrontProxyRedisLost', /no alert FrontProxyRedisDown/],
-    ['an alert summed over namespaces', /sum by \(cluster, namespace\) \(rate\(front_proxy_http_request_duration_seconds_count/g, 'sum(rate(front_proxy_http_request_duration_seconds_count', /FrontProxyHigh5xxRatio: expr does not group by namespace/],
+    [
+      'an alert summed over namespaces',
+      /sum by \(cluster, namespace\) \(rate\(front_proxy_http_request_duration_seconds_count/g,
+      'sum(rate(front_proxy_http_request_duration_seconds_count',
+      /FrontProxyHigh5xxRatio: expr does not group by namespace/,
+    ],
     ['the target-down alert missing', 'alert: FrontProxyTargetDown', 'alert: FrontProxyGone', /no alert FrontProxyTargetDown/],
     ['the latency alert missing', 'alert: FrontProxyHighLatency', 'alert: FrontProxySlow', /no alert FrontProxyHighLatency/],
   ];
@@ -1228,20 +1638,27 @@ describe('Prometheus alerting rules (deploy/prometheus-rules.yaml)', () => {
     test(`the check reports: ${what}`, () => assertReported(checkRules(edit(text, from, to), operations), pattern));
   }
 
-  test('promtool check rules and promtool test rules pass (deploy/prometheus-rules.test.yaml: every alert firing and silent)', { skip: NEEDS_PROMTOOL }, () => {
-    const check = spawnSync('promtool', ['check', 'rules', RULES_FILE], { encoding: 'utf8', timeout: 30_000 });
-    assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
-    const unit = spawnSync('promtool', ['test', 'rules', 'deploy/prometheus-rules.test.yaml'], { encoding: 'utf8', timeout: 60_000 });
-    assert.equal(unit.status, 0, `${unit.stdout}${unit.stderr}`);
-    // Every alert of the rule file has a case in the unit tests.
-    const tests = readText('deploy/prometheus-rules.test.yaml');
-    for (const name of alertExpressions((parseDocument(text).toJS() as { groups: unknown }).groups).keys()) {
-      assert.ok(tests.includes(`alertname: ${name}\n`), `no promtool case for ${name}`);
-    }
-  });
+  test(
+    'promtool check rules and promtool test rules pass (deploy/prometheus-rules.test.yaml: every alert firing and silent)',
+    { skip: NEEDS_PROMTOOL },
+    () => {
+      const check = spawnSync('promtool', ['check', 'rules', RULES_FILE], { encoding: 'utf8', timeout: 30_000 });
+      assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
+      const unit = spawnSync('promtool', ['test', 'rules', 'deploy/prometheus-rules.test.yaml'], { encoding: 'utf8', timeout: 60_000 });
+      assert.equal(unit.status, 0, `${unit.stdout}${unit.stderr}`);
+      // Every alert of the rule file has a case in the unit tests.
+      const tests = readText('deploy/prometheus-rules.test.yaml');
+      for (const name of alertExpressions((parseDocument(text).toJS() as { groups: unknown }).groups).keys()) {
+        assert.ok(tests.includes(`alertname: ${name}\n`), `no promtool case for ${name}`);
+      }
+    },
+  );
 
   test('the check reports a runbook section removed from docs/operations.md', () => {
-    assertReported(checkRules(text, edit(operations, '### Alert: FrontProxyHigh5xxRatio', '### High 5xx ratio')), /anchor #alert-frontproxyhigh5xxratio is no heading/);
+    assertReported(
+      checkRules(text, edit(operations, '### Alert: FrontProxyHigh5xxRatio', '### High 5xx ratio')),
+      /anchor #alert-frontproxyhigh5xxratio is no heading/,
+    );
   });
 });
 
@@ -1302,7 +1719,8 @@ function relabelled(series: Series, rules: readonly Relabeling[]): Series {
     }
     const value = (rule.sourceLabels ?? []).map((name) => labels[name] ?? '').join(';');
     const match = regex.exec(value);
-    if (match && rule.targetLabel) labels[rule.targetLabel] = (rule.replacement ?? '$1').replace(/\$(\d)/g, (_m, i: string) => match[Number(i)] ?? '');
+    if (match && rule.targetLabel)
+      labels[rule.targetLabel] = (rule.replacement ?? '$1').replace(/\$(\d)/g, (_m, i: string) => match[Number(i)] ?? '');
   }
   return { name: series.name, labels };
 }
@@ -1332,7 +1750,8 @@ function parseExposition(text: string): Series[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? \S+$/.exec(line);
     if (!match) continue;
     const labels: Record<string, string> = {};
-    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[pair[1] as string] = (pair[2] as string).replace(/\\(.)/g, '$1');
+    for (const pair of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[pair[1] as string] = (pair[2] as string).replace(/\\(.)/g, '$1');
     out.push({ name: match[1] as string, labels });
   }
   return out;
@@ -1358,21 +1777,30 @@ function checkOperatorObjects(manifests: readonly Manifest[], rulesFile: string,
   const of = <T>(kind: string): T[] => manifests.filter((m) => m.object.kind === kind).map((m) => m.object as T);
   const monitors = of<IServiceMonitor>('ServiceMonitor');
   const rules = of<{ spec?: { groups?: unknown } }>('PrometheusRule');
-  if (monitors.length !== 1 || rules.length !== 1) return [`expected one ServiceMonitor and one PrometheusRule, found ${monitors.length} and ${rules.length}`];
+  if (monitors.length !== 1 || rules.length !== 1)
+    return [`expected one ServiceMonitor and one PrometheusRule, found ${monitors.length} and ${rules.length}`];
   const monitor = monitors[0] as IServiceMonitor;
   const services = of<IService>('Service').filter((s) => selects(monitor.spec.selector.matchLabels, s.metadata?.labels));
-  if (services.length !== 1) return [...problems, `the ServiceMonitor selects ${services.length} Services, expected the metrics Service alone`];
+  if (services.length !== 1)
+    return [...problems, `the ServiceMonitor selects ${services.length} Services, expected the metrics Service alone`];
   const service = services[0] as IService;
-  if (service.spec?.ports?.some((p) => p.name === 'http')) problems.push(`the ServiceMonitor selects ${service.metadata?.name ?? ''}, which serves the public port`);
-  if (monitor.spec.namespaceSelector && !monitor.spec.namespaceSelector.matchNames?.includes(NAMESPACE) && !monitor.spec.namespaceSelector.any) {
+  if (service.spec?.ports?.some((p) => p.name === 'http'))
+    problems.push(`the ServiceMonitor selects ${service.metadata?.name ?? ''}, which serves the public port`);
+  if (
+    monitor.spec.namespaceSelector &&
+    !monitor.spec.namespaceSelector.matchNames?.includes(NAMESPACE) &&
+    !monitor.spec.namespaceSelector.any
+  ) {
     problems.push('the ServiceMonitor looks in other namespaces than its own, where the Service is');
   }
   const endpoints = monitor.spec.endpoints ?? [];
   if (endpoints.length !== 1) problems.push(`the ServiceMonitor has ${endpoints.length} endpoints, expected one`);
   const endpoint = endpoints[0];
-  if (!endpoint?.port || !service.spec?.ports?.some((p) => p.name === endpoint.port)) problems.push(`the ServiceMonitor's port ${endpoint?.port ?? '(none)'} is no port name of ${service.metadata?.name ?? ''}`);
+  if (!endpoint?.port || !service.spec?.ports?.some((p) => p.name === endpoint.port))
+    problems.push(`the ServiceMonitor's port ${endpoint?.port ?? '(none)'} is no port name of ${service.metadata?.name ?? ''}`);
   if ((endpoint?.path ?? '/metrics') !== '/metrics') problems.push(`the ServiceMonitor scrapes ${endpoint?.path ?? ''}, not /metrics`);
-  if (endpoint?.honorLabels === true) problems.push('honorLabels must not be set: a scraped series could claim any target label (job, namespace, instance)');
+  if (endpoint?.honorLabels === true)
+    problems.push('honorLabels must not be set: a scraped series could claim any target label (job, namespace, instance)');
   const target = operatorTargetLabels(monitor, service, endpoint?.port ?? '');
   // Prometheus adds `up` (1: scraped, 0: not) to every target, with the target's labels only.
   const relabel = (s: Series): Series => relabelled(s, (endpoint?.metricRelabelings ?? []) as Relabeling[]);
@@ -1382,11 +1810,15 @@ function checkOperatorObjects(manifests: readonly Manifest[], rulesFile: string,
     const out = relabel(attach(s, target, endpoint?.honorLabels === true));
     return out.labels.endpoint === s.labels.endpoint && !('exported_endpoint' in out.labels);
   });
-  if (epSeries.length === 0 || !kept) problems.push('the proxy\'s EP-code label endpoint does not survive the scrape: the target label endpoint renames it to exported_endpoint');
+  if (epSeries.length === 0 || !kept)
+    problems.push(
+      "the proxy's EP-code label endpoint does not survive the scrape: the target label endpoint renames it to exported_endpoint",
+    );
 
   const fileGroups = (parseDocument(rulesFile).toJS() as { groups?: unknown } | null)?.groups;
   const rule = rules[0] as { spec?: { groups?: unknown } };
-  if (JSON.stringify(rule.spec?.groups) !== JSON.stringify(fileGroups)) problems.push('the PrometheusRule does not hold the groups of deploy/prometheus-rules.yaml');
+  if (JSON.stringify(rule.spec?.groups) !== JSON.stringify(fileGroups))
+    problems.push('the PrometheusRule does not hold the groups of deploy/prometheus-rules.yaml');
   for (const [alert, expr] of alertExpressions(rule.spec?.groups)) {
     const facts = analysePromql(expr, 'fixed');
     for (const metric of new Set(facts.metrics)) {
@@ -1394,82 +1826,146 @@ function checkOperatorObjects(manifests: readonly Manifest[], rulesFile: string,
       const found = series.some((s) => s.name === metric && wanted.every((m) => matches(m.op, m.value, s.labels[m.label] ?? '')));
       if (!found) {
         const scope = wanted.map((m) => `${m.label}${m.op}"${m.value}"`).join(', ');
-        problems.push(`${alert}: no scraped series ${metric}{${scope}} (target labels job="${target.job}", namespace="${target.namespace}")`);
+        problems.push(
+          `${alert}: no scraped series ${metric}{${scope}} (target labels job="${target.job}", namespace="${target.namespace}")`,
+        );
       }
     }
     for (const m of facts.matchers.filter((x) => x.label === 'job' || x.label === 'namespace')) {
-      if (!matches(m.op, m.value, target[m.label] ?? '')) problems.push(`${alert}: ${m.label}${m.op}"${m.value}" does not match the ServiceMonitor's ${m.label} "${target[m.label] ?? ''}"`);
+      if (!matches(m.op, m.value, target[m.label] ?? ''))
+        problems.push(`${alert}: ${m.label}${m.op}"${m.value}" does not match the ServiceMonitor's ${m.label} "${target[m.label] ?? ''}"`);
     }
   }
   return problems;
 }
 
-describe('Prometheus Operator objects (deploy/kubernetes/servicemonitor.yaml, prometheusrule.yaml)', { skip: HAVE_REDIS ? false : 'redis-server is not installed (.ci/run installs it)' }, () => {
-  const manifests = loadManifests();
-  const rulesFile = readText(RULES_FILE);
-  let scraped: Series[] = [];
+describe(
+  'Prometheus Operator objects (deploy/kubernetes/servicemonitor.yaml, prometheusrule.yaml)',
+  { skip: HAVE_REDIS ? false : 'redis-server is not installed (.ci/run installs it)' },
+  () => {
+    const manifests = loadManifests();
+    const rulesFile = readText(RULES_FILE);
+    let scraped: Series[] = [];
 
-  test('a real scrape of GET /metrics, after traffic that makes every series of the alerts', async () => {
-    const redis = await startRedis();
-    const upstream = await startRecordingUpstream();
-    // Every BFF answer checked, so the contract-check series exist (the findings' start at 0).
-    const proxy = await startProxy(upstream.url, { METRICS_PORT: '0', REDIS_URL: redis.url, UPSTREAM_CONTRACT_SAMPLE: '1' });
-    const metrics = proxy.app.metrics;
-    assert.ok(metrics, 'METRICS_PORT builds the metrics');
-    const server = await startMetricsServer(0, '127.0.0.1', metrics);
-    try {
-      upstream.on('GET', '/casino-games/list/', { json: { data: [] } });
-      upstream.on('GET', '/wallet/charge/tx-deploy-1', { status: 503, json: { reason: 'maintenance window', message: 'Service temporarily unavailable' } });
-      assert.equal((await send(proxy.url, 'GET', '/api/games/list?page=1')).status, 200);
-      const outage = await send(proxy.url, 'GET', '/api/payments/deposit-status?transactionId=tx-deploy-1', { token: fakeJwt({ sub: '7' }) });
-      assert.ok(outage.status >= 500, `a 5xx answer, got ${outage.status}`);
-      assert.equal((await send(proxy.url, 'GET', '/api/no-such-route')).status, 404);
-      const res = await fetch(`${server.url}/metrics`);
-      assert.equal(res.status, 200);
-      scraped = parseExposition(await res.text());
-    } finally {
-      await server.close();
-      await proxy.close();
-      await upstream.close();
-      await redis.stop();
-    }
-    assert.ok(scraped.some((s) => s.name === 'front_proxy_redis_up'));
-  });
+    test('a real scrape of GET /metrics, after traffic that makes every series of the alerts', async () => {
+      const redis = await startRedis();
+      const upstream = await startRecordingUpstream();
+      // Every BFF answer checked, so the contract-check series exist (the findings' start at 0).
+      const proxy = await startProxy(upstream.url, { METRICS_PORT: '0', REDIS_URL: redis.url, UPSTREAM_CONTRACT_SAMPLE: '1' });
+      const metrics = proxy.app.metrics;
+      assert.ok(metrics, 'METRICS_PORT builds the metrics');
+      const server = await startMetricsServer(0, '127.0.0.1', metrics);
+      try {
+        upstream.on('GET', '/casino-games/list/', { json: { data: [] } });
+        upstream.on('GET', '/wallet/charge/tx-deploy-1', {
+          status: 503,
+          json: { reason: 'maintenance window', message: 'Service temporarily unavailable' },
+        });
+        assert.equal((await send(proxy.url, 'GET', '/api/games/list?page=1')).status, 200);
+        const outage = await send(proxy.url, 'GET', '/api/payments/deposit-status?transactionId=tx-deploy-1', {
+          token: fakeJwt({ sub: '7' }),
+        });
+        assert.ok(outage.status >= 500, `a 5xx answer, got ${outage.status}`);
+        assert.equal((await send(proxy.url, 'GET', '/api/no-such-route')).status, 404);
+        const res = await fetch(`${server.url}/metrics`);
+        assert.equal(res.status, 200);
+        scraped = parseExposition(await res.text());
+      } finally {
+        await server.close();
+        await proxy.close();
+        await upstream.close();
+        await redis.stop();
+      }
+      assert.ok(scraped.some((s) => s.name === 'front_proxy_redis_up'));
+    });
 
-  test('the ServiceMonitor scrapes the metrics Service; every alert of the PrometheusRule selects series it produces', () => {
-    assert.deepEqual(checkOperatorObjects(manifests, rulesFile, scraped), []);
-  });
+    test('the ServiceMonitor scrapes the metrics Service; every alert of the PrometheusRule selects series it produces', () => {
+      assert.deepEqual(checkOperatorObjects(manifests, rulesFile, scraped), []);
+    });
 
-  const edited = (file: string, from: string | RegExp, to: string): Manifest[] => {
-    const others = manifests.filter((m) => m.file !== file);
-    const object = parseDocument(edit(readText(file), from, to)).toJS() as Record<string, unknown>;
-    return [...others, { file, object }];
-  };
-  const MONITOR = `${MANIFEST_DIR}/servicemonitor.yaml`;
-  const RULE = `${MANIFEST_DIR}/prometheusrule.yaml`;
-  const cases: [string, () => string[], RegExp][] = [
-    ['a job the rules do not select', () => checkOperatorObjects(edited(MONITOR, 'jobLabel: app.kubernetes.io/name', 'jobLabel: app.kubernetes.io/component'), rulesFile, scraped), /job=~"front-proxy\.\*" does not match the ServiceMonitor's job "proxy-metrics"/],
-    ['the public Service selected', () => checkOperatorObjects(edited(MONITOR, 'app.kubernetes.io/component: proxy-metrics', 'app.kubernetes.io/component: proxy'), rulesFile, scraped), /serves the public port/],
-    ['a port the Service does not name', () => checkOperatorObjects(edited(MONITOR, '- port: metrics', '- port: prometheus'), rulesFile, scraped), /port prometheus is no port name/],
-    ['the target label endpoint winning', () => checkOperatorObjects(edited(MONITOR, / {6}metricRelabelings:[\s\S]*$/, ''), rulesFile, scraped), /EP-code label endpoint does not survive the scrape/],
-    ['honorLabels', () => checkOperatorObjects(edited(MONITOR, 'scrapeTimeout: 10s', 'scrapeTimeout: 10s\n      honorLabels: true'), rulesFile, scraped), /honorLabels must not be set/],
-    ['another namespace than the Service\'s', () => checkOperatorObjects(edited(RULE, 'min by (cluster, namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*"})', 'min by (cluster, namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*", namespace="monitoring"})'), rulesFile, scraped), /FrontProxyRedisDown: namespace="monitoring" does not match the ServiceMonitor's namespace/],
-    ['a series the proxy does not export', () => checkOperatorObjects(edited(RULE, 'front_proxy_redis_up{job', 'redis_up{job'), rulesFile, scraped), /FrontProxyRedisDown: no scraped series redis_up/],
-    ['rules that differ from the rule file', () => checkOperatorObjects(edited(RULE, 'for: 1m', 'for: 2m'), rulesFile, scraped), /does not hold the groups of deploy\/prometheus-rules\.yaml/],
-  ];
-  for (const [what, run, pattern] of cases) {
-    test(`the check reports: ${what}`, () => assertReported(run(), pattern));
-  }
-
-  test('matchers as Prometheus applies them', () => {
-    const table: [string, string, string, boolean][] = [
-      ['=', 'front-proxy', 'front-proxy', true],
-      ['=~', 'front-proxy.*', 'front-proxy', true],
-      ['=~', 'front-proxy.*', 'my-front-proxy', false],
-      ['!=', 'a', 'b', true],
-      ['!~', '5..', '503', false],
-      ['=~', '5..', '5030', false],
+    const edited = (file: string, from: string | RegExp, to: string): Manifest[] => {
+      const others = manifests.filter((m) => m.file !== file);
+      const object = parseDocument(edit(readText(file), from, to)).toJS() as Record<string, unknown>;
+      return [...others, { file, object }];
+    };
+    const MONITOR = `${MANIFEST_DIR}/servicemonitor.yaml`;
+    const RULE = `${MANIFEST_DIR}/prometheusrule.yaml`;
+    const cases: [string, () => string[], RegExp][] = [
+      [
+        'a job the rules do not select',
+        () =>
+          checkOperatorObjects(
+            edited(MONITOR, 'jobLabel: app.kubernetes.io/name', 'jobLabel: app.kubernetes.io/component'),
+            rulesFile,
+            scraped,
+          ),
+        /job=~"front-proxy\.\*" does not match the ServiceMonitor's job "proxy-metrics"/,
+      ],
+      [
+        'the public Service selected',
+        () =>
+          checkOperatorObjects(
+            edited(MONITOR, 'app.kubernetes.io/component: proxy-metrics', 'app.kubernetes.io/component: proxy'),
+            rulesFile,
+            scraped,
+          ),
+        /serves the public port/,
+      ],
+      [
+        'a port the Service does not name',
+        () => checkOperatorObjects(edited(MONITOR, '- port: metrics', '- port: prometheus'), rulesFile, scraped),
+        /port prometheus is no port name/,
+      ],
+      [
+        'the target label endpoint winning',
+        () => checkOperatorObjects(edited(MONITOR, / {6}metricRelabelings:[\s\S]*$/, ''), rulesFile, scraped),
+        /EP-code label endpoint does not survive the scrape/,
+      ],
+      [
+        'honorLabels',
+        () =>
+          checkOperatorObjects(edited(MONITOR, 'scrapeTimeout: 10s', 'scrapeTimeout: 10s\n      honorLabels: true'), rulesFile, scraped),
+        /honorLabels must not be set/,
+      ],
+      [
+        "another namespace than the Service's",
+        () =>
+          checkOperatorObjects(
+            edited(
+              RULE,
+              'min by (cluster, namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*"})',
+              'min by (cluster, namespace, instance) (front_proxy_redis_up{job=~"front-proxy.*", namespace="monitoring"})',
+            ),
+            rulesFile,
+            scraped,
+          ),
+        /FrontProxyRedisDown: namespace="monitoring" does not match the ServiceMonitor's namespace/,
+      ],
+      [
+        'a series the proxy does not export',
+        () => checkOperatorObjects(edited(RULE, 'front_proxy_redis_up{job', 'redis_up{job'), rulesFile, scraped),
+        /FrontProxyRedisDown: no scraped series redis_up/,
+      ],
+      [
+        'rules that differ from the rule file',
+        () => checkOperatorObjects(edited(RULE, 'for: 1m', 'for: 2m'), rulesFile, scraped),
+        /does not hold the groups of deploy\/prometheus-rules\.yaml/,
+      ],
     ];
-    for (const [op, pattern, value, expected] of table) assert.equal(matches(op, pattern, value), expected, `${value} ${op} ${pattern}`);
-  });
-});
+    for (const [what, run, pattern] of cases) {
+      test(`the check reports: ${what}`, () => assertReported(run(), pattern));
+    }
+
+    test('matchers as Prometheus applies them', () => {
+      const table: [string, string, string, boolean][] = [
+        ['=', 'front-proxy', 'front-proxy', true],
+        ['=~', 'front-proxy.*', 'front-proxy', true],
+        ['=~', 'front-proxy.*', 'my-front-proxy', false],
+        ['!=', 'a', 'b', true],
+        ['!~', '5..', '503', false],
+        ['=~', '5..', '5030', false],
+      ];
+      for (const [op, pattern, value, expected] of table) assert.equal(matches(op, pattern, value), expected, `${value} ${op} ${pattern}`);
+    });
+  },
+);

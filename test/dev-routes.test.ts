@@ -9,7 +9,16 @@ import { rawRequest } from './helpers/raw-http.js';
 import { fakeJwt, send, useProxiesWithRecorder } from './helpers/recording-upstream.js';
 
 /** Dev-only paths of spec 1.6 / 4.10, as registered outside production. */
-const DEV_PATHS = ['/api/dev/cache-clear', '/api/dev/cache-policy', '/api/dev/proxy/*', '/api/dev/visitor-info', '/dev/ftd-cashback', '/debug', '/debug/analytics', '/favicon.ico'];
+const DEV_PATHS = [
+  '/api/dev/cache-clear',
+  '/api/dev/cache-policy',
+  '/api/dev/proxy/*',
+  '/api/dev/visitor-info',
+  '/dev/ftd-cashback',
+  '/debug',
+  '/debug/analytics',
+  '/favicon.ico',
+];
 
 const {
   upstream,

@@ -132,9 +132,11 @@ export function findProblems(files: ReadonlyMap<string, string>): Problem[] {
     const flat = flatten(source);
     const report = (offset: number, problem: string) => problems.push({ file, line: lineOf(flat, offset), problem });
 
-    for (const m of flat.text.matchAll(TEAM_FILE)) report(m.index, `cites ${m[0]}, which the repository does not hold (docs/behaviour.md, docs/architecture.md "Habits")`);
+    for (const m of flat.text.matchAll(TEAM_FILE))
+      report(m.index, `cites ${m[0]}, which the repository does not hold (docs/behaviour.md, docs/architecture.md "Habits")`);
     if (!CAPITALS_ALLOWED.has(file)) {
-      for (const m of flat.text.matchAll(TEAM_CAPITALS)) report(m.index, `cites ${m[0]} (the team's document), which the repository does not hold`);
+      for (const m of flat.text.matchAll(TEAM_CAPITALS))
+        report(m.index, `cites ${m[0]} (the team's document), which the repository does not hold`);
     }
 
     for (const pattern of [LINK_CITATION, PLAIN_CITATION]) {
@@ -185,32 +187,67 @@ function trackedFiles(): Map<string, string> {
 const format = (problems: readonly Problem[]): string => problems.map((p) => `${p.file}:${p.line}: ${p.problem}`).join('\n');
 
 describe('the citation checker', () => {
-  const doc = ['# Title', '', '## Drain: SIGTERM', '', '```sh', '# Not a heading', '```', '', '**Health under a storm.** Text.', ''].join('\n');
+  const doc = ['# Title', '', '## Drain: SIGTERM', '', '```sh', '# Not a heading', '```', '', '**Health under a storm.** Text.', ''].join(
+    '\n',
+  );
   const cases: ReadonlyArray<{ readonly name: string; readonly source: string; readonly expected: readonly string[] }> = [
     { name: 'a heading cited whole', source: 'see docs/ops.md "Drain: SIGTERM".', expected: [] },
     { name: 'a heading cited up to its colon', source: '// docs/ops.md "Drain"', expected: [] },
     { name: 'a bold paragraph lead, in parentheses', source: '(docs/ops.md ("Health under a storm"))', expected: [] },
     { name: 'a comma before the section', source: 'docs/ops.md, "Health under a storm"', expected: [] },
-    { name: 'a heading that is not there', source: 'x\n// docs/ops.md "Drains"', expected: ['a.ts:2: cites docs/ops.md "Drains": docs/ops.md has no such heading'] },
-    { name: 'a heading inside a code fence is none', source: 'docs/ops.md "Not a heading"', expected: ['a.ts:1: cites docs/ops.md "Not a heading": docs/ops.md has no such heading'] },
-    { name: 'a prefix that stops inside a word', source: 'docs/ops.md "Dra"', expected: ['a.ts:1: cites docs/ops.md "Dra": docs/ops.md has no such heading'] },
-    { name: 'a missing file', source: '/**\n * docs/nope.md "Drain"\n */', expected: ['a.ts:2: cites docs/nope.md "Drain": no such file', 'a.ts:2: names docs/nope.md: no such file'] },
+    {
+      name: 'a heading that is not there',
+      source: 'x\n// docs/ops.md "Drains"',
+      expected: ['a.ts:2: cites docs/ops.md "Drains": docs/ops.md has no such heading'],
+    },
+    {
+      name: 'a heading inside a code fence is none',
+      source: 'docs/ops.md "Not a heading"',
+      expected: ['a.ts:1: cites docs/ops.md "Not a heading": docs/ops.md has no such heading'],
+    },
+    {
+      name: 'a prefix that stops inside a word',
+      source: 'docs/ops.md "Dra"',
+      expected: ['a.ts:1: cites docs/ops.md "Dra": docs/ops.md has no such heading'],
+    },
+    {
+      name: 'a missing file',
+      source: '/**\n * docs/nope.md "Drain"\n */',
+      expected: ['a.ts:2: cites docs/nope.md "Drain": no such file', 'a.ts:2: names docs/nope.md: no such file'],
+    },
     {
       name: 'a citation broken across comment lines',
       source: '/**\n * Text (docs/ops.md\n * "Health under a\n * storm") and docs/ops.md "Health under a\n * stone".\n */',
       expected: ['a.ts:4: cites docs/ops.md "Health under a stone": docs/ops.md has no such heading'],
     },
-    { name: 'JSON-escaped quotes', source: '{ "d": "a (docs/ops.md \\"Drain\\"), b (docs/ops.md \\"Rain\\")" }', expected: ['a.ts:1: cites docs/ops.md "Rain": docs/ops.md has no such heading'] },
+    {
+      name: 'JSON-escaped quotes',
+      source: '{ "d": "a (docs/ops.md \\"Drain\\"), b (docs/ops.md \\"Rain\\")" }',
+      expected: ['a.ts:1: cites docs/ops.md "Rain": docs/ops.md has no such heading'],
+    },
     {
       name: 'the team documents, by name and in capitals',
       source: `# x\n// ${TEAM[0]}.md "Drain"; ${TEAM[1].toLowerCase()}.md\n// ${TEAM[1]} habit 9\n`,
       expected: [`a.ts:2: cites ${TEAM[0]}.md`, `a.ts:2: cites ${TEAM[1].toLowerCase()}.md`, `a.ts:3: cites ${TEAM[1]} (the team`],
     },
-    { name: 'a path that only ends like a doc is not one', source: 'https://example.com/docs/ops.md "Nope" and packages/x/docs/ops.md', expected: [] },
+    {
+      name: 'a path that only ends like a doc is not one',
+      source: 'https://example.com/docs/ops.md "Nope" and packages/x/docs/ops.md',
+      expected: [],
+    },
   ];
   for (const { name, source, expected } of cases) {
     test(name, () => {
-      const problems = format(findProblems(new Map([['docs/ops.md', doc], ['a.ts', source]]))).split('\n').filter(Boolean);
+      const problems = format(
+        findProblems(
+          new Map([
+            ['docs/ops.md', doc],
+            ['a.ts', source],
+          ]),
+        ),
+      )
+        .split('\n')
+        .filter(Boolean);
       assert.equal(problems.length, expected.length, problems.join('\n'));
       expected.forEach((e, i) => assert.ok(problems[i]?.startsWith(e), `${problems[i]} should start with ${e}`));
     });
@@ -219,10 +256,16 @@ describe('the citation checker', () => {
   test('paths relative to a doc, and links, resolve from its directory', () => {
     const files = new Map([
       ['docs/ops.md', doc],
-      ['docs/b.md', 'As [ops.md](ops.md) "Drain" and ops.md "Health under a storm"; [ops](ops.md#drain-sigterm); [x](x.md) "Drain"; [root](../README.md)'],
+      [
+        'docs/b.md',
+        'As [ops.md](ops.md) "Drain" and ops.md "Health under a storm"; [ops](ops.md#drain-sigterm); [x](x.md) "Drain"; [root](../README.md)',
+      ],
       ['README.md', '[ops](docs/ops.md) "Drain", docs/ops.md "Title"'],
     ]);
-    assert.deepEqual(format(findProblems(files)).split('\n'), ['docs/b.md:1: cites x.md "Drain": no such file', 'docs/b.md:1: links to x.md: no such file']);
+    assert.deepEqual(format(findProblems(files)).split('\n'), [
+      'docs/b.md:1: cites x.md "Drain": no such file',
+      'docs/b.md:1: links to x.md: no such file',
+    ]);
   });
 });
 

@@ -11,7 +11,11 @@ const read = (path: string): string => readFileSync(new URL(`../${path}`, import
 const readme = read('README.md');
 
 /** The cells of a Markdown table row, trimmed. */
-const cells = (line: string): string[] => line.split('|').slice(1, -1).map((c) => c.trim());
+const cells = (line: string): string[] =>
+  line
+    .split('|')
+    .slice(1, -1)
+    .map((c) => c.trim());
 
 /** The data rows of the bench's table (`bench/results.json` `table`, as `npm run bench` prints it). */
 function benchRows(table: string): string[] {
@@ -44,11 +48,20 @@ describe('docs against the code', () => {
     assert.ok(lowest, `engines.node ${engines}`);
     const image = /^FROM node:(\d+)[-.@\s]/m.exec(read('Dockerfile'))?.[1];
     assert.ok(image, 'the Dockerfile names its Node.js line');
-    for (const [name, text] of [['SECURITY.md', security], ['README.md', readme]] as const) {
-      assert.match(text, new RegExp(`Node\\.js\\s+${lowest.replace('.', '\\.')}\\s+or\\s+later`), `${name} says Node.js ${lowest} or later`);
+    for (const [name, text] of [
+      ['SECURITY.md', security],
+      ['README.md', readme],
+    ] as const) {
+      assert.match(
+        text,
+        new RegExp(`Node\\.js\\s+${lowest.replace('.', '\\.')}\\s+or\\s+later`),
+        `${name} says Node.js ${lowest} or later`,
+      );
       assert.match(text, new RegExp(`Node\\.js\\s+${image}\\b`), `${name} names Node.js ${image}, the image's line`);
     }
-    const other = [...security.matchAll(/Node\.js\s+(?:LTS\s+lines\s+\()?(\d+)/g)].map((m) => m[1]).filter((major) => major !== lowest.split('.')[0] && major !== image);
+    const other = [...security.matchAll(/Node\.js\s+(?:LTS\s+lines\s+\()?(\d+)/g)]
+      .map((m) => m[1])
+      .filter((major) => major !== lowest.split('.')[0] && major !== image);
     assert.deepEqual(other, [], 'SECURITY.md names no other Node.js line');
     const report = security.slice(security.indexOf('## How to report'), security.indexOf('## Supported versions'));
     assert.match(report, /\*\*[a-z0-9.-]+@[a-z0-9.-]+\.[a-z]+\*\*/, 'an e-mail address to report to');
@@ -66,16 +79,21 @@ describe('docs against the code', () => {
 
   test("the README's headline figures are rows of bench/results.json's table", () => {
     const results = JSON.parse(read('bench/results.json')) as { table: string };
-    const start = readme.indexOf('<!-- headline figures: rows of bench/results.json\'s table -->');
+    const start = readme.indexOf("<!-- headline figures: rows of bench/results.json's table -->");
     const end = readme.indexOf('<!-- end of the headline figures -->');
     assert.ok(start !== -1 && end > start, 'README.md has the headline markers');
-    const headline = readme.slice(start, end).split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('|---'));
+    const headline = readme
+      .slice(start, end)
+      .split('\n')
+      .filter((l) => l.startsWith('| ') && !l.startsWith('| scenario') && !l.startsWith('|---'));
     assert.ok(headline.length >= 3, `${headline.length} headline rows`);
     // The bench's columns: scenario, target, node, route, req/s, ratio, p50 ms, p99 ms, …
-    const byKey = new Map(benchRows(results.table).map((l) => {
-      const c = cells(l);
-      return [`${c[0]} | ${c[1]}`, { rps: c[4], ratio: c[5], p99: c[7] }] as const;
-    }));
+    const byKey = new Map(
+      benchRows(results.table).map((l) => {
+        const c = cells(l);
+        return [`${c[0]} | ${c[1]}`, { rps: c[4], ratio: c[5], p99: c[7] }] as const;
+      }),
+    );
     for (const line of headline) {
       const [scenario, target, rps, ratio, p99] = cells(line);
       const row = byKey.get(`${scenario} | ${target}`);
@@ -87,7 +105,11 @@ describe('docs against the code', () => {
   test('STICKER_API_URL and BFF_BASE_URL: required in production, as docs/configuration.md says', () => {
     const rows = renderConfigTable();
     for (const missing of ['BFF_BASE_URL', 'STICKER_API_URL']) {
-      const env: Record<string, string> = { NODE_ENV: 'production', BFF_BASE_URL: 'https://bff.example.com', STICKER_API_URL: 'https://stickers.example.com' };
+      const env: Record<string, string> = {
+        NODE_ENV: 'production',
+        BFF_BASE_URL: 'https://bff.example.com',
+        STICKER_API_URL: 'https://stickers.example.com',
+      };
       delete env[missing];
       assert.throws(() => loadConfig(env), new RegExp(`${missing}: expected`));
       const row = rows.find((l) => l.includes(`</a>\`${missing}\` |`));
@@ -96,7 +118,13 @@ describe('docs against the code', () => {
   });
 
   test('docs/configuration.md documents OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as the loader reads it', () => {
-    assert.match(renderConfigTable().join('\n'), /^\| <a id="otel_exporter_otlp_traces_endpoint"><\/a>`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` \|.*used as given/m);
-    assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).otlpTracesEndpoint, 'http://collector:4318/v1/traces');
+    assert.match(
+      renderConfigTable().join('\n'),
+      /^\| <a id="otel_exporter_otlp_traces_endpoint"><\/a>`OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` \|.*used as given/m,
+    );
+    assert.equal(
+      loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).otlpTracesEndpoint,
+      'http://collector:4318/v1/traces',
+    );
   });
 });

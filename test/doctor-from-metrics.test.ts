@@ -24,18 +24,33 @@ const EXPOSITION = [
 
 describe('tallyContractMetrics', () => {
   const rows: [name: string, text: string, want: [string, number, Partial<Record<string, number>>][]][] = [
-    ['one instance', EXPOSITION, [['EP0003', 40, { type: 30 }], ['EP0034', 12, { extra: 12 }]]],
+    [
+      'one instance',
+      EXPOSITION,
+      [
+        ['EP0003', 40, { type: 30 }],
+        ['EP0034', 12, { extra: 12 }],
+      ],
+    ],
     [
       'federated: summed over instances, with timestamps',
       'front_proxy_upstream_contract_checks_total{endpoint="EP0090",instance="a:9464",job="front-proxy"} 5 1700000000000\nfront_proxy_upstream_contract_checks_total{job="front-proxy",instance="b:9464",endpoint="EP0090"} 7 1700000000000\nfront_proxy_upstream_contract_findings_total{endpoint="EP0090",instance="b:9464",kind="not_json"} 2',
       [['EP0090', 12, { not_json: 2 }]],
     ],
-    ['other metrics and unknown kinds ignored', 'front_proxy_upstream_contract_findings_total{endpoint="EP0001",kind="odd"} 4\nfront_proxy_load_shed_total 3', []],
+    [
+      'other metrics and unknown kinds ignored',
+      'front_proxy_upstream_contract_findings_total{endpoint="EP0001",kind="odd"} 4\nfront_proxy_load_shed_total 3',
+      [],
+    ],
     ['nothing checked', '# no samples\n', []],
   ];
   for (const [name, text, want] of rows) {
     test(name, () => {
-      const got = tallyContractMetrics(text).map((t) => [t.endpoint, t.checks, Object.fromEntries(Object.entries(t.findings).filter(([, n]) => n > 0))]);
+      const got = tallyContractMetrics(text).map((t) => [
+        t.endpoint,
+        t.checks,
+        Object.fromEntries(Object.entries(t.findings).filter(([, n]) => n > 0)),
+      ]);
       assert.deepEqual(got, want);
     });
   }
@@ -75,9 +90,14 @@ describe('npm run doctor -- --from-metrics over a real socket', () => {
 
   const doctor = (...args: string[]) =>
     new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-      execFile(process.execPath, ['--import', 'tsx', 'src/doctor/main.ts', ...args], { cwd: ROOT, timeout: 60_000 }, (error, stdout, stderr) => {
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-      });
+      execFile(
+        process.execPath,
+        ['--import', 'tsx', 'src/doctor/main.ts', ...args],
+        { cwd: ROOT, timeout: 60_000 },
+        (error, stdout, stderr) => {
+          resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+        },
+      );
     });
 
   test('a finding other than extra: exit 1 and its row', async () => {

@@ -16,21 +16,45 @@ import { startRecordingUpstream } from './helpers/recording-upstream.js';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DEMO = { login: 'demo@example.com', password: 'Demo#2026' };
 
-const ok = (body: object): DepositAnswer => ({ status: 201, body: JSON.stringify(body), ...(transactionIdOf(JSON.stringify(body)) === undefined ? {} : { transactionId: transactionIdOf(JSON.stringify(body)) as string }) });
+const ok = (body: object): DepositAnswer => ({
+  status: 201,
+  body: JSON.stringify(body),
+  ...(transactionIdOf(JSON.stringify(body)) === undefined ? {} : { transactionId: transactionIdOf(JSON.stringify(body)) as string }),
+});
 
 describe('the verdict of two answers to one deposit sent twice with one key', () => {
   const cases: { name: string; first: DepositAnswer; second: DepositAnswer; verdict: string }[] = [
-    { name: 'the same body', first: ok({ transaction_id: 'tx1', at: 1 }), second: ok({ transaction_id: 'tx1', at: 1 }), verdict: 'honoured' },
-    { name: 'the same transaction id, another body', first: ok({ transaction_id: 'tx1', at: 1 }), second: ok({ transaction_id: 'tx1', at: 2 }), verdict: 'honoured' },
+    {
+      name: 'the same body',
+      first: ok({ transaction_id: 'tx1', at: 1 }),
+      second: ok({ transaction_id: 'tx1', at: 1 }),
+      verdict: 'honoured',
+    },
+    {
+      name: 'the same transaction id, another body',
+      first: ok({ transaction_id: 'tx1', at: 1 }),
+      second: ok({ transaction_id: 'tx1', at: 2 }),
+      verdict: 'honoured',
+    },
     { name: 'the repeat refused 409', first: ok({ transaction_id: 'tx1' }), second: { status: 409, body: '{}' }, verdict: 'honoured' },
     { name: 'the repeat refused 422', first: ok({ transaction_id: 'tx1' }), second: { status: 422, body: '{}' }, verdict: 'honoured' },
     { name: 'two transaction ids', first: ok({ transaction_id: 'tx1' }), second: ok({ transaction_id: 'tx2' }), verdict: 'not-honoured' },
     { name: 'two ids under data', first: ok({ data: { id: 5 } }), second: ok({ data: { id: 6 } }), verdict: 'not-honoured' },
     { name: 'other bodies without ids', first: ok({ at: 1 }), second: ok({ at: 2 }), verdict: 'inconclusive' },
     { name: 'the first refused', first: { status: 422, body: '{}' }, second: { status: 422, body: '{}' }, verdict: 'inconclusive' },
-    { name: 'no first answer', first: { status: null, body: '', error: 'TimeoutError' }, second: ok({ transaction_id: 'tx1' }), verdict: 'inconclusive' },
+    {
+      name: 'no first answer',
+      first: { status: null, body: '', error: 'TimeoutError' },
+      second: ok({ transaction_id: 'tx1' }),
+      verdict: 'inconclusive',
+    },
     { name: 'the repeat a 5xx', first: ok({ transaction_id: 'tx1' }), second: { status: 502, body: '' }, verdict: 'inconclusive' },
-    { name: 'no repeat answer', first: ok({ transaction_id: 'tx1' }), second: { status: null, body: '', error: 'ECONNRESET' }, verdict: 'inconclusive' },
+    {
+      name: 'no repeat answer',
+      first: ok({ transaction_id: 'tx1' }),
+      second: { status: null, body: '', error: 'ECONNRESET' },
+      verdict: 'inconclusive',
+    },
   ];
   for (const c of cases) {
     test(`${c.name}: ${c.verdict}`, () => {
@@ -84,14 +108,20 @@ describe('--check-idempotency against a recording fake BFF', () => {
         assert.equal(keys[0], keys[1]);
         assert.equal(keys[0], check.key);
         assert.match(check.key, /^doctor-[0-9a-f-]{36}$/);
-        assert.ok(fake.deposits().every((h) => typeof h.authorization === 'string' && h.authorization.startsWith('Bearer ')), 'with the session');
+        assert.ok(
+          fake.deposits().every((h) => typeof h.authorization === 'string' && h.authorization.startsWith('Bearer ')),
+          'with the session',
+        );
         const text = formatReport(report);
         assert.match(text, new RegExp(`Idempotency-Key honoured by the BFF: ${check.verdict}`));
         if (behaviour === 'charges twice') {
           assert.deepEqual([check.first.transactionId, check.second.transactionId], ['tx1', 'tx2']);
           assert.match(check.meaning, /Redis alone/);
         }
-        assert.ok(!JSON.stringify(report).includes(String(fake.deposits()[0]?.authorization).slice(7)), 'the session JWT is not in the report');
+        assert.ok(
+          !JSON.stringify(report).includes(String(fake.deposits()[0]?.authorization).slice(7)),
+          'the session JWT is not in the report',
+        );
       } finally {
         await fake.close();
       }
@@ -104,10 +134,16 @@ describe('--check-idempotency against a recording fake BFF', () => {
       const report = await runDoctor({ bffUrl: fake.url, ...DEMO, probeTimeoutMs: 2_000 });
       assert.equal(report.idempotency, undefined);
       assert.equal(fake.deposits().length, 0, 'no deposit without --check-idempotency');
-      await assert.rejects(runDoctor({ bffUrl: fake.url, checkIdempotency: true }), (e: unknown) => e instanceof DoctorUsageError && /staging account/.test(e.message));
+      await assert.rejects(
+        runDoctor({ bffUrl: fake.url, checkIdempotency: true }),
+        (e: unknown) => e instanceof DoctorUsageError && /staging account/.test(e.message),
+      );
       const cli = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
-        execFile(process.execPath, ['--import', 'tsx', 'src/doctor/main.ts', '--bff', fake.url, '--check-idempotency'], { cwd: ROOT, timeout: 30_000 }, (error, _stdout, stderr) =>
-          resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stderr }),
+        execFile(
+          process.execPath,
+          ['--import', 'tsx', 'src/doctor/main.ts', '--bff', fake.url, '--check-idempotency'],
+          { cwd: ROOT, timeout: 30_000 },
+          (error, _stdout, stderr) => resolve({ code: error ? (typeof error.code === 'number' ? error.code : null) : 0, stderr }),
         );
       });
       assert.equal(cli.code, 2);

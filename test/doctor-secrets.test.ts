@@ -45,7 +45,8 @@ async function startEchoingBff(): Promise<FakeBff> {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const path = (req.url ?? '').split('?')[0];
-      const json = (status: number, value: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+      const json = (status: number, value: unknown) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
       if (path === '/auth/login') {
         logins.push(body);
         return json(422, { reason: `invalid login body: ${body}` });
@@ -140,14 +141,22 @@ describe('npm run doctor: the password never shows', () => {
 
   test('from DOCTOR_PASSWORD: not in stdout, stderr, npm debug log or the --json file; the 422 echo and the JWT are scrubbed; the HTML page is described', async () => {
     const out = join(dir, 'report.json');
-    const run = await npmDoctor(dir, ['--bff', bff.url, '--login', 'qa@example.com', '--json', out, '--timeout', '5000'], { DOCTOR_PASSWORD: PASSWORD });
+    const run = await npmDoctor(dir, ['--bff', bff.url, '--login', 'qa@example.com', '--json', out, '--timeout', '5000'], {
+      DOCTOR_PASSWORD: PASSWORD,
+    });
     assert.equal(run.status, 1, run.stderr + run.stdout);
     assert.equal(bff.logins.length, 1);
     assert.ok(bff.logins[0]?.includes(JSON.stringify(PASSWORD)), 'the BFF received the password in the login body (and echoed it)');
     assert.ok(run.npmLogFiles > 0, 'npm wrote its debug log where the test reads it');
     assert.match(run.npmLog, /run doctor/, 'the debug log is of this run');
     const json = readFileSync(out, 'utf8');
-    for (const [label, text] of [['stdout', run.stdout], ['stderr', run.stderr], ['npm debug log', run.npmLog], ['--json file', json]] as const) assertNoLeak(label, text);
+    for (const [label, text] of [
+      ['stdout', run.stdout],
+      ['stderr', run.stderr],
+      ['npm debug log', run.npmLog],
+      ['--json file', json],
+    ] as const)
+      assertNoLeak(label, text);
     // The reasons are still reported, with the secrets taken out.
     assert.match(run.stdout, /422 with reason "invalid login body: \{"login":"qa@example\.com","password":"\[redacted\]"\}"/);
     assert.match(run.stdout, /401 with reason "token \[redacted JWT\] rejected"/);
@@ -156,7 +165,9 @@ describe('npm run doctor: the password never shows', () => {
   });
 
   test('from the variable --password-env names, and from standard input with --password -', async () => {
-    const viaEnv = await npmDoctor(dir, ['--bff', bff.url, '--login', 'qa@example.com', '--password-env', 'QA_PASSWORD'], { QA_PASSWORD: PASSWORD });
+    const viaEnv = await npmDoctor(dir, ['--bff', bff.url, '--login', 'qa@example.com', '--password-env', 'QA_PASSWORD'], {
+      QA_PASSWORD: PASSWORD,
+    });
     assert.equal(viaEnv.status, 1, viaEnv.stderr);
     const viaStdin = await npmDoctor(dir, ['--bff', bff.url, '--login', 'qa@example.com', '--password', '-'], {}, `${PASSWORD}\n`);
     assert.equal(viaStdin.status, 1, viaStdin.stderr);
@@ -174,12 +185,18 @@ describe('npm run doctor: the password never shows', () => {
     const run = await npmDoctor(dir, ['--bff', bff.url, '--login', 'qa@example.com', '--password', 'hunter2-on-the-command-line']);
     assert.equal(run.status, 2);
     const [first = ''] = doctorLines(run.stderr);
-    assert.match(first, /^--password: a password on the command line is refused .*; give it in the environment variable DOCTOR_PASSWORD, or in another one named with --password-env <NAME>, or on standard input with --password -$/);
+    assert.match(
+      first,
+      /^--password: a password on the command line is refused .*; give it in the environment variable DOCTOR_PASSWORD, or in another one named with --password-env <NAME>, or on standard input with --password -$/,
+    );
     assert.ok(!run.stderr.includes('hunter2'), 'stderr does not repeat it');
     assert.equal(bff.logins.length, logins, 'nothing was sent');
     const missing = await npmDoctor(dir, ['--bff', bff.url, '--login', 'qa@example.com']);
     assert.equal(missing.status, 2);
-    assert.match(doctorLines(missing.stderr)[0] ?? '', /^--login needs the account's password: the environment variable DOCTOR_PASSWORD is not set; /);
+    assert.match(
+      doctorLines(missing.stderr)[0] ?? '',
+      /^--login needs the account's password: the environment variable DOCTOR_PASSWORD is not set; /,
+    );
   });
 
   test('an unreachable BFF: one line on stderr, nothing on stdout but npm banner, exit 2', async () => {
@@ -188,7 +205,9 @@ describe('npm run doctor: the password never shows', () => {
     await closed.close();
     const run = await npmDoctor(dir, ['--bff', url, '--login', 'qa@example.com'], { DOCTOR_PASSWORD: PASSWORD });
     assert.equal(run.status, 2);
-    assert.deepEqual(doctorLines(run.stderr), [`the BFF at ${url} cannot be reached (ECONNREFUSED): nothing was probed; check --bff and that the BFF is running`]);
+    assert.deepEqual(doctorLines(run.stderr), [
+      `the BFF at ${url} cannot be reached (ECONNREFUSED): nothing was probed; check --bff and that the BFF is running`,
+    ]);
     assert.deepEqual(doctorLines(run.stdout), []);
   });
 });

@@ -24,7 +24,10 @@ const rowOf = (report: DoctorReport, code: string, path?: string) => {
 };
 const said = (report: DoctorReport, code: string, pattern: RegExp, path?: string): void => {
   const row = rowOf(report, code, path);
-  assert.ok(row.findings.some((f) => pattern.test(f.text)), `${code}: ${pattern} in ${JSON.stringify(row.findings)}`);
+  assert.ok(
+    row.findings.some((f) => pattern.test(f.text)),
+    `${code}: ${pattern} in ${JSON.stringify(row.findings)}`,
+  );
 };
 
 /**
@@ -54,19 +57,39 @@ describe('against the embedded sandbox', () => {
     assert.deepEqual(failing, []);
     assert.equal(report.exitCode, 0);
     assert.equal(report.sandbox, true);
-    for (const code of ['EP0001', 'EP0003', 'EP0004', 'EP0002', 'EP0143', 'EP0034']) assert.equal(rowOf(report, code).verdict, 'pass', code);
+    for (const code of ['EP0001', 'EP0003', 'EP0004', 'EP0002', 'EP0143', 'EP0034'])
+      assert.equal(rowOf(report, code).verdict, 'pass', code);
     assert.ok(report.summary.pass > 50, JSON.stringify(report.summary));
     // Read-only: the writes are listed, not called.
     for (const code of ['EP0091', 'EP0093', 'EP0146', 'EP0191', 'EP0020']) assert.equal(rowOf(report, code).verdict, 'skip', code);
-    const log = (await (await fetch(`${sandbox.bffUrl}/__sandbox/requests?limit=200`)).json()) as { requests: { method: string; path: string }[] };
+    const log = (await (await fetch(`${sandbox.bffUrl}/__sandbox/requests?limit=200`)).json()) as {
+      requests: { method: string; path: string }[];
+    };
     const calls = log.requests.map((r) => `${r.method} ${r.path}`);
     const allowed = new Set([
-      'POST /auth/login', 'POST /users/refresh-token', 'POST /auth/logout', // the doctor's own session
-      'POST /documents/validate', 'POST /apicep', 'POST /users/list-referrals', 'POST /bff/users/list-referrals', 'POST /bff/transactions', 'POST /pix-keys/user-key', 'POST /bookmaker-settings', // reads sent as POST
+      'POST /auth/login',
+      'POST /users/refresh-token',
+      'POST /auth/logout', // the doctor's own session
+      'POST /documents/validate',
+      'POST /apicep',
+      'POST /users/list-referrals',
+      'POST /bff/users/list-referrals',
+      'POST /bff/transactions',
+      'POST /pix-keys/user-key',
+      'POST /bookmaker-settings', // reads sent as POST
     ]);
     assert.ok(calls.length > 50, `${calls.length} calls logged`);
-    assert.deepEqual(calls.filter((c) => !c.startsWith('GET ') && !allowed.has(c)), []);
-    for (const path of ['/start-game-v2', '/core-sportbook/launch', '/bff/users/kyc', '/sportsbook-partner-b/token', '/bff/users/support-desk/create-or-update-user']) {
+    assert.deepEqual(
+      calls.filter((c) => !c.startsWith('GET ') && !allowed.has(c)),
+      [],
+    );
+    for (const path of [
+      '/start-game-v2',
+      '/core-sportbook/launch',
+      '/bff/users/kyc',
+      '/sportsbook-partner-b/token',
+      '/bff/users/support-desk/create-or-update-user',
+    ]) {
       assert.ok(!calls.includes(`GET ${path}`), `${path} not called`);
     }
   });
@@ -86,22 +109,36 @@ describe('against the embedded sandbox', () => {
     assert.equal(check.verdict, 'honoured', check.meaning);
     assert.deepEqual([check.first.status, check.second.status], [201, 201]);
     assert.ok(check.first.transactionId !== undefined && check.first.transactionId === check.second.transactionId, JSON.stringify(check));
-    const log = (await (await fetch(`${sandbox.bffUrl}/__sandbox/requests?limit=200`)).json()) as { requests: { method: string; path: string }[] };
+    const log = (await (await fetch(`${sandbox.bffUrl}/__sandbox/requests?limit=200`)).json()) as {
+      requests: { method: string; path: string }[];
+    };
     assert.equal(log.requests.filter((r) => r.method === 'POST' && r.path === '/wallet/add-credit').length, 2);
     // A run that is green otherwise stays green with the check (exit 0); --strict holds it to `honoured`.
     assert.equal(report.exitCode, 0, JSON.stringify(report.rows.filter((r) => r.verdict === 'fail')));
   });
 
   test('the sandbox deposit: the same key and body replayed (one transaction), another body 422, another key a new charge', async () => {
-    const login = (await (await fetch(`${sandbox.bffUrl}/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(DEMO) })).json()) as { access_token: string };
-    const profile = (await (await fetch(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${login.access_token}` } })).json()) as { user: { id: number } };
+    const login = (await (
+      await fetch(`${sandbox.bffUrl}/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(DEMO),
+      })
+    ).json()) as { access_token: string };
+    const profile = (await (
+      await fetch(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${login.access_token}` } })
+    ).json()) as { user: { id: number } };
     const deposit = async (key: string, amount: number) => {
       const res = await fetch(`${sandbox.bffUrl}/wallet/add-credit`, {
         method: 'POST',
         headers: { authorization: `Bearer ${login.access_token}`, 'content-type': 'application/json', 'idempotency-key': key },
         body: JSON.stringify({ user_id: profile.user.id, credit_amount: amount, payment_method: 'pix', currency: 'BRL' }),
       });
-      return { status: res.status, replayed: res.headers.get('idempotent-replayed'), body: (await res.json()) as { transaction_id?: string; reason?: string } };
+      return {
+        status: res.status,
+        replayed: res.headers.get('idempotent-replayed'),
+        body: (await res.json()) as { transaction_id?: string; reason?: string },
+      };
     };
     const first = await deposit('sandbox-key-1', 1_500);
     const repeat = await deposit('sandbox-key-1', 1_500);
@@ -154,13 +191,25 @@ function startDeviatingBff(options: { opaqueLogin: boolean }): Promise<{ url: st
       };
       switch (path) {
         case '/auth/login':
-          return send(200, JSON.stringify({ access_token: options.opaqueLogin ? 'opaque-session-5f1c9a' : jwt, expires_in: 3600, token_type: 'bearer', user, userInfo }));
+          return send(
+            200,
+            JSON.stringify({
+              access_token: options.opaqueLogin ? 'opaque-session-5f1c9a' : jwt,
+              expires_in: 3600,
+              token_type: 'bearer',
+              user,
+              userInfo,
+            }),
+          );
         case '/auth/user-profile':
           return send(200, JSON.stringify({ user: userWithoutId, userInfo }));
         case '/users/refresh-token':
           return send(200, JSON.stringify({ access_token: jwt }));
         case '/users/wallet':
-          return send(200, gzipSync(JSON.stringify({ balance: 100, currency: 'BRL' })), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+          return send(200, gzipSync(JSON.stringify({ balance: 100, currency: 'BRL' })), {
+            'content-type': 'application/json',
+            'content-encoding': 'gzip',
+          });
         case '/casino-games/home':
           return send(200, '<!doctype html><title>Under maintenance</title>', { 'content-type': 'text/html' });
         case '/bff/users/login-history':
@@ -206,17 +255,24 @@ describe('against a BFF with known deviations', () => {
     assert.equal(rowOf(report, 'EP0001').verdict, 'pass');
     // One finding for the field, the one that says why (the shape check found it missing too).
     assert.deepEqual(
-      rowOf(report, 'EP0003').findings.filter((f) => f.text.startsWith('user.id')).map((f) => f.text),
+      rowOf(report, 'EP0003')
+        .findings.filter((f) => f.text.startsWith('user.id'))
+        .map((f) => f.text),
       ["user.id: missing; the proxy needs it for the user's own upstream paths (/users/update/{id})"],
     );
     assert.equal(rowOf(report, 'EP0034').verdict, 'warn');
     said(report, 'EP0034', /Content-Encoding gzip although the call asked for Accept-Encoding: identity/);
-    said(report, 'EP0141', /^the body is an HTML page \(47 bytes\) \(Content-Type text\/html\): the proxy answers 502 upstream_bad_response$/);
+    said(
+      report,
+      'EP0141',
+      /^the body is an HTML page \(47 bytes\) \(Content-Type text\/html\): the proxy answers 502 upstream_bad_response$/,
+    );
     said(report, 'EP0032', /401 with reason "mystery_reason", which no 401 row of the EM table maps \(EP0032-EM0005\)/);
     said(report, 'EP0142', /over 65536 bytes: the proxy answers 502 upstream_response_too_large/);
     said(report, 'EP0090', /^deposit: expected array, got string$/);
     said(report, 'EP0149', /no answer within 1000 ms \(the proxy answers 504 upstream_timeout\)/);
-    for (const code of ['EP0003', 'EP0141', 'EP0032', 'EP0142', 'EP0090', 'EP0149']) assert.equal(rowOf(report, code).verdict, 'fail', code);
+    for (const code of ['EP0003', 'EP0141', 'EP0032', 'EP0142', 'EP0090', 'EP0149'])
+      assert.equal(rowOf(report, code).verdict, 'fail', code);
     // Rows without a deviation stay green.
     assert.equal(rowOf(report, 'EP0147').verdict, 'pass');
   });
@@ -251,7 +307,9 @@ describe('against a BFF with known deviations', () => {
   });
 
   test('the CLI exits 1 and prints the failing rows with their findings', async () => {
-    const r = await cli(['--bff', fake.url, '--login', DEMO.login, '--max-bytes', '65536', '--timeout', '1000'], { DOCTOR_PASSWORD: DEMO.password });
+    const r = await cli(['--bff', fake.url, '--login', DEMO.login, '--max-bytes', '65536', '--timeout', '1000'], {
+      DOCTOR_PASSWORD: DEMO.password,
+    });
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stdout, /^EP0141 +GET +\/casino-games\/home +200 +\d+ +FAIL$/m);
     assert.match(r.stdout, /exit 1: a required endpoint deviates/);

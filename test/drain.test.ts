@@ -35,7 +35,10 @@ import {
   waitFor,
 } from './helpers/proxy-process.js';
 
-const PROFILE = { user: { id: 7, email: 'drain@example.com', name: 'Drain', currency: 'BRL', country: 'BR' }, userInfo: { two_factor_enabled: false } };
+const PROFILE = {
+  user: { id: 7, email: 'drain@example.com', name: 'Drain', currency: 'BRL', country: 'BR' },
+  userInfo: { two_factor_enabled: false },
+};
 const COOKIE = 'access_token';
 const SLOW_TOKEN = fakeJwt({ sub: '7', slow: true });
 
@@ -90,12 +93,21 @@ const isAnswer = (a: RawHttpAnswer | { error: string } | undefined): a is RawHtt
  * is allowed for the last probe before the refusal only (the listener is closed once it was reset), so a
  * connection reset while the listener still accepts fails, as does a listener still open `limitMs` after `since`.
  */
-async function probeUntilRefused(base: string, since: number, limitMs: number, pauseMs: number): Promise<{ at: number; reset: string | undefined }> {
+async function probeUntilRefused(
+  base: string,
+  since: number,
+  limitMs: number,
+  pauseMs: number,
+): Promise<{ at: number; reset: string | undefined }> {
   let reset: string | undefined;
   for (;;) {
     const probe = await oneShot(base, '/healthz');
     if (!isAnswer(probe) && probe.error === 'ECONNREFUSED') return { at: Date.now(), reset };
-    assert.equal(reset, undefined, `a probe was reset by the listener's close (${reset}), yet the next connect was not refused: ${JSON.stringify(probe)}`);
+    assert.equal(
+      reset,
+      undefined,
+      `a probe was reset by the listener's close (${reset}), yet the next connect was not refused: ${JSON.stringify(probe)}`,
+    );
     if (isAnswer(probe)) assert.equal(probe.status, 200, `served normally until the listener closes: ${JSON.stringify(probe)}`);
     else if (probe.error === 'ECONNRESET' || probe.error === 'closed without an answer') reset = probe.error;
     else assert.fail(`probe failed: ${probe.error}`);
@@ -103,7 +115,8 @@ async function probeUntilRefused(base: string, since: number, limitMs: number, p
     if (reset === undefined && pauseMs > 0) await new Promise((r) => setTimeout(r, pauseMs));
   }
 }
-const profileReads = (token: string) => upstream.requests.filter((r) => r.path === '/auth/user-profile' && r.headers.authorization === `Bearer ${token}`);
+const profileReads = (token: string) =>
+  upstream.requests.filter((r) => r.path === '/auth/user-profile' && r.headers.authorization === `Bearer ${token}`);
 
 describe('SIGTERM: drain', () => {
   test('readiness 503 at once, requests served during SHUTDOWN_DELAY_MS, then the listener closes, a kept-alive request is served with Connection: close, idle connections closed after the idle grace, the slow request finishes, exit 0', async (t) => {
@@ -180,7 +193,10 @@ describe('SIGTERM: drain', () => {
     assert.deepEqual(JSON.parse(slowAnswer?.body ?? '{}').user, PROFILE.user);
     assert.notEqual(slowAnswer?.headers.connection, 'close', 'a request follows on this connection: the answer behind it closes it');
     assert.ok(late, 'the request arriving after the listener closed was answered');
-    assert.ok(late.at - signalled >= DELAY_MS + IDLE_GRACE_MS - 50, `it was sent after the listener closed (answered after ${late.at - signalled} ms)`);
+    assert.ok(
+      late.at - signalled >= DELAY_MS + IDLE_GRACE_MS - 50,
+      `it was sent after the listener closed (answered after ${late.at - signalled} ms)`,
+    );
     assert.equal(late.status, 200, `a request on a connection opened before the listener closed is served: ${late.body}`);
     assert.equal(late.headers.connection, 'close');
     assert.ok(late.headers['x-request-id'], 'the request context ran');
@@ -195,7 +211,7 @@ describe('SIGTERM: drain', () => {
     );
   });
 
-  test('a kept-alive connection idle across the listener\'s close: its next request is served (200, Connection: close), the BFF called once; exit 0 long before SHUTDOWN_TIMEOUT_MS', async (t) => {
+  test("a kept-alive connection idle across the listener's close: its next request is served (200, Connection: close), the BFF called once; exit 0 long before SHUTDOWN_TIMEOUT_MS", async (t) => {
     const TIMEOUT_MS = 8_000;
     fastMs = 0;
     const proc = proxy({ SHUTDOWN_DELAY_MS: '0', SHUTDOWN_TIMEOUT_MS: String(TIMEOUT_MS) });
@@ -247,7 +263,10 @@ describe('SIGTERM: drain', () => {
     await Promise.race([idle.closed, new Promise((r) => setTimeout(r, IDLE_GRACE_MS + 2_000))]);
     assert.ok(idle.closedAt !== undefined, 'the idle connection was closed');
     const idleClosedMs = idle.closedAt - signalled;
-    assert.ok(idleClosedMs >= IDLE_GRACE_MS - 50, `the idle connection was closed after the idle grace (${idleClosedMs} ms; grace ${IDLE_GRACE_MS})`);
+    assert.ok(
+      idleClosedMs >= IDLE_GRACE_MS - 50,
+      `the idle connection was closed after the idle grace (${idleClosedMs} ms; grace ${IDLE_GRACE_MS})`,
+    );
 
     const exit = await proc.exited;
     assert.equal(exit.code, 0, proc.output().slice(-1_000));
@@ -282,7 +301,11 @@ describe('SIGTERM: drain', () => {
       assert.equal(late.headers['cache-control'], 'no-store');
       assert.ok(late.headers['x-request-id'], 'the request context ran');
       assert.ok(!late.body.includes('statusCode'), `never Fastify's own body: ${late.body}`);
-      assert.deepEqual(JSON.parse(late.body), { ok: false, error: 'shutting_down', detail: 'The server is shutting down; send the request again' });
+      assert.deepEqual(JSON.parse(late.body), {
+        ok: false,
+        error: 'shutting_down',
+        detail: 'The server is shutting down; send the request again',
+      });
       assert.equal(profileReads(token).length, 0, 'nothing was sent upstream');
       assert.deepEqual(await drained, { cut: 0 });
       t.diagnostic(`late connection: ${late.status} ${JSON.parse(late.body).error}, Connection: ${late.headers.connection}`);
@@ -371,7 +394,7 @@ describe('behind nginx', () => {
         up = isAnswer(probe) && probe.status === 200;
         if (!up) await new Promise((r) => setTimeout(r, 50));
       }
-      assert.ok(up, "nginx answers");
+      assert.ok(up, 'nginx answers');
 
       // 20 clients, each sending one request after the other until told to stop: half read a profile
       // (GET, a BFF call of 20 ms each), half search the games (POST).
@@ -426,7 +449,9 @@ describe('behind nginx', () => {
       stop = true;
       await Promise.all(clients);
 
-      const log = readFileSync(nginx.accessLog as string, 'utf8').trim().split('\n');
+      const log = readFileSync(nginx.accessLog as string, 'utf8')
+        .trim()
+        .split('\n');
       const retried = log.filter((line) => line.includes(', '));
       const retriedWhy = new Map<string, number>();
       for (const line of retried) {
@@ -441,7 +466,8 @@ describe('behind nginx', () => {
         if (r.path === '/auth/user-profile') calls.set(r.headers.authorization ?? '', (calls.get(r.headers.authorization ?? '') ?? 0) + 1);
       }
       const twice = answeredTokens.filter((token) => (calls.get(`Bearer ${token}`) ?? 0) !== 1).length;
-      const figures = `${requests} requests through nginx during a rolling restart of 2 instances; statuses ${JSON.stringify(Object.fromEntries(statuses))}; ` +
+      const figures =
+        `${requests} requests through nginx during a rolling restart of 2 instances; statuses ${JSON.stringify(Object.fromEntries(statuses))}; ` +
         `profile reads that reached the BFF other than once: ${twice} of ${answeredTokens.length}; ` +
         `nginx retried ${retried.length} on the other instance (method and first attempt's status, 502 = refused or reset: ${JSON.stringify(Object.fromEntries(retriedWhy))}); instance exit codes ${exits.join(', ')}`;
       t.diagnostic(figures);

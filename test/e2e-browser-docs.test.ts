@@ -25,52 +25,68 @@ function local(url: string): boolean {
   return hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]';
 }
 
-test('/docs in Chromium: served from the package, nothing from another host, the deposit operation documented', { skip, timeout: 60_000 }, async () => {
-  const { chromium } = await import('playwright-core');
-  const app = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'warn' }, { logStream: new LogCapture() });
-  const base = await app.listen({ port: 0, host: '127.0.0.1' });
-  const profileDir = mkdtempSync(join(tmpdir(), 'front-proxy-chromium-'));
-  let context: BrowserContext | undefined;
-  try {
-    context = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 1400 },
-    });
-    const page = context.pages()[0] ?? (await context.newPage());
-    const requested: string[] = [];
-    const refused: string[] = [];
-    page.on('request', (request) => requested.push(request.url()));
-    page.on('requestfailed', (request) => refused.push(`${request.url()}: ${request.failure()?.errorText ?? ''}`));
-    page.on('console', (message) => {
-      if (/Content Security Policy|Refused to/i.test(message.text())) refused.push(message.text());
-    });
-    page.on('pageerror', (error) => refused.push(`page error: ${error.message}`));
+test(
+  '/docs in Chromium: served from the package, nothing from another host, the deposit operation documented',
+  { skip, timeout: 60_000 },
+  async () => {
+    const { chromium } = await import('playwright-core');
+    const app = await createServer(
+      { ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'warn' },
+      { logStream: new LogCapture() },
+    );
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    const profileDir = mkdtempSync(join(tmpdir(), 'front-proxy-chromium-'));
+    let context: BrowserContext | undefined;
+    try {
+      context = await chromium.launchPersistentContext(profileDir, {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: CHROMIUM_ARGS,
+        viewport: { width: 1280, height: 1400 },
+      });
+      const page = context.pages()[0] ?? (await context.newPage());
+      const requested: string[] = [];
+      const refused: string[] = [];
+      page.on('request', (request) => requested.push(request.url()));
+      page.on('requestfailed', (request) => refused.push(`${request.url()}: ${request.failure()?.errorText ?? ''}`));
+      page.on('console', (message) => {
+        if (/Content Security Policy|Refused to/i.test(message.text())) refused.push(message.text());
+      });
+      page.on('pageerror', (error) => refused.push(`page error: ${error.message}`));
 
-    const res = await page.goto(`${base}/docs`);
-    assert.equal(res?.status(), 200);
-    const deposit = page.locator('#operations-Payments-postPaymentsDeposit');
-    await deposit.waitFor({ timeout: 20_000 });
-    assert.match((await deposit.locator('.opblock-summary-path').textContent()) ?? '', /\/api\/payments\/deposit/);
-    await deposit.locator('.opblock-summary-control').click();
-    const body = deposit.locator('.opblock-body');
-    await body.waitFor();
-    await page.waitForFunction(() => document.querySelector('#operations-Payments-postPaymentsDeposit .opblock-body')?.textContent?.includes('Idempotency-Key'));
-    const text = (await body.textContent()) ?? '';
-    for (const expected of ['Idempotency-Key', 'request_in_progress', 'idempotency_key_reused', 'X-Error-Ref', 'section 4.5']) {
-      assert.ok(text.includes(expected), `the deposit operation shows ${expected}`);
+      const res = await page.goto(`${base}/docs`);
+      assert.equal(res?.status(), 200);
+      const deposit = page.locator('#operations-Payments-postPaymentsDeposit');
+      await deposit.waitFor({ timeout: 20_000 });
+      assert.match((await deposit.locator('.opblock-summary-path').textContent()) ?? '', /\/api\/payments\/deposit/);
+      await deposit.locator('.opblock-summary-control').click();
+      const body = deposit.locator('.opblock-body');
+      await body.waitFor();
+      await page.waitForFunction(() =>
+        document.querySelector('#operations-Payments-postPaymentsDeposit .opblock-body')?.textContent?.includes('Idempotency-Key'),
+      );
+      const text = (await body.textContent()) ?? '';
+      for (const expected of ['Idempotency-Key', 'request_in_progress', 'idempotency_key_reused', 'X-Error-Ref', 'section 4.5']) {
+        assert.ok(text.includes(expected), `the deposit operation shows ${expected}`);
+      }
+      await deposit.scrollIntoViewIfNeeded();
+      mkdirSync(OUTPUT, { recursive: true });
+      await page.screenshot({ path: join(OUTPUT, 'docs.png') });
+
+      assert.ok(
+        requested.some((u) => u.includes('/docs/json')),
+        'the page loaded the document from the proxy',
+      );
+      assert.deepEqual(
+        requested.filter((u) => !local(u)),
+        [],
+        'no request left the machine',
+      );
+      assert.deepEqual(refused, [], 'no request was refused or failed');
+    } finally {
+      await context?.close();
+      rmSync(profileDir, { recursive: true, force: true });
+      await app.close();
     }
-    await deposit.scrollIntoViewIfNeeded();
-    mkdirSync(OUTPUT, { recursive: true });
-    await page.screenshot({ path: join(OUTPUT, 'docs.png') });
-
-    assert.ok(requested.some((u) => u.includes('/docs/json')), 'the page loaded the document from the proxy');
-    assert.deepEqual(requested.filter((u) => !local(u)), [], 'no request left the machine');
-    assert.deepEqual(refused, [], 'no request was refused or failed');
-  } finally {
-    await context?.close();
-    rmSync(profileDir, { recursive: true, force: true });
-    await app.close();
-  }
-});
+  },
+);

@@ -58,7 +58,10 @@ describe('live streams in Chromium through nginx', { skip }, () => {
   let sdkScript: string;
   before(async () => {
     sdkScript = await bundlePageScript(SDK_PAGE);
-    app = await createServer({ NODE_ENV: 'test', LOG_LEVEL: 'warn', RATE_LIMIT_API_PER_MIN: '0', ...BROWSER_TEST_PROXY_ENV }, { logStream: new LogCapture() });
+    app = await createServer(
+      { NODE_ENV: 'test', LOG_LEVEL: 'warn', RATE_LIMIT_API_PER_MIN: '0', ...BROWSER_TEST_PROXY_ENV },
+      { logStream: new LogCapture() },
+    );
     await app.listen({ port: 0, host: '127.0.0.1' });
     const port = (app.server.address() as { port: number }).port;
     nginx = await startNginx([port]);
@@ -154,9 +157,19 @@ describe('live streams in Chromium through nginx', { skip }, () => {
     await page.addScriptTag({ content: sdkScript, type: 'module' });
     await page.waitForFunction(() => 'sdk' in window);
     const outcome = await page.evaluate(() =>
-      (window as unknown as { sdk: { sessionEndedBySandbox(): Promise<{ refused?: number; ended?: string[]; forced?: number; ids?: string[]; error?: string }> } }).sdk.sessionEndedBySandbox(),
+      (
+        window as unknown as {
+          sdk: {
+            sessionEndedBySandbox(): Promise<{ refused?: number; ended?: string[]; forced?: number; ids?: string[]; error?: string }>;
+          };
+        }
+      ).sdk.sessionEndedBySandbox(),
     );
-    assert.deepEqual({ refused: outcome.refused, ended: outcome.ended, forced: outcome.forced }, { refused: 401, ended: ['session_ended', 'session_ended'], forced: 1 }, JSON.stringify(outcome));
+    assert.deepEqual(
+      { refused: outcome.refused, ended: outcome.ended, forced: outcome.forced },
+      { refused: 401, ended: ['session_ended', 'session_ended'], forced: 1 },
+      JSON.stringify(outcome),
+    );
     // Events in order with their ids (what Last-Event-ID resumes from).
     const [first, second] = (outcome.ids ?? []).map(Number);
     assert.equal(second, (first as number) + 1);

@@ -89,117 +89,142 @@ function runAll(command: string, args: string[], cwd: string): string {
   return `${result.stdout}${result.stderr}`;
 }
 
-test('the packed SDK installed in a fresh front-end project: login, profile, forced logout in Chromium', { skip, timeout: 120_000 }, async () => {
-  const work = mkdtempSync(join(tmpdir(), 'front-proxy-package-'));
-  const logs = new LogCapture();
-  // random: () => 0 → every beacon is logged (spec 6.2 samples at 50%).
-  const proxy = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
-  const proxyBase = await proxy.listen({ port: 0, host: '127.0.0.1' });
-  const frontEnd = Fastify();
-  let browser: Browser | undefined;
-  try {
-    // 1. npm pack: the prepack build, then a tarball with the package's files only.
-    const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], PACKAGE_DIR)) as {
-      filename: string;
-      files: { path: string }[];
-    }[];
-    const tarball = join(work, packed[0]?.filename ?? '');
-    assert.ok(existsSync(tarball), tarball);
-    const files = packed[0]?.files.map((f) => f.path) ?? [];
-    for (const want of ['package.json', 'CHANGELOG.md', 'README.md', 'LICENSE', 'dist/browser/index.js', 'dist/browser/index.d.ts', 'dist/errors/index.js', 'dist/contracts/shapes.d.ts']) {
-      assert.ok(files.includes(want), `the tarball holds ${want}`);
+test(
+  'the packed SDK installed in a fresh front-end project: login, profile, forced logout in Chromium',
+  { skip, timeout: 120_000 },
+  async () => {
+    const work = mkdtempSync(join(tmpdir(), 'front-proxy-package-'));
+    const logs = new LogCapture();
+    // random: () => 0 → every beacon is logged (spec 6.2 samples at 50%).
+    const proxy = await createServer(
+      { ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' },
+      { logStream: logs, random: () => 0 },
+    );
+    const proxyBase = await proxy.listen({ port: 0, host: '127.0.0.1' });
+    const frontEnd = Fastify();
+    let browser: Browser | undefined;
+    try {
+      // 1. npm pack: the prepack build, then a tarball with the package's files only.
+      const packed = JSON.parse(run('npm', ['pack', '--json', '--pack-destination', work], PACKAGE_DIR)) as {
+        filename: string;
+        files: { path: string }[];
+      }[];
+      const tarball = join(work, packed[0]?.filename ?? '');
+      assert.ok(existsSync(tarball), tarball);
+      const files = packed[0]?.files.map((f) => f.path) ?? [];
+      for (const want of [
+        'package.json',
+        'CHANGELOG.md',
+        'README.md',
+        'LICENSE',
+        'dist/browser/index.js',
+        'dist/browser/index.d.ts',
+        'dist/errors/index.js',
+        'dist/contracts/shapes.d.ts',
+      ]) {
+        assert.ok(files.includes(want), `the tarball holds ${want}`);
+      }
+      assert.deepEqual(
+        files.filter((f) => !/^(package\.json|CHANGELOG\.md|README\.md|LICENSE|dist\/.*\.(js|d\.ts))$/.test(f)),
+        [],
+        'nothing but the manifest, the notes and the built modules',
+      );
+
+      // 2. A fresh front-end project installs the tarball offline: one package, nothing else.
+      const app = join(work, 'front-end');
+      mkdirSync(join(app, 'src'), { recursive: true });
+      writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'front-end', private: true, type: 'module' }, null, 2));
+      const installLog = runAll('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], app);
+      assert.doesNotMatch(installLog, /install-scripts|prepare|postinstall/, 'the packed manifest declares no install script');
+      const installed = JSON.parse(readFileSync(join(app, 'node_modules', PACKAGE.name, 'package.json'), 'utf8')) as { version: string };
+      assert.equal(installed.version, PACKAGE.version);
+      assert.deepEqual(
+        readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.')),
+        [PACKAGE.name.split('/')[0]],
+        'no other package installed',
+      );
+      const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+      assert.match(manifest.dependencies?.[PACKAGE.name] ?? '', /\.tgz$/);
+
+      // 3. The page bundled from the project: every module comes from the installed package or the page.
+      writeFileSync(join(app, 'src', 'main.js'), MAIN_JS);
+      writeFileSync(join(app, 'index.html'), INDEX_HTML);
+      const bundle = await build({
+        absWorkingDir: app,
+        entryPoints: ['src/main.js'],
+        bundle: true,
+        format: 'esm',
+        platform: 'browser',
+        target: ['es2022'],
+        minify: true,
+        write: false,
+        metafile: true,
+        logLevel: 'silent',
+      });
+      const inputs = Object.keys(bundle.metafile.inputs);
+      const outside = inputs.filter((p) => p !== 'src/main.js' && !p.startsWith(`node_modules/${PACKAGE.name}/dist/`));
+      assert.deepEqual(outside, [], `bundled from ${relative(process.cwd(), app)}: only the page and the installed package`);
+      const appJs = bundle.outputFiles[0]?.text ?? '';
+
+      // 4. The front end's origin: the page and its script, and /api/ forwarded to the proxy with Host kept.
+      frontEnd.removeAllContentTypeParsers();
+      frontEnd.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+      await frontEnd.register(replyFrom, { base: proxyBase });
+      frontEnd.get('/', (_request, reply) => reply.type('text/html; charset=utf-8').send(INDEX_HTML));
+      frontEnd.get('/app.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(appJs));
+      frontEnd.all('/api/*', (request, reply) =>
+        reply.from(request.url, { rewriteRequestHeaders: (incoming, headers) => ({ ...headers, host: incoming.headers.host ?? '' }) }),
+      );
+      const origin = await frontEnd.listen({ port: 0, host: '127.0.0.1' });
+
+      // 5. Chromium drives it.
+      browser = await launchChromium();
+      const context = await browser.newContext({ viewport: { width: 900, height: 500 } });
+      const page = await context.newPage();
+      const pageErrors: string[] = [];
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      const requests: string[] = [];
+      page.on('request', (request) =>
+        requests.push(`${request.method()} ${new URL(request.url()).host} ${new URL(request.url()).pathname}`),
+      );
+      const text = async (id: string) => ((await page.textContent(`#${id}`)) ?? '').trim();
+
+      await page.goto(origin);
+      await page.waitForSelector('body[data-ready="true"]');
+      await page.click('#login');
+      await page.waitForSelector('#status:text("in")');
+      const httpOnly = (await context.cookies(origin)).filter((c) => c.httpOnly);
+      assert.ok(httpOnly.length > 0, 'the session cookie is HttpOnly');
+      const visible = await page.evaluate(() => document.cookie);
+      for (const cookie of httpOnly) assert.ok(!visible.includes(`${cookie.name}=`), 'scripts do not see the session cookie');
+      await page.click('#profile');
+      await page.waitForSelector('#user:text("demo@example.com")');
+
+      await page.click('#expire');
+      await page.waitForSelector('#status:text("expired")');
+      await page.click('#wallet');
+      await page.waitForSelector('#status:text("forced-out")');
+      assert.equal(await text('forced'), 'EP0710-EM0003');
+      assert.equal(await text('error'), 'Sua sessão expirou. Faça login novamente. #EP0710-EM0003');
+      // One beacon reaches the proxy, through the front end's origin.
+      const beacons = () => logs.entries.filter((e) => e.msg === 'forced-logout');
+      await waitFor('the forced-logout log line', () => (beacons().length > 0 ? true : undefined));
+      assert.equal(beacons().length, 1);
+      assert.equal((beacons()[0]?.beacon as Record<string, unknown> | undefined)?.ref, 'EP0710-EM0003');
+      const host = new URL(origin).host;
+      assert.ok(
+        requests.every((r) => r.split(' ')[1] === host),
+        `every request went to the front end's origin: ${requests.join(', ')}`,
+      );
+      assert.ok(requests.includes(`POST ${host} /api/auth/logout`), 'the forced logout called /api/auth/logout');
+      assert.deepEqual(pageErrors, []);
+      mkdirSync(OUTPUT, { recursive: true });
+      await page.screenshot({ path: join(OUTPUT, 'package.png') });
+    } finally {
+      await browser?.close();
+      await frontEnd.close();
+      await proxy.close();
+      rmSync(work, { recursive: true, force: true });
     }
-    assert.deepEqual(
-      files.filter((f) => !/^(package\.json|CHANGELOG\.md|README\.md|LICENSE|dist\/.*\.(js|d\.ts))$/.test(f)),
-      [],
-      'nothing but the manifest, the notes and the built modules',
-    );
-
-    // 2. A fresh front-end project installs the tarball offline: one package, nothing else.
-    const app = join(work, 'front-end');
-    mkdirSync(join(app, 'src'), { recursive: true });
-    writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'front-end', private: true, type: 'module' }, null, 2));
-    const installLog = runAll('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], app);
-    assert.doesNotMatch(installLog, /install-scripts|prepare|postinstall/, 'the packed manifest declares no install script');
-    const installed = JSON.parse(readFileSync(join(app, 'node_modules', PACKAGE.name, 'package.json'), 'utf8')) as { version: string };
-    assert.equal(installed.version, PACKAGE.version);
-    assert.deepEqual(readdirSync(join(app, 'node_modules')).filter((n) => !n.startsWith('.')), [PACKAGE.name.split('/')[0]], 'no other package installed');
-    const manifest = JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
-    assert.match(manifest.dependencies?.[PACKAGE.name] ?? '', /\.tgz$/);
-
-    // 3. The page bundled from the project: every module comes from the installed package or the page.
-    writeFileSync(join(app, 'src', 'main.js'), MAIN_JS);
-    writeFileSync(join(app, 'index.html'), INDEX_HTML);
-    const bundle = await build({
-      absWorkingDir: app,
-      entryPoints: ['src/main.js'],
-      bundle: true,
-      format: 'esm',
-      platform: 'browser',
-      target: ['es2022'],
-      minify: true,
-      write: false,
-      metafile: true,
-      logLevel: 'silent',
-    });
-    const inputs = Object.keys(bundle.metafile.inputs);
-    const outside = inputs.filter((p) => p !== 'src/main.js' && !p.startsWith(`node_modules/${PACKAGE.name}/dist/`));
-    assert.deepEqual(outside, [], `bundled from ${relative(process.cwd(), app)}: only the page and the installed package`);
-    const appJs = bundle.outputFiles[0]?.text ?? '';
-
-    // 4. The front end's origin: the page and its script, and /api/ forwarded to the proxy with Host kept.
-    frontEnd.removeAllContentTypeParsers();
-    frontEnd.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
-    await frontEnd.register(replyFrom, { base: proxyBase });
-    frontEnd.get('/', (_request, reply) => reply.type('text/html; charset=utf-8').send(INDEX_HTML));
-    frontEnd.get('/app.js', (_request, reply) => reply.type('text/javascript; charset=utf-8').send(appJs));
-    frontEnd.all('/api/*', (request, reply) =>
-      reply.from(request.url, { rewriteRequestHeaders: (incoming, headers) => ({ ...headers, host: incoming.headers.host ?? '' }) }),
-    );
-    const origin = await frontEnd.listen({ port: 0, host: '127.0.0.1' });
-
-    // 5. Chromium drives it.
-    browser = await launchChromium();
-    const context = await browser.newContext({ viewport: { width: 900, height: 500 } });
-    const page = await context.newPage();
-    const pageErrors: string[] = [];
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    const requests: string[] = [];
-    page.on('request', (request) => requests.push(`${request.method()} ${new URL(request.url()).host} ${new URL(request.url()).pathname}`));
-    const text = async (id: string) => ((await page.textContent(`#${id}`)) ?? '').trim();
-
-    await page.goto(origin);
-    await page.waitForSelector('body[data-ready="true"]');
-    await page.click('#login');
-    await page.waitForSelector('#status:text("in")');
-    const httpOnly = (await context.cookies(origin)).filter((c) => c.httpOnly);
-    assert.ok(httpOnly.length > 0, 'the session cookie is HttpOnly');
-    const visible = await page.evaluate(() => document.cookie);
-    for (const cookie of httpOnly) assert.ok(!visible.includes(`${cookie.name}=`), 'scripts do not see the session cookie');
-    await page.click('#profile');
-    await page.waitForSelector('#user:text("demo@example.com")');
-
-    await page.click('#expire');
-    await page.waitForSelector('#status:text("expired")');
-    await page.click('#wallet');
-    await page.waitForSelector('#status:text("forced-out")');
-    assert.equal(await text('forced'), 'EP0710-EM0003');
-    assert.equal(await text('error'), 'Sua sessão expirou. Faça login novamente. #EP0710-EM0003');
-    // One beacon reaches the proxy, through the front end's origin.
-    const beacons = () => logs.entries.filter((e) => e.msg === 'forced-logout');
-    await waitFor('the forced-logout log line', () => (beacons().length > 0 ? true : undefined));
-    assert.equal(beacons().length, 1);
-    assert.equal((beacons()[0]?.beacon as Record<string, unknown> | undefined)?.ref, 'EP0710-EM0003');
-    const host = new URL(origin).host;
-    assert.ok(requests.every((r) => r.split(' ')[1] === host), `every request went to the front end's origin: ${requests.join(', ')}`);
-    assert.ok(requests.includes(`POST ${host} /api/auth/logout`), 'the forced logout called /api/auth/logout');
-    assert.deepEqual(pageErrors, []);
-    mkdirSync(OUTPUT, { recursive: true });
-    await page.screenshot({ path: join(OUTPUT, 'package.png') });
-  } finally {
-    await browser?.close();
-    await frontEnd.close();
-    await proxy.close();
-    rmSync(work, { recursive: true, force: true });
-  }
-});
+  },
+);

@@ -18,7 +18,10 @@ import { fakeJwt, type RecordingUpstream, startProxy, startRecordingUpstream, ty
 const WITHDRAW = '/new-withdraws';
 const SCRIPT = `<script>fetch('/api/payments/withdraw',{method:'POST',headers:{'content-type':'application/json'},body:JSON.stringify({amount:100,pix_key:'x'})});document.title='ran'</script>`;
 const PAGES: Record<string, [string, string]> = {
-  html: ['text/html; charset=utf-8', `<!doctype html><html><body><h1>odds</h1>${SCRIPT}<img src=x onerror="fetch('/api/payments/withdraw',{method:'POST'})"></body></html>`],
+  html: [
+    'text/html; charset=utf-8',
+    `<!doctype html><html><body><h1>odds</h1>${SCRIPT}<img src=x onerror="fetch('/api/payments/withdraw',{method:'POST'})"></body></html>`,
+  ],
   svg: ['image/svg+xml', `<svg xmlns="http://www.w3.org/2000/svg"><script>fetch('/api/payments/withdraw',{method:'POST'})</script></svg>`],
   text: ['text/plain', `<!doctype html><html><body>${SCRIPT}</body></html>`],
 };
@@ -65,7 +68,9 @@ describe('passthrough content in Chromium', { skip, timeout: 120_000 }, () => {
       proxy.logs.lines.length = 0;
       const context = await browser.newContext();
       const proxyOrigin = new URL(proxy.url);
-      await context.addCookies([{ name: 'access_token', value: fakeJwt(), domain: proxyOrigin.hostname, path: '/', httpOnly: true, sameSite: 'Lax' }]);
+      await context.addCookies([
+        { name: 'access_token', value: fakeJwt(), domain: proxyOrigin.hostname, path: '/', httpOnly: true, sameSite: 'Lax' },
+      ]);
       const page = await context.newPage();
       const target = `${proxy.url}/api/core-sportbook/page/${name}`;
       await page.goto(`${otherUrl}/?to=${encodeURIComponent(target)}`);

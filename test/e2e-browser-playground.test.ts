@@ -81,7 +81,16 @@ async function logIn(page: Page, login: string): Promise<void> {
   await page.click('#login-button');
 }
 
-const USER_FIELDS = ['#profile-name', '#profile-email', '#profile-id', '#wallet-balance', '#wallet-bonus', '#deposit-id', '#deposit-status', '#deposit-code'];
+const USER_FIELDS = [
+  '#profile-name',
+  '#profile-email',
+  '#profile-id',
+  '#wallet-balance',
+  '#wallet-bonus',
+  '#deposit-id',
+  '#deposit-status',
+  '#deposit-code',
+];
 
 describe('playground in Chromium', { skip: chromiumSkip, timeout: 90_000 }, () => {
   test('second-factor login: the code step, a wrong code with the pre-authentication message, 123456 opens the session', async () => {
@@ -100,7 +109,11 @@ describe('playground in Chromium', { skip: chromiumSkip, timeout: 90_000 }, () =
       assert.equal(await page.isDisabled('#password'), true);
       assert.match(await text(page, '#two-factor-prompt'), /verification code/i);
       assert.equal(await page.getAttribute('#two-factor-code', 'autocomplete'), 'one-time-code');
-      assert.equal((await context.cookies(base)).find((c) => c.name === 'access_token'), undefined, 'no session cookie yet');
+      assert.equal(
+        (await context.cookies(base)).find((c) => c.name === 'access_token'),
+        undefined,
+        'no session cookie yet',
+      );
 
       // A wrong code: the pre-authentication message with its reference, the step stays, no forced logout.
       await page.fill('#two-factor-code', '111111');
@@ -173,10 +186,21 @@ describe('playground in Chromium', { skip: chromiumSkip, timeout: 90_000 }, () =
         assert.equal(await page.isDisabled(id), true, `${id} waits for a login`);
       }
       const after = calls.slice(before);
-      assert.deepEqual(after.filter((c) => c.path === '/api/auth/logout').map((c) => c.status), [200]);
+      assert.deepEqual(
+        after.filter((c) => c.path === '/api/auth/logout').map((c) => c.status),
+        [200],
+      );
       assert.equal(calls.filter((c) => c.path === '/api/logs/auth-logout').length, 0, 'no beacon');
-      assert.deepEqual(after.filter((c) => c.status === 401), [], 'no call of the old session failed after the logout');
-      assert.equal((await context.cookies(base)).find((c) => c.name === 'access_token'), undefined, 'the cookie is cleared');
+      assert.deepEqual(
+        after.filter((c) => c.status === 401),
+        [],
+        'no call of the old session failed after the logout',
+      );
+      assert.equal(
+        (await context.cookies(base)).find((c) => c.name === 'access_token'),
+        undefined,
+        'the cookie is cleared',
+      );
 
       // A forced-logout banner still showing is taken away by a manual logout.
       await logIn(page, 'demo@example.com');

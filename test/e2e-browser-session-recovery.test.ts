@@ -19,7 +19,14 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, bundlePageScript, chromiumSkip as skip, launchChromium, startFrontEnd, waitFor } from './helpers/chromium.js';
+import {
+  BROWSER_TEST_PROXY_ENV,
+  bundlePageScript,
+  chromiumSkip as skip,
+  launchChromium,
+  startFrontEnd,
+  waitFor,
+} from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
 const PAGE = `<!doctype html><html lang="pt-BR"><head><meta charset="utf-8"><title>session</title><link rel="icon" href="data:,"></head>
@@ -65,7 +72,10 @@ describe('the session in a React page: recovery, expiry, one forced logout per b
   let browser: Browser;
   before(async () => {
     // random: () => 0 → every beacon is logged (spec 6.2 samples at 50%).
-    proxy = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
+    proxy = await createServer(
+      { ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' },
+      { logStream: logs, random: () => 0 },
+    );
     const proxyBase = await proxy.listen({ port: 0, host: '127.0.0.1' });
     frontEnd = await startFrontEnd(proxyBase, {
       '/': { type: 'text/html; charset=utf-8', body: PAGE },
@@ -138,7 +148,10 @@ describe('the session in a React page: recovery, expiry, one forced logout per b
     ]);
     await waitFor('the forced-logout log line', () => (forcedLines() > linesBefore ? true : undefined));
     await page.waitForTimeout(300);
-    assert.deepEqual([count(requests, 'POST /api/logs/auth-logout'), count(requests, 'POST /api/auth/logout'), forcedLines() - linesBefore], [1, 1, 1]);
+    assert.deepEqual(
+      [count(requests, 'POST /api/logs/auth-logout'), count(requests, 'POST /api/auth/logout'), forcedLines() - linesBefore],
+      [1, 1, 1],
+    );
     assert.deepEqual(errors, []);
     await context.close();
   });
@@ -158,19 +171,24 @@ describe('the session in a React page: recovery, expiry, one forced logout per b
     });
     await Promise.all(tabs.map((page) => page.clock.fastForward(SEVEN_HOURS_MS + 1000)));
     for (const page of tabs) await page.waitForSelector('.forced');
-    const banners = await Promise.all(tabs.map((page) => page.$$eval('.forced', (nodes) => nodes.map((n) => `${n.textContent} ${n.getAttribute('data-cause')}`))));
+    const banners = await Promise.all(
+      tabs.map((page) => page.$$eval('.forced', (nodes) => nodes.map((n) => `${n.textContent} ${n.getAttribute('data-cause')}`))),
+    );
     assert.deepEqual(banners.flat().sort(), [
       'Sua sessão expirou. Faça login novamente. #EP0799-EM0003 other-tab',
       'Sua sessão expirou. Faça login novamente. #EP0799-EM0003 this-tab',
     ]);
     await waitFor('the forced-logout log line', () => (forcedLines() > linesBefore ? true : undefined));
     await tabs[0]?.waitForTimeout(300);
-    assert.deepEqual([count(requests, 'POST /api/logs/auth-logout'), count(requests, 'POST /api/auth/logout'), forcedLines() - linesBefore], [1, 1, 1]);
+    assert.deepEqual(
+      [count(requests, 'POST /api/logs/auth-logout'), count(requests, 'POST /api/auth/logout'), forcedLines() - linesBefore],
+      [1, 1, 1],
+    );
     assert.deepEqual(errors, []);
     await context.close();
   });
 
-  test('(d) the provider\'s refresh driver at 6 h: one refresh, the profile stays on screen (no loading, no second profile request)', async () => {
+  test("(d) the provider's refresh driver at 6 h: one refresh, the profile stays on screen (no loading, no second profile request)", async () => {
     const context = await signedInContext();
     const requests: string[] = [];
     const errors: string[] = [];
@@ -183,9 +201,17 @@ describe('the session in a React page: recovery, expiry, one forced logout per b
     await waitFor('the new expiry asked', () => (count(requests, 'GET /api/auth/session') === 2 ? true : undefined));
     await page.waitForTimeout(300);
     const seenAfter = await page.evaluate((from) => (window as unknown as { seen: string[] }).seen.slice(from), seenBefore);
-    assert.deepEqual([...new Set(seenAfter)], seenAfter.length === 0 ? [] : ['ready'], `rendered after the refresh: ${seenAfter.join(', ')}`);
+    assert.deepEqual(
+      [...new Set(seenAfter)],
+      seenAfter.length === 0 ? [] : ['ready'],
+      `rendered after the refresh: ${seenAfter.join(', ')}`,
+    );
     assert.equal(await page.textContent('#profile'), 'demo@example.com');
-    assert.deepEqual([count(requests, 'POST /api/auth/refresh'), count(requests, 'GET /api/auth/profile')], [1, 1], 'one refresh, still one profile request');
+    assert.deepEqual(
+      [count(requests, 'POST /api/auth/refresh'), count(requests, 'GET /api/auth/profile')],
+      [1, 1],
+      'one refresh, still one profile request',
+    );
     assert.equal(await page.$('.forced'), null);
     assert.deepEqual(errors, []);
     await context.close();

@@ -18,7 +18,14 @@ import { after, before, describe, test } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import type { Browser, Page } from 'playwright-core';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, bundlePageScript, chromiumSkip as skip, launchChromium, startFrontEnd, waitFor } from './helpers/chromium.js';
+import {
+  BROWSER_TEST_PROXY_ENV,
+  bundlePageScript,
+  chromiumSkip as skip,
+  launchChromium,
+  startFrontEnd,
+  waitFor,
+} from './helpers/chromium.js';
 import { LogCapture } from './helpers/recording-upstream.js';
 
 const PAGE = `<!doctype html><html><head><meta charset="utf-8"><title>guest</title><link rel="icon" href="data:,"></head>
@@ -61,7 +68,10 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
   let browser: Browser;
   before(async () => {
     // random: () => 0 → every beacon is logged (spec 6.2 samples at 50%).
-    proxy = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' }, { logStream: logs, random: () => 0 });
+    proxy = await createServer(
+      { ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'info' },
+      { logStream: logs, random: () => 0 },
+    );
     const proxyBase = await proxy.listen({ port: 0, host: '127.0.0.1' });
     frontEnd = await startFrontEnd(proxyBase, {
       '/': { type: 'text/html; charset=utf-8', body: PAGE },
@@ -94,7 +104,9 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
     const requests: string[] = [];
     const errors: string[] = [];
     await open(page, requests, errors);
-    const initial = await page.evaluate(() => (window as unknown as { sdk: { client: { session: { initialCheck: Promise<unknown> } } } }).sdk.client.session.initialCheck);
+    const initial = await page.evaluate(
+      () => (window as unknown as { sdk: { client: { session: { initialCheck: Promise<unknown> } } } }).sdk.client.session.initialCheck,
+    );
     assert.deepEqual(initial, { status: 'signedOut', expiresAt: null, error: null });
     const { results, expected } = await page.evaluate(async () => {
       const sdk = (window as unknown as { sdk: { callSessionRoutes: () => Promise<string[]>; sessionRoutes: number } }).sdk;
@@ -102,7 +114,11 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
     });
     assert.ok(expected > 50, `${expected} session routes`);
     assert.equal(results.length, expected);
-    assert.deepEqual(results.filter((r) => !r.endsWith(' 401 no_token')), [], 'every session route answers 401 no_token');
+    assert.deepEqual(
+      results.filter((r) => !r.endsWith(' 401 no_token')),
+      [],
+      'every session route answers 401 no_token',
+    );
     await page.waitForTimeout(300); // a beacon or a logout would have been sent by now
     const { changes, forced } = await page.evaluate(() => {
       const sdk = (window as unknown as { sdk: { changes: string[]; forced: string[] } }).sdk;
@@ -132,9 +148,21 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
     const tabB = await context.newPage();
     await open(tabA, requests, errors);
     await open(tabB, requests, errors);
-    type Sdk = { client: { session: { status: string; expiresAt: number | null }; auth: Record<string, (i?: unknown) => Promise<unknown>>; wallet: Record<string, () => Promise<unknown>>; request: (m: string, p: string) => Promise<unknown> }; changes: string[]; forced: string[]; settle: (p: Promise<unknown>) => Promise<string> };
+    type Sdk = {
+      client: {
+        session: { status: string; expiresAt: number | null };
+        auth: Record<string, (i?: unknown) => Promise<unknown>>;
+        wallet: Record<string, () => Promise<unknown>>;
+        request: (m: string, p: string) => Promise<unknown>;
+      };
+      changes: string[];
+      forced: string[];
+      settle: (p: Promise<unknown>) => Promise<string>;
+    };
     const state = (tab: Page) => tab.evaluate(() => ({ ...(window as unknown as { sdk: Sdk }).sdk.client.session }));
-    await waitFor('both tabs signed out at start', async () => ((await state(tabA)).status === 'signedOut' && (await state(tabB)).status === 'signedOut' ? true : undefined));
+    await waitFor('both tabs signed out at start', async () =>
+      (await state(tabA)).status === 'signedOut' && (await state(tabB)).status === 'signedOut' ? true : undefined,
+    );
 
     const login = await tabA.evaluate(() => {
       const sdk = (window as unknown as { sdk: Sdk }).sdk;
@@ -166,13 +194,14 @@ describe('the session state in Chromium (guests, two tabs)', { skip, timeout: 18
     await waitFor('the forced-logout log line', () => (forcedLines().length > linesBefore ? true : undefined));
     await tabA.waitForTimeout(300);
 
-    const record = (tab: Page) => tab.evaluate(() => {
-      const sdk = (window as unknown as { sdk: Sdk }).sdk;
-      return { changes: sdk.changes, forced: sdk.forced };
-    });
+    const record = (tab: Page) =>
+      tab.evaluate(() => {
+        const sdk = (window as unknown as { sdk: Sdk }).sdk;
+        return { changes: sdk.changes, forced: sdk.forced };
+      });
     const [recA, recB] = [await record(tabA), await record(tabB)];
     assert.deepEqual(recB.forced, ['EP0710-EM0003 this-tab'], 'tab B: the callback once');
-    assert.deepEqual(recA.forced, ['EP0710-EM0003 other-tab'], 'tab A: told of tab B\'s forced logout, once');
+    assert.deepEqual(recA.forced, ['EP0710-EM0003 other-tab'], "tab A: told of tab B's forced logout, once");
     // At start a tab reports signedOut (its own check's answer, or the other tab's when that came
     // first), or nothing when it opened with the state already stored by the other tab.
     const afterStart = (changes: string[]) => (/^signedOut:(session-check|other-tab)$/.test(changes[0] ?? '') ? changes.slice(1) : changes);

@@ -22,7 +22,14 @@ import { createElement } from 'react';
 import { renderToString } from 'react-dom/server';
 import { createProxyClient, memoryStorage, readSession, type SessionSnapshot } from '../packages/browser/src/browser/index.js';
 import { createServer } from '../src/app.js';
-import { BROWSER_TEST_PROXY_ENV, bundlePageScript, chromiumSkip as skip, launchChromium, startFrontEnd, TEST_OUTPUT } from './helpers/chromium.js';
+import {
+  BROWSER_TEST_PROXY_ENV,
+  bundlePageScript,
+  chromiumSkip as skip,
+  launchChromium,
+  startFrontEnd,
+  TEST_OUTPUT,
+} from './helpers/chromium.js';
 
 /** The app, rendered on the server and hydrated in the page: the session state and the profile. */
 const APP = `import { createElement as h } from 'react';
@@ -82,14 +89,18 @@ describe('the first render from the server: readSession, initialSession, hydrati
       },
       nodePaths: [join(process.cwd(), 'node_modules')],
     });
-    const { App } = (await import(pathToFileURL(serverApp).href)) as { App: (props: { client: unknown; initialSession: SessionSnapshot }) => unknown };
+    const { App } = (await import(pathToFileURL(serverApp).href)) as {
+      App: (props: { client: unknown; initialSession: SessionSnapshot }) => unknown;
+    };
     const appJs = await bundlePageScript(HYDRATE.replace("'./app.js'", JSON.stringify(join(work, 'app.js'))));
 
     frontEnd = await startFrontEnd(proxyBase, {
       '/': async (cookie) => {
         const session = await readSession({ baseUrl: proxyBase, cookie });
         // A client per render on the server (memory storage, asks nothing).
-        const html = renderToString(createElement(App as never, { client: createProxyClient({ storage: memoryStorage() }), initialSession: session }));
+        const html = renderToString(
+          createElement(App as never, { client: createProxyClient({ storage: memoryStorage() }), initialSession: session }),
+        );
         const state = JSON.stringify({ status: session.status, expiresAt: session.expiresAt }).replace(/</g, '\\u003c');
         return {
           type: 'text/html; charset=utf-8',
@@ -141,7 +152,10 @@ describe('the first render from the server: readSession, initialSession, hydrati
     await page.waitForFunction(() => (window as unknown as { seen?: string[] }).seen?.length);
     await page.waitForTimeout(300);
     const seen = await page.evaluate(() => (window as unknown as { seen: string[] }).seen);
-    assert.ok(seen.every((s) => s === 'signedOut'), `rendered in the page: ${seen.join(', ')}`);
+    assert.ok(
+      seen.every((s) => s === 'signedOut'),
+      `rendered in the page: ${seen.join(', ')}`,
+    );
     assert.deepEqual(errors, []);
     await context.close();
   });

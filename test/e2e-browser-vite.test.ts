@@ -48,53 +48,62 @@ const PAGE = `<!doctype html>
 </script>
 `;
 
-test('Vite dev server with the server.proxy recipe: Chromium logs in through it and reads the profile', { skip, timeout: 90_000 }, async () => {
-  const { chromium } = await import('playwright-core');
-  const vite = await import('vite');
-  const app = await createServer({ ...BROWSER_TEST_PROXY_ENV, NODE_ENV: 'development', LOG_LEVEL: 'silent', TRUSTED_PROXIES: '127.0.0.1,::1' });
-  const proxyUrl = await app.listen({ port: 0, host: '127.0.0.1' });
-  const root = mkdtempSync(join(tmpdir(), 'front-proxy-vite-'));
-  const profileDir = mkdtempSync(join(tmpdir(), 'front-proxy-chromium-'));
-  writeFileSync(join(root, 'index.html'), PAGE);
-  const previous = process.env.FRONT_PROXY_URL;
-  process.env.FRONT_PROXY_URL = proxyUrl;
-  let server: Awaited<ReturnType<typeof vite.createServer>> | undefined;
-  let context: BrowserContext | undefined;
-  try {
-    const port = await freePort();
-    server = await vite.createServer({
-      configFile: RECIPE,
-      root,
-      logLevel: 'silent',
-      clearScreen: false,
-      server: { host: '127.0.0.1', port, strictPort: true, hmr: false },
+test(
+  'Vite dev server with the server.proxy recipe: Chromium logs in through it and reads the profile',
+  { skip, timeout: 90_000 },
+  async () => {
+    const { chromium } = await import('playwright-core');
+    const vite = await import('vite');
+    const app = await createServer({
+      ...BROWSER_TEST_PROXY_ENV,
+      NODE_ENV: 'development',
+      LOG_LEVEL: 'silent',
+      TRUSTED_PROXIES: '127.0.0.1,::1',
     });
-    await server.listen();
-    const devUrl = `http://127.0.0.1:${port}`;
+    const proxyUrl = await app.listen({ port: 0, host: '127.0.0.1' });
+    const root = mkdtempSync(join(tmpdir(), 'front-proxy-vite-'));
+    const profileDir = mkdtempSync(join(tmpdir(), 'front-proxy-chromium-'));
+    writeFileSync(join(root, 'index.html'), PAGE);
+    const previous = process.env.FRONT_PROXY_URL;
+    process.env.FRONT_PROXY_URL = proxyUrl;
+    let server: Awaited<ReturnType<typeof vite.createServer>> | undefined;
+    let context: BrowserContext | undefined;
+    try {
+      const port = await freePort();
+      server = await vite.createServer({
+        configFile: RECIPE,
+        root,
+        logLevel: 'silent',
+        clearScreen: false,
+        server: { host: '127.0.0.1', port, strictPort: true, hmr: false },
+      });
+      await server.listen();
+      const devUrl = `http://127.0.0.1:${port}`;
 
-    context = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
-    const page = context.pages()[0] ?? (await context.newPage());
-    await page.goto(`${devUrl}/`);
-    await page.click('#login');
-    await page.waitForFunction(() => document.getElementById('status')?.textContent !== 'signed out', undefined, { timeout: 20_000 });
-    const status = (await page.textContent('#status')) ?? '';
-    assert.equal(status, 'signed in: profile 200, cookies seen by scripts: []');
-    assert.equal(await page.textContent('#name'), 'Ana Beatriz Souza');
+      context = await chromium.launchPersistentContext(profileDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+      const page = context.pages()[0] ?? (await context.newPage());
+      await page.goto(`${devUrl}/`);
+      await page.click('#login');
+      await page.waitForFunction(() => document.getElementById('status')?.textContent !== 'signed out', undefined, { timeout: 20_000 });
+      const status = (await page.textContent('#status')) ?? '';
+      assert.equal(status, 'signed in: profile 200, cookies seen by scripts: []');
+      assert.equal(await page.textContent('#name'), 'Ana Beatriz Souza');
 
-    // The session cookie belongs to the dev server's host and is invisible to scripts.
-    const cookies = await context.cookies(devUrl);
-    const session = cookies.find((c) => c.name === 'access_token');
-    assert.ok(session, `cookies: ${cookies.map((c) => c.name).join(', ')}`);
-    assert.equal(session.httpOnly, true);
-    assert.equal(session.domain, '127.0.0.1');
-    assert.equal(session.path, '/');
-  } finally {
-    await context?.close();
-    await server?.close();
-    await app.close();
-    if (previous === undefined) delete process.env.FRONT_PROXY_URL;
-    else process.env.FRONT_PROXY_URL = previous;
-    rmSync(root, { recursive: true, force: true });
-    rmSync(profileDir, { recursive: true, force: true });
-  }
-});
+      // The session cookie belongs to the dev server's host and is invisible to scripts.
+      const cookies = await context.cookies(devUrl);
+      const session = cookies.find((c) => c.name === 'access_token');
+      assert.ok(session, `cookies: ${cookies.map((c) => c.name).join(', ')}`);
+      assert.equal(session.httpOnly, true);
+      assert.equal(session.domain, '127.0.0.1');
+      assert.equal(session.path, '/');
+    } finally {
+      await context?.close();
+      await server?.close();
+      await app.close();
+      if (previous === undefined) delete process.env.FRONT_PROXY_URL;
+      else process.env.FRONT_PROXY_URL = previous;
+      rmSync(root, { recursive: true, force: true });
+      rmSync(profileDir, { recursive: true, force: true });
+    }
+  },
+);

@@ -98,7 +98,10 @@ describe('casino catalogue end to end', () => {
     const toggled = await send(base, 'PUT', '/api/favorites', { ...user(), json: { slug: slugs[4] } });
     assert.equal((toggled.json as { favorite: boolean }).favorite, true);
     const favorites = await send(base, 'GET', '/api/favorites', user());
-    assert.deepEqual((favorites.json as { data: { slug: string }[] }).data.map((g) => g.slug), [slugs[4]]);
+    assert.deepEqual(
+      (favorites.json as { data: { slug: string }[] }).data.map((g) => g.slug),
+      [slugs[4]],
+    );
   });
 
   test('unified search and the sportsbook', async () => {
@@ -158,7 +161,10 @@ describe('external services end to end', () => {
     assert.equal((await send(base, 'POST', '/api/ftd-cashback/send-cashback', { ...user(), json: { depositId: 'd-1' } })).status, 200);
     assert.equal((await send(base, 'POST', '/api/ftd-cashback/send-cashback', { ...user(), json: { depositId: 'd-1' } })).status, 409);
 
-    assert.equal((await send(base, 'POST', '/api/tracking/attribution', { ...user(), json: { event: 'first_deposit', value: 50 } })).status, 200);
+    assert.equal(
+      (await send(base, 'POST', '/api/tracking/attribution', { ...user(), json: { event: 'first_deposit', value: 50 } })).status,
+      200,
+    );
     const external = app.sandboxUrls?.ATTRIBUTION_S2S_URL?.replace(/\/attribution\/s2s$/, '') as string;
     const events = (await (await fetch(`${external}/__sandbox/attribution/events`)).json()) as {
       events: { body: Record<string, unknown>; authorization: boolean; cookie: string | null }[];

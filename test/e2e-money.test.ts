@@ -105,7 +105,15 @@ describe('money flow of the demo user', () => {
       requests: { body: Record<string, unknown> }[];
     };
     const wire = received.requests.at(-1)?.body ?? {};
-    assert.deepEqual(Object.keys(wire).sort(), ['credit_amount', 'currency', 'ga_client_id', 'payment_method', 'user_id', 'utm_campaign', 'utm_source']);
+    assert.deepEqual(Object.keys(wire).sort(), [
+      'credit_amount',
+      'currency',
+      'ga_client_id',
+      'payment_method',
+      'user_id',
+      'utm_campaign',
+      'utm_source',
+    ]);
 
     const id = String(res.body.transaction_id);
     const paid = await poll(`/api/payments/deposit-status?transactionId=${id}`, (a) => a.body.status === 'paid');
@@ -130,7 +138,12 @@ describe('money flow of the demo user', () => {
   });
 
   test('a deposit above the responsible-gaming limit carries limitError', async () => {
-    const res = await call('POST', '/api/payments/deposit', { userId: 1001, creditAmount: 4_000_000, paymentMethod: 'pix', currency: 'BRL' });
+    const res = await call('POST', '/api/payments/deposit', {
+      userId: 1001,
+      creditAmount: 4_000_000,
+      paymentMethod: 'pix',
+      currency: 'BRL',
+    });
     assert.equal(res.status, 422);
     assert.equal(res.body.error, 'deposit_limit_exceeded');
     const limit = res.body.limitError as Record<string, unknown>;

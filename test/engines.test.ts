@@ -18,7 +18,7 @@ const read = (file: string): unknown => JSON.parse(readFileSync(new URL(`../${fi
 
 /** Whether npm installs a package on Linux, where CI and the image run: not when its `os` excludes it. */
 const installedOnLinux = (entry: LockPackage): boolean =>
-  entry.os === undefined || (entry.os.includes('linux') || entry.os.some((os) => os.startsWith('!') && os !== '!linux'));
+  entry.os === undefined || entry.os.includes('linux') || entry.os.some((os) => os.startsWith('!') && os !== '!linux');
 
 /**
  * The packages of a lockfile whose `engines.node` refuses `version`, as `path: range`; a package for

@@ -91,7 +91,13 @@ async function assertRef(seen: Seen, logs: LogCapture, expected: string): Promis
   const header = seen.headers.get('x-error-ref');
   assert.equal(header, seen.error.ref, 'the header is the reference the SDK computed');
   assert.equal(header, expected);
-  const again = classifyError({ status: seen.status, data: seen.error.body, rawBody: seen.text, url: seen.error.url, method: seen.error.method });
+  const again = classifyError({
+    status: seen.status,
+    data: seen.error.body,
+    rawBody: seen.text,
+    url: seen.error.url,
+    method: seen.error.method,
+  });
   assert.equal(again.ref, header);
   assert.equal((await logLineOf(logs, seen.headers)).ref, header, 'the log line carries the reference');
 }
@@ -169,7 +175,7 @@ test('an unknown /api path: 404 not_found', async () => {
   await assertRef(seen, proxy.logs, 'EP0799-EM0099');
 });
 
-test('415, 413 and the router\'s 400 carry the reference the SDK computes', async () => {
+test("415, 413 and the router's 400 carry the reference the SDK computes", async () => {
   const cases = [
     { method: 'POST', path: '/api/user/check-password', body: 'password=x', type: 'text/plain', status: 415, ref: 'EP0712-EM0099' },
     {
@@ -235,11 +241,17 @@ test('answers written on the raw socket (431, malformed) carry the reference, an
   const big = splitAnswer(await raw(proxy.url, `GET /api/auth/profile HTTP/1.1\r\nHost: x\r\nCookie: a=${'x'.repeat(20_000)}\r\n\r\n`));
   assert.equal(big.status, 431);
   assert.equal(big.headers.get('x-error-ref'), 'EP0702-EM0099');
-  assert.equal(big.headers.get('x-error-ref'), sdkRefOf('GET', '/api/auth/profile', 431, big.body, big.headers.get('content-type') ?? null));
+  assert.equal(
+    big.headers.get('x-error-ref'),
+    sdkRefOf('GET', '/api/auth/profile', 431, big.body, big.headers.get('content-type') ?? null),
+  );
   const bad = splitAnswer(await raw(proxy.url, 'GARBAGE\r\n\r\n'));
   assert.equal(bad.status, 400);
   // No request line: the URL is unknown (EP0000), as the classifier says of an unknown URL.
-  assert.equal(bad.headers.get('x-error-ref'), errorRefOf({ status: 400, method: undefined, url: undefined, contentType: 'application/json', body: bad.body }));
+  assert.equal(
+    bad.headers.get('x-error-ref'),
+    errorRefOf({ status: 400, method: undefined, url: undefined, contentType: 'application/json', body: bad.body }),
+  );
   assert.equal(bad.headers.get('x-error-ref'), 'EP0000-EM0099');
   const refused = await waitFor(() => {
     const lines = proxy.logs.entries.filter((e) => e.msg === 'request refused' && e.reqId === undefined);
@@ -254,7 +266,7 @@ test('answers written on the raw socket (431, malformed) carry the reference, an
   );
 });
 
-test('the drain\'s 503 shutting_down carries the reference', async () => {
+test("the drain's 503 shutting_down carries the reference", async () => {
   const own = await startProxy(upstream.url, { SHUTDOWN_DELAY_MS: '600', SHUTDOWN_TIMEOUT_MS: '2000' });
   const drained = own.app.drain();
   try {
@@ -287,7 +299,10 @@ test('a body too slow to arrive: the 408 written on the raw socket names the rou
     });
     const answer = splitAnswer(text);
     assert.equal(answer.status, 408);
-    assert.equal(answer.headers.get('x-error-ref'), sdkRefOf('POST', '/api/user/check-password', 408, answer.body, answer.headers.get('content-type') ?? null));
+    assert.equal(
+      answer.headers.get('x-error-ref'),
+      sdkRefOf('POST', '/api/user/check-password', 408, answer.body, answer.headers.get('content-type') ?? null),
+    );
     assert.equal(answer.headers.get('x-error-ref'), 'EP0712-EM0099');
     const line = await waitFor(() => own.logs.entries.find((e) => e.msg === 'request refused'));
     assert.equal(line?.ref, 'EP0712-EM0099');

@@ -25,7 +25,12 @@ describe('three processes behind nginx, sharing Redis', { skip }, () => {
     upstream = await startRecordingUpstream();
     upstream.on('GET', '/auth/user-profile', { json: { user: { id: USER_ID }, userInfo: {} } });
     for (let i = 0; i < 3; i++) {
-      const instance = await proxyProcess({ NODE_ENV: 'test', BFF_BASE_URL: upstream.url, REDIS_URL: redis.url, UPSTREAM_TIMEOUT_MS: '4000' });
+      const instance = await proxyProcess({
+        NODE_ENV: 'test',
+        BFF_BASE_URL: upstream.url,
+        REDIS_URL: redis.url,
+        UPSTREAM_TIMEOUT_MS: '4000',
+      });
       instances.push(instance);
     }
     await Promise.all(instances.map((i) => i.start()));
@@ -100,7 +105,10 @@ describe('three processes behind nginx, sharing Redis', { skip }, () => {
     const calls = deposits().length - before;
     console.log(`160 submissions of 40 deposits through nginx: ${calls} upstream calls, statuses ${JSON.stringify(statuses)}`);
     assert.equal(calls, 40, `duplicates seen: ${calls - 40}`);
-    assert.deepEqual(Object.keys(statuses).filter((s) => s !== '200' && s !== '409'), []);
+    assert.deepEqual(
+      Object.keys(statuses).filter((s) => s !== '200' && s !== '409'),
+      [],
+    );
   });
 
   test('a process killed (SIGKILL) mid-deposit: the retry with the same key on another instance never reaches the BFF twice while the lease holds', async () => {
@@ -130,7 +138,9 @@ describe('three processes behind nginx, sharing Redis', { skip }, () => {
       send(nginx.url, 'POST', '/api/payments/deposit', { json: body, token, headers }),
       ...Array.from({ length: 3 }, () => send(other.url, 'POST', '/api/payments/deposit', { json: body, token, headers })),
     ]);
-    console.log(`retries after SIGKILL: ${[...retries, viaNginx].map((r) => r.status).join(', ')}; BFF calls ${deposits().length - before}`);
+    console.log(
+      `retries after SIGKILL: ${[...retries, viaNginx].map((r) => r.status).join(', ')}; BFF calls ${deposits().length - before}`,
+    );
     for (const r of [...retries, viaNginx]) {
       assert.equal(r.status, 409);
       assert.equal((r.json as { error: string }).error, 'request_in_progress');
@@ -141,95 +151,116 @@ describe('three processes behind nginx, sharing Redis', { skip }, () => {
   });
 });
 
-describe('a rolling restart of three processes behind nginx (default proxy_next_upstream)', { skip: HAVE_NGINX ? false : 'nginx is not installed' }, () => {
-  const CLIENTS = 16;
-  /** Milliseconds the BFF takes to answer a profile read: requests are in flight when an instance stops. */
-  const BFF_MS = 10;
-  /** Milliseconds of traffic before the first restart, between restarts and after the last one. */
-  const SETTLE_MS = 1_000;
-  let upstream: RecordingUpstream;
-  let nginx: TestNginx | undefined;
-  const instances: ProxyProcess[] = [];
+describe(
+  'a rolling restart of three processes behind nginx (default proxy_next_upstream)',
+  { skip: HAVE_NGINX ? false : 'nginx is not installed' },
+  () => {
+    const CLIENTS = 16;
+    /** Milliseconds the BFF takes to answer a profile read: requests are in flight when an instance stops. */
+    const BFF_MS = 10;
+    /** Milliseconds of traffic before the first restart, between restarts and after the last one. */
+    const SETTLE_MS = 1_000;
+    let upstream: RecordingUpstream;
+    let nginx: TestNginx | undefined;
+    const instances: ProxyProcess[] = [];
 
-  before(async () => {
-    upstream = await startRecordingUpstream();
-    upstream.on('GET', '/auth/user-profile', (_req, res) => {
-      setTimeout(() => {
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ user: { id: USER_ID, email: 'rolling@example.com', name: 'Rolling', currency: 'BRL', country: 'BR' }, userInfo: { two_factor_enabled: false } }));
-      }, BFF_MS);
-    });
-    for (let i = 0; i < 3; i++) {
-      // SHUTDOWN_DELAY_MS and SHUTDOWN_TIMEOUT_MS at their defaults (0 and 10 s): nginx follows no
-      // readiness probe, the listener closes at SIGTERM. One client address: the API limit is off.
-      instances.push(await proxyProcess({ NODE_ENV: 'test', BFF_BASE_URL: upstream.url, RATE_LIMIT_API_PER_MIN: '0' }));
-    }
-    await Promise.all(instances.map((i) => i.start()));
-    nginx = await startNginx(instances.map((i) => i.port), { accessLog: true });
-  });
-  after(async () => {
-    await nginx?.stop();
-    await Promise.all(instances.map((i) => i.stop('SIGKILL')));
-    await upstream?.close();
-  });
-
-  test(`${CLIENTS} clients read an authenticated route while each instance is restarted in turn (SIGTERM): no client-visible error, every read reaches the BFF once`, { timeout: 180_000 }, async (t) => {
-    const front = (nginx as TestNginx).url;
-    const statuses = new Map<string, number>();
-    /** The token of every read answered 200: each names one client request. */
-    const answered: string[] = [];
-    let requests = 0;
-    let stop = false;
-    const client = async (id: number) => {
-      for (let n = 0; !stop; n++) {
-        const token = fakeJwt({ sub: String(USER_ID), rolling: id, n });
-        let key: string;
-        try {
-          const res = await fetch(`${front}/api/auth/profile`, { headers: { cookie: `access_token=${token}` } });
-          const body = await res.text();
-          key = res.status === 200 && body.includes('rolling@example.com') ? '200' : `${res.status} ${body.slice(0, 80)}`;
-          if (key === '200') answered.push(token);
-        } catch (error) {
-          key = `error ${(error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message}`;
-        }
-        requests++;
-        statuses.set(key, (statuses.get(key) ?? 0) + 1);
+    before(async () => {
+      upstream = await startRecordingUpstream();
+      upstream.on('GET', '/auth/user-profile', (_req, res) => {
+        setTimeout(() => {
+          res.writeHead(200, { 'content-type': 'application/json' });
+          res.end(
+            JSON.stringify({
+              user: { id: USER_ID, email: 'rolling@example.com', name: 'Rolling', currency: 'BRL', country: 'BR' },
+              userInfo: { two_factor_enabled: false },
+            }),
+          );
+        }, BFF_MS);
+      });
+      for (let i = 0; i < 3; i++) {
+        // SHUTDOWN_DELAY_MS and SHUTDOWN_TIMEOUT_MS at their defaults (0 and 10 s): nginx follows no
+        // readiness probe, the listener closes at SIGTERM. One client address: the API limit is off.
+        instances.push(await proxyProcess({ NODE_ENV: 'test', BFF_BASE_URL: upstream.url, RATE_LIMIT_API_PER_MIN: '0' }));
       }
-    };
-    const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
-    const started = Date.now();
-    const clients = Array.from({ length: CLIENTS }, (_, i) => client(i));
-    await settle();
-    const exits: (number | null)[] = [];
-    for (const instance of instances) {
-      const before = requests;
-      const stopping = Date.now();
-      exits.push(await instance.stop('SIGTERM'));
-      const stoppedMs = Date.now() - stopping;
-      await instance.start();
-      await settle();
-      t.diagnostic(`instance on port ${instance.port}: exit ${exits.at(-1)} ${stoppedMs} ms after SIGTERM; ${requests - before} requests answered while it restarted`);
-    }
-    stop = true;
-    await Promise.all(clients);
-    const seconds = (Date.now() - started) / 1_000;
+      await Promise.all(instances.map((i) => i.start()));
+      nginx = await startNginx(
+        instances.map((i) => i.port),
+        { accessLog: true },
+      );
+    });
+    after(async () => {
+      await nginx?.stop();
+      await Promise.all(instances.map((i) => i.stop('SIGKILL')));
+      await upstream?.close();
+    });
 
-    const log = readFileSync((nginx as TestNginx).accessLog as string, 'utf8').trim().split('\n');
-    const retried = log.filter((line) => line.includes(', ')).length;
-    const calls = new Map<string, number>();
-    for (const r of upstream.requests) {
-      if (r.path === '/auth/user-profile') calls.set(r.headers.authorization ?? '', (calls.get(r.headers.authorization ?? '') ?? 0) + 1);
-    }
-    const notOnce = answered.filter((token) => calls.get(`Bearer ${token}`) !== 1).length;
-    const errors = requests - (statuses.get('200') ?? 0);
-    const figures =
-      `${requests} requests in ${seconds.toFixed(1)} s through nginx (proxy_next_upstream error timeout), ${exits.length} restarts, ` +
-      `client-visible errors ${errors} (${JSON.stringify(Object.fromEntries(statuses))}); nginx passed ${retried} on to another instance; ` +
-      `reads that reached the BFF other than once: ${notOnce} of ${answered.length}; exit codes ${exits.join(', ')}`;
-    t.diagnostic(figures);
-    assert.equal(errors, 0, figures);
-    assert.deepEqual(exits, [0, 0, 0], figures);
-    assert.ok(requests >= 1_000, figures);
-    assert.equal(notOnce, 0, figures);
-  });
-});
+    test(
+      `${CLIENTS} clients read an authenticated route while each instance is restarted in turn (SIGTERM): no client-visible error, every read reaches the BFF once`,
+      { timeout: 180_000 },
+      async (t) => {
+        const front = (nginx as TestNginx).url;
+        const statuses = new Map<string, number>();
+        /** The token of every read answered 200: each names one client request. */
+        const answered: string[] = [];
+        let requests = 0;
+        let stop = false;
+        const client = async (id: number) => {
+          for (let n = 0; !stop; n++) {
+            const token = fakeJwt({ sub: String(USER_ID), rolling: id, n });
+            let key: string;
+            try {
+              const res = await fetch(`${front}/api/auth/profile`, { headers: { cookie: `access_token=${token}` } });
+              const body = await res.text();
+              key = res.status === 200 && body.includes('rolling@example.com') ? '200' : `${res.status} ${body.slice(0, 80)}`;
+              if (key === '200') answered.push(token);
+            } catch (error) {
+              key = `error ${(error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message}`;
+            }
+            requests++;
+            statuses.set(key, (statuses.get(key) ?? 0) + 1);
+          }
+        };
+        const settle = () => new Promise((r) => setTimeout(r, SETTLE_MS));
+        const started = Date.now();
+        const clients = Array.from({ length: CLIENTS }, (_, i) => client(i));
+        await settle();
+        const exits: (number | null)[] = [];
+        for (const instance of instances) {
+          const before = requests;
+          const stopping = Date.now();
+          exits.push(await instance.stop('SIGTERM'));
+          const stoppedMs = Date.now() - stopping;
+          await instance.start();
+          await settle();
+          t.diagnostic(
+            `instance on port ${instance.port}: exit ${exits.at(-1)} ${stoppedMs} ms after SIGTERM; ${requests - before} requests answered while it restarted`,
+          );
+        }
+        stop = true;
+        await Promise.all(clients);
+        const seconds = (Date.now() - started) / 1_000;
+
+        const log = readFileSync((nginx as TestNginx).accessLog as string, 'utf8')
+          .trim()
+          .split('\n');
+        const retried = log.filter((line) => line.includes(', ')).length;
+        const calls = new Map<string, number>();
+        for (const r of upstream.requests) {
+          if (r.path === '/auth/user-profile')
+            calls.set(r.headers.authorization ?? '', (calls.get(r.headers.authorization ?? '') ?? 0) + 1);
+        }
+        const notOnce = answered.filter((token) => calls.get(`Bearer ${token}`) !== 1).length;
+        const errors = requests - (statuses.get('200') ?? 0);
+        const figures =
+          `${requests} requests in ${seconds.toFixed(1)} s through nginx (proxy_next_upstream error timeout), ${exits.length} restarts, ` +
+          `client-visible errors ${errors} (${JSON.stringify(Object.fromEntries(statuses))}); nginx passed ${retried} on to another instance; ` +
+          `reads that reached the BFF other than once: ${notOnce} of ${answered.length}; exit codes ${exits.join(', ')}`;
+        t.diagnostic(figures);
+        assert.equal(errors, 0, figures);
+        assert.deepEqual(exits, [0, 0, 0], figures);
+        assert.ok(requests >= 1_000, figures);
+        assert.equal(notOnce, 0, figures);
+      },
+    );
+  },
+);

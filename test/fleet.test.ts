@@ -61,7 +61,10 @@ describe('two instances sharing Redis', { skip: HAVE_REDIS ? false : 'redis-serv
       );
       assert.equal(count(upstream, 'POST', upstreamPath), 1);
       const statuses = answers.map((r) => r.status);
-      assert.ok(statuses.every((s) => s === 200 || s === 409), `statuses ${statuses}`);
+      assert.ok(
+        statuses.every((s) => s === 200 || s === 409),
+        `statuses ${statuses}`,
+      );
       const ok = answers.filter((r) => r.status === 200);
       assert.ok(ok.length >= 1);
       for (const r of ok) assert.equal(r.text, ok[0]?.text, 'every 200 is the one answer');
@@ -82,7 +85,11 @@ describe('two instances sharing Redis', { skip: HAVE_REDIS ? false : 'redis-serv
     assert.equal(reused.status, 422);
     assert.equal((reused.json as { error: string }).error, 'idempotency_key_reused');
     assert.equal(count(upstream, 'POST', DEPOSIT), 1);
-    const malformed = await send(a.url, 'POST', '/api/payments/deposit', { json: deposit, token, headers: { 'idempotency-key': 'has space' } });
+    const malformed = await send(a.url, 'POST', '/api/payments/deposit', {
+      json: deposit,
+      token,
+      headers: { 'idempotency-key': 'has space' },
+    });
     assert.equal(malformed.status, 400);
     assert.equal(count(upstream, 'POST', DEPOSIT), 1);
   });
@@ -90,7 +97,9 @@ describe('two instances sharing Redis', { skip: HAVE_REDIS ? false : 'redis-serv
   test('a cold catalogue key under concurrency across both instances: one upstream call', async () => {
     upstream.on('GET', LIST, { json: { data: [{ slug: 'cold' }], page: 1 }, delayMs: 200 });
     const query = `?page=1&per_page=${10 + Math.floor(Math.random() * 80)}`;
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => send((i % 2 === 0 ? a : b).url, 'GET', `/api/games/list${query}`)));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => send((i % 2 === 0 ? a : b).url, 'GET', `/api/games/list${query}`)),
+    );
     assert.deepEqual([...new Set(answers.map((r) => r.status))], [200]);
     assert.equal(count(upstream, 'GET', LIST), 1);
   });
@@ -127,7 +136,8 @@ describe('two instances sharing Redis', { skip: HAVE_REDIS ? false : 'redis-serv
   });
 
   test('one server without replicas: money moves never ask Redis to WAIT for a replica', async () => {
-    for (const proxy of both()) assert.equal((await send(proxy.url, 'POST', '/api/payments/deposit', { json: deposit, token })).status, 200);
+    for (const proxy of both())
+      assert.equal((await send(proxy.url, 'POST', '/api/payments/deposit', { json: deposit, token })).status, 200);
     assert.equal(count(upstream, 'POST', DEPOSIT), 1);
     const stats = await redisCli(redis.port, 'INFO', 'commandstats');
     assert.match(stats, /cmdstat_set:calls=\d+/, 'the records were written');
@@ -148,7 +158,10 @@ describe('two instances sharing Redis', { skip: HAVE_REDIS ? false : 'redis-serv
     const purge = await send(a.url, 'POST', '/api/cache/purge', { headers: { authorization: 'Bearer operator-secret-of-the-fleet' } });
     assert.equal(purge.status, 503, 'a purge that cannot reach the other instances says so');
     await redis.start();
-    const ms = await within(5_000, async () => (await send(b.url, 'POST', '/api/payments/deposit', { json: deposit, token })).status === 200);
+    const ms = await within(
+      5_000,
+      async () => (await send(b.url, 'POST', '/api/payments/deposit', { json: deposit, token })).status === 200,
+    );
     console.log(`money moves back ${ms} ms after Redis restarted`);
     assert.equal(count(upstream, 'POST', DEPOSIT), 1);
   });

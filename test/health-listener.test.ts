@@ -88,7 +88,8 @@ describe('MAX_CONNECTIONS', () => {
     const boundedHealth = await (bounded.app.healthListener as NonNullable<typeof bounded.app.healthListener>).listen(0, '127.0.0.1');
     const held = [await open(bounded.url), await open(bounded.url)];
     try {
-      for (const socket of held) assert.match(await exchange(socket, '/healthz'), /^HTTP\/1\.1 200 /, 'the connections within the bound are served');
+      for (const socket of held)
+        assert.match(await exchange(socket, '/healthz'), /^HTTP\/1\.1 200 /, 'the connections within the bound are served');
       const over = await open(bounded.url);
       assert.equal(await exchange(over, '/healthz'), '', 'closed before a byte was read or written');
       assert.equal((await send(boundedHealth, 'GET', '/healthz')).status, 200, 'the health listener is not bounded by MAX_CONNECTIONS');

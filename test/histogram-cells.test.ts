@@ -23,8 +23,20 @@ const OBSERVATIONS: [Record<'method' | 'route', string>, number][] = [
 function pair() {
   const theirs = new Registry();
   const ours = new Registry();
-  const reference = new Histogram({ name: 'h_seconds', help: 'help', labelNames: ['method', 'route'], buckets: [...DURATION_BUCKETS], registers: [theirs] });
-  const cells = new CellHistogram({ name: 'h_seconds', help: 'help', labelNames: ['method', 'route'], buckets: DURATION_BUCKETS, registers: [ours] });
+  const reference = new Histogram({
+    name: 'h_seconds',
+    help: 'help',
+    labelNames: ['method', 'route'],
+    buckets: [...DURATION_BUCKETS],
+    registers: [theirs],
+  });
+  const cells = new CellHistogram({
+    name: 'h_seconds',
+    help: 'help',
+    labelNames: ['method', 'route'],
+    buckets: DURATION_BUCKETS,
+    registers: [ours],
+  });
   return { theirs, ours, reference, cells };
 }
 

@@ -145,7 +145,9 @@ describe('a slow consumer', () => {
   test('a browser that stops reading is disconnected once its buffer is full; the proxy holds no more', async () => {
     const next = upstream.calls.length + 1;
     const socket = connect(Number(new URL(proxy.url).port), '127.0.0.1');
-    socket.write(`GET /api/core-sportbook/live/burst HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nCookie: access_token=${fakeJwt()}\r\n\r\n`);
+    socket.write(
+      `GET /api/core-sportbook/live/burst HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\nCookie: access_token=${fakeJwt()}\r\n\r\n`,
+    );
     socket.pause();
     const call = await upstream.call(next);
     const rssBefore = process.memoryUsage().rss;

@@ -60,7 +60,8 @@ describe('shared anonymous feeds', () => {
   test('signed-in streams are never shared', async () => {
     const before = upstream.calls.length;
     const readers: SseReader[] = [];
-    for (let i = 0; i < 3; i++) readers.push(await openSse(proxy.url, '/api/core-sportbook/live/mine', { cookie: `access_token=${fakeJwt()}` }));
+    for (let i = 0; i < 3; i++)
+      readers.push(await openSse(proxy.url, '/api/core-sportbook/live/mine', { cookie: `access_token=${fakeJwt()}` }));
     assert.equal(upstream.calls.length, before + 3);
     for (const r of readers) r.close();
   });
@@ -69,7 +70,10 @@ describe('shared anonymous feeds', () => {
 test('the upstream stream of a feed closes after its last viewer leaves', async () => {
   const upstream = await startStreamUpstream();
   const logs = new LogCapture();
-  const app = await createServer({ NODE_ENV: 'test', BFF_BASE_URL: upstream.url, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0', RATE_LIMIT_API_PER_MIN: '0' }, { logStream: logs });
+  const app = await createServer(
+    { NODE_ENV: 'test', BFF_BASE_URL: upstream.url, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0', RATE_LIMIT_API_PER_MIN: '0' },
+    { logStream: logs },
+  );
   try {
     // The linger is 5 s by default; the count of feeds shows when it has gone.
     const url = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -90,7 +94,13 @@ describe('the sandbox live feeds through the proxy', () => {
   let url: string;
   before(async () => {
     app = await createServer(
-      { NODE_ENV: 'test', LOG_LEVEL: 'warn', STREAM_IDLE_TIMEOUT_MS: '1000', LOAD_SHED_EVENT_LOOP_DELAY_MS: '0', RATE_LIMIT_API_PER_MIN: '0' },
+      {
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'warn',
+        STREAM_IDLE_TIMEOUT_MS: '1000',
+        LOAD_SHED_EVENT_LOOP_DELAY_MS: '0',
+        RATE_LIMIT_API_PER_MIN: '0',
+      },
       { logStream: new LogCapture() },
     );
     url = await app.listen({ port: 0, host: '127.0.0.1' });
@@ -137,7 +147,8 @@ describe('the sandbox live feeds through the proxy', () => {
     await new Promise((resolve, reject) => ws.once('open', resolve).once('error', reject));
     ws.send('hi');
     const deadline = Date.now() + 5_000;
-    while (!messages.some((m) => m.includes('"echo":"hi"')) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (!messages.some((m) => m.includes('"echo":"hi"')) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
     assert.ok(messages.some((m) => m.includes('"echo":"hi"')));
     assert.ok(messages.filter((m) => m.includes('"seq"')).length >= 1);
     ws.close();

@@ -86,7 +86,10 @@ describe('the session ends its streams', { skip: HAVE_REDIS ? false : 'redis-ser
   test('when the BFF refuses the token on another call (a 401), on the other instance; not for a wrong password', async () => {
     const jwt = fakeJwt();
     const reader = await openSse(a.url, '/api/core-sportbook/live/bets', { cookie: `access_token=${jwt}` });
-    const login = await send(b.url, 'POST', '/api/auth/login', { token: jwt, json: { login: 'someone@example.com', password: 'wrong-password' } });
+    const login = await send(b.url, 'POST', '/api/auth/login', {
+      token: jwt,
+      json: { login: 'someone@example.com', password: 'wrong-password' },
+    });
     assert.equal(login.status, 401);
     const after = await Promise.race([reader.ended, new Promise((resolve) => setTimeout(() => resolve('open'), 300))]);
     assert.equal(after, 'open', 'a failed login ends no stream');

@@ -32,7 +32,7 @@ describe('EventSplitter', () => {
   }
   test('any cut of a stream into chunks gives the events of the whole (LF, CR, CRLF, blank lines; seeded)', () => {
     let seed = 51;
-    const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
     const ends = ['\n', '\r', '\r\n'];
     for (let round = 0; round < 200; round++) {
       let text = '';
@@ -46,7 +46,7 @@ describe('EventSplitter', () => {
       const whole = new EventSplitter().push(Buffer.from(text)).map(String);
       const split = new EventSplitter();
       const cut: string[] = [];
-      for (let at = 0; at < text.length; ) {
+      for (let at = 0; at < text.length;) {
         const size = 1 + Math.floor(random() * 12);
         cut.push(...split.push(Buffer.from(text.slice(at, at + size))).map(String));
         at += size;
@@ -123,7 +123,10 @@ describe('event streams through the proxy', () => {
   test('with a session: event by event, the token scrubbed across chunks, Last-Event-ID and the Bearer forwarded', async () => {
     const jwt = fakeJwt();
     const next = upstream.calls.length + 1;
-    const reader = await openSse(proxy.url, '/api/core-sportbook/live/bets?x=1', { cookie: `theme=dark; access_token=${jwt}`, 'last-event-id': '41' });
+    const reader = await openSse(proxy.url, '/api/core-sportbook/live/bets?x=1', {
+      cookie: `theme=dark; access_token=${jwt}`,
+      'last-event-id': '41',
+    });
     const call = await upstream.call(next);
     assert.equal(reader.status, 200);
     assert.equal(reader.headers['cache-control'], 'no-store');

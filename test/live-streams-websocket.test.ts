@@ -37,7 +37,9 @@ async function startWsUpstream(): Promise<Upstream> {
     up.handshakes.push(req.headers);
     if (up.refuseWith !== undefined) {
       const body = JSON.stringify({ reason: 'token_expired' });
-      socket.end(`HTTP/1.1 ${up.refuseWith} No\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+      socket.end(
+        `HTTP/1.1 ${up.refuseWith} No\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      );
       return;
     }
     const server = (req.url ?? '').includes('/live/silent') ? deaf : wss;
@@ -145,7 +147,10 @@ describe('WebSockets through the proxy', () => {
     const jwt = fakeJwt();
     const host = new URL(proxy.url).host;
     const before = upstream.handshakes.length;
-    const { ws } = await openWs(proxy, '/api/core-sportbook/live/bets?x=1', { origin: `http://${host}`, cookie: `theme=dark; access_token=${jwt}` });
+    const { ws } = await openWs(proxy, '/api/core-sportbook/live/bets?x=1', {
+      origin: `http://${host}`,
+      cookie: `theme=dark; access_token=${jwt}`,
+    });
     assert.ok(ws);
     const handshake = upstream.handshakes[before] as IncomingHttpHeaders;
     assert.equal(handshake.authorization, `Bearer ${jwt}`);
@@ -189,7 +194,8 @@ describe('WebSockets through the proxy', () => {
   test('refused handshakes leave nothing counted in flight (load shedding)', async () => {
     const shedding = await startProxy(upstream.url, { LOAD_SHED_MAX_IN_FLIGHT: '2' });
     try {
-      for (let i = 0; i < 5; i++) assert.equal((await openWs(shedding, '/api/core-sportbook/live/odds', { origin: 'https://evil.example' })).status, 403);
+      for (let i = 0; i < 5; i++)
+        assert.equal((await openWs(shedding, '/api/core-sportbook/live/odds', { origin: 'https://evil.example' })).status, 403);
       assert.equal((await send(shedding.url, 'GET', '/api/version')).status, 200);
     } finally {
       await shedding.close();
@@ -207,7 +213,7 @@ describe('WebSockets through the proxy', () => {
     }
   });
 
-  test('a logout closes the session\'s sockets with 4001 session_ended', async () => {
+  test("a logout closes the session's sockets with 4001 session_ended", async () => {
     const jwt = fakeJwt();
     const { ws } = await openWs(proxy, '/api/core-sportbook/live/bets', { cookie: `access_token=${jwt}` });
     assert.ok(ws);
@@ -223,11 +229,16 @@ test('the drain closes every socket with 1001', async () => {
   const upstream = await startWsUpstream();
   const proxy = await startProxy(upstream.url, {});
   try {
-    const sockets = await Promise.all([1, 2, 3].map(async () => (await openWs(proxy, '/api/core-sportbook/live/odds', {})).ws as WebSocket));
+    const sockets = await Promise.all(
+      [1, 2, 3].map(async () => (await openWs(proxy, '/api/core-sportbook/live/odds', {})).ws as WebSocket),
+    );
     await Promise.all(sockets.map(nextMessage));
     const codes = Promise.all(sockets.map(closed));
     await proxy.close();
-    assert.deepEqual((await codes).map((c) => c.code), [1001, 1001, 1001]);
+    assert.deepEqual(
+      (await codes).map((c) => c.code),
+      [1001, 1001, 1001],
+    );
   } finally {
     await upstream.close();
   }

@@ -23,7 +23,11 @@ describe('scrubSecrets', () => {
     ['an access_token parameter of any value', '/cb?access_token=opaque-value-123&x=1', '/cb?access_token=[redacted]&x=1'],
     ['refresh_token and id_token, encoded =', 'refresh_token%3Dabc123 id_token=xyz', 'refresh_token%3D[redacted] id_token=[redacted]'],
     ['a Bearer credential', 'Authorization: Bearer abcdefgh12345678', 'Authorization: Bearer [redacted]'],
-    ['host names and dotted paths are kept', 'https://examples.example.com/api/games/slot.machine.v2', 'https://examples.example.com/api/games/slot.machine.v2'],
+    [
+      'host names and dotted paths are kept',
+      'https://examples.example.com/api/games/slot.machine.v2',
+      'https://examples.example.com/api/games/slot.machine.v2',
+    ],
     ['three base64url parts that are no JWT are kept', 'abcdefghij.klmnopqrst.uvw', 'abcdefghij.klmnopqrst.uvw'],
     ['plain text is kept', 'token expired', 'token expired'],
   ];
@@ -40,7 +44,12 @@ describe('scrubSecrets', () => {
   });
 
   test('linear on long runs (no backtracking blow-up)', () => {
-    for (const text of ['a'.repeat(200_000), `${'abcdefgh.'.repeat(30_000)}`, `${'e'.repeat(100_000)}.${'e'.repeat(100_000)}`, '%2'.repeat(50_000)]) {
+    for (const text of [
+      'a'.repeat(200_000),
+      `${'abcdefgh.'.repeat(30_000)}`,
+      `${'e'.repeat(100_000)}.${'e'.repeat(100_000)}`,
+      '%2'.repeat(50_000),
+    ]) {
       const started = performance.now();
       scrubSecrets(text);
       assert.ok(performance.now() - started < 500, `${Math.round(performance.now() - started)} ms`);
@@ -51,8 +60,16 @@ describe('scrubSecrets', () => {
 describe('no token reaches the log', () => {
   const { upstream, proxy } = useProxyWithRecorder({ LOG_LEVEL: 'trace' }, { random: () => 0 });
   const tokens = [JWT, SPACED, fakeJwt({ n: 'beacon' })];
-  const disguises = (jwt: string) => [jwt, `token ${jwt}`, `x${jwt}`, `https://app.example.com/cb#access_token=${jwt}&state=s`, jwt.replaceAll('.', '%2E'), `Bearer ${jwt}`];
-  const leaked = (jwt: string) => proxy.logs.lines.filter((l) => l.includes(jwt) || l.includes(jwt.replaceAll('.', '%2E')) || l.includes(jwt.split('.')[1] ?? jwt));
+  const disguises = (jwt: string) => [
+    jwt,
+    `token ${jwt}`,
+    `x${jwt}`,
+    `https://app.example.com/cb#access_token=${jwt}&state=s`,
+    jwt.replaceAll('.', '%2E'),
+    `Bearer ${jwt}`,
+  ];
+  const leaked = (jwt: string) =>
+    proxy.logs.lines.filter((l) => l.includes(jwt) || l.includes(jwt.replaceAll('.', '%2E')) || l.includes(jwt.split('.')[1] ?? jwt));
 
   test('a token in every field of the beacon, in every disguise, is absent from the forced-logout entry', async () => {
     const valid = {
@@ -68,7 +85,9 @@ describe('no token reaches the log', () => {
       hadCookie: true,
       userAgentShort: 'Chrome 140 / Linux',
     };
-    const stringFields = Object.entries(valid).filter(([, v]) => typeof v === 'string').map(([k]) => k);
+    const stringFields = Object.entries(valid)
+      .filter(([, v]) => typeof v === 'string')
+      .map(([k]) => k);
     assert.equal(stringFields.length, 8);
     let accepted = 0;
     let refused = 0;
@@ -83,7 +102,9 @@ describe('no token reaches the log', () => {
           else refused++;
         }
         // Every free-text field that can hold it at once.
-        const all = Object.fromEntries(Object.entries(valid).map(([k, v]) => [k, ['reason', 'url', 'pathname', 'userAgentShort'].includes(k) ? value : v]));
+        const all = Object.fromEntries(
+          Object.entries(valid).map(([k, v]) => [k, ['reason', 'url', 'pathname', 'userAgentShort'].includes(k) ? value : v]),
+        );
         assert.equal((await send(proxy.url, 'POST', '/api/logs/auth-logout', { json: all })).status, 204);
         accepted++;
       }
@@ -104,6 +125,9 @@ describe('no token reaches the log', () => {
       await send(proxy.url, 'GET', '/api/user/last-casino-games', { token: fakeJwt() });
       assert.deepEqual(leaked(jwt), []);
     }
-    assert.ok(proxy.logs.lines.some((l) => l.includes('/api/core-sportbook/[redacted]')), 'the path is logged, scrubbed');
+    assert.ok(
+      proxy.logs.lines.some((l) => l.includes('/api/core-sportbook/[redacted]')),
+      'the path is logged, scrubbed',
+    );
   });
 });

@@ -147,9 +147,27 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
     assert.equal((await send(base, 'GET', `/no/such/path/${USER_ID}`)).status, 404);
 
     // Two beacons against a limit of one a minute: one refused.
-    const beacon = { ref: 'EP0003-EM0003', endpointCode: 'EP0003', errorCode: 'EM0003', status: 401, reason: 'token_expired', url: '/api/auth/profile', initiator: 'test', pathname: '/wallet', timestamp: 1, hadCookie: true, userAgentShort: 'test' };
-    const beacons = [await send(base, 'POST', '/api/logs/auth-logout', { json: beacon }), await send(base, 'POST', '/api/logs/auth-logout', { json: beacon })];
-    assert.deepEqual(beacons.map((r) => r.status), [204, 429]);
+    const beacon = {
+      ref: 'EP0003-EM0003',
+      endpointCode: 'EP0003',
+      errorCode: 'EM0003',
+      status: 401,
+      reason: 'token_expired',
+      url: '/api/auth/profile',
+      initiator: 'test',
+      pathname: '/wallet',
+      timestamp: 1,
+      hadCookie: true,
+      userAgentShort: 'test',
+    };
+    const beacons = [
+      await send(base, 'POST', '/api/logs/auth-logout', { json: beacon }),
+      await send(base, 'POST', '/api/logs/auth-logout', { json: beacon }),
+    ];
+    assert.deepEqual(
+      beacons.map((r) => r.status),
+      [204, 429],
+    );
     const { status, type, samples, text } = await scrape(metricsUrl);
     assert.equal(status, 200);
     assert.match(type, /^text\/plain; version=0\.0\.4/);
@@ -157,23 +175,44 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
     // http_request_duration_seconds: the route pattern, never the raw URL; unknown paths as not_found.
     const category = { method: 'GET', route: '/api/games/category/:slug', status_code: '200' };
     assert.equal(valueOf(samples, 'front_proxy_http_request_duration_seconds_count', category), 2);
-    assert.equal(valueOf(samples, 'front_proxy_http_request_duration_seconds_count', { route: '/api/payments/deposit', status_code: '200' }), 2);
-    assert.equal(valueOf(samples, 'front_proxy_http_request_duration_seconds_count', { route: '/api/payments/deposit-status', status_code: '503' }), 1);
-    assert.equal(valueOf(samples, 'front_proxy_http_request_duration_seconds_count', { method: 'GET', route: NOT_FOUND_ROUTE, status_code: '404' }), 1);
+    assert.equal(
+      valueOf(samples, 'front_proxy_http_request_duration_seconds_count', { route: '/api/payments/deposit', status_code: '200' }),
+      2,
+    );
+    assert.equal(
+      valueOf(samples, 'front_proxy_http_request_duration_seconds_count', { route: '/api/payments/deposit-status', status_code: '503' }),
+      1,
+    );
+    assert.equal(
+      valueOf(samples, 'front_proxy_http_request_duration_seconds_count', { method: 'GET', route: NOT_FOUND_ROUTE, status_code: '404' }),
+      1,
+    );
     const buckets = labelsOf(samples, 'front_proxy_http_request_duration_seconds_bucket')
       .filter((l) => l.route === category.route)
       .map((l) => l.le);
     assert.deepEqual(buckets, [...DURATION_BUCKETS.map(String), '+Inf']);
 
     // upstream_request_duration_seconds and upstream_errors_total: EP and EM as classifyError gives them.
-    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }), 1);
-    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: 'EP0091', method: 'POST', status_class: '2xx' }), 1);
+    assert.equal(
+      valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }),
+      1,
+    );
+    assert.equal(
+      valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: 'EP0091', method: 'POST', status_class: '2xx' }),
+      1,
+    );
     const outage = classifyError({ status: 503, data: OUTAGE, url: `/wallet/charge/${TRANSACTION}`, method: 'GET' });
-    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: outage.endpointCode, status_class: '5xx' }), 1);
+    assert.equal(
+      valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: outage.endpointCode, status_class: '5xx' }),
+      1,
+    );
     assert.equal(valueOf(samples, 'front_proxy_upstream_errors_total', { endpoint: outage.endpointCode, error: outage.errorCode }), 1);
     assert.equal(outage.endpointCode, 'EP0092');
     const cut = classifyError({ status: 0, url: '/bff/users/bank-list', method: 'GET' });
-    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: cut.endpointCode, status_class: 'error' }), 1);
+    assert.equal(
+      valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: cut.endpointCode, status_class: 'error' }),
+      1,
+    );
     assert.equal(valueOf(samples, 'front_proxy_upstream_errors_total', { endpoint: cut.endpointCode, error: cut.errorCode }), 1);
     assert.equal(labelsOf(samples, 'front_proxy_upstream_errors_total').length, 2, 'only the two failures are errors');
 
@@ -189,7 +228,12 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
     assert.equal(valueOf(samples, 'front_proxy_build_info', { version: '0.1.0', build_id: 'build-metrics-1' }), 1);
     assert.equal(valueOf(samples, 'front_proxy_redis_up'), 1);
     assert.equal(valueOf(samples, 'front_proxy_rate_limited_total', { limit: 'beacon' }), 1);
-    for (const name of ['front_proxy_process_cpu_seconds_total', 'front_proxy_process_resident_memory_bytes', 'front_proxy_nodejs_eventloop_lag_p99_seconds', 'front_proxy_nodejs_heap_size_used_bytes']) {
+    for (const name of [
+      'front_proxy_process_cpu_seconds_total',
+      'front_proxy_process_resident_memory_bytes',
+      'front_proxy_nodejs_eventloop_lag_p99_seconds',
+      'front_proxy_nodejs_heap_size_used_bytes',
+    ]) {
       assert.ok(valueOf(samples, name) !== undefined, `${name} is exported`);
     }
     // Every name carries the application prefix, the standard metrics' too (docs/behaviour.md "Operations").
@@ -200,7 +244,11 @@ describe('one process with METRICS_PORT (npm start)', { skip: !HAVE_REDIS && 're
     // No label holds the token, the login, or a raw path with an id.
     const values = samples.flatMap((s) => Object.values(s.labels));
     for (const secret of [token, token.split('.')[2] as string, otherToken, LOGIN, TRANSACTION, String(USER_ID), '/no/such', 'slots']) {
-      assert.deepEqual(values.filter((v) => v.includes(secret)), [], `a label holds ${secret}`);
+      assert.deepEqual(
+        values.filter((v) => v.includes(secret)),
+        [],
+        `a label holds ${secret}`,
+      );
     }
   });
 
@@ -283,7 +331,10 @@ describe('WORKERS=2: the primary serves the metrics of both workers', { skip: !H
       .filter((s) => s.name === 'front_proxy_http_request_duration_seconds_count' && s.labels.route === '/api/games/category/:slug')
       .reduce((sum, s) => sum + s.value, 0);
     assert.equal(counted, N);
-    assert.equal(valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }), N);
+    assert.equal(
+      valueOf(samples, 'front_proxy_upstream_request_duration_seconds_count', { endpoint: 'EP0143', method: 'GET', status_class: '2xx' }),
+      N,
+    );
     assert.equal(valueOf(samples, 'front_proxy_redis_up'), 1);
     assert.equal(labelsOf(samples, 'front_proxy_build_info').length, 1);
   });
@@ -324,7 +375,13 @@ describe('without METRICS_PORT', () => {
 });
 
 /** The names of the resilience series (docs/behaviour.md "Operations"). */
-const RESILIENCE_SERIES = ['front_proxy_upstream_in_flight', 'front_proxy_upstream_rejected_total', 'front_proxy_circuit_state', 'front_proxy_upstream_retries_total', 'front_proxy_load_shed_total'];
+const RESILIENCE_SERIES = [
+  'front_proxy_upstream_in_flight',
+  'front_proxy_upstream_rejected_total',
+  'front_proxy_circuit_state',
+  'front_proxy_upstream_retries_total',
+  'front_proxy_load_shed_total',
+];
 
 describe('resilience series: the per-endpoint guard and load shedding', () => {
   const build = { version: '0.1.0', buildId: 'build-resilience' };
@@ -424,7 +481,11 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
     assert.equal(valueOf(samples, 'front_proxy_upstream_rejected_total', { endpoint: 'EP0000', reason: 'busy' }), 4);
     const values = samples.flatMap((s) => Object.values(s.labels));
     for (const secret of [rawPath, 'tx-4242', token, '4242']) {
-      assert.deepEqual(values.filter((v) => v.includes(secret)), [], `a label holds ${secret}`);
+      assert.deepEqual(
+        values.filter((v) => v.includes(secret)),
+        [],
+        `a label holds ${secret}`,
+      );
     }
   });
 
@@ -458,7 +519,11 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
     assert.equal(valueOf(samples, 'front_proxy_upstream_retries_total', { endpoint: 'EP0143' }), 3);
     assert.equal(valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0092' }), 1, 'open in one worker reads open');
     assert.equal(valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0143' }), 2, 'half-open in one worker, open in the other');
-    assert.equal(valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0091' }), 1, 'open in both workers: the highest, not the sum');
+    assert.equal(
+      valueOf(samples, 'front_proxy_circuit_state', { endpoint: 'EP0091' }),
+      1,
+      'open in both workers: the highest, not the sum',
+    );
     assert.equal(valueOf(samples, 'front_proxy_load_shed_total'), 3);
   });
 
@@ -481,11 +546,15 @@ describe('resilience series: the per-endpoint guard and load shedding', () => {
   });
 });
 
-
 describe('what an SRE scrapes: probes out of the SLO series, the serving gauges, refusals before routing', () => {
   test('health probes on both ports are not timed; in-flight requests and open connections are gauges beside their limits; a refusal before routing is counted', async () => {
     const upstream = await startRecordingUpstream();
-    const proxy = await startProxy(upstream.url, { METRICS_PORT: '0', HEALTH_PORT: '0', LOAD_SHED_MAX_IN_FLIGHT: '50', MAX_CONNECTIONS: '40' });
+    const proxy = await startProxy(upstream.url, {
+      METRICS_PORT: '0',
+      HEALTH_PORT: '0',
+      LOAD_SHED_MAX_IN_FLIGHT: '50',
+      MAX_CONNECTIONS: '40',
+    });
     const held: import('node:http').ServerResponse[] = [];
     try {
       assert.ok(proxy.app.metrics && proxy.app.healthListener);
@@ -524,7 +593,11 @@ describe('what an SRE scrapes: probes out of the SLO series, the serving gauges,
           socket.write(bytes);
         });
       assert.match(await exchange('GET /api/games/list HTTP/1.1\r\nConnection: close\r\n\r\n'), /^HTTP\/1\.1 400/, 'no Host');
-      assert.match(await exchange('GET /api/games/list HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'), /^HTTP\/1\.1 400/, 'a malformed header');
+      assert.match(
+        await exchange('GET /api/games/list HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n'),
+        /^HTTP\/1\.1 400/,
+        'a malformed header',
+      );
       const after = await samples();
       assert.ok((valueOf(after, 'front_proxy_http_refused_total', { reason: 'protocol' }) ?? 0) >= 1, 'no Host: counted');
       assert.equal(valueOf(after, 'front_proxy_http_refused_total', { reason: 'malformed' }), 1);

@@ -132,7 +132,11 @@ let doc: Json;
 let api: OpenAPIBackend;
 
 async function login(): Promise<string> {
-  const res = await fetch(`${base}/api/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(DEMO) });
+  const res = await fetch(`${base}/api/auth/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(DEMO),
+  });
   assert.equal(res.status, 200, await res.clone().text());
   const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
   assert.ok(cookie.startsWith(`${cookieName}=`), cookie);
@@ -211,7 +215,10 @@ function violations(op: Operation, answer: Answer): string[] {
     const value = answer.headers.get(name);
     if (value !== null) present[name.toLowerCase()] = value;
   }
-  const headerResult = api.validator.validateResponseHeaders(present, op.operationId, { statusCode: answer.status, setMatchType: 'any' as never });
+  const headerResult = api.validator.validateResponseHeaders(present, op.operationId, {
+    statusCode: answer.status,
+    setMatchType: 'any' as never,
+  });
   for (const e of headerResult.errors ?? []) out.push(`${where}: header ${e.instancePath} ${e.message ?? ''}`);
   if (/^application\/([a-z.+-]+\+)?json$/.test(type) && answer.body.length > 0) {
     let parsed: unknown;
@@ -223,7 +230,9 @@ function violations(op: Operation, answer: Answer): string[] {
     }
     const result = api.validator.validateResponse(parsed, op.operationId, answer.status);
     for (const e of result.errors ?? []) {
-      out.push(`${where}: body${e.instancePath} ${e.message ?? ''} ${e.params ? JSON.stringify(e.params) : ''} in ${answer.body.toString('utf8').slice(0, 200)}`);
+      out.push(
+        `${where}: body${e.instancePath} ${e.message ?? ''} ${e.params ? JSON.stringify(e.params) : ''} in ${answer.body.toString('utf8').slice(0, 200)}`,
+      );
     }
   }
   return out;
@@ -238,7 +247,8 @@ function parameterValue(path: string, p: Parameter, seed: number): string {
 function urlOf(path: string, op: Operation, seed: number): string {
   const params = op.parameters ?? [];
   let url = path;
-  for (const p of params.filter((x) => x.in === 'path')) url = url.replace(`{${p.name}}`, encodeURIComponent(parameterValue(path, p, seed)).replace(/%2F/g, '/'));
+  for (const p of params.filter((x) => x.in === 'path'))
+    url = url.replace(`{${p.name}}`, encodeURIComponent(parameterValue(path, p, seed)).replace(/%2F/g, '/'));
   const query: Record<string, string> = {};
   for (const p of params.filter((x) => x.in === 'query')) {
     if (p.required || PARAMETER_VALUES[p.name] !== undefined) query[p.name] = parameterValue(path, p, seed);
@@ -263,18 +273,28 @@ async function call(method: string, path: string, op: Operation, kind: Case, coo
       body = Buffer.from('{"file":1}');
       headers['content-type'] = 'application/json';
     } else {
-      const form = multipartBody({ endpoint: 'selfie' }, { name: 'id.png', type: 'image/png', data: Buffer.from('89504e470d0a1a0a0000', 'hex') });
+      const form = multipartBody(
+        { endpoint: 'selfie' },
+        { name: 'id.png', type: 'image/png', data: Buffer.from('89504e470d0a1a0a0000', 'hex') },
+      );
       body = form.body;
       headers['content-type'] = form.contentType;
     }
   } else if (content['application/json']) {
-    const value = kind === 'bad body' ? ['not', 'the', 'documented', 'body'] : (BODIES[key] ?? sampleOf(content['application/json'].schema, seed));
+    const value =
+      kind === 'bad body' ? ['not', 'the', 'documented', 'body'] : (BODIES[key] ?? sampleOf(content['application/json'].schema, seed));
     body = Buffer.from(JSON.stringify(value));
     headers['content-type'] = 'application/json';
   }
   const label = `${method} ${url} [${kind}]`;
   try {
-    const res = await fetch(`${base}${url}`, { method, headers, body: body ? new Uint8Array(body) : undefined, redirect: 'manual', signal: AbortSignal.timeout(ANSWER_WITHIN_MS) });
+    const res = await fetch(`${base}${url}`, {
+      method,
+      headers,
+      body: body ? new Uint8Array(body) : undefined,
+      redirect: 'manual',
+      signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
+    });
     return { label, status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
   } catch (error) {
     throw new Error(`${label}: no whole answer within ${ANSWER_WITHIN_MS} ms`, { cause: error });
@@ -284,7 +304,11 @@ async function call(method: string, path: string, op: Operation, kind: Case, coo
 /** Every operation of the document, the ones of {@link LAST} at the end. */
 function operations(): { method: string; path: string; op: Operation }[] {
   const all = Object.entries(doc.paths as Record<string, Record<string, Operation>>).flatMap(([path, item]) =>
-    Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op: api.router.getOperation(op.operationId) as unknown as Operation })),
+    Object.entries(item).map(([method, op]) => ({
+      method: method.toUpperCase(),
+      path,
+      op: api.router.getOperation(op.operationId) as unknown as Operation,
+    })),
   );
   return [...all.filter((o) => !LAST.has(`${o.method} ${o.path}`)), ...all.filter((o) => LAST.has(`${o.method} ${o.path}`))];
 }
@@ -299,7 +323,8 @@ describe('every documented operation answers as the document says', () => {
     const walk = async (index: number, { method, path, op }: { method: string; path: string; op: Operation }) => {
       assert.ok(op?.operationId, `${method} ${path} is an operation of the validator`);
       const matched = api.router.matchOperation({ method, path: urlOf(path, op, index).split('?')[0] as string, headers: {} });
-      if (matched?.operationId !== op.operationId) found.push(`${method} ${path}: the URL called matches ${matched?.operationId ?? 'no operation'}`);
+      if (matched?.operationId !== op.operationId)
+        found.push(`${method} ${path}: the URL called matches ${matched?.operationId ?? 'no operation'}`);
       const kinds: Case[] = ['no session', 'session'];
       if (op.requestBody) kinds.push('bad body');
       for (const kind of kinds) {
@@ -335,10 +360,24 @@ describe('every documented operation answers as the document says', () => {
     });
     assert.match(violations(readyz, json(418, {})).join('\n'), /status not documented/);
     assert.match(violations(readyz, json(503, { ok: true })).join('\n'), /required header X-Error-Ref is missing/);
-    assert.match(violations(readyz, json(503, { ok: true }, { 'x-error-ref': 'EP0001-EM0001' })).join('\n'), /body\/ok must be equal to constant/);
-    assert.match(violations(readyz, json(503, { ok: false, error: 'x', detail: 'y' }, { 'x-error-ref': 'nope' })).join('\n'), /header \/headers\/x-error-ref must match pattern/);
-    const html: Answer = { label: 'GET /readyz [made up]', status: 503, headers: new Headers({ 'content-type': 'text/html', 'x-error-ref': 'EP0001-EM0001' }), body: Buffer.from('<p>') };
+    assert.match(
+      violations(readyz, json(503, { ok: true }, { 'x-error-ref': 'EP0001-EM0001' })).join('\n'),
+      /body\/ok must be equal to constant/,
+    );
+    assert.match(
+      violations(readyz, json(503, { ok: false, error: 'x', detail: 'y' }, { 'x-error-ref': 'nope' })).join('\n'),
+      /header \/headers\/x-error-ref must match pattern/,
+    );
+    const html: Answer = {
+      label: 'GET /readyz [made up]',
+      status: 503,
+      headers: new Headers({ 'content-type': 'text/html', 'x-error-ref': 'EP0001-EM0001' }),
+      body: Buffer.from('<p>'),
+    };
     assert.match(violations(readyz, html).join('\n'), /content type text\/html where the document has application\/json/);
-    assert.deepEqual(violations(readyz, json(503, { ok: false, error: 'not_ready', detail: 'BFF' }, { 'x-error-ref': 'EP0001-EM0001' })), []);
+    assert.deepEqual(
+      violations(readyz, json(503, { ok: false, error: 'not_ready', detail: 'BFF' }, { 'x-error-ref': 'EP0001-EM0001' })),
+      [],
+    );
   });
 });

@@ -39,7 +39,12 @@ interface Operation {
 interface Doc {
   openapi: string;
   paths: Record<string, Record<string, Operation>>;
-  components: { responses: Record<string, Json>; schemas: Record<string, Json>; headers: Record<string, Json>; securitySchemes: Record<string, Json> };
+  components: {
+    responses: Record<string, Json>;
+    schemas: Record<string, Json>;
+    headers: Record<string, Json>;
+    securitySchemes: Record<string, Json>;
+  };
   tags: { name: string }[];
 }
 
@@ -62,7 +67,9 @@ async function documentOf(): Promise<Doc> {
 }
 
 function operations(doc: Doc): { method: string; path: string; op: Operation }[] {
-  return Object.entries(doc.paths).flatMap(([path, item]) => Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })));
+  return Object.entries(doc.paths).flatMap(([path, item]) =>
+    Object.entries(item).map(([method, op]) => ({ method: method.toUpperCase(), path, op })),
+  );
 }
 
 /** The route-table URL of a document path (`{slug}` → `:slug`, `{subPath}` → `*`). */
@@ -127,7 +134,8 @@ describe('the document', () => {
       // The tag is the area of the route's table, whatever its path says; the probes are the proxy's own.
       const area = areaOf.get(`${method} ${routeUrl(path)}`) ?? (['/healthz', '/readyz'].includes(path) ? 'Infrastructure' : undefined);
       assert.equal(op.tags[0], area, `${method} ${path}: the area of its table`);
-      if (path.startsWith('/api/')) assert.match(op.description, /\*\*Specification:\*\* section [0-9]/, `${method} ${path} cites its section`);
+      if (path.startsWith('/api/'))
+        assert.match(op.description, /\*\*Specification:\*\* section [0-9]/, `${method} ${path} cites its section`);
     }
     assert.equal(doc.paths['/api/payments/deposit']?.post?.operationId, 'postPaymentsDeposit');
     assert.equal(doc.paths['/api/games/category/{slug}']?.get?.operationId, 'getGamesCategoryBySlug');
@@ -146,7 +154,12 @@ describe('the document', () => {
       const created = ROUTE_ANSWERS[`${method} ${routeUrl(path)}`]?.created === true;
       // One success answer; 201 and 200 with the same body where the upstream's status of a created record passes through.
       assert.deepEqual(success, created ? ['200', '201'] : [success[0]], `${method} ${path} success answers`);
-      if (created) assert.deepEqual((op.responses['200'] as Json).content, (op.responses['201'] as Json).content, `${method} ${path}: 200 and 201 have the same body`);
+      if (created)
+        assert.deepEqual(
+          (op.responses['200'] as Json).content,
+          (op.responses['201'] as Json).content,
+          `${method} ${path}: 200 and 201 have the same body`,
+        );
       const answer = op.responses[success[0] as string] as Json;
       if (success[0] !== '204') assert.ok(answer.content, `${method} ${path} success has a body schema`);
       for (const status of statuses.filter((s) => !/^[23]/.test(s))) {
@@ -155,13 +168,18 @@ describe('the document', () => {
       }
       if (path === '/api/auth/logout' || path === '/api/auth/logout-auto') {
         // Logout answers success whatever the proxy refused on the way (spec 5.5): none of these refusals reaches a client.
-        for (const refused of ['413', '415', '429']) assert.equal(op.responses[refused], undefined, `${method} ${path} documents no ${refused}`);
+        for (const refused of ['413', '415', '429'])
+          assert.equal(op.responses[refused], undefined, `${method} ${path} documents no ${refused}`);
       } else if (path.startsWith('/api/')) {
         const limited = resolve(doc, op.responses['429'] as Json);
         assert.ok((limited.headers as Json)['Retry-After'], `${method} ${path} documents 429 with Retry-After`);
       }
       if (op.security?.some((s) => 'sessionCookie' in s)) {
-        assert.match(JSON.stringify(resolve(doc, op.responses['401'] as Json)), /#\/components\/schemas\/NoToken/, `${method} ${path} 401 no_token`);
+        assert.match(
+          JSON.stringify(resolve(doc, op.responses['401'] as Json)),
+          /#\/components\/schemas\/NoToken/,
+          `${method} ${path} 401 no_token`,
+        );
       }
     }
     const header = doc.components.headers['X-Error-Ref'] as { schema: { pattern: string } };
@@ -208,10 +226,18 @@ describe('the document', () => {
       const op = doc.paths[path]?.[method];
       assert.ok(op, `${method} ${path}`);
       const success = op.responses['200'] as { headers?: Json };
-      assert.deepEqual(Object.keys(success.headers ?? {}).sort(), ['Cache-Control', 'Content-Encoding', 'ETag', 'Vary'], `${method} ${path}`);
+      assert.deepEqual(
+        Object.keys(success.headers ?? {}).sort(),
+        ['Cache-Control', 'Content-Encoding', 'ETag', 'Vary'],
+        `${method} ${path}`,
+      );
       assert.match(JSON.stringify(success.headers?.['Cache-Control']), /public, max-age=30/);
       const conditional = method === 'get';
-      assert.equal(op.parameters?.some((p) => p.in === 'header' && p.name === 'If-None-Match') === true, conditional, `${method} ${path} If-None-Match`);
+      assert.equal(
+        op.parameters?.some((p) => p.in === 'header' && p.name === 'If-None-Match') === true,
+        conditional,
+        `${method} ${path} If-None-Match`,
+      );
       assert.equal('304' in op.responses, conditional, `${method} ${path} 304`);
       if (conditional) {
         const notModified = resolve(doc, op.responses['304'] as Json);
@@ -219,7 +245,11 @@ describe('the document', () => {
         assert.equal(notModified.content, undefined, '304 has no body');
       }
     }
-    for (const [method, path] of [['get', '/api/games/by-slugs'], ['post', '/api/games/stats-batch'], ['get', '/api/auth/profile']] as const) {
+    for (const [method, path] of [
+      ['get', '/api/games/by-slugs'],
+      ['post', '/api/games/stats-batch'],
+      ['get', '/api/auth/profile'],
+    ] as const) {
       const op = doc.paths[path]?.[method];
       assert.equal(op && '304' in op.responses, false, `${method} ${path}: no 304`);
       assert.equal(JSON.stringify(op?.responses['200']).includes('ETag'), false, `${method} ${path}: no ETag`);
@@ -241,7 +271,14 @@ describe('the document', () => {
     assert.match(JSON.stringify(props('DepositAnswer').real_wallet), /"balance":\{"description":"currency units/);
     assert.match(JSON.stringify(props('DepositAnswer').wallet), /"balance":\{"description":"currency units/);
     assert.match(JSON.stringify(props('WalletRefreshAnswer').wallet), /#\/components\/schemas\/WalletRecord/);
-    for (const [name, field] of [['ProviderView', 'min_amount'], ['ProviderView', 'max_amount'], ['DepositAnswer', 'amount'], ['WithdrawAnswer', 'amount'], ['WalletActionAnswer', 'amount'], ['CashbackAnswer', 'max_amount']] as const) {
+    for (const [name, field] of [
+      ['ProviderView', 'min_amount'],
+      ['ProviderView', 'max_amount'],
+      ['DepositAnswer', 'amount'],
+      ['WithdrawAnswer', 'amount'],
+      ['WalletActionAnswer', 'amount'],
+      ['CashbackAnswer', 'max_amount'],
+    ] as const) {
       assert.match(String(props(name)[field]?.description), /integer cents/, `${name}.${field}`);
     }
     const envelope = props('Envelope');
@@ -249,13 +286,21 @@ describe('the document', () => {
     assert.match(String(envelope.maximumCents?.description), /^integer cents/);
     const withdraw = doc.paths['/api/payments/withdraw']?.post?.responses['422'] as Json;
     assert.match(JSON.stringify(resolve(doc, withdraw)), /amount_below_minimum.*minimumCents/);
-    assert.match(JSON.stringify(doc.paths['/api/payments/withdraw']?.post?.responses['201'] ?? doc.paths['/api/payments/withdraw']?.post?.responses['200']), /WithdrawAnswer/);
+    assert.match(
+      JSON.stringify(
+        doc.paths['/api/payments/withdraw']?.post?.responses['201'] ?? doc.paths['/api/payments/withdraw']?.post?.responses['200'],
+      ),
+      /WithdrawAnswer/,
+    );
   });
 
   test('the money moves take Idempotency-Key and document 409, 422 and 503 idempotency_unavailable', async () => {
     const doc = await documentOf();
     const moves = operations(doc).filter(({ op }) => op.parameters?.some((p) => p.in === 'header' && p.name === 'Idempotency-Key'));
-    assert.deepEqual(moves.map(({ method, path }) => `${method} ${path}`).sort(), ['POST /api/payments/deposit', 'POST /api/payments/withdraw']);
+    assert.deepEqual(moves.map(({ method, path }) => `${method} ${path}`).sort(), [
+      'POST /api/payments/deposit',
+      'POST /api/payments/withdraw',
+    ]);
     for (const { op } of moves) {
       assert.match(JSON.stringify(resolve(doc, op.responses['409'] as Json)), /request_in_progress/);
       assert.match(JSON.stringify(resolve(doc, op.responses['422'] as Json)), /idempotency_key_reused/);
@@ -264,7 +309,7 @@ describe('the document', () => {
     assert.ok(!doc.paths['/api/payments/providers']?.get?.responses['409']);
   });
 
-  test("every error name an error answer cites is the registry's at that status, or a name the upstream gives (docs/behaviour.md \"Error envelope\")", async () => {
+  test('every error name an error answer cites is the registry\'s at that status, or a name the upstream gives (docs/behaviour.md "Error envelope")', async () => {
     const doc = await documentOf();
     const fromUpstream = new Set<string>([
       ...Object.values(UPSTREAM_STATUS_NAMES),
@@ -283,7 +328,11 @@ describe('the document', () => {
         for (const [, name] of String(description).matchAll(/`([a-z][a-z0-9]*(?:_[a-z0-9]+)+)`/g)) {
           cited++;
           if (isProxyErrorName(name)) assert.equal(String(PROXY_ERRORS[name].status), status, `${method} ${path} ${status}: \`${name}\``);
-          else assert.ok(fromUpstream.has(name as string), `${method} ${path} ${status}: \`${name}\` is neither in src/proxy-errors.ts nor a name of the upstream`);
+          else
+            assert.ok(
+              fromUpstream.has(name as string),
+              `${method} ${path} ${status}: \`${name}\` is neither in src/proxy-errors.ts nor a name of the upstream`,
+            );
         }
       }
     }
@@ -293,7 +342,8 @@ describe('the document', () => {
 
 describe('request bodies', () => {
   /** A concrete URL for a document path. */
-  const concrete = (path: string) => path.replace('{slug}', 'slots').replace('{provider}', 'google').replace('{id}', '7').replace('{subPath}', 'x');
+  const concrete = (path: string) =>
+    path.replace('{slug}', 'slots').replace('{provider}', 'google').replace('{id}', '7').replace('{subPath}', 'x');
 
   test('a body is marked required exactly when the proxy refuses a request without one', async () => {
     const doc = await documentOf();
@@ -305,7 +355,11 @@ describe('request bodies', () => {
       const res = await fetch(`${dev().url}${concrete(path)}`, { method, headers });
       const text = await res.text();
       const refusedForBody = res.status === 400 && /"detail":"body/.test(text);
-      assert.equal(refusedForBody, op.requestBody.required, `${method} ${path}: required ${op.requestBody.required}, answered ${res.status} ${text.slice(0, 120)}`);
+      assert.equal(
+        refusedForBody,
+        op.requestBody.required,
+        `${method} ${path}: required ${op.requestBody.required}, answered ${res.status} ${text.slice(0, 120)}`,
+      );
       checked.push(`${method} ${path}`);
     }
     assert.ok(checked.includes('POST /api/wallet/refresh') && checked.includes('POST /api/payments/deposit'), checked.join(', '));
@@ -322,8 +376,15 @@ describe('request bodies', () => {
       const [method = '', url = ''] = key.split(' ');
       const row = rows.find((r) => r.url === url && (Array.isArray(r.method) ? r.method.includes(method as never) : r.method === method));
       assert.ok(row?.body, `${key} is a row with a body`);
-      assert.deepEqual([...Value.Errors(row.body, example)].map((e) => `${e.path} ${e.message}`), [], key);
-      assert.deepEqual((doc.paths[documentPath(url)]?.[method.toLowerCase()]?.requestBody?.content['application/json'] as Json).example, example);
+      assert.deepEqual(
+        [...Value.Errors(row.body, example)].map((e) => `${e.path} ${e.message}`),
+        [],
+        key,
+      );
+      assert.deepEqual(
+        (doc.paths[documentPath(url)]?.[method.toLowerCase()]?.requestBody?.content['application/json'] as Json).example,
+        example,
+      );
     }
   });
 });

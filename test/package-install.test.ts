@@ -75,7 +75,11 @@ const MODES: Record<string, Record<string, unknown>> = {
 };
 
 function tsc(dir: string, project: string): { status: number | null; output: string } {
-  const result = spawnSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', project], { cwd: dir, encoding: 'utf8', timeout: 120_000 });
+  const result = spawnSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', project], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 120_000,
+  });
   return { status: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
@@ -97,8 +101,13 @@ describe('the packed packages install anywhere', { timeout: 420_000 }, () => {
 
   test('each tarball: manifest, README, CHANGELOG, LICENSE and built modules only; a license; no install script', () => {
     for (const p of packed) {
-      for (const want of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE']) assert.ok(p.files.includes(want), `${p.name} ships ${want}`);
-      assert.deepEqual(p.files.filter((f) => !/^(package\.json|CHANGELOG\.md|README\.md|LICENSE|dist\/.*\.(js|d\.ts))$/.test(f)), [], p.name);
+      for (const want of ['package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'])
+        assert.ok(p.files.includes(want), `${p.name} ships ${want}`);
+      assert.deepEqual(
+        p.files.filter((f) => !/^(package\.json|CHANGELOG\.md|README\.md|LICENSE|dist\/.*\.(js|d\.ts))$/.test(f)),
+        [],
+        p.name,
+      );
       assert.equal(p.manifest.license, 'MIT', p.name);
       const scripts = (p.manifest.scripts ?? {}) as Record<string, string>;
       for (const s of ['preinstall', 'install', 'postinstall', 'prepare']) assert.equal(scripts[s], undefined, `${p.name}: ${s}`);
@@ -117,10 +126,21 @@ describe('the packed packages install anywhere', { timeout: 420_000 }, () => {
     test(`a TypeScript consumer compiles under moduleResolution ${mode}, and a type error in it does not`, () => {
       // skipLibCheck: the declarations' own imports still resolve, or the types the consumer reads turn
       // to `any` and the deliberate error below would pass unnoticed.
-      const compilerOptions = { ...options, target: 'es2022', lib: ['es2022', 'dom'], strict: true, noEmit: true, skipLibCheck: true, types: [] };
+      const compilerOptions = {
+        ...options,
+        target: 'es2022',
+        lib: ['es2022', 'dom'],
+        strict: true,
+        noEmit: true,
+        skipLibCheck: true,
+        types: [],
+      };
       writeFileSync(join(app, `consumer-${mode}.ts`), CONSUMER);
       writeFileSync(join(app, `broken-${mode}.ts`), `${CONSUMER}\n${BROKEN.join('\n')}\n`);
-      writeFileSync(join(app, `tsconfig.${mode}.json`), JSON.stringify({ compilerOptions, files: [`consumer-${mode}.ts`, `broken-${mode}.ts`] }));
+      writeFileSync(
+        join(app, `tsconfig.${mode}.json`),
+        JSON.stringify({ compilerOptions, files: [`consumer-${mode}.ts`, `broken-${mode}.ts`] }),
+      );
       const { status, output } = tsc(app, `tsconfig.${mode}.json`);
       assert.notEqual(status, 0, output);
       const errors = output.split('\n').filter((line) => /error TS\d+/.test(line));

@@ -34,7 +34,10 @@ const OTHER = '198.51.100.9';
 
 /** A GET from `client` (its address as the trusted balancer reports it). */
 function from(proxy: TestProxy, client: string, path: string, init: { method?: string; json?: unknown } = {}) {
-  return send(proxy.url, init.method ?? 'GET', path, { headers: { 'x-forwarded-for': client }, ...(init.json !== undefined && { json: init.json }) });
+  return send(proxy.url, init.method ?? 'GET', path, {
+    headers: { 'x-forwarded-for': client },
+    ...(init.json !== undefined && { json: init.json }),
+  });
 }
 
 /** A raw upstream and a production proxy before it (trusting loopback's `X-Forwarded-For`) for one `describe`. */
@@ -81,7 +84,12 @@ describe('one client provokes failures', () => {
     up.on('/core-sportbook/events/9', status(503));
     const answers: number[] = [];
     for (let i = 0; i < 50; i++) {
-      const path = ['/api/core-sportbook/fail503/x', '/api/core-sportbook/fail504/x', '/api/core-sportbook/hang/x', '/api/core-sportbook/events/9?boom='][i % 4];
+      const path = [
+        '/api/core-sportbook/fail503/x',
+        '/api/core-sportbook/fail504/x',
+        '/api/core-sportbook/hang/x',
+        '/api/core-sportbook/events/9?boom=',
+      ][i % 4];
       answers.push((await from(proxy, ATTACKER, `${path}${i}`)).status);
     }
     // Its own circuit opened after the first failures: the rest were refused without reaching the BFF.
@@ -188,11 +196,17 @@ describe('ClientShares (fake clock)', () => {
     for (let i = 0; i < 3; i++) shares.leave('failed', ticket(shares.enter('a')));
     assert.equal(shared.state, CIRCUIT.closed);
     assert.equal(shares.own('a').state, CIRCUIT.open);
-    assert.equal(code(() => shares.enter('a')), 'upstream_circuit_open');
+    assert.equal(
+      code(() => shares.enter('a')),
+      'upstream_circuit_open',
+    );
     shares.leave('failed', ticket(shares.enter('b')));
     shares.leave('failed', ticket(shares.enter('c')));
     assert.equal(shared.state, CIRCUIT.open);
-    assert.equal(code(() => shares.enter('d')), 'upstream_circuit_open');
+    assert.equal(
+      code(() => shares.enter('d')),
+      'upstream_circuit_open',
+    );
   });
 
   test('an answer ends the run', () => {
@@ -210,7 +224,11 @@ describe('ClientShares (fake clock)', () => {
     assert.equal(shared.state, CIRCUIT.open);
     assert.equal(shares.own('a').state, CIRCUIT.open);
     advance(1_001);
-    assert.equal(code(() => shares.enter('a')), 'upstream_circuit_open', 'its own trial is due, but the shared circuit is not closed');
+    assert.equal(
+      code(() => shares.enter('a')),
+      'upstream_circuit_open',
+      'its own trial is due, but the shared circuit is not closed',
+    );
     const trial = ticket(shares.enter('z'));
     assert.equal(shared.state, CIRCUIT.halfOpen);
     shares.leave('answered', trial);

@@ -56,7 +56,10 @@ describe('named sub-paths keep their route', () => {
       for (const site of ['same-origin', 'cross-site']) {
         test(`${path} (${signedIn ? 'session' : 'no session'}, ${site}) → 404 naming ${named}, nothing upstream`, async () => {
           up.reset();
-          const res = await get(path, { ...(signedIn && { token: fakeJwt() }), headers: { 'sec-fetch-site': site, 'sec-fetch-mode': 'navigate' } });
+          const res = await get(path, {
+            ...(signedIn && { token: fakeJwt() }),
+            headers: { 'sec-fetch-site': site, 'sec-fetch-mode': 'navigate' },
+          });
           assert.equal(res.status, 404);
           assert.equal((res.json as { route?: string }).route, named);
           assert.match(res.headers.get('x-error-ref') ?? '', /^EP\d{4}-EM\d{4}$/);
@@ -77,7 +80,10 @@ describe('named sub-paths keep their route', () => {
 /** A sample key for each row of `INTERNAL_KEYS`, in other cases and separators than the table's form. */
 function sampleKeys(): string[] {
   return INTERNAL_KEYS.map((rule) => {
-    const camel = rule.form.replace(/(key|token|secret|password|id|log|request|response|headers)$/, (m) => m[0]?.toUpperCase() + m.slice(1));
+    const camel = rule.form.replace(
+      /(key|token|secret|password|id|log|request|response|headers)$/,
+      (m) => m[0]?.toUpperCase() + m.slice(1),
+    );
     if (rule.match === 'starts') return `${camel}_extra`;
     if (rule.match === 'ends') return `partner_${camel}`;
     return camel;
@@ -93,7 +99,23 @@ describe('internal keys (INTERNAL_KEYS), row by row', () => {
       assert.deepEqual(stripDebug({ url: 'u', nested: [{ [key]: 'x', ok: 1 }] }), { url: 'u', nested: [{ ok: 1 }] });
     });
   }
-  for (const key of ['url', 'token', 'expires_in', 'expiresIn', 'id', 'key', 'gameKey', 'game_id', 'name', 'lang', 'device', 'tracking', 'stake', 'odds', 'currency']) {
+  for (const key of [
+    'url',
+    'token',
+    'expires_in',
+    'expiresIn',
+    'id',
+    'key',
+    'gameKey',
+    'game_id',
+    'name',
+    'lang',
+    'device',
+    'tracking',
+    'stake',
+    'odds',
+    'currency',
+  ]) {
     test(`${key} stays`, () => assert.equal(isInternalKey(key), false));
   }
   test('an answer with nothing to strip is the same value (its bytes are sent as they came)', () => {
@@ -124,7 +146,10 @@ describe('nothing internal leaves', () => {
 
   test('a game start drops accessKey, token_secret and providerToken, keeps its url', async () => {
     up.reset();
-    up.on('/start-game-v2', json({ url: 'https://games.example/play?t=1', accessKey: 'AK', token_secret: 'TS', providerToken: 'PT', session: { id: 's1' } }));
+    up.on(
+      '/start-game-v2',
+      json({ url: 'https://games.example/play?t=1', accessKey: 'AK', token_secret: 'TS', providerToken: 'PT', session: { id: 's1' } }),
+    );
     const res = await get('/api/games/start?slug=book-of-ra', { token: fakeJwt() });
     assert.equal(res.status, 200);
     assert.deepEqual(res.json, { url: 'https://games.example/play?t=1', session: { id: 's1' } });
@@ -153,12 +178,25 @@ describe('nothing internal leaves', () => {
 
 describe('upstream content cannot run on the site’s origin', () => {
   const XSS = '<img src=x onerror=alert(document.cookie)><script>fetch("/api/payments/withdraw",{method:"POST"})</script>';
-  for (const type of ['text/html', 'TEXT/HTML; charset=utf-8', 'application/xhtml+xml', 'image/svg+xml', 'application/xml', 'text/xml', 'application/rss+xml', 'text/javascript', 'application/javascript']) {
+  for (const type of [
+    'text/html',
+    'TEXT/HTML; charset=utf-8',
+    'application/xhtml+xml',
+    'image/svg+xml',
+    'application/xml',
+    'text/xml',
+    'application/rss+xml',
+    'text/javascript',
+    'application/javascript',
+  ]) {
     for (const signedIn of [false, true]) {
       test(`a 200 ${type} (${signedIn ? 'session' : 'no session'}) → 502 upstream_bad_response, sandbox CSP`, async () => {
         up.reset();
         up.on('/core-sportbook/html', writes(rawAnswer(200, [['Content-Type', type]], XSS)));
-        const res = await get(`/api/core-sportbook/html?q=${encodeURIComponent('<img src=x onerror=alert(1)>')}`, signedIn ? { token: fakeJwt() } : {});
+        const res = await get(
+          `/api/core-sportbook/html?q=${encodeURIComponent('<img src=x onerror=alert(1)>')}`,
+          signedIn ? { token: fakeJwt() } : {},
+        );
         assert.equal(res.status, 502);
         assert.equal((res.json as { error?: string }).error, 'upstream_bad_response');
         assert.doesNotMatch(res.text, /script|onerror/);
@@ -172,7 +210,12 @@ describe('upstream content cannot run on the site’s origin', () => {
     up.reset();
     up.on('/core-sportbook/text', writes(rawAnswer(200, [['Content-Type', 'text/plain']], 'hello')));
     up.on('/core-sportbook/missing', json({ error: 'not_found' }, 404));
-    for (const path of ['/api/core-sportbook/text', '/api/core-sportbook/missing', '/api/core-sportbook/a/..%2f..', '/api/core-sportbook/launch']) {
+    for (const path of [
+      '/api/core-sportbook/text',
+      '/api/core-sportbook/missing',
+      '/api/core-sportbook/a/..%2f..',
+      '/api/core-sportbook/launch',
+    ]) {
       const res = await get(path);
       assert.equal(res.headers.get('content-security-policy'), "sandbox; default-src 'none'", path);
       assert.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
@@ -201,7 +244,14 @@ describe('upstream content cannot run on the site’s origin', () => {
 });
 
 describe('the session cookie in any spelling', () => {
-  for (const spelling of ['__Host-access%5Ftoken', '__Host-access.token', '__Host-access token', '__Host-access+token', '__host-access_token', '__Host-access[token']) {
+  for (const spelling of [
+    '__Host-access%5Ftoken',
+    '__Host-access.token',
+    '__Host-access token',
+    '__Host-access+token',
+    '__host-access_token',
+    '__Host-access[token',
+  ]) {
     test(`${spelling} is not forwarded, and its value is redacted`, async () => {
       up.reset();
       let cookieSeen = '';
@@ -210,7 +260,9 @@ describe('the session cookie in any spelling', () => {
         socket.write(rawAnswer(200, [['Content-Type', 'text/plain']], `cookie: ${req.headers.cookie ?? ''} value: ${forged}`));
       });
       const forged = fakeJwt({ forged: true });
-      const res = await send(proxy.url, 'GET', '/api/core-sportbook/echo', { headers: { cookie: `theme=dark; ${spelling}=${forged}; _ga=GA1` } });
+      const res = await send(proxy.url, 'GET', '/api/core-sportbook/echo', {
+        headers: { cookie: `theme=dark; ${spelling}=${forged}; _ga=GA1` },
+      });
       assert.equal(res.status, 200);
       assert.equal(cookieSeen, 'theme=dark; _ga=GA1');
       assert.ok(!res.text.includes(forged), res.text);
@@ -232,11 +284,23 @@ describe('the session cookie in any spelling', () => {
 describe('redaction by meaning, not bytes', () => {
   const echoes: [string, (jwt: string) => [string, Buffer]][] = [
     ['UTF-16LE with its charset', (jwt) => ['text/plain; charset=utf-16le', Buffer.from(`Bearer ${jwt}`, 'utf16le')]],
-    ['UTF-16LE with a byte-order mark only', (jwt) => ['text/plain', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`Bearer ${jwt}`, 'utf16le')])]],
-    ['UTF-16BE JSON', (jwt) => ['application/json; charset=utf-16be', Buffer.from(Buffer.from(JSON.stringify({ t: jwt }), 'utf16le').swap16())]],
+    [
+      'UTF-16LE with a byte-order mark only',
+      (jwt) => ['text/plain', Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(`Bearer ${jwt}`, 'utf16le')])],
+    ],
+    [
+      'UTF-16BE JSON',
+      (jwt) => ['application/json; charset=utf-16be', Buffer.from(Buffer.from(JSON.stringify({ t: jwt }), 'utf16le').swap16())],
+    ],
     ['standard base64 of the token', (jwt) => ['text/plain', Buffer.from(Buffer.from(jwt).toString('base64'))]],
-    ['base64url of a JSON holding the token (offset 1)', (jwt) => ['text/plain', Buffer.from(Buffer.from(`{"t":"${jwt}"}`).toString('base64url'))]],
-    ['base64 of a JSON holding the token (offset 2)', (jwt) => ['application/json', Buffer.from(JSON.stringify({ blob: Buffer.from(`xx{"t":"${jwt}"}`).toString('base64') }))]],
+    [
+      'base64url of a JSON holding the token (offset 1)',
+      (jwt) => ['text/plain', Buffer.from(Buffer.from(`{"t":"${jwt}"}`).toString('base64url'))],
+    ],
+    [
+      'base64 of a JSON holding the token (offset 2)',
+      (jwt) => ['application/json', Buffer.from(JSON.stringify({ blob: Buffer.from(`xx{"t":"${jwt}"}`).toString('base64') }))],
+    ],
   ];
   for (const [label, make] of echoes) {
     for (const signedIn of [true, false]) {
@@ -271,7 +335,11 @@ describe('redaction by meaning, not bytes', () => {
 
 describe('malformed framing is upstream_bad_response, never sent again', () => {
   const both = (body: string) =>
-    writes(Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`));
+    writes(
+      Buffer.from(
+        `HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nTransfer-Encoding: chunked\r\n\r\n${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+      ),
+    );
   test('both Content-Length and Transfer-Encoding on the profile: 502 upstream_bad_response, one upstream call', async () => {
     up.reset();
     up.on('/auth/user-profile', both('{"id":1}'));
@@ -292,7 +360,10 @@ describe('malformed framing is upstream_bad_response, never sent again', () => {
   });
   test('a bad chunk size: 502 upstream_bad_response, one call', async () => {
     up.reset();
-    up.on('/auth/user-profile', writes(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n')));
+    up.on(
+      '/auth/user-profile',
+      writes(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n')),
+    );
     const res = await get('/api/auth/profile', { token: fakeJwt() });
     assert.equal(res.status, 502);
     assert.equal((res.json as { error?: string }).error, 'upstream_bad_response');
@@ -302,7 +373,10 @@ describe('malformed framing is upstream_bad_response, never sent again', () => {
 
 test('a bad chunk size on the anonymous passthrough JSON (read whole): 502 upstream_bad_response', async () => {
   up.reset();
-  up.on('/core-sportbook/chunks', writes(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n')));
+  up.on(
+    '/core-sportbook/chunks',
+    writes(Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\nzz\r\n')),
+  );
   const res = await get('/api/core-sportbook/chunks');
   assert.equal(res.status, 502);
   assert.equal((res.json as { error?: string }).error, 'upstream_bad_response');
@@ -313,5 +387,8 @@ test('docs/behaviour.md "Internal keys" lists INTERNAL_KEYS, row for row', async
   const text = await readFile(new URL('../docs/behaviour.md', import.meta.url), 'utf8');
   const section = text.slice(text.indexOf('### Internal keys'), text.indexOf('\n**', text.indexOf('### Internal keys')));
   const rows = [...section.matchAll(/^\| (is|starts|ends) \| `(\w+)` \| (.+) \|$/gm)].map((m) => `${m[1]} ${m[2]} ${m[3]}`);
-  assert.deepEqual(rows, INTERNAL_KEYS.map((r) => `${r.match} ${r.form} ${r.why}`));
+  assert.deepEqual(
+    rows,
+    INTERNAL_KEYS.map((r) => `${r.match} ${r.form} ${r.why}`),
+  );
 });

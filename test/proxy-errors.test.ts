@@ -38,7 +38,7 @@ function proxyModules(): Map<string, string> {
   return out;
 }
 
-describe('the registry of the proxy\'s own error names', () => {
+describe("the registry of the proxy's own error names", () => {
   const modules = proxyModules();
 
   test('every name an envelope is made with is a row that lists the module making it', () => {
@@ -49,7 +49,10 @@ describe('the registry of the proxy\'s own error names', () => {
           const name = match[1] as string;
           found.push(name);
           assert.ok(isProxyErrorName(name), `${path}: '${name}' is not in src/proxy-errors.ts`);
-          assert.ok((PROXY_ERRORS[name].answeredBy as readonly string[]).includes(path), `${path} makes '${name}' but its row does not list it`);
+          assert.ok(
+            (PROXY_ERRORS[name].answeredBy as readonly string[]).includes(path),
+            `${path} makes '${name}' but its row does not list it`,
+          );
         }
       }
     }
@@ -86,7 +89,7 @@ describe('the registry of the proxy\'s own error names', () => {
     }
   });
 
-  test('the EM code of a row is the classifier\'s for its name and status, absent when that is the fallback EM0099', () => {
+  test("the EM code of a row is the classifier's for its name and status, absent when that is the fallback EM0099", () => {
     for (const [name, row] of ROWS) {
       const classified = errorCodeForReason(row.status, name);
       assert.equal(row.em, classified === 'EM0099' ? undefined : classified, name);
@@ -116,11 +119,12 @@ describe('envelope(code)', () => {
     const host = ts.createCompilerHost(options);
     const read = host.readFile.bind(host);
     host.readFile = (name) => (name === file ? code : read(name));
-    host.fileExists = ((exists) => (name: string) => name === file || exists(name))(host.fileExists.bind(host));
+    host.fileExists = (
+      (exists) => (name: string) =>
+        name === file || exists(name)
+    )(host.fileExists.bind(host));
     const program = ts.createProgram([file], options, host);
-    return ts
-      .getPreEmitDiagnostics(program, program.getSourceFile(file))
-      .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    return ts.getPreEmitDiagnostics(program, program.getSourceFile(file)).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
   }
 
   test('a name outside the registry does not compile; a name of it does', () => {

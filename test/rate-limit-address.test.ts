@@ -15,7 +15,12 @@ import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstre
 
 const SESSION_ROUTE = '/api/user/last-casino-games';
 const SECRET = 'a-shared-hmac-secret-of-the-bff-0123456789';
-const OFF = { RATE_LIMIT_PREAUTH_PER_MIN: '0', RATE_LIMIT_LOGIN_FAILURES: '0', RATE_LIMIT_BEACON_PER_MIN: '0', RATE_LIMIT_API_PER_MIN: '0' };
+const OFF = {
+  RATE_LIMIT_PREAUTH_PER_MIN: '0',
+  RATE_LIMIT_LOGIN_FAILURES: '0',
+  RATE_LIMIT_BEACON_PER_MIN: '0',
+  RATE_LIMIT_API_PER_MIN: '0',
+};
 
 describe('addressKey', () => {
   const cases: [string, string][] = [
@@ -36,7 +41,11 @@ describe('addressKey', () => {
 });
 
 async function hs256(claims: Record<string, unknown>, secret = SECRET): Promise<string> {
-  return new SignJWT({ sub: '7', ...claims }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).setIssuedAt().setExpirationTime('1h').sign(new TextEncoder().encode(secret));
+  return new SignJWT({ sub: '7', ...claims })
+    .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(new TextEncoder().encode(secret));
 }
 
 function assertRefused(res: Awaited<ReturnType<typeof send>>, limit = 'the ceiling') {
@@ -66,13 +75,21 @@ describe('the per-address ceiling', () => {
     const proxy = await start({ RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '5' });
     const statuses: number[] = [];
     for (let i = 1; i <= 8; i++) {
-      const res = await send(proxy.url, 'GET', SESSION_ROUTE, { token: fakeJwt({ n: i }), headers: from(`2001:db8:1:2:${i.toString(16)}::${i}`) });
+      const res = await send(proxy.url, 'GET', SESSION_ROUTE, {
+        token: fakeJwt({ n: i }),
+        headers: from(`2001:db8:1:2:${i.toString(16)}::${i}`),
+      });
       statuses.push(res.status);
     }
     assert.deepEqual(statuses, [200, 200, 200, 200, 200, 429, 429, 429]);
     assertRefused(await send(proxy.url, 'GET', '/api/games/list', { headers: from('2001:db8:1:2:ffff:ffff:ffff:fffe') }));
-    assert.equal((await send(proxy.url, 'GET', SESSION_ROUTE, { token: fakeJwt(), headers: from('2001:db8:1:3::1') })).status, 200, 'the next /64');
-    for (let i = 0; i < 5; i++) assert.equal((await send(proxy.url, 'GET', '/api/games/list', { headers: from('::ffff:198.51.100.4') })).status, 200);
+    assert.equal(
+      (await send(proxy.url, 'GET', SESSION_ROUTE, { token: fakeJwt(), headers: from('2001:db8:1:3::1') })).status,
+      200,
+      'the next /64',
+    );
+    for (let i = 0; i < 5; i++)
+      assert.equal((await send(proxy.url, 'GET', '/api/games/list', { headers: from('::ffff:198.51.100.4') })).status, 200);
     assertRefused(await send(proxy.url, 'GET', '/api/games/list', { headers: from('198.51.100.4') }));
   });
 
@@ -82,7 +99,8 @@ describe('the per-address ceiling', () => {
     // Thousands of players behind one carrier NAT: 40 verified sessions, 3 requests each.
     for (let n = 0; n < 40; n++) {
       const token = await hs256({ n });
-      for (let i = 0; i < 3; i++) assert.equal((await send(proxy.url, 'GET', SESSION_ROUTE, { token, headers: nat })).status, 200, `session ${n}`);
+      for (let i = 0; i < 3; i++)
+        assert.equal((await send(proxy.url, 'GET', SESSION_ROUTE, { token, headers: nat })).status, 200, `session ${n}`);
     }
     // The ceiling still holds anonymous requests (and tokens that are no session) from that address.
     for (let i = 0; i < 3; i++) assert.equal((await send(proxy.url, 'GET', '/api/games/list', { headers: nat })).status, 200);
@@ -105,7 +123,8 @@ describe('the per-address ceiling', () => {
     const proxy = await start({ JWT_JWKS_URL: `http://127.0.0.1:${port}/jwks`, RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '3' });
     const header = Buffer.from(JSON.stringify({ alg: 'ES256', kid: 'k' })).toString('base64url');
     const unverified = (n: number) => `${header}.${Buffer.from(JSON.stringify({ sub: '7', n })).toString('base64url')}.c2ln`;
-    for (let n = 0; n < 3; n++) assert.equal((await send(proxy.url, 'GET', SESSION_ROUTE, { token: unverified(n), headers: from('203.0.113.10') })).status, 200);
+    for (let n = 0; n < 3; n++)
+      assert.equal((await send(proxy.url, 'GET', SESSION_ROUTE, { token: unverified(n), headers: from('203.0.113.10') })).status, 200);
     assertRefused(await send(proxy.url, 'GET', SESSION_ROUTE, { token: unverified(3), headers: from('203.0.113.10') }));
   });
 });

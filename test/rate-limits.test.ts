@@ -1,12 +1,25 @@
 // docs/behaviour.md "Rate limits and client address": the limits over real sockets, counted upstream calls.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy, type UpstreamReply } from './helpers/recording-upstream.js';
+import {
+  fakeJwt,
+  type RecordingUpstream,
+  send,
+  startProxy,
+  startRecordingUpstream,
+  type TestProxy,
+  type UpstreamReply,
+} from './helpers/recording-upstream.js';
 import { canonicalLogin } from '../src/state/login-failures.js';
 import { HAVE_REDIS, type RedisFleet, startRedisFleet, type TestRedis } from './helpers/redis-server.js';
 
 const LOGIN = '/auth/login';
-const OFF = { RATE_LIMIT_PREAUTH_PER_MIN: '0', RATE_LIMIT_LOGIN_FAILURES: '0', RATE_LIMIT_BEACON_PER_MIN: '0', RATE_LIMIT_API_PER_MIN: '0' };
+const OFF = {
+  RATE_LIMIT_PREAUTH_PER_MIN: '0',
+  RATE_LIMIT_LOGIN_FAILURES: '0',
+  RATE_LIMIT_BEACON_PER_MIN: '0',
+  RATE_LIMIT_API_PER_MIN: '0',
+};
 const login = (name: string) => ({ login: name, password: 'wrong-password' });
 const calls = (upstream: RecordingUpstream, path: string) => upstream.requests.filter((r) => r.path === path).length;
 const RIGHT = 'the-right-password';
@@ -14,9 +27,27 @@ const RIGHT = 'the-right-password';
 const rightPassword: UpstreamReply = (req, res) => {
   const ok = (req.json as { password?: string }).password === RIGHT;
   res.writeHead(ok ? 200 : 401, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(ok ? { access_token: fakeJwt({ sub: '7' }), token_type: 'bearer', expires_in: 3600, user: { id: 7 } } : { error: 'invalid_credentials' }));
+  res.end(
+    JSON.stringify(
+      ok
+        ? { access_token: fakeJwt({ sub: '7' }), token_type: 'bearer', expires_in: 3600, user: { id: 7 } }
+        : { error: 'invalid_credentials' },
+    ),
+  );
 };
-const BEACON = { ref: 'EP0003-EM0003', endpointCode: 'EP0003', errorCode: 'EM0003', status: 401, reason: 'token_expired', url: '/api/auth/profile', initiator: 'test', pathname: '/wallet', timestamp: 1, hadCookie: true, userAgentShort: 'test' };
+const BEACON = {
+  ref: 'EP0003-EM0003',
+  endpointCode: 'EP0003',
+  errorCode: 'EM0003',
+  status: 401,
+  reason: 'token_expired',
+  url: '/api/auth/profile',
+  initiator: 'test',
+  pathname: '/wallet',
+  timestamp: 1,
+  hadCookie: true,
+  userAgentShort: 'test',
+};
 
 function assertRefused(res: Awaited<ReturnType<typeof send>>) {
   assert.equal(res.status, 429);
@@ -37,7 +68,8 @@ describe('canonicalLogin', () => {
     ['user-1.2', 'user-1.2'],
     ['---', '---'],
   ];
-  for (const [login, expected] of cases) test(`${JSON.stringify(login)} → ${expected}`, () => assert.equal(canonicalLogin(login), expected));
+  for (const [login, expected] of cases)
+    test(`${JSON.stringify(login)} → ${expected}`, () => assert.equal(canonicalLogin(login), expected));
 });
 
 describe('rate limits', () => {
@@ -102,22 +134,35 @@ describe('rate limits', () => {
     const from = (address: string) => ({ 'x-forwarded-for': `198.51.100.9, ${address}` });
     for (const address of ['203.0.113.1', '203.0.113.2']) {
       for (let i = 0; i < 2; i++) {
-        assert.equal((await send(proxy.url, 'POST', '/api/auth/login', { json: login('x@example.com'), headers: from(address) })).status, 401);
+        assert.equal(
+          (await send(proxy.url, 'POST', '/api/auth/login', { json: login('x@example.com'), headers: from(address) })).status,
+          401,
+        );
       }
       assertRefused(await send(proxy.url, 'POST', '/api/auth/login', { json: login('x@example.com'), headers: from(address) }));
     }
     const chains = upstream.requests.filter((r) => r.path === LOGIN).map((r) => r.headers['x-forwarded-for']);
-    assert.deepEqual(chains, ['198.51.100.9, 203.0.113.1', '198.51.100.9, 203.0.113.1', '198.51.100.9, 203.0.113.2', '198.51.100.9, 203.0.113.2']);
+    assert.deepEqual(chains, [
+      '198.51.100.9, 203.0.113.1',
+      '198.51.100.9, 203.0.113.1',
+      '198.51.100.9, 203.0.113.2',
+      '198.51.100.9, 203.0.113.2',
+    ]);
   });
 
   test('from an untrusted peer a spoofed X-Forwarded-For is ignored: counted and sent as the socket address', async () => {
     const proxy = await start({ RATE_LIMIT_PREAUTH_PER_MIN: '2' });
     reset();
     for (let i = 0; i < 2; i++) {
-      const res = await send(proxy.url, 'POST', '/api/auth/login', { json: login('y@example.com'), headers: { 'x-forwarded-for': `192.0.2.${i}` } });
+      const res = await send(proxy.url, 'POST', '/api/auth/login', {
+        json: login('y@example.com'),
+        headers: { 'x-forwarded-for': `192.0.2.${i}` },
+      });
       assert.equal(res.status, 401);
     }
-    assertRefused(await send(proxy.url, 'POST', '/api/auth/login', { json: login('y@example.com'), headers: { 'x-forwarded-for': '192.0.2.77' } }));
+    assertRefused(
+      await send(proxy.url, 'POST', '/api/auth/login', { json: login('y@example.com'), headers: { 'x-forwarded-for': '192.0.2.77' } }),
+    );
     assert.deepEqual(
       upstream.requests.map((r) => r.headers['x-forwarded-for']),
       ['127.0.0.1', '127.0.0.1'],
@@ -126,7 +171,19 @@ describe('rate limits', () => {
 
   test('the beacon: a flood stops at RATE_LIMIT_BEACON_PER_MIN', async () => {
     const proxy = await start({ RATE_LIMIT_BEACON_PER_MIN: '10' });
-    const beacon = { ref: 'EP0003-EM0003', endpointCode: 'EP0003', errorCode: 'EM0003', status: 401, reason: 'token_expired', url: '/api/auth/profile', initiator: 'test', pathname: '/wallet', timestamp: 1, hadCookie: true, userAgentShort: 'test' };
+    const beacon = {
+      ref: 'EP0003-EM0003',
+      endpointCode: 'EP0003',
+      errorCode: 'EM0003',
+      status: 401,
+      reason: 'token_expired',
+      url: '/api/auth/profile',
+      initiator: 'test',
+      pathname: '/wallet',
+      timestamp: 1,
+      hadCookie: true,
+      userAgentShort: 'test',
+    };
     const statuses = [];
     for (let i = 0; i < 12; i++) statuses.push((await send(proxy.url, 'POST', '/api/logs/auth-logout', { json: beacon })).status);
     assert.deepEqual(statuses, [...Array(10).fill(204), 429, 429]);
@@ -161,10 +218,15 @@ describe('rate limits', () => {
     reset();
     const session = fakeJwt({ n: 'one' });
     const from = { 'x-forwarded-for': '203.0.113.50' };
-    for (let i = 0; i < 3; i++) assert.equal((await send(behind.url, 'GET', '/api/user/last-casino-games', { token: session, headers: from })).status, 200);
+    for (let i = 0; i < 3; i++)
+      assert.equal((await send(behind.url, 'GET', '/api/user/last-casino-games', { token: session, headers: from })).status, 200);
     assertRefused(await send(behind.url, 'GET', '/api/user/last-casino-games', { token: session, headers: from }));
     assert.equal((await send(behind.url, 'GET', '/api/user/last-casino-games', { token: fakeJwt(), headers: from })).status, 200);
-    assert.equal((await send(behind.url, 'GET', '/api/user/last-casino-games', { token: fakeJwt(), headers: { 'x-forwarded-for': '203.0.113.51' } })).status, 200);
+    assert.equal(
+      (await send(behind.url, 'GET', '/api/user/last-casino-games', { token: fakeJwt(), headers: { 'x-forwarded-for': '203.0.113.51' } }))
+        .status,
+      200,
+    );
   });
 
   test('behind a trusted proxy, 30 addresses of one IPv6 /64 are one client: login failures, pre-auth and the beacon each stop at their limit', async () => {
@@ -173,26 +235,45 @@ describe('rate limits', () => {
     upstream.on('POST', LOGIN, rightPassword);
     const statuses: number[] = [];
     for (let i = 1; i <= 30; i++) {
-      const res = await send(proxy.url, 'POST', '/api/auth/login', { json: login('victim@example.com'), headers: { 'x-forwarded-for': `2001:db8:7:7:${i.toString(16)}::${i}` } });
+      const res = await send(proxy.url, 'POST', '/api/auth/login', {
+        json: login('victim@example.com'),
+        headers: { 'x-forwarded-for': `2001:db8:7:7:${i.toString(16)}::${i}` },
+      });
       statuses.push(res.status);
     }
     assert.deepEqual(statuses, [...Array(5).fill(401), ...Array(25).fill(429)]);
-    const right = await send(proxy.url, 'POST', '/api/auth/login', { json: { login: 'victim@example.com', password: RIGHT }, headers: { 'x-forwarded-for': '2001:db8:7:7:ffff::1' } });
+    const right = await send(proxy.url, 'POST', '/api/auth/login', {
+      json: { login: 'victim@example.com', password: RIGHT },
+      headers: { 'x-forwarded-for': '2001:db8:7:7:ffff::1' },
+    });
     assertRefused(right);
     assert.equal(calls(upstream, LOGIN), 5, 'the BFF saw 5 guesses, never the right password from the /64');
-    const elsewhere = await send(proxy.url, 'POST', '/api/auth/login', { json: { login: 'victim@example.com', password: RIGHT }, headers: { 'x-forwarded-for': '2001:db8:7:8::1' } });
+    const elsewhere = await send(proxy.url, 'POST', '/api/auth/login', {
+      json: { login: 'victim@example.com', password: RIGHT },
+      headers: { 'x-forwarded-for': '2001:db8:7:8::1' },
+    });
     assert.equal(elsewhere.status, 200, 'the user, from another /64, is not locked out');
 
     const preauth = await start({ RATE_LIMIT_PREAUTH_PER_MIN: '3', RATE_LIMIT_BEACON_PER_MIN: '2', TRUSTED_PROXIES: '127.0.0.1' });
     reset();
     const pre = [];
     for (let i = 1; i <= 6; i++) {
-      pre.push((await send(preauth.url, 'POST', '/api/auth/login', { json: login(`u${i}@example.com`), headers: { 'x-forwarded-for': `2001:db8:9:9::${i}` } })).status);
+      pre.push(
+        (
+          await send(preauth.url, 'POST', '/api/auth/login', {
+            json: login(`u${i}@example.com`),
+            headers: { 'x-forwarded-for': `2001:db8:9:9::${i}` },
+          })
+        ).status,
+      );
     }
     assert.deepEqual(pre, [401, 401, 401, 429, 429, 429]);
     const beacons = [];
     for (let i = 1; i <= 4; i++) {
-      beacons.push((await send(preauth.url, 'POST', '/api/logs/auth-logout', { json: BEACON, headers: { 'x-forwarded-for': `2001:db8:9:9:${i}::1` } })).status);
+      beacons.push(
+        (await send(preauth.url, 'POST', '/api/logs/auth-logout', { json: BEACON, headers: { 'x-forwarded-for': `2001:db8:9:9:${i}::1` } }))
+          .status,
+      );
     }
     assert.deepEqual(beacons, [204, 204, 429, 429]);
   });
@@ -201,12 +282,24 @@ describe('rate limits', () => {
     const proxy = await start({ RATE_LIMIT_LOGIN_FAILURES: '5' });
     reset();
     upstream.on('POST', LOGIN, rightPassword);
-    for (let i = 0; i < 5; i++) assert.equal((await send(proxy.url, 'POST', '/api/auth/login', { json: login('52998224725') })).status, 401);
-    for (const spelling of ['529.982.247-25', '529982247-25', '5299822472-5', '529.982.247/25', ' 529 982 247 25 ', '５２９９８２２４７２５']) {
+    for (let i = 0; i < 5; i++)
+      assert.equal((await send(proxy.url, 'POST', '/api/auth/login', { json: login('52998224725') })).status, 401);
+    for (const spelling of [
+      '529.982.247-25',
+      '529982247-25',
+      '5299822472-5',
+      '529.982.247/25',
+      ' 529 982 247 25 ',
+      '５２９９８２２４７２５',
+    ]) {
       assertRefused(await send(proxy.url, 'POST', '/api/auth/login', { json: { login: spelling, password: RIGHT } }));
     }
     assert.equal(calls(upstream, LOGIN), 5);
-    assert.equal((await send(proxy.url, 'POST', '/api/auth/login', { json: login('111.444.777-35') })).status, 401, 'another CPF has its own count');
+    assert.equal(
+      (await send(proxy.url, 'POST', '/api/auth/login', { json: login('111.444.777-35') })).status,
+      401,
+      'another CPF has its own count',
+    );
   });
 
   test('RATE_LIMIT_LOGIN_FAILURES_PER_LOGIN caps one login over all addresses; the second-factor step counts in the same bucket', async () => {
@@ -214,16 +307,34 @@ describe('rate limits', () => {
     reset();
     const statuses: number[] = [];
     for (let i = 1; i <= 10; i++) {
-      statuses.push((await send(proxy.url, 'POST', '/api/auth/login', { json: login('Spread@Example.com'), headers: { 'x-forwarded-for': `198.51.100.${i}` } })).status);
+      statuses.push(
+        (
+          await send(proxy.url, 'POST', '/api/auth/login', {
+            json: login('Spread@Example.com'),
+            headers: { 'x-forwarded-for': `198.51.100.${i}` },
+          })
+        ).status,
+      );
     }
     assert.deepEqual(statuses, [...Array(8).fill(401), 429, 429], 'a guess spread over ten addresses stops at 8');
-    assert.equal((await send(proxy.url, 'POST', '/api/auth/login', { json: login('other@example.com'), headers: { 'x-forwarded-for': '198.51.100.1' } })).status, 401);
+    assert.equal(
+      (
+        await send(proxy.url, 'POST', '/api/auth/login', {
+          json: login('other@example.com'),
+          headers: { 'x-forwarded-for': '198.51.100.1' },
+        })
+      ).status,
+      401,
+    );
 
     // The BFF answers `type: "two_factor_code"` again to a wrong code: each counts as a failure.
     upstream.on('POST', LOGIN, { json: { type: 'two_factor_code' } });
     const codes: number[] = [];
     for (let code = 100_000; code < 100_007; code++) {
-      codes.push((await send(proxy.url, 'POST', '/api/auth/login', { json: { login: '2fa@example.com', password: RIGHT, two_factor_code: code } })).status);
+      codes.push(
+        (await send(proxy.url, 'POST', '/api/auth/login', { json: { login: '2fa@example.com', password: RIGHT, two_factor_code: code } }))
+          .status,
+      );
     }
     assert.deepEqual(codes, [200, 200, 200, 200, 200, 429, 429]);
     for (let i = 0; i < 6; i++) {

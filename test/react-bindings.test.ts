@@ -69,7 +69,7 @@ describe('the first render from the server: readSession and initialSession', () 
   const render = (initialSession: SessionSnapshot | undefined) =>
     renderToString(h(ProxySessionProvider, { client: createProxyClient({ storage: memoryStorage() }), initialSession }, h(View)));
 
-  test('a logged-in browser\'s cookies → signedIn with the token\'s exp, and the HTML is signed in', async () => {
+  test("a logged-in browser's cookies → signedIn with the token's exp, and the HTML is signed in", async () => {
     const login = await request(`${base}/api/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -40,7 +40,9 @@ const cases: { level: string; childLevel?: string; call: 'debug' | 'info' | 'err
 
 for (const { level, childLevel, call, written } of cases) {
   test(`request logger at ${level}${childLevel ? ` (route level ${childLevel})` : ''}: ${call} ${written ? 'is written with reqId' : 'builds nothing'}`, async () => {
-    const { options } = createLogging({ logLevel: 'info', production: false }, new Writable({ write: (_c, _e, d) => d() }), { terminal: false });
+    const { options } = createLogging({ logLevel: 'info', production: false }, new Writable({ write: (_c, _e, d) => d() }), {
+      terminal: false,
+    });
     const parent = parentLogger(level);
     const factory = options.childLoggerFactory as unknown as (l: FastifyBaseLogger, b: object, o: object) => FastifyBaseLogger;
     const log = factory(parent.logger, { reqId: 'req-1' }, childLevel ? { level: childLevel } : {});
@@ -58,7 +60,9 @@ describe('AggregatedLine: one warn line for events that come in bulk', () => {
     const log = { warn: (fields: Record<string, unknown>, msg: string) => lines.push({ fields, msg }) } as unknown as FastifyBaseLogger;
     const line = new AggregatedLine(log, 'upstream calls refused since the last line', 'refused');
     line.count('EP0032-EM0032 upstream_busy');
-    assert.deepEqual(lines, [{ fields: { refused: { 'EP0032-EM0032 upstream_busy': 1 } }, msg: 'upstream calls refused since the last line' }]);
+    assert.deepEqual(lines, [
+      { fields: { refused: { 'EP0032-EM0032 upstream_busy': 1 } }, msg: 'upstream calls refused since the last line' },
+    ]);
     line.count('EP0032-EM0032 upstream_busy');
     line.count('EP0032-EM0032 upstream_busy');
     line.count('EP0033-EM0032 upstream_circuit_open');

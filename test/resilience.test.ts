@@ -89,7 +89,10 @@ describe('isolation per upstream endpoint', () => {
     assert.equal(refused.headers.get('retry-after'), '1');
     assert.equal(refused.headers.get('x-error-ref'), 'EP0032-EM0032');
     // The browser SDK's classifier computes the same reference from the same answer.
-    assert.equal(classifyError({ status: 503, data: refused.json, rawBody: refused.text, url: '/api/user/login-history', method: 'GET' }).ref, 'EP0032-EM0032');
+    assert.equal(
+      classifyError({ status: 503, data: refused.json, rawBody: refused.text, url: '/api/user/login-history', method: 'GET' }).ref,
+      'EP0032-EM0032',
+    );
     assert.equal(calls(HISTORY), 2, 'two running, one waiting, the fourth never sent');
 
     const other = await get('/api/user/last-casino-games');
@@ -142,7 +145,9 @@ describe('circuit breaker', () => {
     assert.ok(!written.some((e) => e.msg === 'request completed'), 'no completion line per refusal');
     assert.ok(written.filter((e) => e.msg === 'upstream calls refused since the last line').length <= 1);
     // Keyed by the reference the answers carry, so that a reference a user reads out is found in the logs.
-    const keys = proxy.logs.entries.filter((e) => e.msg === 'upstream calls refused since the last line').flatMap((e) => Object.keys(e.refused as object));
+    const keys = proxy.logs.entries
+      .filter((e) => e.msg === 'upstream calls refused since the last line')
+      .flatMap((e) => Object.keys(e.refused as object));
     assert.ok(keys.length > 0 && keys.every((k) => /^EP\d{4}-EM\d{4} upstream_(busy|circuit_open)$/.test(k)), JSON.stringify(keys));
 
     await sleep(650);
@@ -182,11 +187,18 @@ describe('circuit breaker', () => {
   });
 
   test('timeouts count: a hung endpoint is answered at once after 3 timeouts', async () => {
-    const hung = await startProxy(upstream.url, { UPSTREAM_TIMEOUT_MS: '300', UPSTREAM_CIRCUIT_FAILURES: '3', UPSTREAM_CIRCUIT_PAUSE_MS: '60000' });
+    const hung = await startProxy(upstream.url, {
+      UPSTREAM_TIMEOUT_MS: '300',
+      UPSTREAM_CIRCUIT_FAILURES: '3',
+      UPSTREAM_CIRCUIT_PAUSE_MS: '60000',
+    });
     try {
       upstream.on('GET', LAST_GAMES, hold());
       const timeouts = await Promise.all([1, 2, 3].map(() => get('/api/user/last-casino-games', hung.url)));
-      assert.deepEqual(timeouts.map((r) => r.status), [504, 504, 504]);
+      assert.deepEqual(
+        timeouts.map((r) => r.status),
+        [504, 504, 504],
+      );
       // Without waiting: a call that went out would hang until its 504 upstream_timeout; the guard's
       // refusal is the answer instead, and the upstream saw no fourth call.
       const fast = await get('/api/user/last-casino-games', hung.url);
@@ -302,7 +314,11 @@ describe('money moves', () => {
     for (let i = 0; i < 3; i++) {
       await send(proxy.url, 'POST', '/api/payments/deposit', { token, json: deposit, headers: { 'idempotency-key': `k-${i}` } });
     }
-    const refused = await send(proxy.url, 'POST', '/api/payments/deposit', { token, json: deposit, headers: { 'idempotency-key': 'kept' } });
+    const refused = await send(proxy.url, 'POST', '/api/payments/deposit', {
+      token,
+      json: deposit,
+      headers: { 'idempotency-key': 'kept' },
+    });
     assert.equal((refused.json as { error: string }).error, 'upstream_circuit_open');
     assert.equal(refused.headers.get('x-error-ref'), 'EP0091-EM0032');
     assert.equal(calls('/wallet/add-credit'), 3);

@@ -46,7 +46,9 @@ function lacksOf(route: RouteSpec, sources: Sources): string[] {
     if (up.service !== 'bff' || up.path.includes('{subPath}')) continue;
     const code: EndpointCode = endpointCodeFor(up.method, up.path.replace(/\{[^}]+\}/g, 'x'));
     if (code === UNKNOWN_ENDPOINT_CODE) {
-      out.push(`packages/browser/src/errors/endpoint-codes.ts and codes.lock.json: an EP code for ${up.method} ${up.path} (docs/adding-error-codes.md)`);
+      out.push(
+        `packages/browser/src/errors/endpoint-codes.ts and codes.lock.json: an EP code for ${up.method} ${up.path} (docs/adding-error-codes.md)`,
+      );
       continue;
     }
     if (!sources.samples.includes(`'${code}'`)) out.push(`test/errors/endpoint-codes.test.ts: a SAMPLES row for ${code}`);
@@ -59,17 +61,22 @@ function lacksOf(route: RouteSpec, sources: Sources): string[] {
     if (method === 'HEAD' || !forBrowser) continue;
     const row = ROUTES.find((c) => c.method === method && pattern(c.path) === pattern(route.url));
     if (row === undefined) {
-      out.push(`packages/browser/src/browser/routes.ts: the client's row for ${method} ${route.url}, then npm run gen:sdk-types (openapi.gen.ts)`);
+      out.push(
+        `packages/browser/src/browser/routes.ts: the client's row for ${method} ${route.url}, then npm run gen:sdk-types (openapi.gen.ts)`,
+      );
     } else if (!row.path.includes('*') && !sources.openapiTypes.includes(`"${row.path}": {`)) {
       // (A wildcard row, the raw passthrough, has no operation of that path: the SDK types skip it.)
       typesMissing.push(row.path);
     }
   }
-  const sections = methodsOf(route).filter((m) => m !== 'HEAD').map((m) => `### ${m} \`${documentPath(route.url)}\``);
+  const sections = methodsOf(route)
+    .filter((m) => m !== 'HEAD')
+    .map((m) => `### ${m} \`${documentPath(route.url)}\``);
   if (sections.some((section) => !sources.apiReference.includes(section))) {
     out.push(`docs/api-reference.md: the section of ${route.url} (npm run docs:api)`);
   }
-  for (const path of new Set(typesMissing)) out.push(`packages/browser/src/browser/openapi.gen.ts: the types of ${path} (npm run gen:sdk-types)`);
+  for (const path of new Set(typesMissing))
+    out.push(`packages/browser/src/browser/openapi.gen.ts: the types of ${path} (npm run gen:sdk-types)`);
   return out;
 }
 

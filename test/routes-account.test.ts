@@ -283,7 +283,11 @@ describe('spec 4.3 User: what each row sends upstream', () => {
     const form = new FormData();
     form.append('endpoint', 'document-front');
     form.append('file', new Blob([bytes], { type: 'image/png' }), 'front side.png');
-    const res = await fetch(`${proxy.url}/api/user/store-document`, { method: 'POST', headers: { cookie: `access_token=${token}` }, body: form });
+    const res = await fetch(`${proxy.url}/api/user/store-document`, {
+      method: 'POST',
+      headers: { cookie: `access_token=${token}` },
+      body: form,
+    });
     assert.equal(res.status, 200, await res.text());
     const [call] = calls();
     assert.equal(call?.method, 'POST');
@@ -370,7 +374,8 @@ describe('no session cookie → 401 { reason: no_token }, no upstream call', () 
     for (const method of Array.isArray(r.method) ? r.method : [r.method]) {
       const url = r.url.replace(/:([A-Za-z_]+)/g, 'x1');
       if (r.auth !== 'required') {
-        test(`${method} ${url} needs no session (docs/behaviour.md "Which routes need a session")`, () => assert.equal(r.url, '/api/address/lookup-by-postal-code'));
+        test(`${method} ${url} needs no session (docs/behaviour.md "Which routes need a session")`, () =>
+          assert.equal(r.url, '/api/address/lookup-by-postal-code'));
         continue;
       }
       test(`${method} ${url}`, async () => {

@@ -105,12 +105,17 @@ describe('spec 4.9 sticker album', () => {
     assert.equal(res.status, 200);
     assert.deepEqual(res.json, { campaign: { id: 'c1' }, progress: { collected: 3 }, stickers: { data: [] }, checkin: { daily: {} } });
     assert.equal(handshakes, 1);
-    assert.deepEqual(sticker().map((r) => `${r.method} ${r.path}`).sort(), [
-      'GET /sticker/campaigns/current',
-      'GET /sticker/users/me/checkin',
-      'GET /sticker/users/me/progress',
-      'GET /sticker/users/me/stickers',
-    ]);
+    assert.deepEqual(
+      sticker()
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+      [
+        'GET /sticker/campaigns/current',
+        'GET /sticker/users/me/checkin',
+        'GET /sticker/users/me/progress',
+        'GET /sticker/users/me/stickers',
+      ],
+    );
     for (const r of sticker()) assert.equal(r.headers.authorization, 'Bearer stk-1');
   });
 
@@ -123,7 +128,10 @@ describe('spec 4.9 sticker album', () => {
 
   test('checkin: POST /users/me/checkin/claim?claimType=<daily|completion>; other values are a 400', async () => {
     const jwt = fakeJwt();
-    upstream.on('POST', '/sticker/users/me/checkin/claim', { status: 409, json: { reason: 'already_claimed_today', message: 'Already claimed' } });
+    upstream.on('POST', '/sticker/users/me/checkin/claim', {
+      status: 409,
+      json: { reason: 'already_claimed_today', message: 'Already claimed' },
+    });
     const res = await send(proxy.url, 'POST', '/api/album/checkin?claimType=completion', { token: jwt });
     assert.equal(res.status, 409);
     assert.deepEqual(res.json, { ok: false, error: 'already_claimed_today', detail: 'Already claimed' });
@@ -195,7 +203,7 @@ describe('spec 4.10 external services', () => {
     assert.equal(upstream.requests.length, 0);
   });
 
-  test('verify and send-cashback: POST to their function URLs with the session and the validated body, userId the session user\'s', async () => {
+  test("verify and send-cashback: POST to their function URLs with the session and the validated body, userId the session user's", async () => {
     const jwt = fakeJwt();
     upstream.on('GET', '/auth/user-profile', { json: { user: { id: 42 }, userInfo: {} } });
     upstream.on('POST', '/ftd/verify', { json: { eligible: true } });
@@ -251,7 +259,12 @@ describe('spec 4.10 external services', () => {
   });
 
   test('tracking/attribution: invalid events are a 400; a refusal by the provider is a 502, never a 401', async () => {
-    for (const json of [{}, { event: 'bad event' }, { event: 'ok', extra: { nested: 1 } }, { event: 'ok', properties: { a: { deep: 1 } } }]) {
+    for (const json of [
+      {},
+      { event: 'bad event' },
+      { event: 'ok', extra: { nested: 1 } },
+      { event: 'ok', properties: { a: { deep: 1 } } },
+    ]) {
       assert.equal((await send(proxy.url, 'POST', '/api/tracking/attribution', { json })).status, 400, JSON.stringify(json));
     }
     assert.equal(upstream.requests.length, 0);
@@ -316,7 +329,11 @@ describe('spec 4.10 infrastructure', () => {
     const body = res.json as Record<string, unknown>;
     assert.equal(body.error, 'purge_rejected');
     assert.equal(typeof body.cleared, 'object');
-    assert.equal((await send(proxy.url, 'POST', '/api/cache/purge', { headers: { authorization: `Bearer ${OPERATOR}` }, json: { tags: 'bogus' } })).status, 400);
+    assert.equal(
+      (await send(proxy.url, 'POST', '/api/cache/purge', { headers: { authorization: `Bearer ${OPERATOR}` }, json: { tags: 'bogus' } }))
+        .status,
+      400,
+    );
   });
 });
 

@@ -320,7 +320,10 @@ describe('spec 4.6 /api/games/vote and /api/favorites', () => {
   });
 
   test('POST vote: POST /casino-game-votes/store/ with { casinoGameId, vote }', async () => {
-    const res = await send(proxy.url, 'POST', '/api/games/vote', { token: fakeJwt(), json: { casinoGameId: 10001, vote: 'down', extra: 1 } });
+    const res = await send(proxy.url, 'POST', '/api/games/vote', {
+      token: fakeJwt(),
+      json: { casinoGameId: 10001, vote: 'down', extra: 1 },
+    });
     assert.equal(res.status, 200);
     const rec = only();
     assert.equal(rec.method, 'POST');

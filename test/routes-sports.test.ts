@@ -137,7 +137,11 @@ describe('spec 4.7 GET /api/core-sportbook/* raw passthrough', () => {
 
   test('a present session is forwarded; an upstream 401 passes through; other failures use the envelope', async () => {
     const jwt = fakeJwt();
-    upstream.on('GET', '/core-sportbook/me', { status: 401, text: '{"reason":"token_expired"}', headers: { 'content-type': 'application/json' } });
+    upstream.on('GET', '/core-sportbook/me', {
+      status: 401,
+      text: '{"reason":"token_expired"}',
+      headers: { 'content-type': 'application/json' },
+    });
     const denied = await send(proxy.url, 'GET', '/api/core-sportbook/me', { token: jwt });
     assert.equal(denied.status, 401);
     assert.equal(denied.text, '{"reason":"token_expired"}');

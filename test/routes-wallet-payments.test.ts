@@ -46,11 +46,12 @@ describe('spec 4.4 /api/wallet/refresh', () => {
       rolloverAccomplished: { accomplished: false },
       missing: [],
     });
-    assert.deepEqual(calls().map((r) => `${r.method} ${r.path}`).sort(), [
-      'GET /bonus/rollover',
-      'GET /bonus/rollover-accomplished',
-      'GET /users/wallet',
-    ]);
+    assert.deepEqual(
+      calls()
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+      ['GET /bonus/rollover', 'GET /bonus/rollover-accomplished', 'GET /users/wallet'],
+    );
   });
 
   test('the three calls run in parallel', async () => {
@@ -69,7 +70,12 @@ describe('spec 4.4 /api/wallet/refresh', () => {
     upstream.on('GET', '/bonus/rollover-accomplished', (_req, res) => res.socket?.destroy());
     const res = await post('/api/wallet/refresh');
     assert.equal(res.status, 200);
-    assert.deepEqual(res.json, { wallet: { balance: 1 }, rollover: null, rolloverAccomplished: null, missing: ['rollover', 'rolloverAccomplished'] });
+    assert.deepEqual(res.json, {
+      wallet: { balance: 1 },
+      rollover: null,
+      rolloverAccomplished: null,
+      missing: ['rollover', 'rolloverAccomplished'],
+    });
   });
 
   test('a failed wallet call is the answer: 401 byte for byte, other statuses the envelope', async () => {
@@ -86,9 +92,23 @@ describe('spec 4.4 /api/wallet/refresh', () => {
 
 describe('spec 4.4 transactions and actions', () => {
   const rows: [string, unknown, string, string, string, unknown][] = [
-    ['/api/wallet/transactions', { type: 'deposit', period: '30d', page: 2 }, 'POST', '/bff/transactions', '', { type: 'deposit', period: '30d', page: 2 }],
+    [
+      '/api/wallet/transactions',
+      { type: 'deposit', period: '30d', page: 2 },
+      'POST',
+      '/bff/transactions',
+      '',
+      { type: 'deposit', period: '30d', page: 2 },
+    ],
     ['/api/wallet/transactions', undefined, 'POST', '/bff/transactions', '', {}],
-    ['/api/wallet/transactions', { type: 'cashback', page: 3, per_page: 10 }, 'GET', '/transactions/cashback', 'page=3&per_page=10', undefined],
+    [
+      '/api/wallet/transactions',
+      { type: 'cashback', page: 3, per_page: 10 },
+      'GET',
+      '/transactions/cashback',
+      'page=3&per_page=10',
+      undefined,
+    ],
     ['/api/wallet/action', { action: 'bonus-transfer', amount: 500 }, 'POST', '/bonus/transfer', '', { amount: 500 }],
     ['/api/wallet/action', { action: 'cashback-transfer' }, 'POST', '/cashback/transfer', '', {}],
   ];
@@ -188,7 +208,10 @@ describe('spec 4.5 / 2.8 /api/payments/providers', () => {
         ['mystery', null, null],
       ],
     );
-    assert.deepEqual(body.withdraw.map((p) => [p.slug, p.methodClass]), [['credit-card-2', 'card-form']]);
+    assert.deepEqual(
+      body.withdraw.map((p) => [p.slug, p.methodClass]),
+      [['credit-card-2', 'card-form']],
+    );
     assert.equal(calls()[0]?.path, '/payment-providers');
   });
 
@@ -196,8 +219,14 @@ describe('spec 4.5 / 2.8 /api/payments/providers', () => {
     upstream.on('GET', '/payment-providers', { json: providers });
     const res = await send(proxy.url, 'GET', '/api/payments/providers?currency=MXN', { token });
     const body = res.json as { deposit: Record<string, unknown>[]; withdraw: Record<string, unknown>[] };
-    assert.deepEqual(body.deposit.map((p) => p.method), ['spei', 'crypto', 'mystery']);
-    assert.deepEqual(body.withdraw.map((p) => p.slug), ['credit-card-2']);
+    assert.deepEqual(
+      body.deposit.map((p) => p.method),
+      ['spei', 'crypto', 'mystery'],
+    );
+    assert.deepEqual(
+      body.withdraw.map((p) => p.slug),
+      ['credit-card-2'],
+    );
     assert.equal(calls()[0]?.query, 'currency=MXN');
     const bad = await send(proxy.url, 'GET', '/api/payments/providers?currency=brl', { token });
     assert.equal(bad.status, 400);
@@ -257,7 +286,9 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
 
   test('attribution: cookie_tracking and _ga fill what the body does not have; body values win', async () => {
     upstream.on('POST', '/wallet/add-credit', { json: answer });
-    const tracking = encodeURIComponent(JSON.stringify({ utm_source: 'cookie-src', utm_medium: 'cookie-med', utm_campaign: 'cookie-camp' }));
+    const tracking = encodeURIComponent(
+      JSON.stringify({ utm_source: 'cookie-src', utm_medium: 'cookie-med', utm_campaign: 'cookie-camp' }),
+    );
     await post(
       '/api/payments/deposit',
       { ...deposit, utmCampaign: 'body-camp' },
@@ -274,7 +305,12 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
     const card = { cardNumber: '4111111111111111', cardName: 'ANA', cardExpiryMonth: '09', cardExpiryYear: '2031', cardCvv: '123' };
     const refused = await post('/api/payments/deposit', { ...deposit, ...card });
     assert.equal(refused.status, 400);
-    const partial = await post('/api/payments/deposit', { ...deposit, paymentMethod: 'credit-card-2', currency: 'MXN', cardNumber: card.cardNumber });
+    const partial = await post('/api/payments/deposit', {
+      ...deposit,
+      paymentMethod: 'credit-card-2',
+      currency: 'MXN',
+      cardNumber: card.cardNumber,
+    });
     assert.equal(partial.status, 400);
     assert.equal(upstream.requests.length, 0);
     upstream.on('POST', '/wallet/add-credit', { json: answer });
@@ -331,7 +367,12 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
     });
     const below = await post('/api/payments/deposit', { ...deposit, creditAmount: 500 });
     assert.equal(below.status, 422);
-    assert.deepEqual(below.json, { ok: false, error: 'amount_below_minimum', detail: 'The amount is below the minimum.', minimumCents: 1000 });
+    assert.deepEqual(below.json, {
+      ok: false,
+      error: 'amount_below_minimum',
+      detail: 'The amount is below the minimum.',
+      minimumCents: 1000,
+    });
     assert.equal(calls().length, 1, 'one upstream call, no retry');
     token = fakeJwt({ n: 'above' });
     upstream.on('POST', '/wallet/add-credit', {
@@ -339,11 +380,23 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
       json: { reason: 'amount_above_maximum', message: 'The amount is above the maximum.', max_amount: 5_000_000 },
     });
     const above = await post('/api/payments/deposit', { ...deposit, creditAmount: 6_000_000 });
-    assert.deepEqual(above.json, { ok: false, error: 'amount_above_maximum', detail: 'The amount is above the maximum.', maximumCents: 5_000_000 });
+    assert.deepEqual(above.json, {
+      ok: false,
+      error: 'amount_above_maximum',
+      detail: 'The amount is above the maximum.',
+      maximumCents: 5_000_000,
+    });
     token = fakeJwt({ n: 'no bound' });
-    upstream.on('POST', '/wallet/add-credit', { status: 422, json: { reason: 'amount_below_minimum', message: 'Too small', min_amount: '10.00' } });
+    upstream.on('POST', '/wallet/add-credit', {
+      status: 422,
+      json: { reason: 'amount_below_minimum', message: 'Too small', min_amount: '10.00' },
+    });
     const unsaid = await post('/api/payments/deposit', deposit);
-    assert.deepEqual(unsaid.json, { ok: false, error: 'amount_below_minimum', detail: 'Too small' }, 'a bound that is not integer cents is not passed on');
+    assert.deepEqual(
+      unsaid.json,
+      { ok: false, error: 'amount_below_minimum', detail: 'Too small' },
+      'a bound that is not integer cents is not passed on',
+    );
   });
 
   test('an amount outside the proxy range → 400 invalid_request with the bound in cents; nothing sent upstream', async () => {
@@ -394,7 +447,15 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
     const again = await post('/api/payments/deposit', { couponCode: 'SPRING', ...deposit, utmMedium: 'mail', utmSource: 'news' });
     assert.equal(again.status, 201);
     assert.equal(calls().length, 1, 'equal wire bodies, whatever the source of their fields and their key order');
-    assert.deepEqual(Object.keys(calls()[0]?.json as object), ['user_id', 'credit_amount', 'payment_method', 'currency', 'coupon_code', 'utm_source', 'utm_medium']);
+    assert.deepEqual(Object.keys(calls()[0]?.json as object), [
+      'user_id',
+      'credit_amount',
+      'payment_method',
+      'currency',
+      'coupon_code',
+      'utm_source',
+      'utm_medium',
+    ]);
   });
 
   test('a deposit keeps the cached profile: one profile read for several deposits of one session', async () => {
@@ -480,10 +541,21 @@ describe('spec 4.5 deposit status, withdraw, bank list, coupon, PIX key', () => 
     const below = await post('/api/payments/withdraw', { amount: 1500, method: 'pix', pix_key: 'demo@example.com', pix_key_type: 'email' });
     assert.equal(below.status, 422);
     assert.deepEqual(below.json, { ok: false, error: 'amount_below_minimum', detail: 'Below', minimumCents: 2000 });
-    upstream.on('POST', '/new-withdraws', { status: 422, json: { reason: 'amount_above_maximum', message: 'Above', max_amount: 5_000_000 } });
-    const above = await post('/api/payments/withdraw', { amount: 6_000_000, method: 'pix', pix_key: 'demo@example.com', pix_key_type: 'email' });
+    upstream.on('POST', '/new-withdraws', {
+      status: 422,
+      json: { reason: 'amount_above_maximum', message: 'Above', max_amount: 5_000_000 },
+    });
+    const above = await post('/api/payments/withdraw', {
+      amount: 6_000_000,
+      method: 'pix',
+      pix_key: 'demo@example.com',
+      pix_key_type: 'email',
+    });
     assert.equal((above.json as Record<string, unknown>).maximumCents, 5_000_000);
-    upstream.on('POST', '/new-withdraws', { status: 201, json: { id: 'tx_2', status: 'approved', min_amount: 2000, reason: 'amount_below_minimum' } });
+    upstream.on('POST', '/new-withdraws', {
+      status: 201,
+      json: { id: 'tx_2', status: 'approved', min_amount: 2000, reason: 'amount_below_minimum' },
+    });
     const ok = await post('/api/payments/withdraw', { amount: 2500, method: 'pix', pix_key: 'demo@example.com', pix_key_type: 'email' });
     assert.deepEqual(ok.json, { id: 'tx_2', status: 'approved', min_amount: 2000, reason: 'amount_below_minimum' });
     assert.equal(calls().length, 3);

@@ -62,6 +62,10 @@ test('protocolRefusal: HTTP/0.9 and HTTP/1.1 without Host are refused; HTTP/1.0 
     [2, 0, { host: 'x' }, true],
   ];
   for (const [major, minor, headers, refused] of rows) {
-    assert.equal(protocolRefusal({ httpVersionMajor: major, httpVersionMinor: minor, headers }) !== undefined, refused, `${major}.${minor} ${JSON.stringify(headers)}`);
+    assert.equal(
+      protocolRefusal({ httpVersionMajor: major, httpVersionMinor: minor, headers }) !== undefined,
+      refused,
+      `${major}.${minor} ${JSON.stringify(headers)}`,
+    );
   }
 });

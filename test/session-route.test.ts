@@ -111,9 +111,19 @@ describe('GET /api/auth/session with a PEM key (JWT_PUBLIC_KEY)', () => {
     [
       { name: 'no cookie', cookie: async () => null, expected: () => ({ signedIn: false }), cleared: false },
       { name: 'a malformed cookie', cookie: async () => MALFORMED, expected: () => ({ signedIn: false }), cleared: true },
-      { name: 'a verified token', cookie: () => good.token(3600), expected: (jwt) => ({ signedIn: true, expiresAt: expOf(jwt) }), cleared: false },
+      {
+        name: 'a verified token',
+        cookie: () => good.token(3600),
+        expected: (jwt) => ({ signedIn: true, expiresAt: expOf(jwt) }),
+        cleared: false,
+      },
       { name: 'a verified token expired 2 h ago', cookie: () => good.token(-7200), expected: () => ({ signedIn: false }), cleared: true },
-      { name: 'a forged token (signed with another key)', cookie: () => other.token(3600), expected: () => ({ signedIn: false }), cleared: true },
+      {
+        name: 'a forged token (signed with another key)',
+        cookie: () => other.token(3600),
+        expected: () => ({ signedIn: false }),
+        cleared: true,
+      },
       { name: 'an unsigned well-formed token', cookie: async () => fakeJwt(), expected: () => ({ signedIn: false }), cleared: true },
     ],
   );

@@ -103,7 +103,10 @@ describe('the token checked for its form (no keys configured)', () => {
       assert.equal(upstream.requests.length, 0, 'nothing reaches the BFF');
 
       upstream.on('POST', '/auth/login', { status: 401, json: { error: 'invalid_credentials' } });
-      const login = await send(proxy.url, 'POST', '/api/auth/login', { json: { login: 'a@example.com', password: 'x' }, headers: { cookie } });
+      const login = await send(proxy.url, 'POST', '/api/auth/login', {
+        json: { login: 'a@example.com', password: 'x' },
+        headers: { cookie },
+      });
       assert.equal(login.status, 401);
       const search = await send(proxy.url, 'GET', '/api/sports/search?search=gol', { headers: { cookie } });
       assert.equal(search.status, 200);
@@ -120,7 +123,9 @@ describe('the token checked for its form (no keys configured)', () => {
   }
 
   test('the encoded CR/LF of the outside run over a raw socket: 401, not 502', async () => {
-    const res = await rawRequest(proxy.url, 'GET', SESSION_ROUTE, { cookie: '__Host-access_token=x; access_token=abc%0d%0aX-Injected:%20yes' });
+    const res = await rawRequest(proxy.url, 'GET', SESSION_ROUTE, {
+      cookie: '__Host-access_token=x; access_token=abc%0d%0aX-Injected:%20yes',
+    });
     assert.equal(res.status, 401);
     assert.deepEqual(JSON.parse(res.body), { reason: 'invalid_token' });
     assert.equal(upstream.requests.length, 0);
@@ -235,7 +240,9 @@ describe('verification with a JWKS (JWT_JWKS_URL, a local JWKS server)', () => {
     });
     await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
     upstream = await startRecordingUpstream();
-    proxy = await startProxy(upstream.url, { JWT_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json` });
+    proxy = await startProxy(upstream.url, {
+      JWT_JWKS_URL: `http://127.0.0.1:${(jwks.address() as AddressInfo).port}/.well-known/jwks.json`,
+    });
   });
   after(async () => {
     await proxy.close();
@@ -249,7 +256,8 @@ describe('verification with a JWKS (JWT_JWKS_URL, a local JWKS server)', () => {
 
   test('the JWKS is fetched once and cached; an unknown kid is 401 invalid_token and refetches at most once per cooldown', async () => {
     const before = jwksFetches;
-    for (let i = 0; i < 20; i++) assert.equal((await send(proxy.url, 'GET', SESSION_ROUTE, { token: await good.token({ i }) })).status, 200);
+    for (let i = 0; i < 20; i++)
+      assert.equal((await send(proxy.url, 'GET', SESSION_ROUTE, { token: await good.token({ i }) })).status, 200);
     assert.equal(jwksFetches, before, 'no fetch while the set is cached');
     const stranger = await signer('ES256', 'unknown-kid');
     for (let i = 0; i < 5; i++) {
@@ -301,10 +309,16 @@ describe('a JWKS that cannot be fetched', () => {
     const bff = await signer('ES256', 'k');
     assert.equal((await send(proxy.url, 'GET', SESSION_ROUTE, { token: await bff.token() })).status, 200);
     assert.equal((await send(proxy.url, 'GET', SESSION_ROUTE, { token: await bff.token({ n: 2 }) })).status, 200);
-    assert.deepEqual((await send(proxy.url, 'GET', SESSION_ROUTE, { token: fakeJwt() })).json, { reason: 'invalid_token' }, 'HS256 is never allowed');
+    assert.deepEqual(
+      (await send(proxy.url, 'GET', SESSION_ROUTE, { token: fakeJwt() })).json,
+      { reason: 'invalid_token' },
+      'HS256 is never allowed',
+    );
     assert.equal(upstream.requests.filter((r) => r.path === SESSION_UPSTREAM).length, 2);
     assert.equal(proxy.logs.lines.filter((l) => l.includes('token keys could not be fetched')).length, 1);
-    assert.deepEqual((await send(proxy.url, 'GET', SESSION_ROUTE, { headers: { cookie: 'access_token=abc' } })).json, { reason: 'invalid_token' });
+    assert.deepEqual((await send(proxy.url, 'GET', SESSION_ROUTE, { headers: { cookie: 'access_token=abc' } })).json, {
+      reason: 'invalid_token',
+    });
   });
 });
 

@@ -82,7 +82,14 @@ describe('npm start', () => {
       assert.equal(proc.output().split('demo@example.com').length - 1, 1, 'one banner: the demo logins are printed once');
       assert.equal(proc.output().split('listening').length - 1, 1, 'one listening line');
       assert.match(proc.output(), /front proxy listening on http:\/\/[0-9.:]+ \(API reference: \/docs, playground: \/playground\)/);
-      assert.ok(proc.output().trim().split('\n').every((line) => line.startsWith('{')), 'JSON lines when standard output is not a terminal');
+      assert.ok(
+        proc
+          .output()
+          .trim()
+          .split('\n')
+          .every((line) => line.startsWith('{')),
+        'JSON lines when standard output is not a terminal',
+      );
 
       const login = await fetch(`${base}/api/auth/login`, {
         method: 'POST',
@@ -161,7 +168,12 @@ describe('npm start', () => {
       const dev = await onTerminal({ PORT: '0' });
       assert.match(dev, /INFO.*front proxy listening on http:\/\/127\.0\.0\.1:[0-9]+/);
       assert.ok(!dev.includes('{"level"'), `no JSON line on a terminal in development: ${dev.slice(0, 300)}`);
-      const prod = await onTerminal({ PORT: '0', NODE_ENV: 'production', BFF_BASE_URL: 'http://127.0.0.1:9', STICKER_API_URL: 'http://127.0.0.1:9' });
+      const prod = await onTerminal({
+        PORT: '0',
+        NODE_ENV: 'production',
+        BFF_BASE_URL: 'http://127.0.0.1:9',
+        STICKER_API_URL: 'http://127.0.0.1:9',
+      });
       assert.match(prod, /\{"level":"info",.*"msg":"front proxy listening on http:\/\/127\.0\.0\.1:[0-9]+"/, prod.slice(0, 300));
     },
   );
@@ -190,7 +202,12 @@ describe('npm start', () => {
   test('JWT_PUBLIC_KEY: an RSA-PSS public key starts the process and verifies PS256/384/512; a private key stops it, saying why', async () => {
     const pss = generateKeyPairSync('rsa-pss', { modulusLength: 2048 });
     const upstream = await startRecordingUpstream();
-    const proc = startProcess({ PORT: '0', BFF_BASE_URL: upstream.url, STICKER_API_URL: `${upstream.url}/sticker`, JWT_PUBLIC_KEY: pss.publicKey.export({ type: 'spki', format: 'pem' }).toString() });
+    const proc = startProcess({
+      PORT: '0',
+      BFF_BASE_URL: upstream.url,
+      STICKER_API_URL: `${upstream.url}/sticker`,
+      JWT_PUBLIC_KEY: pss.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+    });
     try {
       const base = await proc.address;
       const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
@@ -200,7 +217,9 @@ describe('npm start', () => {
         const good = await fetch(`${base}/api/user/last-casino-games`, { headers: { cookie: `access_token=${token}` } });
         assert.equal(good.status, 200, `PS${bits}: ${await good.text()}`);
         assert.equal(upstream.requests.at(-1)?.headers.authorization, `Bearer ${token}`);
-        const forged = await fetch(`${base}/api/user/last-casino-games`, { headers: { cookie: `access_token=${input}.${'A'.repeat(342)}` } });
+        const forged = await fetch(`${base}/api/user/last-casino-games`, {
+          headers: { cookie: `access_token=${input}.${'A'.repeat(342)}` },
+        });
         assert.equal(forged.status, 401);
         assert.equal(((await forged.json()) as { reason: string }).reason, 'invalid_token');
       }

@@ -24,12 +24,32 @@ import { sessionOutcome } from './helpers/session-outcome.js';
 
 /** An RSA-PSS key pair restricted to `hash`, MGF1 `mgf1` and a salt of at least `saltLength` bytes (@types/node types the salt length as a string; Node takes a number). */
 function restrictedPss(hash: string, mgf1: string, saltLength: number): { publicKey: KeyObject; privateKey: KeyObject } {
-  return generateKeyPairSync('rsa-pss', { modulusLength: 2048, hashAlgorithm: hash, mgf1HashAlgorithm: mgf1, saltLength: saltLength as unknown as string });
+  return generateKeyPairSync('rsa-pss', {
+    modulusLength: 2048,
+    hashAlgorithm: hash,
+    mgf1HashAlgorithm: mgf1,
+    saltLength: saltLength as unknown as string,
+  });
 }
 
-
 /** Every algorithm a header may name in this table (the JWS ones jose knows but ML-DSA, plus `none`). */
-const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519', 'HS256', 'HS384', 'HS512', 'none'];
+const ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+  'HS256',
+  'HS384',
+  'HS512',
+  'none',
+];
 
 const enc = (o: unknown) => Buffer.from(JSON.stringify(o)).toString('base64url');
 const nowSeconds = () => Math.floor(Date.now() / 1000);
@@ -49,8 +69,20 @@ interface BffKey {
   accepted?: readonly string[];
 }
 
-function keyPair(name: string, kind: TokenKeyKind, pair: { publicKey: KeyObject; privateKey: KeyObject }, accepted?: readonly string[]): BffKey {
-  return { name, kind, signing: pair.privateKey, publicKey: pair.publicKey, env: { JWT_PUBLIC_KEY: pemOf(pair.publicKey) }, ...(accepted ? { accepted } : {}) };
+function keyPair(
+  name: string,
+  kind: TokenKeyKind,
+  pair: { publicKey: KeyObject; privateKey: KeyObject },
+  accepted?: readonly string[],
+): BffKey {
+  return {
+    name,
+    kind,
+    signing: pair.privateKey,
+    publicKey: pair.publicKey,
+    env: { JWT_PUBLIC_KEY: pemOf(pair.publicKey) },
+    ...(accepted ? { accepted } : {}),
+  };
 }
 
 const SECRET = randomBytes(48).toString('base64url');
@@ -124,7 +156,12 @@ interface Source {
 const SOURCES: Source[] = [
   ...BFF_KEYS.map((key) => ({ label: `${key.name} as ${Object.keys(key.env)[0]}`, key, kid: undefined, jwks: false })),
   // A JWK has no RSA-PSS form: a JWKS publishes such a key as an RSA key (the RSA row).
-  ...BFF_KEYS.filter((key) => key.publicKey && key.kind !== 'rsa-pss').map((key) => ({ label: `${key.name} in a JWKS`, key, kid: `bff-${key.kind}`, jwks: true })),
+  ...BFF_KEYS.filter((key) => key.publicKey && key.kind !== 'rsa-pss').map((key) => ({
+    label: `${key.name} in a JWKS`,
+    key,
+    kid: `bff-${key.kind}`,
+    jwks: true,
+  })),
 ];
 
 describe('the algorithm follows the key: every alg × key type through the proxy', () => {
@@ -166,7 +203,11 @@ describe('the algorithm follows the key: every alg × key type through the proxy
             assert.equal(await outcome(source, junkSigned(good)), '401 invalid_token', 'junk signature');
             assert.equal(await outcome(source, forgedHeader(alg, source.kid)), '401 invalid_token', 'AAAA signature');
             assert.equal(await outcome(source, await sign(alg, attackerKeyFor(alg), source.kid)), '401 invalid_token', 'another key');
-            assert.equal(await outcome(source, await sign(alg, signing, source.kid, -120)), '401 token_expired', 'expired beyond the leeway');
+            assert.equal(
+              await outcome(source, await sign(alg, signing, source.kid, -120)),
+              '401 token_expired',
+              'expired beyond the leeway',
+            );
             // With a JWKS the BFF's own key under a kid the set lacks; with a PEM key or a secret (no
             // kid to look up) another key under a made-up kid.
             const unknownKid = source.jwks ? await sign(alg, signing, 'unknown-kid') : await sign(alg, attackerKeyFor(alg), 'unknown-kid');
@@ -176,7 +217,11 @@ describe('the algorithm follows the key: every alg × key type through the proxy
           test(`${alg} (not accepted): forged 401 invalid_token`, async () => {
             assert.equal(await outcome(source, forgedHeader(alg, source.kid)), '401 invalid_token', 'AAAA signature');
             if (alg !== 'none') {
-              assert.equal(await outcome(source, await sign(alg, attackerKeyFor(alg), source.kid)), '401 invalid_token', 'signed with a key of its type');
+              assert.equal(
+                await outcome(source, await sign(alg, attackerKeyFor(alg), source.kid)),
+                '401 invalid_token',
+                'signed with a key of its type',
+              );
             }
             if (alg.startsWith('HS') && source.key.publicKey) {
               // The classic confusion: the public key's PEM used as an HMAC secret.

@@ -149,7 +149,9 @@ describe('a JWKS that answers, rotates its keys, hangs and refuses', () => {
         times.push(ms);
       }
       const stillHanging = jwks.hanging > 0;
-      rounds.push(`p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms over 200 requests${stillHanging ? '' : ' (the refetch ended during the round)'}`);
+      rounds.push(
+        `p99 ${p99(times).toFixed(1)} ms, max ${Math.max(...times).toFixed(1)} ms over 200 requests${stillHanging ? '' : ' (the refetch ended during the round)'}`,
+      );
       met = stillHanging && p99(times) < 50;
     }
     t.diagnostic(rounds.join('; '));
@@ -224,7 +226,11 @@ describe('a JWKS never fetched yet (hung from the start)', () => {
     assert.equal((await ask(proxy, upstream, await tokenOf(other))).answer, '200', 'the failure is remembered: still unverified, no fetch');
     assert.equal(jwks.fetchesOf(PATH), 1);
     offset += JWKS_COOLDOWN_MS + 1_000;
-    assert.equal((await ask(proxy, upstream, await tokenOf(other))).answer, '401 invalid_token', 'fetched (waited for): the forged token is refused');
+    assert.equal(
+      (await ask(proxy, upstream, await tokenOf(other))).answer,
+      '401 invalid_token',
+      'fetched (waited for): the forged token is refused',
+    );
     assert.equal((await ask(proxy, upstream, await tokenOf(k1))).answer, '200');
     assert.equal(jwks.fetchesOf(PATH), 2);
   });

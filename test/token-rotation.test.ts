@@ -16,7 +16,6 @@ import { publicJwk, type JwksServer, startJwksServer } from './helpers/jwks-serv
 import { type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 import { SESSION_ROUTE, sessionOutcome } from './helpers/session-outcome.js';
 
-
 type Pair = { publicKey: KeyObject; privateKey: KeyObject };
 const rsa = (): Pair => generateKeyPairSync('rsa', { modulusLength: 2048 });
 const p256 = (): Pair => generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -57,10 +56,24 @@ interface SetCase {
 const CASES: SetCase[] = [
   { label: 'two RSA keys without kid, RS256', alg: 'RS256', keys: RSA_KEYS.slice(0, 2), stranger: STRANGER_RSA, kid: undefined },
   { label: 'three RSA keys without kid, RS256', alg: 'RS256', keys: RSA_KEYS, stranger: STRANGER_RSA, kid: undefined },
-  { label: 'three RSA keys without kid, PS256, beside an EC key', alg: 'PS256', keys: RSA_KEYS, stranger: STRANGER_RSA, kid: undefined, other: EC_KEYS[0] },
+  {
+    label: 'three RSA keys without kid, PS256, beside an EC key',
+    alg: 'PS256',
+    keys: RSA_KEYS,
+    stranger: STRANGER_RSA,
+    kid: undefined,
+    other: EC_KEYS[0],
+  },
   { label: 'three RSA keys sharing one kid, RS256', alg: 'RS256', keys: RSA_KEYS, stranger: STRANGER_RSA, kid: 'bff-2026' },
   { label: 'two EC P-256 keys without kid, ES256', alg: 'ES256', keys: EC_KEYS.slice(0, 2), stranger: STRANGER_EC, kid: undefined },
-  { label: 'three EC P-256 keys sharing one kid, ES256, beside an RSA key', alg: 'ES256', keys: EC_KEYS, stranger: STRANGER_EC, kid: 'bff-2026', other: RSA_KEYS[0] },
+  {
+    label: 'three EC P-256 keys sharing one kid, ES256, beside an RSA key',
+    alg: 'ES256',
+    keys: EC_KEYS,
+    stranger: STRANGER_EC,
+    kid: 'bff-2026',
+    other: RSA_KEYS[0],
+  },
 ];
 
 describe('a JWKS in rotation: several keys match a token', () => {
@@ -124,7 +137,8 @@ describe('a JWKS with more matching keys than are tried', () => {
   });
 
   test(`the first ${MAX_MATCHING_KEYS} keys of the set verify; a token of a later one is 401 invalid_token`, async () => {
-    const statusOf = async (pair: Pair) => (await send(proxy.url, 'GET', SESSION_ROUTE, { token: await sign('ES256', pair, undefined) })).status;
+    const statusOf = async (pair: Pair) =>
+      (await send(proxy.url, 'GET', SESSION_ROUTE, { token: await sign('ES256', pair, undefined) })).status;
     assert.equal(await statusOf(many[0] as Pair), 200);
     assert.equal(await statusOf(many[MAX_MATCHING_KEYS - 1] as Pair), 200);
     assert.equal(await statusOf(many[MAX_MATCHING_KEYS] as Pair), 401);

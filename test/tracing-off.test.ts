@@ -33,20 +33,32 @@ test('tracing off: requests are served and no OpenTelemetry module is loaded', a
 
 test('the check sees an OpenTelemetry module once one is loaded', async () => {
   await import('@opentelemetry/api');
-  assert.ok(loadedOpenTelemetry().some((file) => file.includes('@opentelemetry')), 'the module cache shows it');
+  assert.ok(
+    loadedOpenTelemetry().some((file) => file.includes('@opentelemetry')),
+    'the module cache shows it',
+  );
 });
 
 test('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: an http(s) URL kept for the exporter; anything else stops the start', () => {
   assert.equal(loadConfig({}).otlpTracesEndpoint, undefined);
-  assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://otel.example.com/custom/traces' }).otlpTracesEndpoint, 'https://otel.example.com/custom/traces');
+  assert.equal(
+    loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://otel.example.com/custom/traces' }).otlpTracesEndpoint,
+    'https://otel.example.com/custom/traces',
+  );
   assert.throws(() => loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'collector:4318' }), /OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: expected/);
 });
 
 test('OTEL_EXPORTER_OTLP_ENDPOINT: an http(s) URL, trailing slashes dropped; anything else stops the start', () => {
   assert.equal(loadConfig({}).otlpEndpoint, undefined);
-  assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/' }).otlpEndpoint, 'http://collector.internal:4318');
+  assert.equal(
+    loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector.internal:4318/' }).otlpEndpoint,
+    'http://collector.internal:4318',
+  );
   assert.equal(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://otel.example.com/base' }).otlpEndpoint, 'https://otel.example.com/base');
   for (const bad of ['collector:4318', 'grpc://collector:4317', 'http://collector:4318/?x=1']) {
-    assert.throws(() => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: bad }), /^ConfigError: invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT: expected/);
+    assert.throws(
+      () => loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: bad }),
+      /^ConfigError: invalid configuration: OTEL_EXPORTER_OTLP_ENDPOINT: expected/,
+    );
   }
 });

@@ -102,7 +102,13 @@ test('ratio 0: nothing reaches the collector, yet every upstream call carries it
   // A caller's unsampled trace continues upstream: same trace id, a span id of the proxy's, not sampled.
   const unsampledTrace = 'ef'.repeat(16);
   const callerSpan = '12'.repeat(8);
-  assert.equal(await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}`, traceparent: `00-${unsampledTrace}-${callerSpan}-00` }), 200);
+  assert.equal(
+    await get(proxy.url, '/api/auth/profile', {
+      cookie: `access_token=${fakeJwt()}`,
+      traceparent: `00-${unsampledTrace}-${callerSpan}-00`,
+    }),
+    200,
+  );
   const continued = TRACEPARENT.exec(String(upstream.requests.at(-1)?.headers.traceparent));
   assert.equal(continued?.[1], unsampledTrace);
   assert.notEqual(continued?.[2], callerSpan, "the parent upstream is the proxy's span");
@@ -115,15 +121,29 @@ test('ratio 0: nothing reaches the collector, yet every upstream call carries it
 
   // The exporter works: a request whose caller sampled its trace is traced (the parent decides).
   const traceId = 'ab'.repeat(16);
-  const status = await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}`, traceparent: `00-${traceId}-${'cd'.repeat(8)}-01` });
+  const status = await get(proxy.url, '/api/auth/profile', {
+    cookie: `access_token=${fakeJwt()}`,
+    traceparent: `00-${traceId}-${'cd'.repeat(8)}-01`,
+  });
   assert.equal(status, 200);
   const sampledCall = upstream.requests.at(-1);
-  assert.match(String(sampledCall?.headers.traceparent), new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`), 'the sampled trace continues upstream');
-  assert.ok(await waitFor(() => collector.exports.slice(before).some((e) => e.body.toString('utf8').includes(traceId))), 'its spans were exported');
+  assert.match(
+    String(sampledCall?.headers.traceparent),
+    new RegExp(`^00-${traceId}-[0-9a-f]{16}-01$`),
+    'the sampled trace continues upstream',
+  );
+  assert.ok(
+    await waitFor(() => collector.exports.slice(before).some((e) => e.body.toString('utf8').includes(traceId))),
+    'its spans were exported',
+  );
 });
 
 test('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf: spans are exported as OTLP protobuf', async () => {
-  const proxy = await tracingProxy({ OTEL_TRACES_SAMPLER: undefined, OTEL_TRACES_SAMPLER_ARG: undefined, OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' });
+  const proxy = await tracingProxy({
+    OTEL_TRACES_SAMPLER: undefined,
+    OTEL_TRACES_SAMPLER_ARG: undefined,
+    OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+  });
   try {
     const before = collector.exports.length;
     upstream.reset();
@@ -133,7 +153,10 @@ test('OTEL_EXPORTER_OTLP_TRACES_PROTOCOL=http/protobuf: spans are exported as OT
     assert.ok(parsed, 'a traceparent upstream');
     assert.equal(parsed[3], '01', 'sampled (the default sampler)');
     const traceBytes = Buffer.from(parsed[1] as string, 'hex');
-    assert.ok(await waitFor(() => collector.exports.slice(before).some((e) => e.body.includes(traceBytes))), 'the trace id, as bytes, reached the collector');
+    assert.ok(
+      await waitFor(() => collector.exports.slice(before).some((e) => e.body.includes(traceBytes))),
+      'the trace id, as bytes, reached the collector',
+    );
     const own = collector.exports.slice(before).find((e) => e.body.includes(traceBytes));
     assert.equal(own?.contentType, 'application/x-protobuf');
   } finally {
@@ -211,7 +234,10 @@ test('OTEL_PROPAGATORS=b3 / b3multi: B3 headers read from the caller and written
   assert.equal(await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}` }), 200);
   const [unsampled, sampled, fresh] = upstream.requests.filter((r) => r.path === '/auth/user-profile');
   const B3 = /^([0-9a-f]{32})-([0-9a-f]{16})-([01])$/;
-  for (const [call, flag] of [[unsampled, '0'], [sampled, '1']] as const) {
+  for (const [call, flag] of [
+    [unsampled, '0'],
+    [sampled, '1'],
+  ] as const) {
     assert.equal(call?.headers.traceparent, undefined, 'no W3C header with b3 alone');
     const parsed = B3.exec(String(call?.headers.b3));
     assert.ok(parsed, `a single b3 header upstream: ${String(call?.headers.b3)}`);
@@ -223,13 +249,25 @@ test('OTEL_PROPAGATORS=b3 / b3multi: B3 headers read from the caller and written
   assert.ok(own, 'a request without a caller trace gets a b3 header of its own');
   assert.notEqual(own[1], traceId);
   assert.equal(own[3], '0', 'left out at ratio 0');
-  assert.ok(await waitFor(() => collector.exports.slice(before).some((e) => e.body.toString('utf8').includes(traceId))), 'the sampled B3 trace was exported');
+  assert.ok(
+    await waitFor(() => collector.exports.slice(before).some((e) => e.body.toString('utf8').includes(traceId))),
+    'the sampled B3 trace was exported',
+  );
 
-  proxy = await tracingProxy({ OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0', OTEL_PROPAGATORS: 'b3multi' });
+  proxy = await tracingProxy({
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0',
+    OTEL_PROPAGATORS: 'b3multi',
+  });
   upstream.reset();
   upstream.on('GET', '/auth/user-profile', { status: 200, json: { user: { id: 7 } } });
   assert.equal(
-    await get(proxy.url, '/api/auth/profile', { cookie: `access_token=${fakeJwt()}`, 'x-b3-traceid': traceId, 'x-b3-spanid': callerSpan, 'x-b3-sampled': '0' }),
+    await get(proxy.url, '/api/auth/profile', {
+      cookie: `access_token=${fakeJwt()}`,
+      'x-b3-traceid': traceId,
+      'x-b3-spanid': callerSpan,
+      'x-b3-sampled': '0',
+    }),
     200,
   );
   const multi = upstream.requests.at(-1)?.headers;

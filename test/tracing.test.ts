@@ -53,7 +53,9 @@ async function startCollector() {
     },
     spans(): OtlpSpan[] {
       return exports.flatMap((e) =>
-        ((JSON.parse(e.body.toString('utf8')) as OtlpExport).resourceSpans ?? []).flatMap((r) => (r.scopeSpans ?? []).flatMap((s) => s.spans ?? [])),
+        ((JSON.parse(e.body.toString('utf8')) as OtlpExport).resourceSpans ?? []).flatMap((r) =>
+          (r.scopeSpans ?? []).flatMap((s) => s.spans ?? []),
+        ),
       );
     },
     close: () => collector.close(),
@@ -130,7 +132,11 @@ test('a request: a server span with http.route, a client span with the EP code, 
   assert.equal(clientSpan.spanId, parentId, "the upstream's parent is the client span");
   assert.equal(clientSpan.traceId, serverSpan.traceId);
   assert.equal(clientSpan.parentSpanId, serverSpan.spanId, 'the client span is a child of the server span (no handler span between)');
-  assert.equal(collector.spans().filter((s) => s.traceId === traceId && s.kind !== CLIENT && s.kind !== SERVER).length, 0, 'no INTERNAL span');
+  assert.equal(
+    collector.spans().filter((s) => s.traceId === traceId && s.kind !== CLIENT && s.kind !== SERVER).length,
+    0,
+    'no INTERNAL span',
+  );
   assert.match(collector.contentTypes[0] ?? '', /json/, 'OTLP/HTTP JSON');
 
   const exported = collector.bodies.join('\n');
@@ -225,7 +231,7 @@ test('logs joined to traces: every line of a request carries its trace_id and sp
   const call = upstream.requests.findLast((r) => r.path === '/auth/user-profile');
   const [, , parentId = ''] = TRACEPARENT.exec(String(call?.headers.traceparent)) ?? [];
   const spans = await spansOf(traceId, parentId);
-  assert.ok(spans, 'the spans of the caller\'s trace');
+  assert.ok(spans, "the spans of the caller's trace");
   const { serverSpan, clientSpan } = spans;
   const completed = proxy.logs.entries.find((e) => e.reqId === 'joined-1' && e.msg === 'request completed');
   assert.equal(completed?.trace_id, traceId);
@@ -245,11 +251,19 @@ test('logs joined to traces: every line of a request carries its trace_id and sp
 
   // A request that logs a line of its own (the BFF's logout fails: the cookie is cleared anyway).
   upstream.on('POST', '/auth/logout', (_req, res) => res.socket?.destroy());
-  const logout = await send(proxy.url, 'POST', '/api/auth/logout', { token: fakeJwt(), headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'x-request-id': 'joined-2' } });
+  const logout = await send(proxy.url, 'POST', '/api/auth/logout', {
+    token: fakeJwt(),
+    headers: { traceparent: `00-${traceId}-00f067aa0ba902b7-01`, 'x-request-id': 'joined-2' },
+  });
   assert.equal(logout.status, 200);
   const lines = proxy.logs.entries.filter((e) => e.reqId === 'joined-2');
-  assert.deepEqual(lines.map((e) => e.msg), ['upstream logout failed; cookie cleared anyway', 'request completed']);
-  const logoutSpan = await waitFor(() => collector.spans().find((s) => s.kind === SERVER && attribute(s, 'front_proxy.request_id') === 'joined-2'));
+  assert.deepEqual(
+    lines.map((e) => e.msg),
+    ['upstream logout failed; cookie cleared anyway', 'request completed'],
+  );
+  const logoutSpan = await waitFor(() =>
+    collector.spans().find((s) => s.kind === SERVER && attribute(s, 'front_proxy.request_id') === 'joined-2'),
+  );
   assert.ok(logoutSpan);
   for (const line of lines) {
     assert.equal(line.trace_id, traceId, `trace_id on ${String(line.msg)}`);
@@ -267,9 +281,21 @@ test('health probes: no server span, no client span for the readiness probe, no 
   await send(proxy.url, 'GET', '/api/no/such/route', { headers: { 'x-request-id': 'after-probes' } });
   assert.ok(await waitFor(() => collector.spans().find((s) => attribute(s, 'front_proxy.request_id') === 'after-probes')));
   const later = collector.spans().slice(before);
-  assert.deepEqual(later.filter((s) => /healthz|readyz/.test(String(attribute(s, 'url.path')))), [], 'no probe span');
-  assert.deepEqual(later.filter((s) => s.kind === CLIENT && attribute(s, 'url.path') === '/'), [], 'no span for the BFF probe');
-  assert.deepEqual(proxy.logs.entries.filter((e) => /^(probe|ready)-/.test(String(e.reqId))), [], 'probe lines are at debug, below LOG_LEVEL=info');
+  assert.deepEqual(
+    later.filter((s) => /healthz|readyz/.test(String(attribute(s, 'url.path')))),
+    [],
+    'no probe span',
+  );
+  assert.deepEqual(
+    later.filter((s) => s.kind === CLIENT && attribute(s, 'url.path') === '/'),
+    [],
+    'no span for the BFF probe',
+  );
+  assert.deepEqual(
+    proxy.logs.entries.filter((e) => /^(probe|ready)-/.test(String(e.reqId))),
+    [],
+    'probe lines are at debug, below LOG_LEVEL=info',
+  );
 });
 
 test('redactQuery keeps plain names and replaces every value', () => {

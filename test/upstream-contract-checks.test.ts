@@ -12,7 +12,18 @@ const PROFILE = Buffer.from(JSON.stringify({ user, userInfo }));
 const DRIFTED = Buffer.from(JSON.stringify({ user: { ...user, id: 'secret-value' }, userInfo }));
 
 function call(over: Partial<UpstreamCallRecord> = {}): UpstreamCallRecord {
-  return { service: 'BFF_BASE_URL', prefix: '', method: 'GET', path: '/auth/user-profile', endpoint: 'EP0003', status: 200, error: undefined, body: PROFILE, seconds: 0.01, ...over };
+  return {
+    service: 'BFF_BASE_URL',
+    prefix: '',
+    method: 'GET',
+    path: '/auth/user-profile',
+    endpoint: 'EP0003',
+    status: 200,
+    error: undefined,
+    body: PROFILE,
+    seconds: 0.01,
+    ...over,
+  };
 }
 
 function harness(sample = 1, limits: Partial<ContractCheckLimits> = {}, draws: number[] = []) {
@@ -25,7 +36,10 @@ function harness(sample = 1, limits: Partial<ContractCheckLimits> = {}, draws: n
     random: () => draws.shift() ?? 0,
     now: () => now,
     report: { contractChecked: (e) => counted.push(`checked ${e}`), contractFinding: (e, k) => counted.push(`${k} ${e}`) },
-    log: { warn: (fields, message) => logged.push({ level: 'warn', fields, message }), info: (fields, message) => logged.push({ level: 'info', fields, message }) },
+    log: {
+      warn: (fields, message) => logged.push({ level: 'warn', fields, message }),
+      info: (fields, message) => logged.push({ level: 'info', fields, message }),
+    },
   });
   return { checks, counted, logged, tick: (ms: number) => (now += ms) };
 }
@@ -34,15 +48,27 @@ describe('what is checked', () => {
   const rows: [name: string, record: Partial<UpstreamCallRecord>, counted: string[]][] = [
     ['a conforming BFF answer: one check, no finding', {}, ['checked EP0003']],
     ['a drifted one: one check, one type finding', { body: DRIFTED }, ['checked EP0003', 'type EP0003']],
-    ['an HTML page on a JSON endpoint: not_json', { path: '/users/wallet', endpoint: 'EP0034', body: Buffer.from('<html>') }, ['checked EP0034', 'not_json EP0034']],
+    [
+      'an HTML page on a JSON endpoint: not_json',
+      { path: '/users/wallet', endpoint: 'EP0034', body: Buffer.from('<html>') },
+      ['checked EP0034', 'not_json EP0034'],
+    ],
     ['an empty profile (the proxy needs the body): not_json', { body: Buffer.alloc(0) }, ['checked EP0003', 'not_json EP0003']],
     ['an empty answer elsewhere: not checked', { path: '/users/wallet', endpoint: 'EP0034', body: Buffer.from(' \n') }, []],
     ['another service: not checked', { service: 'STICKER_API_URL' }, []],
     ['an answer outside 2xx: not checked', { status: 404, body: DRIFTED }, []],
     ['a streamed answer (no body): not checked', { body: undefined }, []],
     ['a path of no EP code: not checked', { path: '/nothing/here', endpoint: 'EP0000' }, []],
-    ['the EP code is the call record\'s (the client found it with the base URL prefix), never the path\'s again', { prefix: '/v9', path: '/nothing/here', endpoint: 'EP0003' }, ['checked EP0003']],
-    ['an endpoint without a shape: any JSON', { path: '/bff/users/bank-list', endpoint: 'EP0094', body: Buffer.from('[{"x":1}]') }, ['checked EP0094']],
+    [
+      "the EP code is the call record's (the client found it with the base URL prefix), never the path's again",
+      { prefix: '/v9', path: '/nothing/here', endpoint: 'EP0003' },
+      ['checked EP0003'],
+    ],
+    [
+      'an endpoint without a shape: any JSON',
+      { path: '/bff/users/bank-list', endpoint: 'EP0094', body: Buffer.from('[{"x":1}]') },
+      ['checked EP0094'],
+    ],
   ];
   for (const [name, record, want] of rows) {
     test(name, () => {
@@ -118,12 +144,19 @@ test("the log's memory is bounded: a new key waits while every key is younger th
   h.checks.observe(call({ body: drift('name') }));
   h.checks.observe(call({ body: drift('phone') }));
   h.checks.flush();
-  assert.deepEqual(h.logged.map((l) => l.fields.path), ['user.email', 'user.name']);
+  assert.deepEqual(
+    h.logged.map((l) => l.fields.path),
+    ['user.email', 'user.name'],
+  );
   assert.equal(h.checks.unlogged, 1);
   h.tick(60_000);
   h.checks.observe(call({ body: drift('phone') }));
   h.checks.flush();
-  assert.deepEqual(h.logged.map((l) => l.fields.path), ['user.email', 'user.name', 'user.phone'], 'the oldest key forgotten once its minute is over');
+  assert.deepEqual(
+    h.logged.map((l) => l.fields.path),
+    ['user.email', 'user.name', 'user.phone'],
+    'the oldest key forgotten once its minute is over',
+  );
 });
 
 test('the sample must be above 0 and at most 1', () => {

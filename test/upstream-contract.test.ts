@@ -34,7 +34,12 @@ async function ask(base: string, method: string, path: string, cookie = '', json
   if (json !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`${base}${path}`, { method, headers, body: json === undefined ? undefined : JSON.stringify(json) });
   const body = Buffer.from(await res.arrayBuffer());
-  return { status: res.status, contentType: res.headers.get('content-type'), body, cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '' };
+  return {
+    status: res.status,
+    contentType: res.headers.get('content-type'),
+    body,
+    cookie: (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '',
+  };
 }
 
 /** The samples of one metric in an exposition text, by their label text (`endpoint="EP0003",kind="type"`). */
@@ -171,15 +176,27 @@ describe('upstream contract checks: proxy and sandbox over real sockets, a drift
     const labels = (l: string) => `{job="front-proxy",namespace="shop-production",instance="10.1.2.3:9464",${l}}`;
     // The scraped counts, as if each minute brought the same traffic again, for 40 minutes.
     const series = [
-      ...[...samples(text, 'front_proxy_upstream_contract_checks_total')].map(([l, v]) => ({ series: `front_proxy_upstream_contract_checks_total${labels(l)}`, values: `0+${v}x40` })),
-      ...[...samples(text, 'front_proxy_upstream_contract_findings_total')].map(([l, v]) => ({ series: `front_proxy_upstream_contract_findings_total${labels(l)}`, values: `0+${v}x40` })),
+      ...[...samples(text, 'front_proxy_upstream_contract_checks_total')].map(([l, v]) => ({
+        series: `front_proxy_upstream_contract_checks_total${labels(l)}`,
+        values: `0+${v}x40`,
+      })),
+      ...[...samples(text, 'front_proxy_upstream_contract_findings_total')].map(([l, v]) => ({
+        series: `front_proxy_upstream_contract_findings_total${labels(l)}`,
+        values: `0+${v}x40`,
+      })),
     ];
     assert.ok(series.length > 5, text);
     const dir = mkdtempSync(join(tmpdir(), 'contract-promtool-'));
     try {
       const file = join(dir, 'test.yaml');
       const alert = 'FrontProxyUpstreamContractDrift';
-      const expected = (at: string, firing: boolean) => ({ eval_time: at, alertname: alert, exp_alerts: firing ? [{ exp_labels: { severity: 'warning', namespace: 'shop-production', endpoint: 'EP0003' }, exp_annotations: annotations() }] : [] });
+      const expected = (at: string, firing: boolean) => ({
+        eval_time: at,
+        alertname: alert,
+        exp_alerts: firing
+          ? [{ exp_labels: { severity: 'warning', namespace: 'shop-production', endpoint: 'EP0003' }, exp_annotations: annotations() }]
+          : [],
+      });
       writeFileSync(
         file,
         JSON.stringify({
@@ -197,7 +214,13 @@ describe('upstream contract checks: proxy and sandbox over real sockets, a drift
         JSON.stringify({
           rule_files: [join(ROOT, 'deploy/prometheus-rules.yaml')],
           evaluation_interval: '1m',
-          tests: [{ interval: '1m', input_series: series.filter((s) => !s.series.includes('findings_total') || !s.series.includes('EP0003')), alert_rule_test: [expected('30m', true)] }],
+          tests: [
+            {
+              interval: '1m',
+              input_series: series.filter((s) => !s.series.includes('findings_total') || !s.series.includes('EP0003')),
+              alert_rule_test: [expected('30m', true)],
+            },
+          ],
         }),
       );
       const quiet = await run('promtool', ['test', 'rules', file]);

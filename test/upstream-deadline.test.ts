@@ -41,7 +41,8 @@ describe('the rules', () => {
     [10_000, 10_000],
     [15_000, 10_000],
   ];
-  for (const [timeout, want] of connect) test(`connectTimeoutMs(${timeout}) = ${want}`, () => assert.equal(connectTimeoutMs(timeout), want));
+  for (const [timeout, want] of connect)
+    test(`connectTimeoutMs(${timeout}) = ${want}`, () => assert.equal(connectTimeoutMs(timeout), want));
 });
 
 /** Pools whose dispatcher records each dispatch's options and answers 200 at once, without a socket. */

@@ -6,7 +6,16 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { CIRCUIT, type CallOutcome, EndpointGuard, type GuardLimits, MAX_TRIALS_WAITING, type ResilienceObserver, RETRY_BUDGET_RATIO, type Ticket } from '../src/upstream/endpoint-guard.js';
+import {
+  CIRCUIT,
+  type CallOutcome,
+  EndpointGuard,
+  type GuardLimits,
+  MAX_TRIALS_WAITING,
+  type ResilienceObserver,
+  RETRY_BUDGET_RATIO,
+  type Ticket,
+} from '../src/upstream/endpoint-guard.js';
 import { UpstreamError } from '../src/upstream/errors.js';
 
 const LIMITS: GuardLimits = { maxInFlight: 2, maxQueue: 1, queueWaitMs: 50, circuitFailures: 3, circuitPauseMs: 1_000 };
@@ -38,7 +47,14 @@ function guardWithClock(limits: GuardLimits = LIMITS) {
   const clock = { now: 0 };
   const observer = new Recorder();
   const changes: string[] = [];
-  const guard = new EndpointGuard('EP0032', 'BFF_BASE_URL', limits, observer, (ep, _service, from, to) => changes.push(`${ep} ${from}->${to}`), () => clock.now);
+  const guard = new EndpointGuard(
+    'EP0032',
+    'BFF_BASE_URL',
+    limits,
+    observer,
+    (ep, _service, from, to) => changes.push(`${ep} ${from}->${to}`),
+    () => clock.now,
+  );
   return { guard, clock, observer, changes };
 }
 
@@ -60,32 +76,72 @@ describe('circuit breaker', () => {
   const rows: { name: string; steps: [advanceMs: number, outcome: CallOutcome, expect: string][]; state: number }[] = [
     {
       name: 'opens after 3 failures in a row and refuses at once',
-      steps: [[0, 'failed', 'ran'], [0, 'failed', 'ran'], [0, 'failed', 'ran'], [0, 'answered', 'upstream_circuit_open'], [999, 'answered', 'upstream_circuit_open']],
+      steps: [
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [0, 'answered', 'upstream_circuit_open'],
+        [999, 'answered', 'upstream_circuit_open'],
+      ],
       state: CIRCUIT.open,
     },
     {
       name: 'an answer in between resets the count (4xx and 500 are answers)',
-      steps: [[0, 'failed', 'ran'], [0, 'failed', 'ran'], [0, 'answered', 'ran'], [0, 'failed', 'ran'], [0, 'failed', 'ran'], [0, 'answered', 'ran']],
+      steps: [
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [0, 'answered', 'ran'],
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [0, 'answered', 'ran'],
+      ],
       state: CIRCUIT.closed,
     },
     {
       name: 'after the pause one trial call runs; its answer closes the circuit',
-      steps: [[0, 'failed', 'ran'], [0, 'failed', 'ran'], [0, 'failed', 'ran'], [1_000, 'answered', 'ran'], [0, 'answered', 'ran']],
+      steps: [
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [1_000, 'answered', 'ran'],
+        [0, 'answered', 'ran'],
+      ],
       state: CIRCUIT.closed,
     },
     {
       name: 'a failed trial opens it again for a new pause',
-      steps: [[0, 'failed', 'ran'], [0, 'failed', 'ran'], [0, 'failed', 'ran'], [1_000, 'failed', 'ran'], [500, 'answered', 'upstream_circuit_open'], [500, 'answered', 'ran']],
+      steps: [
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [1_000, 'failed', 'ran'],
+        [500, 'answered', 'upstream_circuit_open'],
+        [500, 'answered', 'ran'],
+      ],
       state: CIRCUIT.closed,
     },
     {
       name: 'a trial cancelled by its client decides nothing: the next trial goes one pause after it',
-      steps: [[0, 'failed', 'ran'], [0, 'failed', 'ran'], [0, 'failed', 'ran'], [1_000, 'neutral', 'ran'], [0, 'answered', 'upstream_circuit_open'], [999, 'answered', 'upstream_circuit_open'], [1, 'answered', 'ran']],
+      steps: [
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [0, 'failed', 'ran'],
+        [1_000, 'neutral', 'ran'],
+        [0, 'answered', 'upstream_circuit_open'],
+        [999, 'answered', 'upstream_circuit_open'],
+        [1, 'answered', 'ran'],
+      ],
       state: CIRCUIT.closed,
     },
     {
       name: 'neutral outcomes (a client gone) never count',
-      steps: [[0, 'neutral', 'ran'], [0, 'neutral', 'ran'], [0, 'neutral', 'ran'], [0, 'neutral', 'ran'], [0, 'answered', 'ran']],
+      steps: [
+        [0, 'neutral', 'ran'],
+        [0, 'neutral', 'ran'],
+        [0, 'neutral', 'ran'],
+        [0, 'neutral', 'ran'],
+        [0, 'answered', 'ran'],
+      ],
       state: CIRCUIT.closed,
     },
   ];
@@ -122,7 +178,10 @@ describe('circuit breaker', () => {
     const trial = guard.enter();
     assert.equal(typeof trial, 'number', 'the trial goes');
     assert.equal(guard.state, CIRCUIT.halfOpen);
-    assert.throws(() => guard.enter(), (e: unknown) => e instanceof UpstreamError && e.code === 'upstream_circuit_open');
+    assert.throws(
+      () => guard.enter(),
+      (e: unknown) => e instanceof UpstreamError && e.code === 'upstream_circuit_open',
+    );
     guard.leave('answered', trial as Ticket);
     assert.deepEqual(changes, ['EP0032 0->1', 'EP0032 1->2', 'EP0032 2->0']);
     assert.ok(observer.events.includes('EP0032 state 1'));
@@ -168,7 +227,10 @@ describe('bulkhead', () => {
     const waiting = guard.enter();
     assert.ok(waiting instanceof Promise);
     assert.equal(guard.queued, 1);
-    assert.throws(() => guard.enter(), (e: unknown) => e instanceof UpstreamError && e.code === 'upstream_busy' && e.retryAfterSeconds === 1);
+    assert.throws(
+      () => guard.enter(),
+      (e: unknown) => e instanceof UpstreamError && e.code === 'upstream_busy' && e.retryAfterSeconds === 1,
+    );
     guard.leave('answered', first as Ticket);
     assert.equal(await waiting, first);
     assert.equal(guard.inFlight, 2);
@@ -210,7 +272,10 @@ describe('bulkhead', () => {
   test('an open circuit refuses before queueing', () => {
     const { guard } = guardWithClock({ ...LIMITS, maxInFlight: 5 });
     for (let i = 0; i < 3; i++) call(guard, 'failed');
-    assert.throws(() => guard.enter(), (e: unknown) => e instanceof UpstreamError && e.code === 'upstream_circuit_open');
+    assert.throws(
+      () => guard.enter(),
+      (e: unknown) => e instanceof UpstreamError && e.code === 'upstream_circuit_open',
+    );
     assert.equal(guard.queued, 0);
   });
 });
@@ -220,34 +285,54 @@ describe('refuseEarly: the refusal a new call would get, with nothing taken or c
   const cases: [string, (g: ReturnType<typeof guardWithClock>) => void, string | undefined][] = [
     ['closed, free slots', () => undefined, undefined],
     ['closed, slots taken, queue free', ({ guard }) => void [guard.enter(), guard.enter()], undefined],
-    ['closed, slots and queue taken', ({ guard }) => void [guard.enter(), guard.enter(), (guard.enter() as Promise<Ticket>).catch(() => undefined)], 'upstream_busy'],
+    [
+      'closed, slots and queue taken',
+      ({ guard }) => void [guard.enter(), guard.enter(), (guard.enter() as Promise<Ticket>).catch(() => undefined)],
+      'upstream_busy',
+    ],
     ['open, within its pause', ({ guard }) => void [0, 1, 2].forEach(() => call(guard, 'failed')), 'upstream_circuit_open'],
-    ['open, pause over (the next call is the trial)', ({ guard, clock }) => {
-      for (let i = 0; i < 3; i++) call(guard, 'failed');
-      clock.now += LIMITS.circuitPauseMs;
-    }, undefined],
-    ['half-open, trial running', ({ guard, clock }) => {
-      for (let i = 0; i < 3; i++) call(guard, 'failed');
-      clock.now += LIMITS.circuitPauseMs;
-      takeSlot(guard);
-    }, 'upstream_circuit_open'],
-    ['half-open, a pause after the trial, every slot held (a call sent before it opened, the trial)', ({ guard, clock }) => {
-      call(guard, 'failed');
-      call(guard, 'failed');
-      const hung = guard.enter() as Ticket;
-      takeSlot(guard);
-      (guard.enter() as Promise<Ticket>).catch(() => undefined);
-      guard.leave('failed', hung);
-      clock.now += LIMITS.circuitPauseMs;
-      takeSlot(guard);
-      clock.now += LIMITS.circuitPauseMs;
-    }, 'upstream_circuit_open'],
-    ['half-open, a pause after the trial still waiting (one more trial)', ({ guard, clock }) => {
-      for (let i = 0; i < 3; i++) call(guard, 'failed');
-      clock.now += LIMITS.circuitPauseMs;
-      takeSlot(guard);
-      clock.now += LIMITS.circuitPauseMs;
-    }, undefined],
+    [
+      'open, pause over (the next call is the trial)',
+      ({ guard, clock }) => {
+        for (let i = 0; i < 3; i++) call(guard, 'failed');
+        clock.now += LIMITS.circuitPauseMs;
+      },
+      undefined,
+    ],
+    [
+      'half-open, trial running',
+      ({ guard, clock }) => {
+        for (let i = 0; i < 3; i++) call(guard, 'failed');
+        clock.now += LIMITS.circuitPauseMs;
+        takeSlot(guard);
+      },
+      'upstream_circuit_open',
+    ],
+    [
+      'half-open, a pause after the trial, every slot held (a call sent before it opened, the trial)',
+      ({ guard, clock }) => {
+        call(guard, 'failed');
+        call(guard, 'failed');
+        const hung = guard.enter() as Ticket;
+        takeSlot(guard);
+        (guard.enter() as Promise<Ticket>).catch(() => undefined);
+        guard.leave('failed', hung);
+        clock.now += LIMITS.circuitPauseMs;
+        takeSlot(guard);
+        clock.now += LIMITS.circuitPauseMs;
+      },
+      'upstream_circuit_open',
+    ],
+    [
+      'half-open, a pause after the trial still waiting (one more trial)',
+      ({ guard, clock }) => {
+        for (let i = 0; i < 3; i++) call(guard, 'failed');
+        clock.now += LIMITS.circuitPauseMs;
+        takeSlot(guard);
+        clock.now += LIMITS.circuitPauseMs;
+      },
+      undefined,
+    ],
   ];
   for (const [situation, setUp, expected] of cases) {
     test(`${situation} → ${expected ?? 'no refusal'}`, () => {
@@ -298,32 +383,67 @@ describe('circuit breaker and queue under concurrency (docs/behaviour.md "Resili
   const FOUR: GuardLimits = { maxInFlight: 4, maxQueue: 4, queueWaitMs: 60_000, circuitFailures: 2, circuitPauseMs: 1_000 };
   // Four calls hang, two more queue; two of the four fail: the circuit opens.
   const OPENED: Step[] = [
-    ['enter', 'a', 'ran'], ['enter', 'b', 'ran'], ['enter', 'c', 'ran'], ['enter', 'd', 'ran'],
-    ['enter', 'q1', 'queued'], ['enter', 'q2', 'queued'], ['enter', 'q3', 'queued'],
-    ['leave', 'a', 'failed'], ['settled', 'q1', 'ran'],
-    ['leave', 'b', 'failed'], ['state', CIRCUIT.open],
+    ['enter', 'a', 'ran'],
+    ['enter', 'b', 'ran'],
+    ['enter', 'c', 'ran'],
+    ['enter', 'd', 'ran'],
+    ['enter', 'q1', 'queued'],
+    ['enter', 'q2', 'queued'],
+    ['enter', 'q3', 'queued'],
+    ['leave', 'a', 'failed'],
+    ['settled', 'q1', 'ran'],
+    ['leave', 'b', 'failed'],
+    ['state', CIRCUIT.open],
   ];
   const rows: { name: string; steps: Step[]; sent: number }[] = [
     {
       name: 'calls waiting in the queue when the circuit opens are refused upstream_circuit_open, none sent',
-      steps: [...OPENED, ['settled', 'q2', 'upstream_circuit_open'], ['settled', 'q3', 'upstream_circuit_open'], ['enter', 'x', 'upstream_circuit_open']],
+      steps: [
+        ...OPENED,
+        ['settled', 'q2', 'upstream_circuit_open'],
+        ['settled', 'q3', 'upstream_circuit_open'],
+        ['enter', 'x', 'upstream_circuit_open'],
+      ],
       sent: 5,
     },
     {
       name: 'a slot freed while the circuit is open goes to nobody; nothing queues while it is not closed',
-      steps: [...OPENED, ['leave', 'c', 'failed'], ['enter', 'x', 'upstream_circuit_open'], ['wait', 1_000], ['enter', 't', 'ran'], ['state', CIRCUIT.halfOpen], ['enter', 'y', 'upstream_circuit_open']],
+      steps: [
+        ...OPENED,
+        ['leave', 'c', 'failed'],
+        ['enter', 'x', 'upstream_circuit_open'],
+        ['wait', 1_000],
+        ['enter', 't', 'ran'],
+        ['state', CIRCUIT.halfOpen],
+        ['enter', 'y', 'upstream_circuit_open'],
+      ],
       sent: 6,
     },
     {
       name: 'the circuit does not turn half-open before a slot is free: after the pause a call is refused while every slot is held',
       steps: [
-        ['enter', 'a', 'ran'], ['enter', 'b', 'ran'], ['enter', 'c', 'ran'], ['enter', 'd', 'ran'],
-        ['enter', 'q1', 'queued'], ['enter', 'q2', 'queued'],
-        ['leave', 'a', 'failed'], ['settled', 'q1', 'ran'], ['leave', 'b', 'failed'], ['settled', 'q2', 'upstream_circuit_open'],
+        ['enter', 'a', 'ran'],
+        ['enter', 'b', 'ran'],
+        ['enter', 'c', 'ran'],
+        ['enter', 'd', 'ran'],
+        ['enter', 'q1', 'queued'],
+        ['enter', 'q2', 'queued'],
+        ['leave', 'a', 'failed'],
+        ['settled', 'q1', 'ran'],
+        ['leave', 'b', 'failed'],
+        ['settled', 'q2', 'upstream_circuit_open'],
         // c, d, q1 hung, one slot free: the trial takes it. A pause later every slot is held.
-        ['wait', 1_000], ['enter', 't1', 'ran'], ['wait', 1_000], ['enter', 'x', 'upstream_circuit_open'], ['state', CIRCUIT.halfOpen],
+        ['wait', 1_000],
+        ['enter', 't1', 'ran'],
+        ['wait', 1_000],
+        ['enter', 'x', 'upstream_circuit_open'],
+        ['state', CIRCUIT.halfOpen],
         // An old call ends (a slot is free): the next call is one more trial, and its answer closes the circuit.
-        ['leave', 'c', 'failed'], ['state', CIRCUIT.halfOpen], ['enter', 't2', 'ran'], ['leave', 't2', 'answered'], ['state', CIRCUIT.closed],
+        ['leave', 'c', 'failed'],
+        ['state', CIRCUIT.halfOpen],
+        ['enter', 't2', 'ran'],
+        ['leave', 't2', 'answered'],
+        ['state', CIRCUIT.closed],
         ['enter', 'z', 'ran'],
       ],
       sent: 8,
@@ -331,13 +451,24 @@ describe('circuit breaker and queue under concurrency (docs/behaviour.md "Resili
     {
       name: "only the trial's own outcome moves the circuit: an old call's answer or failure does not",
       steps: [
-        ...OPENED, ['wait', 1_000], ['enter', 't', 'ran'],
-        ['leave', 'c', 'answered'], ['state', CIRCUIT.halfOpen], ['enter', 'x', 'upstream_circuit_open'],
-        ['leave', 'd', 'failed'], ['state', CIRCUIT.halfOpen],
-        ['leave', 't', 'answered'], ['state', CIRCUIT.closed],
+        ...OPENED,
+        ['wait', 1_000],
+        ['enter', 't', 'ran'],
+        ['leave', 'c', 'answered'],
+        ['state', CIRCUIT.halfOpen],
+        ['enter', 'x', 'upstream_circuit_open'],
+        ['leave', 'd', 'failed'],
+        ['state', CIRCUIT.halfOpen],
+        ['leave', 't', 'answered'],
+        ['state', CIRCUIT.closed],
         // q1 was sent before the circuit opened: its failure is stale, and two failures of this period are needed.
-        ['leave', 'q1', 'failed'], ['enter', 'e', 'ran'], ['leave', 'e', 'failed'], ['state', CIRCUIT.closed],
-        ['enter', 'f', 'ran'], ['leave', 'f', 'failed'], ['state', CIRCUIT.open],
+        ['leave', 'q1', 'failed'],
+        ['enter', 'e', 'ran'],
+        ['leave', 'e', 'failed'],
+        ['state', CIRCUIT.closed],
+        ['enter', 'f', 'ran'],
+        ['leave', 'f', 'failed'],
+        ['state', CIRCUIT.open],
       ],
       sent: 8,
     },
@@ -349,28 +480,68 @@ describe('circuit breaker and queue under concurrency (docs/behaviour.md "Resili
     {
       name: 'a trial still waiting when the next pause ends does not hold the circuit: one more per pause, at most 3 waiting',
       steps: [
-        ...OPENED, ['leave', 'c', 'failed'], ['leave', 'd', 'failed'], ['leave', 'q1', 'failed'],
-        ['wait', 1_000], ['enter', 't1', 'ran'], ['wait', 999], ['enter', 'x', 'upstream_circuit_open'],
-        ['wait', 1], ['enter', 't2', 'ran'], ['wait', 1_000], ['enter', 't3', 'ran'],
-        ['wait', 1_000], ['enter', 'y', 'upstream_circuit_open'], ['state', CIRCUIT.halfOpen],
+        ...OPENED,
+        ['leave', 'c', 'failed'],
+        ['leave', 'd', 'failed'],
+        ['leave', 'q1', 'failed'],
+        ['wait', 1_000],
+        ['enter', 't1', 'ran'],
+        ['wait', 999],
+        ['enter', 'x', 'upstream_circuit_open'],
+        ['wait', 1],
+        ['enter', 't2', 'ran'],
+        ['wait', 1_000],
+        ['enter', 't3', 'ran'],
+        ['wait', 1_000],
+        ['enter', 'y', 'upstream_circuit_open'],
+        ['state', CIRCUIT.halfOpen],
         // The oldest fails: the circuit opens again; one trial is due (its pause is over), so one more goes.
-        ['leave', 't1', 'failed'], ['state', CIRCUIT.open], ['enter', 't4', 'ran'], ['enter', 'z', 'upstream_circuit_open'],
+        ['leave', 't1', 'failed'],
+        ['state', CIRCUIT.open],
+        ['enter', 't4', 'ran'],
+        ['enter', 'z', 'upstream_circuit_open'],
         // The endpoint recovered: the newest trial's answer closes it; the older trials' failures are stale.
-        ['leave', 't4', 'answered'], ['state', CIRCUIT.closed], ['leave', 't2', 'failed'], ['leave', 't3', 'failed'], ['state', CIRCUIT.closed],
+        ['leave', 't4', 'answered'],
+        ['state', CIRCUIT.closed],
+        ['leave', 't2', 'failed'],
+        ['leave', 't3', 'failed'],
+        ['state', CIRCUIT.closed],
         ['enter', 'u', 'ran'],
       ],
       sent: 10,
     },
     {
       name: 'a failed trial with no other waiting starts a new pause, from its failure',
-      steps: [...OPENED, ['wait', 1_000], ['enter', 't1', 'ran'], ['wait', 1_500], ['leave', 't1', 'failed'], ['state', CIRCUIT.open],
-        ['wait', 999], ['enter', 'x', 'upstream_circuit_open'], ['wait', 1], ['enter', 't2', 'ran'], ['leave', 't2', 'answered'], ['state', CIRCUIT.closed]],
+      steps: [
+        ...OPENED,
+        ['wait', 1_000],
+        ['enter', 't1', 'ran'],
+        ['wait', 1_500],
+        ['leave', 't1', 'failed'],
+        ['state', CIRCUIT.open],
+        ['wait', 999],
+        ['enter', 'x', 'upstream_circuit_open'],
+        ['wait', 1],
+        ['enter', 't2', 'ran'],
+        ['leave', 't2', 'answered'],
+        ['state', CIRCUIT.closed],
+      ],
       sent: 7,
     },
     {
       name: 'a trial whose client left decides nothing; with no other waiting the circuit reads open until the next',
-      steps: [...OPENED, ['wait', 1_000], ['enter', 't1', 'ran'], ['leave', 't1', 'neutral'], ['state', CIRCUIT.open], ['enter', 'x', 'upstream_circuit_open'],
-        ['wait', 1_000], ['enter', 't2', 'ran'], ['leave', 't2', 'answered'], ['state', CIRCUIT.closed]],
+      steps: [
+        ...OPENED,
+        ['wait', 1_000],
+        ['enter', 't1', 'ran'],
+        ['leave', 't1', 'neutral'],
+        ['state', CIRCUIT.open],
+        ['enter', 'x', 'upstream_circuit_open'],
+        ['wait', 1_000],
+        ['enter', 't2', 'ran'],
+        ['leave', 't2', 'answered'],
+        ['state', CIRCUIT.closed],
+      ],
       sent: 7,
     },
   ];
@@ -390,7 +561,13 @@ describe('circuit breaker and queue under concurrency (docs/behaviour.md "Resili
                 tickets.set(step[1], ticket);
                 got = 'ran';
               } else {
-                queued.set(step[1], ticket.then((t) => (tickets.set(step[1], t), 'ran'), (e: UpstreamError) => e.code));
+                queued.set(
+                  step[1],
+                  ticket.then(
+                    (t) => (tickets.set(step[1], t), 'ran'),
+                    (e: UpstreamError) => e.code,
+                  ),
+                );
                 got = 'queued';
               }
             } catch (error) {
@@ -447,7 +624,14 @@ describe('a hung endpoint at the default limits that recovers (simulated clock)'
         retried: () => undefined,
       };
       const names = ['closed', 'open', 'half-open'] as const;
-      const guard = new EndpointGuard('EP0032', 'BFF_BASE_URL', DEFAULTS, observer, (_e, _s, _from, to) => log.push({ at: clock.now, what: names[to] }), () => clock.now);
+      const guard = new EndpointGuard(
+        'EP0032',
+        'BFF_BASE_URL',
+        DEFAULTS,
+        observer,
+        (_e, _s, _from, to) => log.push({ at: clock.now, what: names[to] }),
+        () => clock.now,
+      );
       interface Client {
         readyAt: number;
         running?: { ticket: Ticket; endsAt: number; outcome: CallOutcome };
@@ -502,12 +686,19 @@ describe('a hung endpoint at the default limits that recovers (simulated clock)'
       const openedAt = (log[opened] as { at: number }).at;
       assert.ok(openedAt >= TIMEOUT_MS && openedAt < TIMEOUT_MS + 1_000, `opened at ${openedAt} ms, when the first calls timed out`);
       // Once open and until the recovery: at most one call per pause reaches the endpoint.
-      const sentWhileDown = log.slice(opened).filter((e) => e.what === 'sent' && e.at < recoversAt).map((e) => e.at);
+      const sentWhileDown = log
+        .slice(opened)
+        .filter((e) => e.what === 'sent' && e.at < recoversAt)
+        .map((e) => e.at);
       for (let i = 1; i < sentWhileDown.length; i++) {
         const gap = (sentWhileDown[i] as number) - (sentWhileDown[i - 1] as number);
         assert.ok(gap >= DEFAULTS.circuitPauseMs, `two calls ${gap} ms apart while open: ${sentWhileDown.join(', ')}`);
       }
-      if (recoversAt > openedAt) assert.ok(sentWhileDown.length >= Math.floor((recoversAt - openedAt) / DEFAULTS.circuitPauseMs) - 1, `trials: ${sentWhileDown.join(', ')}`);
+      if (recoversAt > openedAt)
+        assert.ok(
+          sentWhileDown.length >= Math.floor((recoversAt - openedAt) / DEFAULTS.circuitPauseMs) - 1,
+          `trials: ${sentWhileDown.join(', ')}`,
+        );
       // Once it recovers, its calls are answered again within the pause + 1 s, and the circuit stays closed.
       const within = firstAnswerAfterRecovery - recoversAt;
       assert.ok(within <= DEFAULTS.circuitPauseMs + 1_000, `first answer ${within} ms after the recovery`);

@@ -65,7 +65,10 @@ describe('traversal look-alikes in path segments', () => {
     assert.equal(safeSegment('file', 'file.pdf'), 'file.pdf');
     assert.equal(safeSegment('v', 'v1.2.3'), 'v1.2.3');
     for (const value of ['.', '..', 'a..b', 'a/b', 'a\\b']) assert.throws(() => safeSegment('id', value), UnsafePathError, value);
-    assert.deepEqual(rawSubPath(`${SEGMENT.prefix}docs/file.pdf`, SEGMENT.prefix, SEGMENT.upstream), { path: '/core-sportbook/docs/file.pdf', rawQuery: '' });
+    assert.deepEqual(rawSubPath(`${SEGMENT.prefix}docs/file.pdf`, SEGMENT.prefix, SEGMENT.upstream), {
+      path: '/core-sportbook/docs/file.pdf',
+      rawQuery: '',
+    });
     // Non-ASCII that is not a look-alike stays allowed (percent-encoded once).
     assert.equal(safeSegment('name', 'São-Paulo'), 'S%C3%A3o-Paulo');
     assert.equal(safeSegment('name', 'jogo-⚽'), `jogo-${encodeURIComponent('⚽')}`);

@@ -7,7 +7,18 @@
  * @module
  */
 import { clientHeaders } from '../clients.js';
-import { againstReference, type Check, fmt, isMissingRoute, probe, type RowSpec, type ScenarioFamily, skipReason, sumCalls, unmeasured } from '../harness.js';
+import {
+  againstReference,
+  type Check,
+  fmt,
+  isMissingRoute,
+  probe,
+  type RowSpec,
+  type ScenarioFamily,
+  skipReason,
+  sumCalls,
+  unmeasured,
+} from '../harness.js';
 import { BROWSER_ACCEPT_ENCODING, formatPageBytes, pageBytes, pageBytesProblems } from '../page-bytes.js';
 import { PROFILE_UPSTREAM, SESSION_BURST } from './routes.js';
 
@@ -26,7 +37,9 @@ export const catalogue: ScenarioFamily = {
     profile: 'profile read (cached per token)',
   },
   hostNodeScenarios: ['catalogue'],
-  comparisons: [{ label: "catalogue, the measured Node.js against the bench's", row: 'catalogue/proxy', base: 'catalogue/proxy-host-node' }],
+  comparisons: [
+    { label: "catalogue, the measured Node.js against the bench's", row: 'catalogue/proxy', base: 'catalogue/proxy-host-node' },
+  ],
 
   async plan(ctx) {
     // The catalogue rows send the Accept-Encoding of a browser (the reference passthrough sends none).
@@ -53,11 +66,14 @@ export const catalogue: ScenarioFamily = {
       const first = await etagNow();
       if (isMissingRoute(first)) ctx.skipped.push(`revalidate: GET ${CATALOGUE_PATH} is not served yet`);
       else if (first.status !== 200) throw new Error(`GET ${CATALOGUE_PATH} answered ${first.status}: ${first.text.slice(0, 300)}`);
-      else if (!first.etag) ctx.skipped.push(`revalidate: no ETag: the proxy sent no ETag on GET ${CATALOGUE_PATH}, so there is no 304 to measure`);
+      else if (!first.etag)
+        ctx.skipped.push(`revalidate: no ETag: the proxy sent no ETag on GET ${CATALOGUE_PATH}, so there is no 304 to measure`);
       else {
         const check = await probe(ctx.upstream, ctx.proxyPort, spec, { 'if-none-match': first.etag });
         if (check.status !== 304) {
-          ctx.skipped.push(`revalidate: GET ${CATALOGUE_PATH} with If-None-Match: ${first.etag} (the proxy's own ETag) answered ${check.status}, not 304`);
+          ctx.skipped.push(
+            `revalidate: GET ${CATALOGUE_PATH} with If-None-Match: ${first.etag} (the proxy's own ETag) answered ${check.status}, not 304`,
+          );
         } else {
           let last = first.etag;
           ctx.rows.push({
@@ -110,15 +126,23 @@ export const catalogue: ScenarioFamily = {
     const { seconds } = inputs;
     const checks: Check[] = [
       ...againstReference(rows, inputs, 'catalogue', 'cached catalogue vs the reference passthrough ≥ 1.5× rps', 1.5),
-      ...againstReference(rows, inputs, 'revalidate', 'catalogue revalidation (If-None-Match, 304) vs the reference passthrough ≥ 2× rps', 2),
+      ...againstReference(
+        rows,
+        inputs,
+        'revalidate',
+        'catalogue revalidation (If-None-Match, 304) vs the reference passthrough ≥ 2× rps',
+        2,
+      ),
     ];
     const page = inputs.findings.catalogueBytes;
     if (inputs.wanted.has('catalogue')) {
       const name = 'catalogue page bytes with br: reported, as a share of identity';
       const identity = page?.answers.find((a) => a.acceptEncoding === 'identity');
       const br = page?.answers.find((a) => a.acceptEncoding === 'br');
-      if (!page || !identity || !br) checks.push(unmeasured(name, skipReason(inputs.skipped, 'catalogue') ?? 'the page was not fetched', 'reported'));
-      else if (page.brShare === null) checks.push(unmeasured(name, `the proxy sent no Content-Encoding: br (identity ${fmt(identity.bytes)} bytes)`, 'reported'));
+      if (!page || !identity || !br)
+        checks.push(unmeasured(name, skipReason(inputs.skipped, 'catalogue') ?? 'the page was not fetched', 'reported'));
+      else if (page.brShare === null)
+        checks.push(unmeasured(name, `the proxy sent no Content-Encoding: br (identity ${fmt(identity.bytes)} bytes)`, 'reported'));
       else {
         checks.push({
           name,
@@ -146,7 +170,10 @@ export const catalogue: ScenarioFamily = {
         name: `catalogue page GET ${page.path} by Accept-Encoding: 200, the codings asked for, encoded bodies decode to the identity bytes, Vary: Accept-Encoding`,
         ok: problems.length === 0,
         kind: 'correctness',
-        detail: problems.length > 0 ? problems.join('; ') : page.answers.map((a) => `${a.acceptEncoding} → ${a.contentEncoding ?? 'identity'} ${a.bytes} B`).join(', '),
+        detail:
+          problems.length > 0
+            ? problems.join('; ')
+            : page.answers.map((a) => `${a.acceptEncoding} → ${a.contentEncoding ?? 'identity'} ${a.bytes} B`).join(', '),
       });
     }
     const profile = rows.find((r) => r.scenario === 'profile' && r.target === 'proxy');

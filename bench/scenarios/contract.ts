@@ -24,7 +24,18 @@ const SAMPLES = [
 ] as const;
 
 function profileRow(id: string, target: string, pinned: boolean): RowSpec {
-  return { id, scenario: 'contract', target, method: 'GET', path: PROFILE_PATH, headers: {}, session: true, burst: SESSION_BURST, expect: 'success', pinned };
+  return {
+    id,
+    scenario: 'contract',
+    target,
+    method: 'GET',
+    path: PROFILE_PATH,
+    headers: {},
+    session: true,
+    burst: SESSION_BURST,
+    expect: 'success',
+    pinned,
+  };
 }
 
 /** The contract family (see the module documentation). */
@@ -36,9 +47,17 @@ export const contract: ScenarioFamily = {
     'proxy-contract-all': 'proxy, UPSTREAM_CONTRACT_SAMPLE=1',
   },
   comparisons: [
-    { label: 'passthrough, contract checks at the default sample (0.01), against checks off', row: 'contract/passthrough-default', base: 'contract/passthrough-off' },
+    {
+      label: 'passthrough, contract checks at the default sample (0.01), against checks off',
+      row: 'contract/passthrough-default',
+      base: 'contract/passthrough-off',
+    },
     { label: 'passthrough, every answer checked, against checks off', row: 'contract/passthrough-all', base: 'contract/passthrough-off' },
-    { label: 'profile, contract checks at the default sample (0.01), against checks off', row: 'contract/profile-default', base: 'contract/profile-off' },
+    {
+      label: 'profile, contract checks at the default sample (0.01), against checks off',
+      row: 'contract/profile-default',
+      base: 'contract/profile-off',
+    },
     { label: 'profile, every answer checked, against checks off', row: 'contract/profile-all', base: 'contract/profile-off' },
   ],
 
@@ -69,7 +88,12 @@ export const contract: ScenarioFamily = {
       if (off?.runs.length && all?.runs.length) {
         const rps = pairedRatio(all.runs, off.runs, (r) => r.rps);
         const cpu = pairedRatio(all.runs, off.runs, (r) => r.cpuUsPerRequest);
-        checks.push({ name: `${what}, every answer checked vs off: reported`, ok: true, kind: 'reported', detail: `${fmt(rps, 3)}× rps, ${fmt(cpu, 3)}× CPU per request` });
+        checks.push({
+          name: `${what}, every answer checked vs off: reported`,
+          ok: true,
+          kind: 'reported',
+          detail: `${fmt(rps, 3)}× rps, ${fmt(cpu, 3)}× CPU per request`,
+        });
       }
     }
     return checks;

@@ -46,13 +46,33 @@ export const passthrough: ScenarioFamily = {
   hostNodeScenarios: ['passthrough'],
   comparisons: [
     { label: 'passthrough against the reference', row: 'passthrough/proxy', base: 'passthrough/reference' },
-    { label: "passthrough against the reference started with npm start's Node.js options too", row: 'passthrough/proxy', base: 'passthrough/reference-tuned' },
+    {
+      label: "passthrough against the reference started with npm start's Node.js options too",
+      row: 'passthrough/proxy',
+      base: 'passthrough/reference-tuned',
+    },
     { label: 'passthrough against the Fastify + reply-from peer', row: 'passthrough/proxy', base: 'passthrough/peer' },
-    { label: 'passthrough against the assembled peer (reply-from, pino, cookie, rate-limit, prom-client)', row: 'passthrough/proxy', base: 'passthrough/peer-assembled' },
+    {
+      label: 'passthrough against the assembled peer (reply-from, pino, cookie, rate-limit, prom-client)',
+      row: 'passthrough/proxy',
+      base: 'passthrough/peer-assembled',
+    },
     { label: "passthrough, the measured Node.js against the bench's", row: 'passthrough/proxy', base: 'passthrough/proxy-host-node' },
-    { label: 'passthrough, the main proxy (every row\'s routes) against a proxy serving the passthrough only', row: 'passthrough/proxy', base: PASSTHROUGH_ONLY_ROW },
-    { label: 'passthrough, a proxy serving the passthrough only, against the Fastify + reply-from peer', row: PASSTHROUGH_ONLY_ROW, base: 'passthrough/peer' },
-    { label: "passthrough with the container's heap limit against none (what the limit costs; both serving the passthrough only)", row: PASSTHROUGH_ONLY_ROW, base: 'passthrough/proxy-no-heap-limit' },
+    {
+      label: "passthrough, the main proxy (every row's routes) against a proxy serving the passthrough only",
+      row: 'passthrough/proxy',
+      base: PASSTHROUGH_ONLY_ROW,
+    },
+    {
+      label: 'passthrough, a proxy serving the passthrough only, against the Fastify + reply-from peer',
+      row: PASSTHROUGH_ONLY_ROW,
+      base: 'passthrough/peer',
+    },
+    {
+      label: "passthrough with the container's heap limit against none (what the limit costs; both serving the passthrough only)",
+      row: PASSTHROUGH_ONLY_ROW,
+      base: 'passthrough/proxy-no-heap-limit',
+    },
   ],
 
   async plan(ctx) {
@@ -60,7 +80,8 @@ export const passthrough: ScenarioFamily = {
     // `--max-semi-space-size=8`): how much of the proxy's ratio is runtime tuning rather than code.
     const tuned = startNodeOptions().length > 0 ? (['reference-tuned'] as const) : [];
     ctx.rows.push(...ctx.withHost(ctx.passthroughRow('passthrough/proxy', 'passthrough', 'proxy')));
-    for (const target of ['reference', ...tuned, 'peer', 'peer-assembled'] as const) ctx.rows.push(ctx.passthroughRow(`passthrough/${target}`, 'passthrough', target));
+    for (const target of ['reference', ...tuned, 'peer', 'peer-assembled'] as const)
+      ctx.rows.push(ctx.passthroughRow(`passthrough/${target}`, 'passthrough', target));
     await ctx.startProxyTarget('proxy-passthrough-only', {});
     ctx.rows.push(ctx.passthroughRow(PASSTHROUGH_ONLY_ROW, 'passthrough', 'proxy-passthrough-only'));
     if (containerHeapOptions().length > 0) {
@@ -82,7 +103,11 @@ export const passthrough: ScenarioFamily = {
     ctx.addTarget('peer-assembled', await startBenchServer('peer-assembled', args, cpus, heap, node.execPath), node);
     const checked: TargetId[] = ['reference', 'peer', 'peer-assembled'];
     if (needs.has('reference-tuned')) {
-      ctx.addTarget('reference-tuned', await startBenchServer('reference', args, cpus, [...startNodeOptions(), ...heap], node.execPath), node);
+      ctx.addTarget(
+        'reference-tuned',
+        await startBenchServer('reference', args, cpus, [...startNodeOptions(), ...heap], node.execPath),
+        node,
+      );
       checked.push('reference-tuned');
     }
     for (const id of checked) {

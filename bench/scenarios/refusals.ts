@@ -6,7 +6,17 @@
  *
  * @module
  */
-import { againstReference, call, type Check, envelopeError, isMissingRoute, probe, type RowSpec, type ScenarioFamily, sumCalls } from '../harness.js';
+import {
+  againstReference,
+  call,
+  type Check,
+  envelopeError,
+  isMissingRoute,
+  probe,
+  type RowSpec,
+  type ScenarioFamily,
+  sumCalls,
+} from '../harness.js';
 import { PROFILE_UPSTREAM } from './routes.js';
 
 /**
@@ -26,7 +36,9 @@ export const refusals: ScenarioFamily = {
     'circuit-open': '503 refusal (circuit open)',
   },
   hostNodeScenarios: ['no-cookie'],
-  comparisons: [{ label: "401 without cookie, the measured Node.js against the bench's", row: 'no-cookie/proxy', base: 'no-cookie/proxy-host-node' }],
+  comparisons: [
+    { label: "401 without cookie, the measured Node.js against the bench's", row: 'no-cookie/proxy', base: 'no-cookie/proxy-host-node' },
+  ],
 
   async plan(ctx) {
     if (ctx.wanted.has('no-cookie')) {
@@ -63,7 +75,9 @@ export const refusals: ScenarioFamily = {
     }
     if (answer.status === 503 && answer.error === 'upstream_circuit_open') {
       ctx.rows.push(spec);
-      ctx.say(`503 refusal route: GET ${refusal.path} → upstream ${refusal.upstreamPath}, answered 503 by the upstream; circuit open after ${sent - 1} calls`);
+      ctx.say(
+        `503 refusal route: GET ${refusal.path} → upstream ${refusal.upstreamPath}, answered 503 by the upstream; circuit open after ${sent - 1} calls`,
+      );
     } else {
       ctx.skipped.push(
         `circuit-open: GET ${refusal.path} still answered ${answer.status} ${answer.error ?? ''} after ${sent} upstream 503s in a row, not 503 upstream_circuit_open`,
@@ -112,7 +126,9 @@ export const refusals: ScenarioFamily = {
           name: `${refusal.id}: a sample after the runs is 503 upstream_circuit_open with Retry-After`,
           ok: sample?.status === 503 && sample.error === 'upstream_circuit_open' && sample.retryAfter !== null,
           kind: 'correctness',
-          detail: sample ? `${sample.status} ${sample.error ?? '(no error field)'}, Retry-After ${sample.retryAfter ?? 'none'}` : 'no sample',
+          detail: sample
+            ? `${sample.status} ${sample.error ?? '(no error field)'}, Retry-After ${sample.retryAfter ?? 'none'}`
+            : 'no sample',
         },
       );
     }

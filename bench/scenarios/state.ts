@@ -28,7 +28,11 @@ export const state: ScenarioFamily = {
     'proxy-redis-commands': 'proxy (own process), REDIS_URL, commands counted',
   },
   comparisons: [
-    { label: 'passthrough with REDIS_URL against without (both serving the passthrough only)', row: 'redis/passthrough', base: PASSTHROUGH_ONLY_ROW },
+    {
+      label: 'passthrough with REDIS_URL against without (both serving the passthrough only)',
+      row: 'redis/passthrough',
+      base: PASSTHROUGH_ONLY_ROW,
+    },
     { label: 'deposit with REDIS_URL against without', row: 'redis/deposit', base: 'deposit/proxy' },
   ],
 
@@ -60,8 +64,14 @@ export const state: ScenarioFamily = {
     await ctx.startProxyTarget('proxy-deposit-redis', env);
     const passthroughBase = ctx.rows.some((r) => r.id === PASSTHROUGH_ONLY_ROW);
     const depositBase = ctx.rows.some((r) => r.id === 'deposit/proxy');
-    ctx.rows.push({ ...ctx.passthroughRow('redis/passthrough', 'redis', 'proxy-redis'), base: passthroughBase ? PASSTHROUGH_ONLY_ROW : undefined });
-    ctx.rows.push({ ...depositRow('redis/deposit', 'redis', 'proxy-deposit-redis', ctx.pinned), base: depositBase ? 'deposit/proxy' : undefined });
+    ctx.rows.push({
+      ...ctx.passthroughRow('redis/passthrough', 'redis', 'proxy-redis'),
+      base: passthroughBase ? PASSTHROUGH_ONLY_ROW : undefined,
+    });
+    ctx.rows.push({
+      ...depositRow('redis/deposit', 'redis', 'proxy-deposit-redis', ctx.pinned),
+      base: depositBase ? 'deposit/proxy' : undefined,
+    });
     if (!passthroughBase || !depositBase) ctx.skipped.push('redis: its ratios need the passthrough and deposit scenarios');
   },
 

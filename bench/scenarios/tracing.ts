@@ -39,7 +39,8 @@ const TARGET_FLOORS: readonly [ratio: number, floor: number][] = [
 /** The encoding of the rows (`BENCH_OTLP_PROTOCOL`, default `http/json`). */
 export function benchProtocol(env: NodeJS.ProcessEnv = process.env): OtlpProtocol {
   const value = env.BENCH_OTLP_PROTOCOL || 'http/json';
-  if (!(OTLP_PROTOCOLS as readonly string[]).includes(value)) throw new Error(`BENCH_OTLP_PROTOCOL: expected ${OTLP_PROTOCOLS.join(' or ')}, got "${value}"`);
+  if (!(OTLP_PROTOCOLS as readonly string[]).includes(value))
+    throw new Error(`BENCH_OTLP_PROTOCOL: expected ${OTLP_PROTOCOLS.join(' or ')}, got "${value}"`);
   return value as OtlpProtocol;
 }
 
@@ -77,7 +78,11 @@ function label(row: TracingRow): string {
 export const tracing: ScenarioFamily = {
   scenarios: { tracing: 'passthrough, tracing on (vs off)' },
   targetLabels: Object.fromEntries(rowsOfProtocol.map((r) => [r.target, label(r)])),
-  comparisons: rowsOfProtocol.map((r) => ({ label: `passthrough, ${label(r)}, against tracing off`, row: r.id, base: PASSTHROUGH_ONLY_ROW })),
+  comparisons: rowsOfProtocol.map((r) => ({
+    label: `passthrough, ${label(r)}, against tracing off`,
+    row: r.id,
+    base: PASSTHROUGH_ONLY_ROW,
+  })),
 
   async plan(ctx) {
     const collector = await startBenchServer('collector', [], ctx.pinned ? '1' : undefined);
@@ -112,9 +117,19 @@ export const tracing: ScenarioFamily = {
       // At full sampling a batch (512 spans) fills within the runs; at 0.01 a short run may export
       // nothing before the batch delay (5 s): its exports are reported only.
       if (row.ratio === 0) {
-        checks.push({ name: `${row.id}: nothing sampled, nothing exported`, ok: received !== null && counts.exports === 0, kind: 'correctness', detail });
+        checks.push({
+          name: `${row.id}: nothing sampled, nothing exported`,
+          ok: received !== null && counts.exports === 0,
+          kind: 'correctness',
+          detail,
+        });
       } else if (row.ratio === undefined) {
-        checks.push({ name: `${row.id}: the collector received at least one export during the runs`, ok: counts.exports >= 1, kind: 'correctness', detail });
+        checks.push({
+          name: `${row.id}: the collector received at least one export during the runs`,
+          ok: counts.exports >= 1,
+          kind: 'correctness',
+          detail,
+        });
       } else {
         checks.push({ name: `${row.id}: exports received: reported`, ok: true, kind: 'reported', detail });
       }
@@ -122,11 +137,18 @@ export const tracing: ScenarioFamily = {
     for (const [ratio, floor] of TARGET_FLOORS) {
       const name = `tracing sampled at ${ratio} (parentbased_traceidratio) vs tracing off ≥ ${floor.toFixed(2)}× rps`;
       const row: RowReport | undefined = rows.find((r) => r.id === `tracing/ratio-${ratio}`);
-      if (!row || row.ratio === undefined) checks.push(unmeasured(name, skipReason(inputs.skipped, 'tracing') ?? 'the row or tracing off did not run'));
+      if (!row || row.ratio === undefined)
+        checks.push(unmeasured(name, skipReason(inputs.skipped, 'tracing') ?? 'the row or tracing off did not run'));
       else checks.push({ name, ok: row.ratio >= floor, kind: 'target', detail: `${fmt(row.ratio, 2)}×` });
     }
     const full = findRow(rows, 'tracing', 'proxy-tracing');
-    if (full) checks.push({ name: 'tracing at full sampling vs tracing off: reported', ok: true, kind: 'reported', detail: `${fmt(full.ratio, 2)}×` });
+    if (full)
+      checks.push({
+        name: 'tracing at full sampling vs tracing off: reported',
+        ok: true,
+        kind: 'reported',
+        detail: `${fmt(full.ratio, 2)}×`,
+      });
     return checks;
   },
 };

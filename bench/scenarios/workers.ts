@@ -32,7 +32,10 @@ export const workers: ScenarioFamily = {
     if (!redis) return;
     // Every process of the phase may use every CPU.
     if (ctx.pinned) for (const pid of [ctx.upstreamPid, redis.child.pid as number]) pin(pid, '0-1');
-    for (const [id, count] of [['proxy-w1', 1], ['proxy-w2', 2]] as const) {
+    for (const [id, count] of [
+      ['proxy-w1', 1],
+      ['proxy-w2', 2],
+    ] as const) {
       await ctx.startProxyTarget(id, { REDIS_URL: redis.url }, { workers: count, cpus: undefined });
       await sleep(count > 1 ? 500 : 0); // the workers fork after the primary answers
       // The cluster's processes, now that the workers are up.

@@ -167,7 +167,11 @@ export class Catalogue {
    * linked to that request rather than one of its children.
    */
   async #anonymous(path: string, query: Readonly<Record<string, QueryValue>> | undefined, ctx: UpstreamCaller, fill: boolean) {
-    return this.#deps.services.bff.request({ method: 'GET', path, query, headers: { 'x-request-id': ctx.requestId }, traceRoot: fill }, undefined, ctx.request);
+    return this.#deps.services.bff.request(
+      { method: 'GET', path, query, headers: { 'x-request-id': ctx.requestId }, traceRoot: fill },
+      undefined,
+      ctx.request,
+    );
   }
 
   /**

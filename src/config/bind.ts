@@ -23,4 +23,3 @@ export function checkHostBindable(host: string): Promise<string | undefined> {
     probe.listen({ port: 0, host, exclusive: true }, () => probe.close(() => resolve(undefined)));
   });
 }
-

@@ -18,7 +18,9 @@ import { type Env, EnvSchema, readVariable, UPSTREAM_URL_VARIABLES, type Upstrea
  * beside the module (`src/config/` and `dist/config/` are both two levels under it), so it holds
  * whatever the working directory.
  */
-export const PACKAGE_VERSION: string = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+export const PACKAGE_VERSION: string = (
+  JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+).version;
 
 function checkUrl(name: string, value: string, problems: string[]): string | undefined {
   let url: URL;
@@ -134,12 +136,18 @@ function buildConfig(e: Env, d: Derived) {
      */
     redis: d.redis,
     // The optional ports and endpoints are absent, not `undefined`, when unset.
-    ...(e.METRICS_PORT === undefined ? {} : { /** Port of the Prometheus metrics endpoint (docs/behaviour.md "Operations"). */ metricsPort: e.METRICS_PORT }),
+    ...(e.METRICS_PORT === undefined
+      ? {}
+      : { /** Port of the Prometheus metrics endpoint (docs/behaviour.md "Operations"). */ metricsPort: e.METRICS_PORT }),
     ...(e.HEALTH_PORT === undefined ? {} : { /** Port of the health listener (docs/behaviour.md "Health"). */ healthPort: e.HEALTH_PORT }),
     /** Most client connections the public listener keeps open at once (more are closed at accept); `0`: no bound. */
     maxConnections: e.MAX_CONNECTIONS,
-    ...(d.otlpEndpoint === undefined ? {} : { /** Base URL of the OTLP/HTTP collector (no trailing slash; spans go to `<url>/v1/traces`). */ otlpEndpoint: d.otlpEndpoint }),
-    ...(d.otlpTracesEndpoint === undefined ? {} : { /** The full URL spans are sent to, used as given. */ otlpTracesEndpoint: d.otlpTracesEndpoint }),
+    ...(d.otlpEndpoint === undefined
+      ? {}
+      : { /** Base URL of the OTLP/HTTP collector (no trailing slash; spans go to `<url>/v1/traces`). */ otlpEndpoint: d.otlpEndpoint }),
+    ...(d.otlpTracesEndpoint === undefined
+      ? {}
+      : { /** The full URL spans are sent to, used as given. */ otlpTracesEndpoint: d.otlpTracesEndpoint }),
     /** The OpenTelemetry variables the proxy's tracing reads itself, as given (the SDK reads the rest). */
     otlpSettings: Object.freeze({
       OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL,
@@ -245,7 +253,9 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
     ];
     for (const [name, whose] of required) {
       if (e[name] === undefined) {
-        problems.push(`${name}: expected ${whose} absolute http(s) URL, required with NODE_ENV=production (the sandbox never starts in production)`);
+        problems.push(
+          `${name}: expected ${whose} absolute http(s) URL, required with NODE_ENV=production (the sandbox never starts in production)`,
+        );
       }
     }
   }
@@ -259,19 +269,29 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
           .filter((o): o is string => o !== undefined);
   const redis = redisTopology(e, problems);
   const trustedProxies = e.TRUSTED_PROXIES === undefined ? undefined : checkTrustedProxies(e.TRUSTED_PROXIES, problems);
-  const otlpEndpoint = e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined ? undefined : checkUrl('OTEL_EXPORTER_OTLP_ENDPOINT', e.OTEL_EXPORTER_OTLP_ENDPOINT, problems);
+  const otlpEndpoint =
+    e.OTEL_EXPORTER_OTLP_ENDPOINT === undefined
+      ? undefined
+      : checkUrl('OTEL_EXPORTER_OTLP_ENDPOINT', e.OTEL_EXPORTER_OTLP_ENDPOINT, problems);
   const otlpTracesEndpoint =
-    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined ? undefined : checkUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, problems);
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined
+      ? undefined
+      : checkUrl('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, problems);
   if (e.WORKERS > 1 && e.REDIS_URL === undefined && e.REDIS_SENTINELS === undefined && e.REDIS_CLUSTER_NODES === undefined) {
     problems.push(
       `WORKERS: ${e.WORKERS} processes need REDIS_URL (or REDIS_SENTINELS, REDIS_CLUSTER_NODES), so that they share the money moves' records and the caches (docs/behaviour.md "Several instances"); set REDIS_URL or WORKERS=1`,
     );
   }
   if (e.METRICS_PORT !== undefined && !invalid.has('PORT') && e.PORT !== 0 && e.METRICS_PORT === e.PORT) {
-    problems.push(`METRICS_PORT: expected a port other than PORT (${e.PORT}): metrics are never served on the public port, got ${quoted(String(e.METRICS_PORT))}`);
+    problems.push(
+      `METRICS_PORT: expected a port other than PORT (${e.PORT}): metrics are never served on the public port, got ${quoted(String(e.METRICS_PORT))}`,
+    );
   }
   if (e.HEALTH_PORT !== undefined && e.HEALTH_PORT !== 0) {
-    for (const [name, other] of [['PORT', e.PORT], ['METRICS_PORT', e.METRICS_PORT]] as const) {
+    for (const [name, other] of [
+      ['PORT', e.PORT],
+      ['METRICS_PORT', e.METRICS_PORT],
+    ] as const) {
       if (!invalid.has(name) && other === e.HEALTH_PORT) {
         problems.push(`HEALTH_PORT: expected a port other than ${name} (${other}), got ${quoted(String(e.HEALTH_PORT))}`);
       }
@@ -282,7 +302,17 @@ export function loadConfig(env: Record<string, string | undefined> = {}): Config
   if (problems.length > 0) throw new ConfigError(problems);
 
   return Object.freeze(
-    buildConfig(e, { production, upstreams, allowedOrigins, redis, trustedProxies, otlpEndpoint, otlpTracesEndpoint, sessionCookieName, tokenKeys }),
+    buildConfig(e, {
+      production,
+      upstreams,
+      allowedOrigins,
+      redis,
+      trustedProxies,
+      otlpEndpoint,
+      otlpTracesEndpoint,
+      sessionCookieName,
+      tokenKeys,
+    }),
   );
 }
 

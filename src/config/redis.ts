@@ -96,7 +96,9 @@ function checkReplicasAck(value: string | number | undefined, problems: string[]
   if (value === 'auto') return 'auto';
   const number = typeof value === 'number' ? value : PLAIN_INTEGER.test(value) ? Number(value) : Number.NaN;
   if (Number.isSafeInteger(number) && number >= 0 && number <= MAX_REPLICAS_ACK) return number;
-  problems.push(`REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer from 0 to ${MAX_REPLICAS_ACK}, got ${quoted(String(value))}`);
+  problems.push(
+    `REDIS_MIN_REPLICAS_ACK: expected auto or a plain decimal integer from 0 to ${MAX_REPLICAS_ACK}, got ${quoted(String(value))}`,
+  );
   return undefined;
 }
 
@@ -114,7 +116,9 @@ function checkAddresses(name: string, value: string, defaultPort: number, exampl
     const plain = url !== undefined && url.host.toLowerCase() === item.toLowerCase() && url.username === '' && url.password === '';
     if (item === '' || url === undefined || !plain || url.hostname === '') {
       // An address with credentials is never echoed: they go in REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD.
-      const got = item.includes('@') ? 'an address with credentials (REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD hold them)' : `"${item.slice(0, 80)}"`;
+      const got = item.includes('@')
+        ? 'an address with credentials (REDIS_PASSWORD and REDIS_SENTINEL_PASSWORD hold them)'
+        : `"${item.slice(0, 80)}"`;
       problems.push(`${name}: expected comma-separated host:port addresses, such as ${example}, got ${got}`);
       return undefined;
     }
@@ -141,14 +145,18 @@ export function redisTopology(env: RedisVariables, problems: string[]): RedisTop
     problems.push('REDIS_SENTINEL_NAME: needs REDIS_SENTINELS (the sentinels that know the primary by this name)');
   }
   if (mode === 'REDIS_SENTINELS' && (env.REDIS_SENTINEL_NAME === undefined || env.REDIS_SENTINEL_NAME.trim() === '')) {
-    problems.push("REDIS_SENTINELS, REDIS_SENTINEL_NAME: expected REDIS_SENTINEL_NAME too, the primary's name as the sentinels monitor it (such as mymaster)");
+    problems.push(
+      "REDIS_SENTINELS, REDIS_SENTINEL_NAME: expected REDIS_SENTINEL_NAME too, the primary's name as the sentinels monitor it (such as mymaster)",
+    );
   }
   if (env.REDIS_SENTINEL_PASSWORD !== undefined && mode !== 'REDIS_SENTINELS') {
     problems.push('REDIS_SENTINEL_PASSWORD: needs REDIS_SENTINELS');
   }
   for (const name of ['REDIS_PASSWORD', 'REDIS_TLS'] as const) {
     if (env[name] !== undefined && mode !== 'REDIS_SENTINELS' && mode !== 'REDIS_CLUSTER_NODES') {
-      problems.push(`${name}: needs REDIS_SENTINELS or REDIS_CLUSTER_NODES (with REDIS_URL, the URL holds the password and rediss:// turns TLS on)`);
+      problems.push(
+        `${name}: needs REDIS_SENTINELS or REDIS_CLUSTER_NODES (with REDIS_URL, the URL holds the password and rediss:// turns TLS on)`,
+      );
     }
   }
   if (env.REDIS_TLS !== undefined && env.REDIS_TLS !== 'true' && env.REDIS_TLS !== 'false') {
@@ -158,7 +166,9 @@ export function redisTopology(env: RedisVariables, problems: string[]): RedisTop
   const password = env.REDIS_PASSWORD === '' ? undefined : env.REDIS_PASSWORD;
   const replicasAck = checkReplicasAck(env.REDIS_MIN_REPLICAS_ACK, problems);
   if (replicasAck !== undefined && mode === undefined) {
-    problems.push('REDIS_MIN_REPLICAS_ACK: needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES (without Redis, money moves are recorded in process memory)');
+    problems.push(
+      'REDIS_MIN_REPLICAS_ACK: needs REDIS_URL, REDIS_SENTINELS or REDIS_CLUSTER_NODES (without Redis, money moves are recorded in process memory)',
+    );
   }
   switch (mode) {
     case undefined:
@@ -170,17 +180,41 @@ export function redisTopology(env: RedisVariables, problems: string[]): RedisTop
           'REDIS_MIN_REPLICAS_ACK: auto needs REDIS_SENTINELS or REDIS_CLUSTER_NODES (with REDIS_URL no replica is known to be promotable: give the number of replicas that must acknowledge)',
         );
       }
-      return url === undefined || problems.length > before ? undefined : { mode: 'standalone', url, minReplicasAck: (replicasAck as number | undefined) ?? 0 };
+      return url === undefined || problems.length > before
+        ? undefined
+        : { mode: 'standalone', url, minReplicasAck: (replicasAck as number | undefined) ?? 0 };
     }
     case 'REDIS_SENTINELS': {
-      const sentinels = checkAddresses('REDIS_SENTINELS', env.REDIS_SENTINELS as string, SENTINEL_DEFAULT_PORT, 'redis-sentinel-0.redis:26379,redis-sentinel-1.redis:26379', problems);
+      const sentinels = checkAddresses(
+        'REDIS_SENTINELS',
+        env.REDIS_SENTINELS as string,
+        SENTINEL_DEFAULT_PORT,
+        'redis-sentinel-0.redis:26379,redis-sentinel-1.redis:26379',
+        problems,
+      );
       if (sentinels === undefined || problems.length > before) return undefined;
       const sentinelPassword = env.REDIS_SENTINEL_PASSWORD === '' ? undefined : env.REDIS_SENTINEL_PASSWORD;
-      return { mode: 'sentinel', sentinels, name: (env.REDIS_SENTINEL_NAME as string).trim(), password, sentinelPassword, tls, minReplicasAck: replicasAck ?? 'auto' };
+      return {
+        mode: 'sentinel',
+        sentinels,
+        name: (env.REDIS_SENTINEL_NAME as string).trim(),
+        password,
+        sentinelPassword,
+        tls,
+        minReplicasAck: replicasAck ?? 'auto',
+      };
     }
     case 'REDIS_CLUSTER_NODES': {
-      const nodes = checkAddresses('REDIS_CLUSTER_NODES', env.REDIS_CLUSTER_NODES as string, REDIS_DEFAULT_PORT, 'redis-0.redis:6379,redis-1.redis:6379', problems);
-      return nodes === undefined || problems.length > before ? undefined : { mode: 'cluster', nodes, password, tls, minReplicasAck: replicasAck ?? 'auto' };
+      const nodes = checkAddresses(
+        'REDIS_CLUSTER_NODES',
+        env.REDIS_CLUSTER_NODES as string,
+        REDIS_DEFAULT_PORT,
+        'redis-0.redis:6379,redis-1.redis:6379',
+        problems,
+      );
+      return nodes === undefined || problems.length > before
+        ? undefined
+        : { mode: 'cluster', nodes, password, tls, minReplicasAck: replicasAck ?? 'auto' };
     }
   }
 }

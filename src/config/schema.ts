@@ -99,7 +99,9 @@ export const EnvSchema = Type.Object({
   STREAMS_PER_SESSION: Type.Integer({ minimum: 1, maximum: 1_000, default: 8 }),
   STREAMS_PER_ADDRESS: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 64 }),
   STREAMS_MAX: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 10_000 }),
-  TRUSTED_PROXIES: Type.Optional(Type.String({ description: 'comma-separated IP addresses or CIDR ranges, such as 10.0.0.0/8,192.168.1.7' })),
+  TRUSTED_PROXIES: Type.Optional(
+    Type.String({ description: 'comma-separated IP addresses or CIDR ranges, such as 10.0.0.0/8,192.168.1.7' }),
+  ),
   RATE_LIMIT_PREAUTH_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 20 }),
   RATE_LIMIT_LOGIN_FAILURES: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 5 }),
   RATE_LIMIT_LOGIN_FAILURES_PER_LOGIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 50 }),
@@ -114,7 +116,12 @@ export const EnvSchema = Type.Object({
   LOAD_SHED_MAX_IN_FLIGHT: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 2_000 }),
   RATE_LIMIT_API_PER_ADDRESS_PER_MIN: Type.Integer({ minimum: 0, maximum: 1_000_000, default: 6_000 }),
   JWT_JWKS_URL: Type.Optional(Type.String({ description: "an absolute http(s) URL of the BFF's JSON Web Key Set" })),
-  JWT_PUBLIC_KEY: Type.Optional(Type.String({ minLength: 1, description: "the BFF's token-signing public key in PEM, never its private key (literal \\n accepted as line breaks)" })),
+  JWT_PUBLIC_KEY: Type.Optional(
+    Type.String({
+      minLength: 1,
+      description: "the BFF's token-signing public key in PEM, never its private key (literal \\n accepted as line breaks)",
+    }),
+  ),
   JWT_SECRET: Type.Optional(Type.String({ description: 'at least 32 bytes: the HMAC secret of an HS256/384/512 BFF', secret: true })),
 });
 
@@ -140,7 +147,8 @@ export const PLAIN_INTEGER = /^(0|[1-9][0-9]*)$/;
 const PLAIN_DECIMAL = /^(0|[1-9][0-9]*)(\.[0-9]{1,9})?$/;
 
 /** A host name: dot-separated labels of letters, digits, `-` and `_`, at most 253 characters. */
-const HOST_NAME = /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
+const HOST_NAME =
+  /^(?=.{1,253}$)[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?(?:\.[A-Za-z0-9_](?:[A-Za-z0-9_-]{0,61}[A-Za-z0-9_])?)*\.?$/;
 
 /**
  * Whether `value` can name a listen address: an IPv4 or IPv6 literal, or a host name whose last label
@@ -193,4 +201,3 @@ export function readVariable(name: string, schema: TSchema, text: string): { val
   if (name === 'HOST' && !isListenHost(text)) return refused;
   return { value: text };
 }
-

@@ -125,9 +125,7 @@ export const UpdateLimitsBody = Type.Object(
     spa_deposit_limit: LimitCents,
     spa_withdrawal_limit: LimitCents,
     spa_time_limit: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 1440 }), Type.Null()])),
-    spa_period_limit: Type.Optional(
-      Type.Union([Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('monthly'), Type.Null()]),
-    ),
+    spa_period_limit: Type.Optional(Type.Union([Type.Literal('daily'), Type.Literal('weekly'), Type.Literal('monthly'), Type.Null()])),
     spa_note: Type.Optional(Type.Union([Type.String({ maxLength: 500 }), Type.Null()])),
   },
   { additionalProperties: false, minProperties: 1 },

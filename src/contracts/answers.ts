@@ -15,7 +15,11 @@
  */
 import { type Static, type TSchema, Type } from '@sinclair/typebox';
 import { METHOD_CLASSES, PixKeyUpdate } from './payments.js';
-import type { AuthUser as AuthUserShape, AuthUserInfo as AuthUserInfoShape, ValidateDocumentResponse as ValidateDocumentShape } from './shapes.js';
+import type {
+  AuthUser as AuthUserShape,
+  AuthUserInfo as AuthUserInfoShape,
+  ValidateDocumentResponse as ValidateDocumentShape,
+} from './shapes.js';
 
 /** A record whose fields the specification does not show (spec 2.5, 2.8, 4.12): any JSON object. */
 export function openRecord(description: string): TSchema {
@@ -102,19 +106,30 @@ export const AuthUserInfo = Type.Object(
 export const LoginAnswer = Type.Union(
   [
     Type.Object(
-      { expires_in: Type.Number({ description: 'lifetime of the session, in seconds' }), token_type: Type.String(), user: AuthUser, userInfo: AuthUserInfo },
+      {
+        expires_in: Type.Number({ description: 'lifetime of the session, in seconds' }),
+        token_type: Type.String(),
+        user: AuthUser,
+        userInfo: AuthUserInfo,
+      },
       { additionalProperties: true, description: 'a session: the cookie is set' },
     ),
     Type.Object(
       { type: Type.Union([Type.Literal('two_factor_code'), Type.Literal('cancelled_account')]) },
-      { additionalProperties: true, description: 'no session: `two_factor_code` asks for the second factor, `cancelled_account` reports a cancelled account' },
+      {
+        additionalProperties: true,
+        description: 'no session: `two_factor_code` asks for the second factor, `cancelled_account` reports a cancelled account',
+      },
     ),
   ],
   { description: 'spec 2.2 LoginResponse without access_token' },
 );
 
 /** spec 2.3 Profile response. */
-export const ProfileAnswer = Type.Object({ user: AuthUser, userInfo: AuthUserInfo }, { additionalProperties: true, description: 'spec 2.3 Profile response' });
+export const ProfileAnswer = Type.Object(
+  { user: AuthUser, userInfo: AuthUserInfo },
+  { additionalProperties: true, description: 'spec 2.3 Profile response' },
+);
 
 /** spec 2.3 ValidateDocumentResponse (all optional). */
 export const ValidateDocumentAnswer = Type.Object(
@@ -200,7 +215,12 @@ export const RealWallet = Type.Object(
 export const WalletRefreshAnswer = Type.Object(
   {
     wallet: WalletRecord,
-    rollover: Type.Union([openRecord('the rollover record: money fields (`bonus_balance`, `required`, `wagered`, `remaining`…) in integer cents, as the BFF sends them'), Type.Null()]),
+    rollover: Type.Union([
+      openRecord(
+        'the rollover record: money fields (`bonus_balance`, `required`, `wagered`, `remaining`…) in integer cents, as the BFF sends them',
+      ),
+      Type.Null(),
+    ]),
     rolloverAccomplished: Type.Union([openRecord('the accomplished rollover record'), Type.Null()]),
     missing: Type.Array(Type.Union([Type.Literal('rollover'), Type.Literal('rolloverAccomplished')]), {
       description: 'the rollover parts the BFF could not give',
@@ -251,7 +271,10 @@ export const DepositAnswer = Type.Object(
 /** The withdrawal result (spec 4.5): not shown by the specification; money in integer cents. */
 export const WithdrawAnswer = Type.Object(
   { amount: Type.Optional(Type.Integer({ description: CENTS('the amount withdrawn') })) },
-  { additionalProperties: true, description: 'the withdrawal result as the BFF answers it (fields not shown by the specification); every money field in integer cents' },
+  {
+    additionalProperties: true,
+    description: 'the withdrawal result as the BFF answers it (fields not shown by the specification); every money field in integer cents',
+  },
 );
 
 /** A wallet transfer's result (`/api/wallet/action`, spec 4.4): not shown by the specification; money in integer cents. */
@@ -259,7 +282,8 @@ export const WalletActionAnswer = Type.Object(
   { amount: Type.Optional(Type.Integer({ description: CENTS('the amount transferred') })) },
   {
     additionalProperties: true,
-    description: 'the bonus or cashback transfer result as the BFF answers it (fields not shown by the specification); every money field in integer cents',
+    description:
+      'the bonus or cashback transfer result as the BFF answers it (fields not shown by the specification); every money field in integer cents',
   },
 );
 
@@ -275,11 +299,16 @@ export const CashbackAnswer = Type.Object(
     max_amount: Type.Optional(Type.Integer({ description: 'the largest cashback paid (verify): integer cents, as the function sends it' })),
     amount: Type.Optional(Type.Integer({ description: 'the cashback sent (send-cashback): integer cents, as the function sends it' })),
   },
-  { additionalProperties: true, description: "the cashback function's answer (fields not shown by the specification); every money field in integer cents" },
+  {
+    additionalProperties: true,
+    description: "the cashback function's answer (fields not shown by the specification); every money field in integer cents",
+  },
 );
 
 /** A page of the game catalogue as the BFF answers it (spec 4.6; game fields not shown by the specification). */
-export const CataloguePage = openRecord('a catalogue page as the BFF answers it (game records: fields not shown by the specification); served from the proxy cache when fresh');
+export const CataloguePage = openRecord(
+  'a catalogue page as the BFF answers it (game records: fields not shown by the specification); served from the proxy cache when fresh',
+);
 
 /** Games looked up by slug (`/api/games/by-slugs`): found records and missing slugs. */
 export const SlugLookupAnswer = Type.Object(
@@ -296,9 +325,13 @@ export const SlugLookupAnswer = Type.Object(
  */
 export const StatsBatchAnswer = Type.Object(
   {
-    data: Type.Record(Type.String(), openRecord("a game's statistics as the BFF answered `statistics-dl` (fields not shown by the specification)"), {
-      description: 'the cached statistics, by slug',
-    }),
+    data: Type.Record(
+      Type.String(),
+      openRecord("a game's statistics as the BFF answered `statistics-dl` (fields not shown by the specification)"),
+      {
+        description: 'the cached statistics, by slug',
+      },
+    ),
     missing: Type.Array(Type.String(), { description: 'the slugs with no cached statistics' }),
   },
   { additionalProperties: false },
@@ -350,7 +383,10 @@ export const AlbumBootstrapAnswer = Type.Object(
 );
 
 /** `GET /api/version` (spec 9.3). */
-export const VersionAnswer = Type.Object({ buildId: Type.String({ description: 'BUILD_ID, default the package version' }) }, { additionalProperties: false });
+export const VersionAnswer = Type.Object(
+  { buildId: Type.String({ description: 'BUILD_ID, default the package version' }) },
+  { additionalProperties: false },
+);
 
 /** `POST /api/cache/purge`: entries emptied per proxy cache, and the worker cache purged. */
 export const PurgeAnswer = Type.Object(
@@ -378,7 +414,7 @@ export const PurgeBody = Type.Object(
   {
     additionalProperties: true,
     description:
-      'Forwarded to `CACHE_PURGE_URL` as given (for example `keys`, `prefixes`, `hosts`, `purge_everything`); `paths` and `tags` are checked. The proxy\'s own caches are emptied whatever the body holds.',
+      "Forwarded to `CACHE_PURGE_URL` as given (for example `keys`, `prefixes`, `hosts`, `purge_everything`); `paths` and `tags` are checked. The proxy's own caches are emptied whatever the body holds.",
   },
 );
 
@@ -390,7 +426,12 @@ export const PURGE_BODY_LIMIT = 64 * 1024;
 
 /** Body of the multipart upload, for its documentation: one file part. */
 const DocumentUpload = Type.Object(
-  { file: Type.String({ contentMediaType: 'application/octet-stream', description: 'the document (JPEG, PNG, WebP, HEIC or PDF, at most 10 MiB)' }) },
+  {
+    file: Type.String({
+      contentMediaType: 'application/octet-stream',
+      description: 'the document (JPEG, PNG, WebP, HEIC or PDF, at most 10 MiB)',
+    }),
+  },
   { required: ['file'] },
 );
 
@@ -463,7 +504,8 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   'POST /api/payments/deposit': { schema: DepositAnswer, created: true },
   'GET /api/payments/deposit-status': {
     schema: DepositAnswer,
-    description: 'the deposit status as the BFF answers it: real-wallet `balance` in currency units (spec 2.7 rule 2), every other amount in integer cents',
+    description:
+      'the deposit status as the BFF answers it: real-wallet `balance` in currency units (spec 2.7 rule 2), every other amount in integer cents',
   },
   'POST /api/payments/withdraw': { schema: WithdrawAnswer, created: true },
   'POST /api/payments/pix-key': { requestBody: { mediaType: 'application/json', schema: PixKeyUpdate } },
@@ -485,10 +527,12 @@ export const ROUTE_ANSWERS: Readonly<Record<string, SuccessDoc>> = {
   'POST /api/cache/purge': { schema: PurgeAnswer, requestBody: { mediaType: 'application/json', schema: PurgeBody, optional: true } },
   'GET /api/core-sportbook/*': {
     description:
-      "The upstream's 2xx as it sent it (any type but the ones that run script). With `Accept: text/event-stream` (or when the upstream answers one), a live stream: whole events as they come, `Cache-Control: no-store`, `X-Accel-Buffering: no`, ended between events (`retry:` hint; `event: session-ended` when the session ends); with `Upgrade: websocket`, a relayed WebSocket (docs/behaviour.md \"Live streams\"). Too many open streams: 429 `rate_limited` or 503 `overloaded` with `Retry-After`.",
+      'The upstream\'s 2xx as it sent it (any type but the ones that run script). With `Accept: text/event-stream` (or when the upstream answers one), a live stream: whole events as they come, `Cache-Control: no-store`, `X-Accel-Buffering: no`, ended between events (`retry:` hint; `event: session-ended` when the session ends); with `Upgrade: websocket`, a relayed WebSocket (docs/behaviour.md "Live streams"). Too many open streams: 429 `rate_limited` or 503 `overloaded` with `Retry-After`.',
     content: {
       'application/json': Type.Object({}, { additionalProperties: true, description: "the upstream's JSON answer" }),
-      'text/event-stream': text('Server-Sent Events: `id:`, `event:`, `data:` lines, each event ended by a blank line; the last is a `retry:` hint or `event: session-ended` with `data: {"reason": "expired" | "logout" | "refused"}`'),
+      'text/event-stream': text(
+        'Server-Sent Events: `id:`, `event:`, `data:` lines, each event ended by a blank line; the last is a `retry:` hint or `event: session-ended` with `data: {"reason": "expired" | "logout" | "refused"}`',
+      ),
     },
   },
   'GET /healthz': { schema: OkAnswer },

@@ -215,7 +215,9 @@ export const RecoveryPayload = Type.Unsafe<RecoveryPayload>({
   type: 'object',
   description:
     'One step of the password recovery, chosen by `step`; without `step`, the first step (`options`), whose body is the ForgotPasswordPayload `{ login, captcha_token? }` (spec 2.3). Each step takes only its own fields: ' +
-    STEP_NAMES.map((s) => `\`${s}\`: ${[...RECOVERY_STEPS[s].required, ...RECOVERY_STEPS[s].optional.map((f) => `${f}?`)].join(', ')}`).join('; ') +
+    STEP_NAMES.map(
+      (s) => `\`${s}\`: ${[...RECOVERY_STEPS[s].required, ...RECOVERY_STEPS[s].optional.map((f) => `${f}?`)].join(', ')}`,
+    ).join('; ') +
     '.',
   properties: {
     step: { type: 'string', enum: STEP_NAMES, description: 'the step; absent: `options`' },
@@ -249,17 +251,17 @@ export type SocialLoginPayload = Static<typeof SocialLoginPayload>;
  */
 export const ForcedLogoutBeacon = Type.Object(
   {
-  ref: Type.String({ pattern: '^EP[0-9]{4}-EM[0-9]{4}$' }),
-  endpointCode: Type.String({ pattern: '^EP[0-9]{4}$' }),
-  errorCode: Type.String({ pattern: '^EM[0-9]{4}$' }),
-  status: Type.Integer({ minimum: 0, maximum: 999 }),
-  reason: Type.String({ maxLength: 512 }),
-  url: Type.String({ maxLength: 2048 }),
-  initiator: Type.String({ maxLength: 128 }),
-  pathname: Type.String({ maxLength: 2048 }),
-  timestamp: Type.Integer({ minimum: 0 }),
-  hadCookie: Type.Boolean(),
-  userAgentShort: Type.String({ maxLength: 256 }),
+    ref: Type.String({ pattern: '^EP[0-9]{4}-EM[0-9]{4}$' }),
+    endpointCode: Type.String({ pattern: '^EP[0-9]{4}$' }),
+    errorCode: Type.String({ pattern: '^EM[0-9]{4}$' }),
+    status: Type.Integer({ minimum: 0, maximum: 999 }),
+    reason: Type.String({ maxLength: 512 }),
+    url: Type.String({ maxLength: 2048 }),
+    initiator: Type.String({ maxLength: 128 }),
+    pathname: Type.String({ maxLength: 2048 }),
+    timestamp: Type.Integer({ minimum: 0 }),
+    hadCookie: Type.Boolean(),
+    userAgentShort: Type.String({ maxLength: 256 }),
   },
   { additionalProperties: false },
 );

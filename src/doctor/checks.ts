@@ -52,7 +52,6 @@ export interface Judgement {
 /** The codings the proxy decodes (docs/behaviour.md "Upstream answers"); zstd only where the runtime decodes it. */
 export const DECODABLE_CODINGS: readonly string[] = ['gzip', 'x-gzip', 'deflate', 'br', ...('zstdDecompressSync' in zlib ? ['zstd'] : [])];
 
-
 const fail = (text: string): Finding => ({ level: 'fail', text });
 const warn = (text: string): Finding => ({ level: 'warn', text });
 const note = (text: string): Finding => ({ level: 'note', text });
@@ -93,12 +92,15 @@ export function decodeBody(body: Buffer, contentEncoding: string | undefined, li
     if (!DECODABLE_CODINGS.includes(coding)) {
       return { findings: [fail(`Content-Encoding ${coding}: a coding the proxy cannot decode (502 upstream_bad_response)`)] };
     }
-    findings.push(warn(`Content-Encoding ${coding} although the call asked for Accept-Encoding: identity; the proxy decodes it, at a cost`));
+    findings.push(
+      warn(`Content-Encoding ${coding} although the call asked for Accept-Encoding: identity; the proxy decodes it, at a cost`),
+    );
     try {
       const options = { maxOutputLength: limit };
       if (coding === 'br') out = zlib.brotliDecompressSync(out, options);
       else if (coding === 'deflate') out = zlib.inflateSync(out, options);
-      else if (coding === 'zstd') out = (zlib as unknown as { zstdDecompressSync(b: Buffer, o: object): Buffer }).zstdDecompressSync(out, options);
+      else if (coding === 'zstd')
+        out = (zlib as unknown as { zstdDecompressSync(b: Buffer, o: object): Buffer }).zstdDecompressSync(out, options);
       else out = zlib.gunzipSync(out, options);
     } catch (error) {
       const code = (error as { code?: string }).code;
@@ -124,7 +126,11 @@ export function shapeFindings(schema: TSchema, value: unknown): Finding[] {
   if (findings.length === MAX_SHAPE_FINDINGS) findings.push(fail('… (more shape errors not listed)'));
   const extras = all.filter((f) => f.kind === 'extra').map((f) => f.path);
   if (extras.length > 0) {
-    findings.push(note(`fields the specification does not name (kept as they are): ${extras.join(', ')}${extras.length === MAX_EXTRA_FINDINGS ? ', …' : ''}`));
+    findings.push(
+      note(
+        `fields the specification does not name (kept as they are): ${extras.join(', ')}${extras.length === MAX_EXTRA_FINDINGS ? ', …' : ''}`,
+      ),
+    );
   }
   return findings;
 }
@@ -160,7 +166,11 @@ function isHtml(contentType: string | undefined, text: string): boolean {
 export function tokenFindings(token: unknown): Finding[] {
   if (typeof token !== 'string' || token === '') return [fail('access_token: missing, so no session (502 upstream_bad_response)')];
   if (!isWellFormedJwt(token)) {
-    return [fail(`access_token is not a well-formed JWT (an opaque token of ${token.length} characters?): the proxy answers 502 upstream_bad_response and sets no cookie`)];
+    return [
+      fail(
+        `access_token is not a well-formed JWT (an opaque token of ${token.length} characters?): the proxy answers 502 upstream_bad_response and sets no cookie`,
+      ),
+    ];
   }
   return [];
 }
@@ -174,7 +184,13 @@ export function tokenFindings(token: unknown): Finding[] {
  * @param secrets - taken out of a quoted reason before it is cut to 80 characters (the password of a
  *   run, which a BFF may echo), as JWT-like values always are ({@link scrubText})
  */
-export function judgeAnswer(probe: Probe, answer: RawAnswer, limit: number, url: string, secrets: readonly (string | undefined)[] = []): Judgement {
+export function judgeAnswer(
+  probe: Probe,
+  answer: RawAnswer,
+  limit: number,
+  url: string,
+  secrets: readonly (string | undefined)[] = [],
+): Judgement {
   const findings: Finding[] = [];
   const { status } = answer;
   if (status >= 300 && status < 400) {
@@ -227,9 +243,16 @@ export function judgeAnswer(probe: Probe, answer: RawAnswer, limit: number, url:
   const { ref, errorCode, reason } = classifyError({ status, data: parsed ? json : undefined, rawBody: text, url, method: probe.method });
   const meaning = getError(errorCode)?.meaning ?? '';
   // An HTML error page is described, never quoted (its text is no reason, and may echo the request).
-  const said = !parsed && text.trim() !== '' && isHtml(contentType, text) ? `an HTML page (${body.length} bytes)` : reason === null ? 'no reason' : `reason "${scrubText(reason, secrets).slice(0, 80)}"`;
+  const said =
+    !parsed && text.trim() !== '' && isHtml(contentType, text)
+      ? `an HTML page (${body.length} bytes)`
+      : reason === null
+        ? 'no reason'
+        : `reason "${scrubText(reason, secrets).slice(0, 80)}"`;
   if (status === 401 && errorCode === SESSION_FALLBACK_ERROR_CODE) {
-    findings.push(fail(`401 with ${said}, which no 401 row of the EM table maps (${ref}): the front end can only show a generic session error`));
+    findings.push(
+      fail(`401 with ${said}, which no 401 row of the EM table maps (${ref}): the front end can only show a generic session error`),
+    );
   } else if (status === 401 || status === 403) {
     findings.push((probe.alsoAccept?.includes(status) ? note : fail)(`${status} with ${said} (${ref}: ${meaning})`));
   } else if (status === 404 && !probe.required) {

@@ -53,7 +53,11 @@ export function tallyContractMetrics(exposition: string): ContractTally[] {
   const tally = (endpoint: string): ContractTally => {
     let t = byEndpoint.get(endpoint);
     if (t === undefined) {
-      t = { endpoint, checks: 0, findings: Object.fromEntries(CONTRACT_FINDING_KIND_NAMES.map((k) => [k, 0])) as Record<ContractFindingKind, number> };
+      t = {
+        endpoint,
+        checks: 0,
+        findings: Object.fromEntries(CONTRACT_FINDING_KIND_NAMES.map((k) => [k, 0])) as Record<ContractFindingKind, number>,
+      };
       byEndpoint.set(endpoint, t);
     }
     return t;
@@ -67,7 +71,8 @@ export function tallyContractMetrics(exposition: string): ContractTally[] {
     const endpoint = labels.endpoint;
     if (endpoint === undefined) continue;
     if (match[1] === CHECKS) tally(endpoint).checks += value;
-    else if ((CONTRACT_FINDING_KIND_NAMES as readonly string[]).includes(labels.kind ?? '')) tally(endpoint).findings[labels.kind as ContractFindingKind] += value;
+    else if ((CONTRACT_FINDING_KIND_NAMES as readonly string[]).includes(labels.kind ?? ''))
+      tally(endpoint).findings[labels.kind as ContractFindingKind] += value;
   }
   return [...byEndpoint.values()].sort((a, b) => a.endpoint.localeCompare(b.endpoint));
 }
@@ -83,12 +88,18 @@ function failing(t: ContractTally): boolean {
  * line. Pure.
  */
 export function formatContractReport(url: string, tallies: readonly ContractTally[]): string {
-  const lines = [`upstream contract checks seen at ${url}`, '', `${'EP'.padEnd(7)} ${'method'.padEnd(6)} ${'path'.padEnd(44)} ${'checked'.padStart(9)}  verdict`];
+  const lines = [
+    `upstream contract checks seen at ${url}`,
+    '',
+    `${'EP'.padEnd(7)} ${'method'.padEnd(6)} ${'path'.padEnd(44)} ${'checked'.padStart(9)}  verdict`,
+  ];
   for (const t of tallies) {
     const probe = PROBES.find((p) => p.code === t.endpoint);
     const note = CONTRACT_FINDING_KIND_NAMES.some((k) => t.findings[k] > 0);
     const verdict = failing(t) ? 'FAIL' : note ? 'note' : 'pass';
-    lines.push(`${t.endpoint.padEnd(7)} ${(probe?.method ?? '-').padEnd(6)} ${(probe?.path ?? '-').padEnd(44)} ${String(t.checks).padStart(9)}  ${verdict}`);
+    lines.push(
+      `${t.endpoint.padEnd(7)} ${(probe?.method ?? '-').padEnd(6)} ${(probe?.path ?? '-').padEnd(44)} ${String(t.checks).padStart(9)}  ${verdict}`,
+    );
     for (const kind of CONTRACT_FINDING_KIND_NAMES) {
       const n = t.findings[kind];
       if (n === 0) continue;
@@ -98,7 +109,10 @@ export function formatContractReport(url: string, tallies: readonly ContractTall
   }
   if (tallies.length === 0) lines.push('(no answer checked: UPSTREAM_CONTRACT_SAMPLE=0, no METRICS_PORT, or no BFF traffic yet)');
   const failed = tallies.filter(failing).length;
-  lines.push('', `${tallies.length} endpoints checked, ${failed} with findings; the paths are in the log lines with event "upstream-contract"`);
+  lines.push(
+    '',
+    `${tallies.length} endpoints checked, ${failed} with findings; the paths are in the log lines with event "upstream-contract"`,
+  );
   return `${lines.join('\n')}\n`;
 }
 
@@ -122,7 +136,9 @@ export async function runFromMetrics(argv: readonly string[]): Promise<number> {
     const parsed = new URL(url);
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error('not http');
   } catch (error) {
-    process.stderr.write(`--from-metrics: expected an http:// or https:// URL of a metrics endpoint (and no other option): ${(error as Error).message}\nusage: npm run doctor -- --from-metrics <url>\n`);
+    process.stderr.write(
+      `--from-metrics: expected an http:// or https:// URL of a metrics endpoint (and no other option): ${(error as Error).message}\nusage: npm run doctor -- --from-metrics <url>\n`,
+    );
     return 2;
   }
   let text: string;

@@ -55,7 +55,7 @@ const REFUSED_REPEAT = new Set([409, 422, 425]);
 
 const MEANINGS: Readonly<Record<IdempotencyVerdict, string>> = {
   honoured:
-    'the BFF honours Idempotency-Key: a repeat of a submission is one charge whatever the proxy\'s Redis does (a failover that forgets a marker costs a replay, not a second charge)',
+    "the BFF honours Idempotency-Key: a repeat of a submission is one charge whatever the proxy's Redis does (a failover that forgets a marker costs a replay, not a second charge)",
   'not-honoured':
     'the BFF charged the same Idempotency-Key twice: exactly once rests on the proxy\'s Redis alone (docs/operations.md "Redis topologies": every promotable replica acknowledging); ask the BFF team to keep the key and replay its answer',
   inconclusive: 'the two answers do not tell; look at the staging account for one or two deposits of 1000 cents',
@@ -84,9 +84,13 @@ const is2xx = (status: number | null): boolean => status !== null && status >= 2
 /** The verdict of two answers to one deposit sent twice with one key (the module's table). */
 export function judgeIdempotency(first: DepositAnswer, second: DepositAnswer): { verdict: IdempotencyVerdict; why: string } {
   if (!is2xx(first.status)) {
-    return { verdict: 'inconclusive', why: `the first deposit was not taken (${first.status ?? first.error ?? 'no answer'}): nothing was charged to compare; use an account that may deposit 1000 cents` };
+    return {
+      verdict: 'inconclusive',
+      why: `the first deposit was not taken (${first.status ?? first.error ?? 'no answer'}): nothing was charged to compare; use an account that may deposit 1000 cents`,
+    };
   }
-  if (second.status !== null && REFUSED_REPEAT.has(second.status)) return { verdict: 'honoured', why: `the repeat was refused (${second.status}): one charge` };
+  if (second.status !== null && REFUSED_REPEAT.has(second.status))
+    return { verdict: 'honoured', why: `the repeat was refused (${second.status}): one charge` };
   if (!is2xx(second.status)) return { verdict: 'inconclusive', why: `the repeat answered ${second.status ?? second.error ?? 'nothing'}` };
   if (second.body === first.body) return { verdict: 'honoured', why: 'the repeat answered the same body: a replay, one charge' };
   if (first.transactionId !== undefined && second.transactionId !== undefined) {

@@ -97,7 +97,8 @@ async function passwordFromStdin(): Promise<string> {
           if (terminal && char === '\u0003') return done(new Error('interrupted'));
           if (terminal && (char === '\u007f' || char === '\b')) text = text.slice(0, -1);
           else text += char;
-          if (Buffer.byteLength(text) > MAX_PASSWORD_BYTES) return done(new Error(`the password on standard input is over ${MAX_PASSWORD_BYTES} bytes`));
+          if (Buffer.byteLength(text) > MAX_PASSWORD_BYTES)
+            return done(new Error(`the password on standard input is over ${MAX_PASSWORD_BYTES} bytes`));
         }
       };
       const onEnd = () => done();
@@ -160,13 +161,18 @@ try {
 const HOW = `give it in the environment variable ${PASSWORD_VARIABLE}, or in another one named with --password-env <NAME>, or on standard input with --password -`;
 if (values.password !== undefined && values.password !== '-') {
   // The value itself is never repeated: it is the password.
-  usage(`--password: a password on the command line is refused (it shows in the process list, npm's command banner and npm's debug log); ${HOW}`);
+  usage(
+    `--password: a password on the command line is refused (it shows in the process list, npm's command banner and npm's debug log); ${HOW}`,
+  );
 }
 if (values.password === '-' && values['password-env'] !== undefined) usage('--password - and --password-env: give one of them');
 const explicit = values.password !== undefined || values['password-env'] !== undefined;
-if (explicit && values.login === undefined) usage(`--login is required with ${values.password === '-' ? '--password -' : '--password-env'}`);
+if (explicit && values.login === undefined)
+  usage(`--login is required with ${values.password === '-' ? '--password -' : '--password-env'}`);
 if (values['check-idempotency'] && values.login === undefined) {
-  usage('--check-idempotency needs --login (and its password) of a staging account: it makes real deposits (one or two of 1000 cents) on the BFF');
+  usage(
+    '--check-idempotency needs --login (and its password) of a staging account: it makes real deposits (one or two of 1000 cents) on the BFF',
+  );
 }
 if (values.login !== undefined) {
   if (values.password === '-') {
@@ -177,9 +183,11 @@ if (values.login !== undefined) {
     }
   } else {
     const name = values['password-env'] ?? PASSWORD_VARIABLE;
-    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) usage(`--password-env: expected the name of an environment variable, got "${name.slice(0, 40)}"`);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name))
+      usage(`--password-env: expected the name of an environment variable, got "${name.slice(0, 40)}"`);
     password = process.env[name];
-    if (password === undefined || password === '') usage(`--login needs the account's password: the environment variable ${name} is not set; ${HOW}`);
+    if (password === undefined || password === '')
+      usage(`--login needs the account's password: the environment variable ${name} is not set; ${HOW}`);
   }
 }
 

@@ -47,7 +47,9 @@ export function formatReport(report: DoctorReport, verbose = false): string {
     const ms = row.latencyMs === null ? '-' : String(row.latencyMs);
     const optional = row.required ? '' : ' (optional)';
     const verdict = row.verdict === 'skip' && NOT_CALLED[row.kind] !== undefined ? NOT_CALLED[row.kind] : VERDICT_TEXT[row.verdict];
-    lines.push(`${row.code.padEnd(7)} ${row.method.padEnd(6)} ${cut(row.path, PATH_WIDTH)} ${status.padStart(6)} ${ms.padStart(6)}  ${verdict}${optional}`);
+    lines.push(
+      `${row.code.padEnd(7)} ${row.method.padEnd(6)} ${cut(row.path, PATH_WIDTH)} ${status.padStart(6)} ${ms.padStart(6)}  ${verdict}${optional}`,
+    );
     const show = verbose || row.verdict === 'warn' || row.verdict === 'fail';
     for (const f of row.findings) {
       if (show || (row.verdict === 'skip' && row.required && (row.kind === 'read' || row.kind === 'session'))) {
@@ -59,14 +61,19 @@ export function formatReport(report: DoctorReport, verbose = false): string {
   for (const [code, why] of Object.entries(report.unprobed)) lines.push(`${code.padEnd(7)} not probed: ${why}`);
   const check = report.idempotency;
   if (check !== undefined) {
-    const answer = (a: typeof check.first) => `${a.status ?? a.error ?? 'no answer'}${a.transactionId === undefined ? '' : ` ${a.transactionId}`}`;
+    const answer = (a: typeof check.first) =>
+      `${a.status ?? a.error ?? 'no answer'}${a.transactionId === undefined ? '' : ` ${a.transactionId}`}`;
     lines.push('');
-    lines.push(`Idempotency-Key honoured by the BFF: ${check.verdict} (the deposit twice with ${check.key}: ${answer(check.first)}, then ${answer(check.second)})`);
+    lines.push(
+      `Idempotency-Key honoured by the BFF: ${check.verdict} (the deposit twice with ${check.key}: ${answer(check.first)}, then ${answer(check.second)})`,
+    );
     lines.push(`        ${check.meaning}`);
   }
   const s = report.summary;
   lines.push('');
-  lines.push(`${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skip} not probed, ${s.notCalled} not called (writes), in ${report.durationMs} ms`);
+  lines.push(
+    `${s.pass} pass, ${s.warn} warn, ${s.fail} fail, ${s.skip} not probed, ${s.notCalled} not called (writes), in ${report.durationMs} ms`,
+  );
   lines.push(`exit ${report.exitCode}: ${EXIT_MEANINGS[report.exitCode]}`);
   return `${lines.join('\n')}\n`;
 }

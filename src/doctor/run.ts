@@ -108,7 +108,15 @@ export class DoctorUsageError extends Error {}
 export class DoctorUnreachableError extends Error {}
 
 /** Connection failures that mean nothing listens at the BFF URL (undici's and the system's codes). */
-const UNREACHABLE_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL', 'UND_ERR_CONNECT_TIMEOUT']);
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EADDRNOTAVAIL',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
 
 const DEFAULTS = { probeTimeoutMs: 10_000, totalTimeoutMs: 120_000, maxBytes: 4 * 1024 * 1024, cookieName: 'access_token' };
 
@@ -227,13 +235,20 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const startedAt = new Date().toISOString();
   const deadline = started + totalTimeoutMs;
   // Redirects are never followed (undici's default); one connection: one call at a time.
-  const dispatcher = new Agent({ connections: 1, connect: { timeout: probeTimeoutMs }, headersTimeout: probeTimeoutMs, bodyTimeout: probeTimeoutMs });
+  const dispatcher = new Agent({
+    connections: 1,
+    connect: { timeout: probeTimeoutMs },
+    headersTimeout: probeTimeoutMs,
+    bodyTimeout: probeTimeoutMs,
+  });
   const results = new Map<Probe, DoctorRow>();
   const found: Discoveries = {};
   let token: string | undefined;
   let idempotency: IdempotencyCheck | undefined;
   if (options.checkIdempotency && (options.login === undefined || options.password === undefined)) {
-    throw new DoctorUsageError('--check-idempotency needs --login and its password: a staging account on which it makes real deposits (one or two of 1000 cents)');
+    throw new DoctorUsageError(
+      '--check-idempotency needs --login and its password: a staging account on which it makes real deposits (one or two of 1000 cents)',
+    );
   }
 
   try {
@@ -248,16 +263,33 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
      * Records the row of `probe`: its identity and target, and what came of it; its findings one per
      * field ({@link dedupeFindings}) and without the password or any JWT-like value ({@link scrubText}).
      */
-    const record = (probe: Probe, path: string, outcome: Pick<DoctorRow, 'status' | 'latencyMs' | 'verdict' | 'findings'> & { ref?: string }): void => {
+    const record = (
+      probe: Probe,
+      path: string,
+      outcome: Pick<DoctorRow, 'status' | 'latencyMs' | 'verdict' | 'findings'> & { ref?: string },
+    ): void => {
       const findings = dedupeFindings(outcome.findings).map((f) => ({ level: f.level, text: scrubText(f.text, [options.password]) }));
-      results.set(probe, { code: probe.code, method: probe.method, path, kind: probe.kind, required: probe.required, ...outcome, findings });
+      results.set(probe, {
+        code: probe.code,
+        method: probe.method,
+        path,
+        kind: probe.kind,
+        required: probe.required,
+        ...outcome,
+        findings,
+      });
     };
     /** Whether any call got an answer yet (a connection failure before that is an unreachable BFF). */
     let answered = false;
 
     const skip = (probe: Probe, why: string, level: 'skip' | 'fail' = 'skip'): void => {
       const { path, query } = target(probe, found);
-      record(probe, path + query, { status: null, latencyMs: null, verdict: level, findings: [{ level: level === 'fail' ? 'fail' : 'note', text: why }] });
+      record(probe, path + query, {
+        status: null,
+        latencyMs: null,
+        verdict: level,
+        findings: [{ level: level === 'fail' ? 'fail' : 'note', text: why }],
+      });
     };
 
     const probeOne = async (probe: Probe, extra?: (json: unknown) => Finding[]): Promise<unknown> => {
@@ -287,13 +319,20 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       } catch (error) {
         const e = error as { name?: string; code?: string; message?: string };
         if (!answered && UNREACHABLE_CODES.has(e.code ?? '')) {
-          throw new DoctorUnreachableError(`the BFF at ${base.origin} cannot be reached (${e.code}): nothing was probed; check --bff and that the BFF is running`);
+          throw new DoctorUnreachableError(
+            `the BFF at ${base.origin} cannot be reached (${e.code}): nothing was probed; check --bff and that the BFF is running`,
+          );
         }
         const timedOut = e.name === 'TimeoutError' || e.name === 'AbortError' || (e.code ?? '').includes('TIMEOUT');
         const text = timedOut
           ? `no answer within ${probeTimeoutMs} ms (the proxy answers 504 upstream_timeout)`
           : `no answer: ${e.code ?? e.message ?? 'connection failed'} (the proxy answers 502 upstream_unavailable)`;
-        record(probe, path + query, { status: null, latencyMs: Math.round(performance.now() - t0), verdict: 'fail', findings: [{ level: 'fail', text }] });
+        record(probe, path + query, {
+          status: null,
+          latencyMs: Math.round(performance.now() - t0),
+          verdict: 'fail',
+          findings: [{ level: 'fail', text }],
+        });
         return undefined;
       }
       answered = true;
@@ -301,7 +340,13 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       const judged = judgeAnswer(probe, answer, maxBytes, url, [options.password]);
       const findings = [...judged.findings];
       if (judged.json !== undefined && answer.status >= 200 && answer.status < 300 && extra) findings.push(...extra(judged.json));
-      record(probe, path + query, { status: answer.status, latencyMs, verdict: verdictOf(findings), findings, ...(judged.ref ? { ref: judged.ref } : {}) });
+      record(probe, path + query, {
+        status: answer.status,
+        latencyMs,
+        verdict: verdictOf(findings),
+        findings,
+        ...(judged.ref ? { ref: judged.ref } : {}),
+      });
       return answer.status >= 200 && answer.status < 300 ? judged.json : undefined;
     };
 
@@ -323,7 +368,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       await probeOne(byCode('EP0001'), (json) => {
         const answer = json as { access_token?: unknown; expires_in?: unknown; type?: unknown };
         if (typeof answer.type === 'string') {
-          return [{ level: 'fail', text: `login answered type "${answer.type}": no session; probe with an account without a second factor` }];
+          return [
+            { level: 'fail', text: `login answered type "${answer.type}": no session; probe with an account without a second factor` },
+          ];
         }
         const out = tokenFindings(answer.access_token);
         if (out.length === 0) token = answer.access_token as string;
@@ -333,11 +380,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
         return out;
       });
       if (token === undefined) {
-        for (const p of sessionRows) if (!results.has(p) && (p.kind === 'read' || p.kind === 'session')) skip(p, 'not probed: the login gave no session');
+        for (const p of sessionRows)
+          if (!results.has(p) && (p.kind === 'read' || p.kind === 'session')) skip(p, 'not probed: the login gave no session');
       } else {
         const profile = await probeOne(byCode('EP0003'), (json) => {
           const id = (json as { user?: { id?: unknown } }).user?.id;
-          return id === undefined || id === null ? [{ level: 'fail', text: "user.id: missing; the proxy needs it for the user's own upstream paths (/users/update/{id})" }] : [];
+          return id === undefined || id === null
+            ? [{ level: 'fail', text: "user.id: missing; the proxy needs it for the user's own upstream paths (/users/update/{id})" }]
+            : [];
         });
         const id = (profile as { user?: { id?: unknown } } | undefined)?.user?.id;
         if (typeof id === 'number' || typeof id === 'string') found.userId = String(id);
@@ -365,7 +415,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
               const id = transactionIdOf(text);
               return { status: res.statusCode, body: text, ...(id === undefined ? {} : { transactionId: id }) };
             } catch (error) {
-              return { status: null, body: '', error: (error as { code?: string; name?: string }).code ?? (error as Error).name ?? 'connection failed' };
+              return {
+                status: null,
+                body: '',
+                error: (error as { code?: string; name?: string }).code ?? (error as Error).name ?? 'connection failed',
+              };
             }
           });
         }
@@ -380,7 +434,11 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     for (const p of PROBES) {
       if (results.has(p)) continue;
       if (p.kind === 'read' || p.kind === 'session') skip(p, 'not probed');
-      else if (!options.allowWrites) skip(p, `not called: ${p.kind === 'side-effect' ? 'it creates or hands out something' : p.kind === 'money' ? 'a money move' : 'a mutation'} (--allow-writes, sandbox only)`);
+      else if (!options.allowWrites)
+        skip(
+          p,
+          `not called: ${p.kind === 'side-effect' ? 'it creates or hands out something' : p.kind === 'money' ? 'a money move' : 'a mutation'} (--allow-writes, sandbox only)`,
+        );
       else skip(p, 'not called: no sample body for this mutation');
     }
 

@@ -47,10 +47,7 @@ function endpointSection(group: EndpointGroupKey): string[] {
 }
 
 function patterns(e: ErrorEntry): string {
-  const parts = [
-    ...(e.words ?? []).map((w) => code(w)),
-    ...(e.prefixes ?? []).map((p) => `starts with ${code(p)}`),
-  ];
+  const parts = [...(e.words ?? []).map((w) => code(w)), ...(e.prefixes ?? []).map((p) => `starts with ${code(p)}`)];
   return parts.length === 0 ? '(status only)' : parts.join(', ');
 }
 
@@ -95,7 +92,7 @@ export function renderErrorCodesMarkdown(): string {
     'published a code never changes value and is never removed (see `docs/adding-error-codes.md`).',
     '',
     'Every error answer of the proxy (status 400 or more, a 401 or 403 body passed through included)',
-    'carries its reference in the `X-Error-Ref` header, and the request\'s log line carries it as `ref`:',
+    "carries its reference in the `X-Error-Ref` header, and the request's log line carries it as `ref`:",
     'the same reference the browser SDK computes for that answer (its proxy route, method, status and',
     'body), so a reference a user reads out is found in the logs.',
     '',
@@ -139,7 +136,7 @@ export function renderErrorCodesMarkdown(): string {
     '  is not one of them, because it is the stock text of any 401.',
     '- "Message shown by the SDK": the browser SDK\'s `ProxyError.message` for a failure with this',
     '  code, in English; the SDK also has them in Brazilian Portuguese (its default) and Spanish',
-    '  (`packages/browser/src/browser/messages.ts`, chosen by the client\'s `locale`, see',
+    "  (`packages/browser/src/browser/messages.ts`, chosen by the client's `locale`, see",
     '  [browser-sdk.md](browser-sdk.md)). On a pre-authentication route (spec 5.5: `/api/auth/login`, `/api/auth/register`,',
     '  `/api/auth/recovery`, `/api/auth/social/{provider}`, `/api/auth/validate-document`) the user',
     '  has no session yet, so the SDK shows the "Message on a pre-authentication route" instead',

@@ -74,16 +74,28 @@ export const authGate = fp(
     const verifier =
       config.tokenKeys === undefined
         ? undefined
-        : new TokenVerifier(config.tokenKeys, {
-            unverified: (error) => {
-              if (due('unverified')) app.log.warn({ code: 'jwks_unavailable', cause: causeOf(error) }, 'token keys could not be fetched; tokens pass unverified');
+        : new TokenVerifier(
+            config.tokenKeys,
+            {
+              unverified: (error) => {
+                if (due('unverified'))
+                  app.log.warn(
+                    { code: 'jwks_unavailable', cause: causeOf(error) },
+                    'token keys could not be fetched; tokens pass unverified',
+                  );
+              },
+              jwksFailed: (error, keysHeld) => {
+                if (!due('jwksFailed')) return;
+                if (keysHeld)
+                  app.log.warn(
+                    { code: 'jwks_refetch_failed', cause: causeOf(error) },
+                    'the JWKS could not be fetched again; the last key set serves',
+                  );
+                else app.log.warn({ code: 'jwks_unavailable', cause: causeOf(error) }, 'the JWKS could not be fetched; no key set yet');
+              },
             },
-            jwksFailed: (error, keysHeld) => {
-              if (!due('jwksFailed')) return;
-              if (keysHeld) app.log.warn({ code: 'jwks_refetch_failed', cause: causeOf(error) }, 'the JWKS could not be fetched again; the last key set serves');
-              else app.log.warn({ code: 'jwks_unavailable', cause: causeOf(error) }, 'the JWKS could not be fetched; no key set yet');
-            },
-          }, now);
+            now,
+          );
     if (verifier) app.addHook('onClose', () => verifier.close());
     app.decorateRequest('sessionToken', undefined);
     app.decorateRequest('sessionTokenKey', undefined);

@@ -158,7 +158,13 @@ export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial
       // Such an answer skips the hooks (no onSend, no completion line): its reference and its line are made here.
       frameworkErrors: (_error, request, reply) => {
         step.onRefused?.('path');
-        const ref = errorRefOf({ status: 400, method: request.method, url: request.url, contentType: 'application/json', body: ROUTER_REFUSAL_TEXT });
+        const ref = errorRefOf({
+          status: 400,
+          method: request.method,
+          url: request.url,
+          contentType: 'application/json',
+          body: ROUTER_REFUSAL_TEXT,
+        });
         (reply as FastifyReply)
           .header('x-request-id', request.id)
           .header('x-content-type-options', 'nosniff')
@@ -167,7 +173,10 @@ export function createClientErrors(keepAliveTimeoutMs: number, timeouts: Partial
           .code(400)
           .type('application/json; charset=utf-8')
           .send(ROUTER_REFUSAL_TEXT);
-        request.log.info({ method: request.method, url: request.url.split('?')[0]?.slice(0, 200), statusCode: 400, ref }, 'request refused');
+        request.log.info(
+          { method: request.method, url: request.url.split('?')[0]?.slice(0, 200), statusCode: 400, ref },
+          'request refused',
+        );
       },
       clientErrorHandler(this: FastifyInstance, error: Error, socket: Duplex) {
         answerClientError.call(this, step.onRefused, error, socket);

@@ -24,13 +24,15 @@ import { errorRefOf } from './error-ref.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
 
 /** The envelope for what Fastify's own codes mean, by code. */
-const FASTIFY_CODES = new Map<string, { status: number; error: ProxyErrorName; detail: string }>(Object.entries({
-  FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, error: 'payload_too_large', detail: 'The request body is too large' },
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, error: 'unsupported_media_type', detail: 'Expected application/json' },
-  FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },
-  FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },
-  FP_JSON_TOO_DEEP: { status: 400, error: 'invalid_request', detail: 'The body is nested too deeply' },
-}));
+const FASTIFY_CODES = new Map<string, { status: number; error: ProxyErrorName; detail: string }>(
+  Object.entries({
+    FST_ERR_CTP_BODY_TOO_LARGE: { status: 413, error: 'payload_too_large', detail: 'The request body is too large' },
+    FST_ERR_CTP_INVALID_MEDIA_TYPE: { status: 415, error: 'unsupported_media_type', detail: 'Expected application/json' },
+    FST_ERR_CTP_INVALID_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },
+    FST_ERR_CTP_EMPTY_JSON_BODY: { status: 400, error: 'invalid_request', detail: 'The body is not valid JSON' },
+    FP_JSON_TOO_DEEP: { status: 400, error: 'invalid_request', detail: 'The body is nested too deeply' },
+  }),
+);
 
 /**
  * The answer to a failed upstream call: its status and envelope. A refusal of the endpoint's guard
@@ -62,7 +64,10 @@ function sendUpstreamFailure(failure: UpstreamError, request: FastifyRequest, re
   }
   if (failure.retryAfterSeconds !== undefined) reply.header('retry-after', String(failure.retryAfterSeconds));
   const extra = failure.endpoint === undefined ? undefined : { endpoint: failure.endpoint };
-  return reply.code(failure.status).type(JSON_CONTENT_TYPE).send(envelopeText(failure.code, failure.detail, extra));
+  return reply
+    .code(failure.status)
+    .type(JSON_CONTENT_TYPE)
+    .send(envelopeText(failure.code, failure.detail, extra));
 }
 
 /**
@@ -96,7 +101,10 @@ export const errors = fp(
       if (upstreamFailure) return sendUpstreamFailure(upstreamFailure, request, reply, refusals);
       if (error.code === 'FP_RATE_LIMITED') {
         const retryAfter = (error as FastifyError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60;
-        return reply.code(429).type(JSON_CONTENT_TYPE).send(envelopeText('rate_limited', `Too many requests; retry in ${retryAfter} s`));
+        return reply
+          .code(429)
+          .type(JSON_CONTENT_TYPE)
+          .send(envelopeText('rate_limited', `Too many requests; retry in ${retryAfter} s`));
       }
       if (error instanceof UnsafePathError) {
         return reply.code(400).send(envelope('invalid_request', error.message));
@@ -107,7 +115,9 @@ export const errors = fp(
         const field = first?.instancePath ? `${where}${first.instancePath.replace(/\//g, '.')}` : where;
         // An amount out of its range says the bound, in cents (spec 7.4.2 extra fields).
         const bound =
-          where === 'body' && first ? requestAmountBound(first.instancePath.split('/').pop() ?? '', first.keyword, first.params?.limit) : undefined;
+          where === 'body' && first
+            ? requestAmountBound(first.instancePath.split('/').pop() ?? '', first.keyword, first.params?.limit)
+            : undefined;
         return reply.code(400).send(envelope('invalid_request', `${field} ${first?.message ?? 'is invalid'}`, bound));
       }
       const known = FASTIFY_CODES.get(error.code);

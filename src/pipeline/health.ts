@@ -49,9 +49,16 @@ export interface HealthOptions {
 }
 
 /** `/healthz` and `/readyz` (see the module documentation). */
-export async function health(app: FastifyInstance, { bff, draining = () => false, moneyMovesRefusal = () => undefined }: HealthOptions): Promise<void> {
+export async function health(
+  app: FastifyInstance,
+  { bff, draining = () => false, moneyMovesRefusal = () => undefined }: HealthOptions,
+): Promise<void> {
   // `probe`: logged at debug, left out of the request metrics and of the traces (pipeline/logging.ts).
-  app.get('/healthz', { config: { probe: true, area: 'Infrastructure' }, schema: { summary: 'liveness: 200 `{ ok: true }` while the process serves' } }, async () => ({ ok: true }));
+  app.get(
+    '/healthz',
+    { config: { probe: true, area: 'Infrastructure' }, schema: { summary: 'liveness: 200 `{ ok: true }` while the process serves' } },
+    async () => ({ ok: true }),
+  );
   const shuttingDown = envelope('shutting_down', 'The server is shutting down');
   const notReady = envelope('not_ready', 'The BFF has not answered yet');
   let probing: Promise<void> | undefined;

@@ -33,7 +33,6 @@ import { isApiRequest } from './request-context.js';
 /** How often the event-loop delay is sampled, in milliseconds. */
 export const SAMPLE_INTERVAL_MS = 250;
 
-
 /** `Retry-After` of a shed request, in seconds. */
 export const SHED_RETRY_AFTER_SECONDS = 1;
 

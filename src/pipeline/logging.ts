@@ -312,7 +312,7 @@ class LazyRequestLogger implements FastifyBaseLogger {
   /** Whether a line at `level` would be written; answered without building the child. */
   #enabled(level: LogLevel): boolean {
     const threshold = this.#logger?.level ?? (this.#options as { level?: string } | undefined)?.level ?? this.#parent.level;
-    return pino.levels.values[level] as number >= (pino.levels.values[threshold] ?? Number.POSITIVE_INFINITY);
+    return (pino.levels.values[level] as number) >= (pino.levels.values[threshold] ?? Number.POSITIVE_INFINITY);
   }
   #log(level: LogLevel, args: unknown[]): void {
     // A line below the level is dropped here: building the child for it (bindings serialised through
@@ -383,8 +383,13 @@ export interface Logging {
  * const app = Fastify({ ...logging.options });
  * await app.register(logging.plugin);
  */
-export function createLogging(config: Pick<Config, 'logLevel' | 'production'>, logStream?: Writable, options: LoggingOptions = {}): Logging {
-  const asyncLog = logStream || !config.production ? undefined : pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES });
+export function createLogging(
+  config: Pick<Config, 'logLevel' | 'production'>,
+  logStream?: Writable,
+  options: LoggingOptions = {},
+): Logging {
+  const asyncLog =
+    logStream || !config.production ? undefined : pino.destination({ dest: 1, sync: false, maxLength: LOG_BUFFER_MAX_BYTES });
   if (asyncLog) watchDroppedLines(asyncLog);
   const batch = asyncLog ? new LogBatcher(asyncLog) : undefined;
   const terminal = options.terminal ?? process.stdout.isTTY === true;

@@ -254,7 +254,7 @@ export class Metrics implements MetricsSource {
     });
     this.#contractChecks = new Counter({
       name: `${METRIC_PREFIX}upstream_contract_checks_total`,
-      help: "BFF 2xx answers checked against the shapes the proxy expects (a sample, UPSTREAM_CONTRACT_SAMPLE), by EP code.",
+      help: 'BFF 2xx answers checked against the shapes the proxy expects (a sample, UPSTREAM_CONTRACT_SAMPLE), by EP code.',
       labelNames: ['endpoint'],
       registers,
     });
@@ -266,7 +266,7 @@ export class Metrics implements MetricsSource {
     });
     const streamsOpen = new Gauge({
       name: `${METRIC_PREFIX}streams_open`,
-      help: 'Live streams open now, by kind (sse, websocket: a browser\'s; feed: a shared feed\'s upstream stream).',
+      help: "Live streams open now, by kind (sse, websocket: a browser's; feed: a shared feed's upstream stream).",
       labelNames: ['kind'],
       registers,
       aggregator: 'sum',

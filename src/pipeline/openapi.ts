@@ -98,7 +98,9 @@ const RETRY_AFTER_HEADER = { 'Retry-After': { $ref: '#/components/headers/Retry-
 /** The components every operation refers to (schemas, headers, security schemes). */
 function components(cookieName: string): Json {
   const names = new Map(Object.entries(ANSWER_COMPONENTS).map(([name, schema]) => [schema as object, name]));
-  const answerSchemas = Object.fromEntries(Object.entries(ANSWER_COMPONENTS).map(([name, schema]) => [name, plainSchema(schema, names, schema)]));
+  const answerSchemas = Object.fromEntries(
+    Object.entries(ANSWER_COMPONENTS).map(([name, schema]) => [name, plainSchema(schema, names, schema)]),
+  );
   return {
     schemas: {
       Envelope: {
@@ -126,7 +128,7 @@ function components(cookieName: string): Json {
           limitError: {
             type: 'object',
             description:
-              "a deposit refused for a responsible-gaming limit: `{ reason, limit?, remaining?, period? }`; `limit` and `remaining` as the upstream sends them (integer cents)",
+              'a deposit refused for a responsible-gaming limit: `{ reason, limit?, remaining?, period? }`; `limit` and `remaining` as the upstream sends them (integer cents)',
           },
         },
         additionalProperties: true,
@@ -147,7 +149,8 @@ function components(cookieName: string): Json {
     },
     headers: {
       'X-Error-Ref': {
-        description: 'The error reference `EPdddd-EMdddd` of this answer (spec 7.1): the same one the browser SDK computes; the log line of the request carries it as `ref`.',
+        description:
+          'The error reference `EPdddd-EMdddd` of this answer (spec 7.1): the same one the browser SDK computes; the log line of the request carries it as `ref`.',
         required: true,
         schema: { type: 'string', pattern: '^EP[0-9]{4}-EM[0-9]{4}$', examples: ['EP0711-EM0021'] },
       },
@@ -213,11 +216,13 @@ const CATALOGUE_CACHE_HEADERS: Json = {
     schema: { type: 'string', pattern: '^"[A-Za-z0-9_-]+"$' },
   },
   Vary: {
-    description: '`Accept-Encoding`; `Cookie, Accept-Encoding` with `CATALOGUE_FOR_SESSIONS=forward`. Absent when forwarded with a session.',
+    description:
+      '`Accept-Encoding`; `Cookie, Accept-Encoding` with `CATALOGUE_FOR_SESSIONS=forward`. Absent when forwarded with a session.',
     schema: { type: 'string' },
   },
   'Content-Encoding': {
-    description: '`br` or `gzip`, as `Accept-Encoding` prefers (q-values; `br` first at equal q), for bodies of 1 KiB and more; absent for the identity body. Never for an answer forwarded with a session.',
+    description:
+      '`br` or `gzip`, as `Accept-Encoding` prefers (q-values; `br` first at equal q), for bodies of 1 KiB and more; absent for the identity body. Never for an answer forwarded with a session.',
     schema: { enum: ['br', 'gzip'] },
   },
 };
@@ -234,7 +239,8 @@ const IF_NONE_MATCH = {
 
 /** The 304 of a catalogue `GET` answered from the shared cache. */
 const NOT_MODIFIED: Json = {
-  description: 'Not modified: `If-None-Match` names the cached answer. No body; the `ETag` of the variant `Accept-Encoding` would have chosen.',
+  description:
+    'Not modified: `If-None-Match` names the cached answer. No body; the `ETag` of the variant `Accept-Encoding` would have chosen.',
   headers: {
     ETag: CATALOGUE_CACHE_HEADERS.ETag,
     'Cache-Control': { description: `\`${CATALOGUE_CACHE_CONTROL}\``, schema: { type: 'string' } },
@@ -249,7 +255,10 @@ const NOT_MODIFIED: Json = {
 function successAnswers(facts: RouteFacts | undefined, doc: SuccessDoc | undefined, moneyMove: boolean): Json {
   const [status, answer] = successAnswer(facts, doc, moneyMove);
   if (doc?.created !== true) return { [status]: answer };
-  const both = { ...answer, description: `${String(answer.description)}\n\nThe status is the upstream's (spec 4.12): 201 when it created the record, 200 otherwise.` };
+  const both = {
+    ...answer,
+    description: `${String(answer.description)}\n\nThe status is the upstream's (spec 4.12): 201 when it created the record, 200 otherwise.`,
+  };
   return { [status]: both, '201': both };
 }
 
@@ -258,11 +267,19 @@ function successAnswer(facts: RouteFacts | undefined, doc: SuccessDoc | undefine
   const status = String(doc?.status ?? 200);
   const headers: Json = {};
   if (doc?.session === 'establish') {
-    headers['Set-Cookie'] = { description: 'The session cookie (HttpOnly, SameSite=Lax, Secure in production) with the new JWT; absent when a login answers a `type`.', schema: { type: 'string' } };
+    headers['Set-Cookie'] = {
+      description:
+        'The session cookie (HttpOnly, SameSite=Lax, Secure in production) with the new JWT; absent when a login answers a `type`.',
+      schema: { type: 'string' },
+    };
   }
-  if (doc?.session === 'end') headers['Set-Cookie'] = { description: 'The session cookie cleared (`Max-Age=0`).', schema: { type: 'string' } };
+  if (doc?.session === 'end')
+    headers['Set-Cookie'] = { description: 'The session cookie cleared (`Max-Age=0`).', schema: { type: 'string' } };
   if (moneyMove) {
-    headers['Idempotent-Replayed'] = { description: '`true` when this is the stored answer of an earlier submission with the same key, replayed.', schema: { const: 'true' } };
+    headers['Idempotent-Replayed'] = {
+      description: '`true` when this is the stored answer of an earlier submission with the same key, replayed.',
+      schema: { const: 'true' },
+    };
   }
   if (facts?.cacheControl) headers['Cache-Control'] = { description: `\`${facts.cacheControl}\``, schema: { type: 'string' } };
   if (doc?.catalogueCache) Object.assign(headers, CATALOGUE_CACHE_HEADERS);
@@ -303,32 +320,66 @@ function errorAnswers(
 
   if (hasInput || upstream) {
     const why = [
-      ...(hasInput ? [preAuth ? '`invalid_request`: the form is invalid; nothing is sent upstream' : '`invalid_request`: the body, query or path is invalid (or a path segment is unsafe); nothing is sent upstream'] : []),
+      ...(hasInput
+        ? [
+            preAuth
+              ? '`invalid_request`: the form is invalid; nothing is sent upstream'
+              : '`invalid_request`: the body, query or path is invalid (or a path segment is unsafe); nothing is sent upstream',
+          ]
+        : []),
       ...(upstream ? ['the upstream answered 400 (envelope)'] : []),
     ];
-    const name = hasInput && upstream ? (preAuth ? 'InvalidFormOrUpstream' : 'InvalidRequestOrUpstream') : hasInput ? (preAuth ? 'InvalidForm' : 'InvalidRequest') : 'UpstreamBadRequest';
+    const name =
+      hasInput && upstream
+        ? preAuth
+          ? 'InvalidFormOrUpstream'
+          : 'InvalidRequestOrUpstream'
+        : hasInput
+          ? preAuth
+            ? 'InvalidForm'
+            : 'InvalidRequest'
+          : 'UpstreamBadRequest';
     out['400'] = share(name, errorAnswer(bullet(why), ENVELOPE));
   }
   if (auth === 'required') {
-    out['401'] = share(upstream ? 'NoSessionOrUpstreamUnauthorized' : 'NoSession', errorAnswer(
-      bullet([
-        '`{ "reason": "no_token" }`: the session cookie is absent; `invalid_token`: it is not a well-formed JWT or its signature fails; `token_expired`: it has expired (with the BFF\'s keys); nothing is sent upstream',
-        ...(upstream ? ["the upstream's 401 body, byte for byte (the session ended: the browser SDK classifies it and logs out)"] : []),
-      ]),
-      upstream ? { anyOf: [NO_TOKEN, PASSTHROUGH] } : NO_TOKEN,
-    ));
+    out['401'] = share(
+      upstream ? 'NoSessionOrUpstreamUnauthorized' : 'NoSession',
+      errorAnswer(
+        bullet([
+          '`{ "reason": "no_token" }`: the session cookie is absent; `invalid_token`: it is not a well-formed JWT or its signature fails; `token_expired`: it has expired (with the BFF\'s keys); nothing is sent upstream',
+          ...(upstream ? ["the upstream's 401 body, byte for byte (the session ended: the browser SDK classifies it and logs out)"] : []),
+        ]),
+        upstream ? { anyOf: [NO_TOKEN, PASSTHROUGH] } : NO_TOKEN,
+      ),
+    );
   } else if (auth === 'operator') {
-    out['401'] = share('OperatorCredentialRequired', errorAnswer('`operator_credential_required`: no valid `Authorization: Bearer <CACHE_PURGE_TOKEN>`.', ENVELOPE));
+    out['401'] = share(
+      'OperatorCredentialRequired',
+      errorAnswer('`operator_credential_required`: no valid `Authorization: Bearer <CACHE_PURGE_TOKEN>`.', ENVELOPE),
+    );
   } else if (preAuth && upstream) {
-    out['401'] = share('InvalidCredentials', errorAnswer('A form-level error (`invalid_credentials`), never the upstream body: a pre-authentication route never ends a session (spec 7.4.4).', ENVELOPE));
+    out['401'] = share(
+      'InvalidCredentials',
+      errorAnswer(
+        'A form-level error (`invalid_credentials`), never the upstream body: a pre-authentication route never ends a session (spec 7.4.4).',
+        ENVELOPE,
+      ),
+    );
   } else if (upstream) {
-    out['401'] = share('UpstreamUnauthorized', errorAnswer("The upstream's 401 body, byte for byte (a session present is forwarded).", PASSTHROUGH));
+    out['401'] = share(
+      'UpstreamUnauthorized',
+      errorAnswer("The upstream's 401 body, byte for byte (a session present is forwarded).", PASSTHROUGH),
+    );
   }
   const forbidden: string[] = [];
-  if (stateChanging) forbidden.push('`csrf_rejected`: a cross-site request (`Sec-Fetch-Site: cross-site`) or an `Origin` not allowed; nothing is sent upstream');
+  if (stateChanging)
+    forbidden.push(
+      '`csrf_rejected`: a cross-site request (`Sec-Fetch-Site: cross-site`) or an `Origin` not allowed; nothing is sent upstream',
+    );
   const deposit = doc !== undefined && doc === ROUTE_ANSWERS['POST /api/payments/deposit'];
   if (deposit) forbidden.push("`user_mismatch`: `userId` is not the session's own user; nothing is sent upstream");
-  if (upstream) forbidden.push(preAuth ? 'a form-level error (`access_denied`) for an upstream 403' : "the upstream's 403 body, byte for byte");
+  if (upstream)
+    forbidden.push(preAuth ? 'a form-level error (`access_denied`) for an upstream 403' : "the upstream's 403 body, byte for byte");
   if (forbidden.length > 0) {
     const passthrough = upstream && !preAuth;
     const only = passthrough && forbidden.length === 1;
@@ -341,46 +392,74 @@ function errorAnswers(
           : preAuth
             ? 'CsrfRejectedOrAccessDenied'
             : 'CsrfRejectedOrUpstreamForbidden';
-    out['403'] = share(name, errorAnswer(bullet(forbidden), only ? PASSTHROUGH : passthrough ? { anyOf: [ENVELOPE, PASSTHROUGH] } : ENVELOPE));
+    out['403'] = share(
+      name,
+      errorAnswer(bullet(forbidden), only ? PASSTHROUGH : passthrough ? { anyOf: [ENVELOPE, PASSTHROUGH] } : ENVELOPE),
+    );
   }
   if (moneyMove) {
-    out['409'] = share('RequestInProgress', errorAnswer(
-      '`request_in_progress`: the same submission (same `Idempotency-Key`, or without one the same session and body within 5 s) is still in flight, or its outcome is unknown until its lease ends; it never reaches the upstream twice.',
-      ENVELOPE,
-      RETRY_AFTER_HEADER,
-    ));
-    out['422'] = share('IdempotencyKeyReusedOrAmountRefused', errorAnswer(
-      bullet([
-        '`idempotency_key_reused`: this `Idempotency-Key` was used with another body',
-        'the upstream refused the amount: `amount_below_minimum` with `minimumCents`, `amount_above_maximum` with `maximumCents` (integer cents, when the upstream gave the bound)',
-      ]),
-      ENVELOPE,
-    ));
+    out['409'] = share(
+      'RequestInProgress',
+      errorAnswer(
+        '`request_in_progress`: the same submission (same `Idempotency-Key`, or without one the same session and body within 5 s) is still in flight, or its outcome is unknown until its lease ends; it never reaches the upstream twice.',
+        ENVELOPE,
+        RETRY_AFTER_HEADER,
+      ),
+    );
+    out['422'] = share(
+      'IdempotencyKeyReusedOrAmountRefused',
+      errorAnswer(
+        bullet([
+          '`idempotency_key_reused`: this `Idempotency-Key` was used with another body',
+          'the upstream refused the amount: `amount_below_minimum` with `minimumCents`, `amount_above_maximum` with `maximumCents` (integer cents, when the upstream gave the bound)',
+        ]),
+        ENVELOPE,
+      ),
+    );
   }
   // A route that always succeeds (logout, spec 5.5) answers its success where the proxy refuses a body,
   // a media type or a rate limit (`pipeline/always-succeeds.ts`).
   const refusable = doc?.alwaysSucceeds !== true;
   if (stateChanging && refusable) {
     const limit = facts?.bodyLimit ?? JSON_BODY_LIMIT;
-    out['413'] = share(`PayloadTooLarge${bytes(limit).replace(' ', '')}`, errorAnswer(`\`payload_too_large\`: the body is over ${bytes(limit)}.`, ENVELOPE));
+    out['413'] = share(
+      `PayloadTooLarge${bytes(limit).replace(' ', '')}`,
+      errorAnswer(`\`payload_too_large\`: the body is over ${bytes(limit)}.`, ENVELOPE),
+    );
     const types = facts?.contentTypes ?? ['application/json'];
     const name = `UnsupportedMediaType${types.includes('application/json') ? '' : 'ForUpload'}`;
-    out['415'] = share(name, errorAnswer(`\`unsupported_media_type\`: a body that is not ${types.map((t) => `\`${t}\``).join(' or ')}; nothing is sent upstream.`, ENVELOPE));
+    out['415'] = share(
+      name,
+      errorAnswer(
+        `\`unsupported_media_type\`: a body that is not ${types.map((t) => `\`${t}\``).join(' or ')}; nothing is sent upstream.`,
+        ENVELOPE,
+      ),
+    );
   }
   if (api && refusable) {
-    out['429'] = share('RateLimited', errorAnswer('`rate_limited`: a request limit of the proxy (`RATE_LIMIT_*`); nothing is sent upstream. `Retry-After` says when to try again.', ENVELOPE, RETRY_AFTER_HEADER));
+    out['429'] = share(
+      'RateLimited',
+      errorAnswer(
+        '`rate_limited`: a request limit of the proxy (`RATE_LIMIT_*`); nothing is sent upstream. `Retry-After` says when to try again.',
+        ENVELOPE,
+        RETRY_AFTER_HEADER,
+      ),
+    );
   }
   if (upstream) {
-    out['502'] = share('BadGateway', errorAnswer(
-      bullet([
-        '`upstream_unavailable`: the upstream refused or reset the connection',
-        '`upstream_bad_response`: the upstream sent something that is not a valid answer',
-        '`upstream_redirect`: the upstream answered a redirect (never followed)',
-        '`upstream_response_too_large`: the upstream answer is over 4 MiB',
-        'the upstream answered 502',
-      ]),
-      ENVELOPE,
-    ));
+    out['502'] = share(
+      'BadGateway',
+      errorAnswer(
+        bullet([
+          '`upstream_unavailable`: the upstream refused or reset the connection',
+          '`upstream_bad_response`: the upstream sent something that is not a valid answer',
+          '`upstream_redirect`: the upstream answered a redirect (never followed)',
+          '`upstream_response_too_large`: the upstream answer is over 4 MiB',
+          'the upstream answered 502',
+        ]),
+        ENVELOPE,
+      ),
+    );
   }
   const unavailable = ['`shutting_down`: the process is stopping (with `Connection: close`)'];
   let unavailableName = 'Unavailable';
@@ -390,7 +469,9 @@ function errorAnswers(
     unavailableName += 'NotConfigured';
   }
   if (moneyMove) {
-    unavailable.push('`idempotency_unavailable` (with `Retry-After`): the shared state (Redis) cannot be reached, or a replica that could be promoted did not acknowledge the record in time; nothing is sent upstream');
+    unavailable.push(
+      '`idempotency_unavailable` (with `Retry-After`): the shared state (Redis) cannot be reached, or a replica that could be promoted did not acknowledge the record in time; nothing is sent upstream',
+    );
     unavailableName += 'Idempotency';
   }
   if (path === '/readyz') {
@@ -403,17 +484,26 @@ function errorAnswers(
   }
   out['503'] = share(unavailableName, errorAnswer(bullet(unavailable), ENVELOPE));
   if (upstream) {
-    out['504'] = share('GatewayTimeout', errorAnswer('`upstream_timeout`: the upstream did not answer within `UPSTREAM_TIMEOUT_MS`.', ENVELOPE));
-    out.default = share('UpstreamFailure', errorAnswer(
-      'Any other failure status of the upstream, with the envelope (`error` from its reason, or named after its status); 500 `upstream_error` when the status is unknown, 500 `internal_error` for a fault of the proxy.',
-      ENVELOPE,
-    ));
+    out['504'] = share(
+      'GatewayTimeout',
+      errorAnswer('`upstream_timeout`: the upstream did not answer within `UPSTREAM_TIMEOUT_MS`.', ENVELOPE),
+    );
+    out.default = share(
+      'UpstreamFailure',
+      errorAnswer(
+        'Any other failure status of the upstream, with the envelope (`error` from its reason, or named after its status); 500 `upstream_error` when the status is unknown, 500 `internal_error` for a fault of the proxy.',
+        ENVELOPE,
+      ),
+    );
   }
   return out;
 }
 
 function sessionText(facts: RouteFacts | undefined, cookie: string): string {
-  if (!facts || facts.auth === 'none') return facts?.preAuth ? 'none (pre-authentication route: form-level errors, never a forced logout)' : 'none (a session present is forwarded)';
+  if (!facts || facts.auth === 'none')
+    return facts?.preAuth
+      ? 'none (pre-authentication route: form-level errors, never a forced logout)'
+      : 'none (a session present is forwarded)';
   if (facts.auth === 'operator') return 'the operator credential (`Authorization: Bearer <CACHE_PURGE_TOKEN>`), not a user session';
   return `required: the \`${cookie}\` cookie`;
 }
@@ -584,7 +674,9 @@ export const openapi = fp(
         if (url.endsWith('*')) {
           next.params = {
             type: 'object',
-            properties: { subPath: { type: 'string', description: 'Any sub-path (it may contain `/`), passed on as it is after the safety checks.' } },
+            properties: {
+              subPath: { type: 'string', description: 'Any sub-path (it may contain `/`), passed on as it is after the safety checks.' },
+            },
             required: ['subPath'],
           };
         }

@@ -120,7 +120,11 @@ export const rateLimits = fp(
       addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     });
     if (perAddress > 0) {
-      addressCheck = app.createRateLimit({ max: perAddress, timeWindow: RATE_WINDOW_MS, keyGenerator: (request) => `addr:${addressKey(request.ip)}` });
+      addressCheck = app.createRateLimit({
+        max: perAddress,
+        timeWindow: RATE_WINDOW_MS,
+        keyGenerator: (request) => `addr:${addressKey(request.ip)}`,
+      });
     }
   },
   { name: 'rate-limits' },

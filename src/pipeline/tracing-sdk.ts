@@ -183,12 +183,15 @@ const PLAIN_NAME = /^[A-Za-z0-9_.~%[\]-]{1,64}$/;
  */
 export function redactQuery(search: string): string {
   if (search === '' || search === '?') return search;
-  const parts = search.slice(1).split('&').map((part) => {
-    const eq = part.indexOf('=');
-    const name = eq === -1 ? part : part.slice(0, eq);
-    const safeName = PLAIN_NAME.test(name) ? name : 'REDACTED';
-    return eq === -1 ? safeName : `${safeName}=REDACTED`;
-  });
+  const parts = search
+    .slice(1)
+    .split('&')
+    .map((part) => {
+      const eq = part.indexOf('=');
+      const name = eq === -1 ? part : part.slice(0, eq);
+      const safeName = PLAIN_NAME.test(name) ? name : 'REDACTED';
+      return eq === -1 ? safeName : `${safeName}=REDACTED`;
+    });
   return `?${parts.join('&')}`;
 }
 
@@ -391,7 +394,12 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
   // The sampler is the SDK's, read from OTEL_TRACES_SAMPLER / OTEL_TRACES_SAMPLER_ARG. The batch
   // processor's bounds come from OTEL_BSP_* (defaults: 2,048 spans queued, 512 per export).
   const handoff = new SamplerHandoff(buildSamplerFromEnv());
-  const provider = new BasicTracerProvider({ resource, sampler: handoff, idGenerator: handoff, spanProcessors: [new BatchSpanProcessor(exporter)] });
+  const provider = new BasicTracerProvider({
+    resource,
+    sampler: handoff,
+    idGenerator: handoff,
+    spanProcessors: [new BatchSpanProcessor(exporter)],
+  });
   trace.setGlobalTracerProvider(provider);
   const propagators = propagatorNames(setup.settings.OTEL_PROPAGATORS);
   propagation.setGlobalPropagator(new CompositePropagator({ propagators: propagators.names.map(propagatorOf) }));
@@ -425,7 +433,11 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
     handoff.pass(decision, remote ? undefined : traceId);
     let span: Span;
     try {
-      span = tracer.startSpan(route === undefined ? request.method : `${request.method} ${route}`, { kind: SpanKind.SERVER, attributes }, parent);
+      span = tracer.startSpan(
+        route === undefined ? request.method : `${request.method} ${route}`,
+        { kind: SpanKind.SERVER, attributes },
+        parent,
+      );
     } finally {
       handoff.clear();
     }
@@ -450,22 +462,22 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
   const clientSpan = (span: Span): UpstreamSpan => {
     let ended = false;
     return {
-    end(status: number, error: UpstreamError | undefined) {
-      if (ended) return;
-      ended = true;
-      if (error === undefined) {
-        span.setAttribute('http.response.status_code', status);
-        if (status >= 400) {
-          span.setAttribute('error.type', String(status));
+      end(status: number, error: UpstreamError | undefined) {
+        if (ended) return;
+        ended = true;
+        if (error === undefined) {
+          span.setAttribute('http.response.status_code', status);
+          if (status >= 400) {
+            span.setAttribute('error.type', String(status));
+            span.setStatus({ code: SpanStatusCode.ERROR });
+          }
+        } else if (error.code !== 'client_aborted') {
+          // A client that left is no upstream failure (the HTTP conventions: a cancelled call is no error).
+          span.setAttribute('error.type', error.code);
           span.setStatus({ code: SpanStatusCode.ERROR });
         }
-      } else if (error.code !== 'client_aborted') {
-        // A client that left is no upstream failure (the HTTP conventions: a cancelled call is no error).
-        span.setAttribute('error.type', error.code);
-        span.setStatus({ code: SpanStatusCode.ERROR });
-      }
-      span.end();
-    },
+        span.end();
+      },
     };
   };
 

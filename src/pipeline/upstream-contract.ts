@@ -183,7 +183,14 @@ export class UpstreamContractChecks {
       kinds.add(finding.kind);
       const key = `${endpoint} ${finding.kind} ${finding.path}`;
       if (!this.#mayLog(key)) continue;
-      const fields = { event: 'upstream-contract', endpoint, path: finding.path, kind: finding.kind, expected: finding.expected, got: finding.got };
+      const fields = {
+        event: 'upstream-contract',
+        endpoint,
+        path: finding.path,
+        kind: finding.kind,
+        expected: finding.expected,
+        got: finding.got,
+      };
       const message = `upstream contract: ${endpoint} ${contractFindingText(finding)}`;
       if (CONTRACT_FINDING_KINDS[finding.kind].level === 'note') this.#log.info(fields, message);
       else this.#log.warn(fields, message);

@@ -112,13 +112,12 @@ function clearUserData(): void {
 }
 
 function showForcedLogout(ref: string, error: ProxyError, beacon: ForcedLogoutBeacon): void {
-  $('forced-message').textContent = `${error.message} The ${error.method} ${beacon.url} call failed with ${error.status} ${error.reason ?? ''}.`;
+  $('forced-message').textContent =
+    `${error.message} The ${error.method} ${beacon.url} call failed with ${error.status} ${error.reason ?? ''}.`;
   $('forced-ref').textContent = `#${ref}`;
   const explained = explainRef(ref);
   $('forced-explain').textContent =
-    explained.endpoint.known && explained.error.known
-      ? `(${explained.endpoint.meaning}: ${explained.error.meaning})`
-      : '';
+    explained.endpoint.known && explained.error.known ? `(${explained.endpoint.meaning}: ${explained.error.meaning})` : '';
   $('forced').hidden = false;
   document.body.dataset.forcedRef = ref;
   const loginResult = $('login-result');
@@ -154,7 +153,7 @@ function renderRefreshState(): void {
   const state = driver.state;
   const time = (ms: number | null) => (ms === null ? '–' : new Date(ms).toLocaleString('en-GB'));
   $('refresh-saved').textContent = time(state.tokenSavedAt);
-  const next = state.tokenSavedAt === null ? null : state.retryAt ?? state.tokenSavedAt + REFRESH_INTERVAL_MS;
+  const next = state.tokenSavedAt === null ? null : (state.retryAt ?? state.tokenSavedAt + REFRESH_INTERVAL_MS);
   $('refresh-next').textContent = time(next) + (state.failures > 0 ? ` (retry ${state.failures})` : '');
   $('refresh-lock').textContent = driver.lockKind;
 }
@@ -240,87 +239,96 @@ async function signedIn(name: string | undefined): Promise<void> {
   await loadAccount();
 }
 
-$('login-form').addEventListener('submit', handled(async (event) => {
-  event.preventDefault();
-  const out = $('login-result');
-  const button = $<HTMLButtonElement>('login-button');
-  button.disabled = true;
-  out.textContent = 'Logging in…';
-  out.className = '';
-  const credentials = { login: $<HTMLInputElement>('login').value.trim(), password: $<HTMLInputElement>('password').value };
-  try {
-    const answer = await client.auth.login({ body: credentials });
-    if (answer.type === 'two_factor_code') {
-      out.textContent = 'A second-factor code is required.';
-      // A field beyond spec 2.2's LoginResponse: kept in the answer, not in its type.
-      showTwoFactorStep(credentials, (answer as { message?: unknown }).message);
+$('login-form').addEventListener(
+  'submit',
+  handled(async (event) => {
+    event.preventDefault();
+    const out = $('login-result');
+    const button = $<HTMLButtonElement>('login-button');
+    button.disabled = true;
+    out.textContent = 'Logging in…';
+    out.className = '';
+    const credentials = { login: $<HTMLInputElement>('login').value.trim(), password: $<HTMLInputElement>('password').value };
+    try {
+      const answer = await client.auth.login({ body: credentials });
+      if (answer.type === 'two_factor_code') {
+        out.textContent = 'A second-factor code is required.';
+        // A field beyond spec 2.2's LoginResponse: kept in the answer, not in its type.
+        showTwoFactorStep(credentials, (answer as { message?: unknown }).message);
+        return;
+      }
+      if (answer.type === 'cancelled_account') {
+        out.textContent = 'This account is cancelled.';
+      } else {
+        await signedIn(answer.user.name);
+      }
+    } catch (error) {
+      out.textContent = describeError(error);
+      out.className = 'error';
+    }
+    button.disabled = false;
+  }),
+);
+
+$('two-factor-form').addEventListener(
+  'submit',
+  handled(async (event) => {
+    event.preventDefault();
+    if (!pendingLogin) return;
+    const result = $('two-factor-result');
+    const button = $<HTMLButtonElement>('two-factor-button');
+    const text = $<HTMLInputElement>('two-factor-code').value.trim();
+    if (!/^\d{4,8}$/.test(text)) {
+      result.textContent = 'Enter the digits of the code.';
+      result.className = 'error';
       return;
     }
-    if (answer.type === 'cancelled_account') {
-      out.textContent = 'This account is cancelled.';
-    } else {
-      await signedIn(answer.user.name);
-    }
-  } catch (error) {
-    out.textContent = describeError(error);
-    out.className = 'error';
-  }
-  button.disabled = false;
-}));
-
-$('two-factor-form').addEventListener('submit', handled(async (event) => {
-  event.preventDefault();
-  if (!pendingLogin) return;
-  const result = $('two-factor-result');
-  const button = $<HTMLButtonElement>('two-factor-button');
-  const text = $<HTMLInputElement>('two-factor-code').value.trim();
-  if (!/^\d{4,8}$/.test(text)) {
-    result.textContent = 'Enter the digits of the code.';
-    result.className = 'error';
-    return;
-  }
-  button.disabled = true;
-  result.textContent = 'Verifying…';
-  result.className = '';
-  try {
-    const answer = await client.auth.login({ body: { ...pendingLogin, two_factor_code: Number(text) } });
-    if (answer.type === 'two_factor_code') {
-      result.textContent = 'The code was not accepted: try again.';
+    button.disabled = true;
+    result.textContent = 'Verifying…';
+    result.className = '';
+    try {
+      const answer = await client.auth.login({ body: { ...pendingLogin, two_factor_code: Number(text) } });
+      if (answer.type === 'two_factor_code') {
+        result.textContent = 'The code was not accepted: try again.';
+        result.className = 'error';
+      } else if (answer.type === 'cancelled_account') {
+        closeTwoFactorStep();
+        $('login-result').textContent = 'This account is cancelled.';
+      } else {
+        await signedIn(answer.user.name);
+      }
+    } catch (error) {
+      // A wrong code is a pre-authentication failure: its own message, never a forced logout.
+      result.textContent = describeError(error);
       result.className = 'error';
-    } else if (answer.type === 'cancelled_account') {
-      closeTwoFactorStep();
-      $('login-result').textContent = 'This account is cancelled.';
-    } else {
-      await signedIn(answer.user.name);
+    } finally {
+      button.disabled = false;
     }
-  } catch (error) {
-    // A wrong code is a pre-authentication failure: its own message, never a forced logout.
-    result.textContent = describeError(error);
-    result.className = 'error';
-  } finally {
-    button.disabled = false;
-  }
-}));
+  }),
+);
 
 $('two-factor-cancel').addEventListener('click', () => {
   closeTwoFactorStep();
   $('login-result').textContent = '';
 });
 
-$('logout').addEventListener('click', handled(async () => {
-  // First stop what the old session still has in flight, and clear what it showed.
-  endSessionWork();
-  closeTwoFactorStep();
-  hideForcedLogout();
-  clearUserData();
-  showSession(false);
-  const out = $('login-result');
-  out.textContent = 'Logging out…';
-  out.className = '';
-  await client.auth.logout().catch((error: unknown) => log(describeError(error)));
-  showSession(false);
-  out.textContent = 'Logged out.';
-}));
+$('logout').addEventListener(
+  'click',
+  handled(async () => {
+    // First stop what the old session still has in flight, and clear what it showed.
+    endSessionWork();
+    closeTwoFactorStep();
+    hideForcedLogout();
+    clearUserData();
+    showSession(false);
+    const out = $('login-result');
+    out.textContent = 'Logging out…';
+    out.className = '';
+    await client.auth.logout().catch((error: unknown) => log(describeError(error)));
+    showSession(false);
+    out.textContent = 'Logged out.';
+  }),
+);
 
 $('load-account').addEventListener('click', () => {
   void loadAccount();
@@ -328,82 +336,91 @@ $('load-account').addEventListener('click', () => {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-$('deposit').addEventListener('click', handled(async () => {
-  const button = $<HTMLButtonElement>('deposit');
-  const status = $('deposit-status');
-  const { signal } = sessionWork;
-  button.disabled = true;
-  try {
-    if (userId === null) await loadAccount();
-    if (userId === null) throw new Error('Log in first.');
-    const created = (await client.payments.deposit({
-      body: { userId, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' },
-      signal,
-    })) as { transaction_id?: string; status?: string; payment?: { qr_code_text?: string } };
-    const transactionId = created.transaction_id;
-    if (!transactionId) throw new Error('The deposit answer has no transaction id.');
-    signal.throwIfAborted();
-    $('deposit-id').textContent = transactionId;
-    $('deposit-code').textContent = created.payment?.qr_code_text ?? '–';
-    status.textContent = created.status ?? 'pending';
-    document.body.dataset.depositStatus = status.textContent;
-    for (let poll = 1; poll <= 30 && status.textContent !== 'paid'; poll++) {
-      await sleep(1000);
+$('deposit').addEventListener(
+  'click',
+  handled(async () => {
+    const button = $<HTMLButtonElement>('deposit');
+    const status = $('deposit-status');
+    const { signal } = sessionWork;
+    button.disabled = true;
+    try {
+      if (userId === null) await loadAccount();
+      if (userId === null) throw new Error('Log in first.');
+      const created = (await client.payments.deposit({
+        body: { userId, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' },
+        signal,
+      })) as { transaction_id?: string; status?: string; payment?: { qr_code_text?: string } };
+      const transactionId = created.transaction_id;
+      if (!transactionId) throw new Error('The deposit answer has no transaction id.');
       signal.throwIfAborted();
-      const charge = (await client.payments.depositStatus({ query: { transactionId }, signal })) as { status?: string };
-      signal.throwIfAborted();
-      status.textContent = charge.status ?? 'unknown';
+      $('deposit-id').textContent = transactionId;
+      $('deposit-code').textContent = created.payment?.qr_code_text ?? '–';
+      status.textContent = created.status ?? 'pending';
       document.body.dataset.depositStatus = status.textContent;
+      for (let poll = 1; poll <= 30 && status.textContent !== 'paid'; poll++) {
+        await sleep(1000);
+        signal.throwIfAborted();
+        const charge = (await client.payments.depositStatus({ query: { transactionId }, signal })) as { status?: string };
+        signal.throwIfAborted();
+        status.textContent = charge.status ?? 'unknown';
+        document.body.dataset.depositStatus = status.textContent;
+      }
+      if (status.textContent === 'paid') await loadAccount();
+    } catch (error) {
+      if (!(isAbort(error) || signal.aborted)) {
+        status.textContent = describeError(error);
+        document.body.dataset.depositStatus = 'error';
+      }
+    } finally {
+      button.disabled = !client.hasSession;
     }
-    if (status.textContent === 'paid') await loadAccount();
-  } catch (error) {
-    if (!(isAbort(error) || signal.aborted)) {
-      status.textContent = describeError(error);
-      document.body.dataset.depositStatus = 'error';
+  }),
+);
+
+$('games').addEventListener(
+  'click',
+  handled(async () => {
+    const out = $('games-result');
+    const list = $('games-list');
+    const { signal } = sessionWork;
+    out.textContent = 'Loading…';
+    try {
+      const answer = (await client.games.list({ signal })) as {
+        data?: { name?: string; provider?: { name?: string }; categories?: string[] }[];
+      };
+      if (signal.aborted) return;
+      const games = Array.isArray(answer?.data) ? answer.data : [];
+      list.replaceChildren(
+        ...games.slice(0, 12).map((game) => {
+          const item = document.createElement('li');
+          item.textContent = game.name ?? '?';
+          const small = document.createElement('small');
+          small.textContent = [game.provider?.name, ...(game.categories ?? [])].filter(Boolean).join(' · ');
+          item.append(small);
+          return item;
+        }),
+      );
+      out.textContent = `${games.length} games in the first page${games.length > 12 ? ', 12 shown' : ''}.`;
+    } catch (error) {
+      if (!(isAbort(error) || signal.aborted)) out.textContent = describeError(error);
     }
-  } finally {
-    button.disabled = !client.hasSession;
-  }
-}));
+  }),
+);
 
-$('games').addEventListener('click', handled(async () => {
-  const out = $('games-result');
-  const list = $('games-list');
-  const { signal } = sessionWork;
-  out.textContent = 'Loading…';
-  try {
-    const answer = (await client.games.list({ signal })) as {
-      data?: { name?: string; provider?: { name?: string }; categories?: string[] }[];
-    };
-    if (signal.aborted) return;
-    const games = Array.isArray(answer?.data) ? answer.data : [];
-    list.replaceChildren(
-      ...games.slice(0, 12).map((game) => {
-        const item = document.createElement('li');
-        item.textContent = game.name ?? '?';
-        const small = document.createElement('small');
-        small.textContent = [game.provider?.name, ...(game.categories ?? [])].filter(Boolean).join(' · ');
-        item.append(small);
-        return item;
-      }),
-    );
-    out.textContent = `${games.length} games in the first page${games.length > 12 ? ', 12 shown' : ''}.`;
-  } catch (error) {
-    if (!(isAbort(error) || signal.aborted)) out.textContent = describeError(error);
-  }
-}));
-
-$('expire').addEventListener('click', handled(async () => {
-  try {
-    const answer = await client.request<{ sessions?: number }>('POST', '/api/dev/proxy/__sandbox/sessions/expire', {
-      signal: sessionWork.signal,
-    });
-    log(`the sandbox expired ${answer?.sessions ?? 0} session(s); the next authenticated call fails`);
-    $('account-result').textContent = 'Session expired in the sandbox: load the profile to see the forced logout.';
-  } catch (error) {
-    if (!isAbort(error)) log(`expire failed: ${describeError(error)}`);
-  }
-}));
+$('expire').addEventListener(
+  'click',
+  handled(async () => {
+    try {
+      const answer = await client.request<{ sessions?: number }>('POST', '/api/dev/proxy/__sandbox/sessions/expire', {
+        signal: sessionWork.signal,
+      });
+      log(`the sandbox expired ${answer?.sessions ?? 0} session(s); the next authenticated call fails`);
+      $('account-result').textContent = 'Session expired in the sandbox: load the profile to see the forced logout.';
+    } catch (error) {
+      if (!isAbort(error)) log(`expire failed: ${describeError(error)}`);
+    }
+  }),
+);
 
 /**
  * The sandbox's fault rules (`POST`, `GET`, `DELETE /__sandbox/faults` on the sandbox BFF), reached
@@ -510,8 +527,13 @@ $('fault-form').addEventListener('submit', (event) => {
   void changeFaults(async () => {
     await client.request('POST', FAULTS_PATH, { body });
     if (answer?.answer === 'drifted') return `${path} now answers with ${field} drifted`;
-    if (answer !== undefined) return `${path} now answers ${answer.answer === 'compressed' ? `${answer.coding}-compressed without being asked` : answer.answer}`;
-    return kind === 'slow' ? `${path} now answers after ${delayMs} ms` : kind === 'hang' ? `${path} now hangs` : `${path} now fails with 503`;
+    if (answer !== undefined)
+      return `${path} now answers ${answer.answer === 'compressed' ? `${answer.coding}-compressed without being asked` : answer.answer}`;
+    return kind === 'slow'
+      ? `${path} now answers after ${delayMs} ms`
+      : kind === 'hang'
+        ? `${path} now hangs`
+        : `${path} now fails with 503`;
   });
 });
 
@@ -534,15 +556,18 @@ $('fault-refresh').addEventListener('click', () => {
   void loadFaults();
 });
 
-$('refresh-now').addEventListener('click', handled(async () => {
-  try {
-    await client.auth.refresh();
-    log('token refreshed');
-  } catch (error) {
-    log(`refresh failed: ${describeError(error)}`);
-  }
-  renderRefreshState();
-}));
+$('refresh-now').addEventListener(
+  'click',
+  handled(async () => {
+    try {
+      await client.auth.refresh();
+      log('token refreshed');
+    } catch (error) {
+      log(`refresh failed: ${describeError(error)}`);
+    }
+    renderRefreshState();
+  }),
+);
 
 // Start: show what the client believes, and check the session when it believes it has one.
 showSession(client.hasSession);

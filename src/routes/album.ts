@@ -166,9 +166,7 @@ export const albumRoutes: readonly RouteSpec[] = routeTable('Sticker album', [
     evictsProfile: false,
     upstream: [external('sticker', 'POST', '/auth/token'), external('sticker', 'POST', '/users/me/packs/open-all')],
     handler: (ctx) =>
-      withHandshake(async () =>
-        upstreamAnswer(await stickerCall(ctx, { method: 'POST', path: '/users/me/packs/open-all', json: {} })),
-      ),
+      withHandshake(async () => upstreamAnswer(await stickerCall(ctx, { method: 'POST', path: '/users/me/packs/open-all', json: {} }))),
   }),
   route({
     method: 'POST',

@@ -198,8 +198,7 @@ export const authRoutes: readonly RouteSpec[] = routeTable('Authentication', [
     method: 'POST',
     url: '/api/auth/register',
     spec: '4.1',
-    summary:
-      'registration (RegisterSimplifiedPayload, spec 2.4); REGISTER_TYPE or a social `provider` chooses the upstream',
+    summary: 'registration (RegisterSimplifiedPayload, spec 2.4); REGISTER_TYPE or a social `provider` chooses the upstream',
     auth: 'none',
     preAuth: true,
     body: RegisterSimplifiedPayload,
@@ -262,7 +261,7 @@ export const authRoutes: readonly RouteSpec[] = routeTable('Authentication', [
     url: '/api/auth/session',
     spec: '4.1 (beyond the spec)',
     summary:
-      'the session state from the cookie alone, never upstream: `{ signedIn: true, expiresAt }` (epoch seconds of the token\'s `exp`) or `{ signedIn: false }`; a refused cookie is cleared',
+      "the session state from the cookie alone, never upstream: `{ signedIn: true, expiresAt }` (epoch seconds of the token's `exp`) or `{ signedIn: false }`; a refused cookie is cleared",
     auth: 'none',
     upstream: [],
     evictsProfile: false,

@@ -157,9 +157,10 @@ export class RequestContext implements RouteContext {
     const controller = new AbortController();
     const res = this.reply.raw;
     if (res.destroyed || this.request.raw.socket?.destroyed === true) controller.abort();
-    else res.once('close', () => {
-      if (!res.writableFinished) controller.abort();
-    });
+    else
+      res.once('close', () => {
+        if (!res.writableFinished) controller.abort();
+      });
     this.#gone = controller.signal;
     return this.#gone;
   };

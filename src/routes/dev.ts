@@ -184,9 +184,7 @@ export const devRoutes: readonly RouteSpec[] = routeTable('Development', [
     cacheControl: 'no-store',
     upstream: [],
     handler: async (ctx) => {
-      const rows = [...ctx.deps.caches]
-        .map(([name, cache]) => `<tr><td>${escapeHtml(name)}</td><td>${cache.size}</td></tr>`)
-        .join('');
+      const rows = [...ctx.deps.caches].map(([name, cache]) => `<tr><td>${escapeHtml(name)}</td><td>${cache.size}</td></tr>`).join('');
       return html(
         'Debug',
         `<h1>Front proxy (development)</h1>

@@ -52,7 +52,9 @@ function cashbackForSessionUser(): (ctx: RouteContext<Static<typeof CashbackBody
     if (!service.configured) throw new UpstreamError('not_configured', { detail: `${service.name} is not set` });
     const user = await sessionUserId(ctx);
     if ('answer' in user) return user.answer;
-    return upstreamAnswer(await ctx.call(target.service, { method: target.method, path: target.path, json: { ...ctx.body, userId: user.id } }));
+    return upstreamAnswer(
+      await ctx.call(target.service, { method: target.method, path: target.path, json: { ...ctx.body, userId: user.id } }),
+    );
   };
 }
 
@@ -79,9 +81,13 @@ export const AttributionEvent = flatBody({
   utm_content: Type.Optional(Short),
   ga_client_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,20}\\.[0-9]{1,20}$' })),
   properties: Type.Optional(
-    Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }), Type.Union([Type.String({ maxLength: 512 }), Type.Number(), Type.Boolean()]), {
-      maxProperties: 30,
-    }),
+    Type.Record(
+      Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }),
+      Type.Union([Type.String({ maxLength: 512 }), Type.Number(), Type.Boolean()]),
+      {
+        maxProperties: 30,
+      },
+    ),
   ),
 });
 export type AttributionEvent = Static<typeof AttributionEvent>;

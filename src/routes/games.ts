@@ -112,7 +112,14 @@ async function readList(ctx: RouteContext, query: Record<string, QueryValue>): P
 }
 
 function parseSlugs(value: string): string[] | ProxyAnswer {
-  const slugs = [...new Set(value.split(',').map((s) => s.trim()).filter((s) => s.length > 0))];
+  const slugs = [
+    ...new Set(
+      value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0),
+    ),
+  ];
   if (slugs.length === 0) return fail(400, 'invalid_request', 'slugs must name at least one game');
   if (slugs.length > MAX_SLUGS) return fail(400, 'invalid_request', `slugs may name at most ${MAX_SLUGS} games`);
   const bad = slugs.find((s) => !SLUG.test(s));
@@ -205,8 +212,7 @@ async function unifiedSearch(ctx: RouteContext, body: { search: string; page?: u
   ]);
   const casinoRes = casino.status === 'fulfilled' ? casino.value.response : undefined;
   const sportsRes = sports.status === 'fulfilled' ? sports.value : undefined;
-  const good = (res: UpstreamResponse | undefined): res is UpstreamResponse =>
-    res !== undefined && res.status >= 200 && res.status < 300;
+  const good = (res: UpstreamResponse | undefined): res is UpstreamResponse => res !== undefined && res.status >= 200 && res.status < 300;
   const failed: ('casino' | 'sports')[] = [];
   if (!good(casinoRes)) failed.push('casino');
   if (!good(sportsRes)) failed.push('sports');
@@ -295,8 +301,7 @@ export const gamesRoutes: readonly RouteSpec[] = routeTable('Games', [
     method: 'GET',
     url: '/api/games/start',
     spec: '4.6',
-    summary:
-      'start an authenticated game session: `slug` or `gameId`, `mode`, `device`, `language`; the answer never carries debug data',
+    summary: 'start an authenticated game session: `slug` or `gameId`, `mode`, `device`, `language`; the answer never carries debug data',
     auth: 'required',
     sideEffects: true,
     querystring: Type.Object({
@@ -331,8 +336,7 @@ export const gamesRoutes: readonly RouteSpec[] = routeTable('Games', [
     auth: 'none',
     querystring: Type.Object({ slug: Slug }),
     upstream: [bff('GET', STATISTICS_PATH)],
-    handler: async (ctx) =>
-      catalogueAnswer(ctx, await catalogueOf(ctx.deps).read(ctx, STATISTICS_PATH, { slug: ctx.query.slug })),
+    handler: async (ctx) => catalogueAnswer(ctx, await catalogueOf(ctx.deps).read(ctx, STATISTICS_PATH, { slug: ctx.query.slug })),
   }),
   route({
     method: 'POST',
@@ -417,8 +421,7 @@ export const gamesRoutes: readonly RouteSpec[] = routeTable('Games', [
     method: 'POST',
     url: '/api/search/unified',
     spec: '4.6',
-    summary:
-      'unified casino + sportsbook search in parallel: `{ casino, sports, failed }`; a failed side is null and named in `failed`',
+    summary: 'unified casino + sportsbook search in parallel: `{ casino, sports, failed }`; a failed side is null and named in `failed`',
     auth: 'none',
     evictsProfile: false,
     body: Type.Object({

@@ -47,7 +47,8 @@ export const infraRoutes: readonly RouteSpec[] = routeTable('Infrastructure', [
     method: 'POST',
     url: '/api/cache/purge',
     spec: '4.10',
-    summary: "empty the proxy's caches on every instance (the purge generation moves; 503 `purge_unavailable` when the shared state cannot be reached) and the worker cache, to which the operator's JSON body goes as given (`paths` and `tags` checked); operator credential (CACHE_PURGE_TOKEN) required",
+    summary:
+      "empty the proxy's caches on every instance (the purge generation moves; 503 `purge_unavailable` when the shared state cannot be reached) and the worker cache, to which the operator's JSON body goes as given (`paths` and `tags` checked); operator credential (CACHE_PURGE_TOKEN) required",
     auth: 'operator',
     evictsProfile: false,
     bodyLimit: PURGE_BODY_LIMIT,
@@ -64,7 +65,9 @@ export const infraRoutes: readonly RouteSpec[] = routeTable('Infrastructure', [
       const { cleared, generation } = await ctx.deps.state.fleet.purge();
       if (generation === undefined) {
         ctx.request.log.warn({ cleared }, 'proxy caches purged here only: the shared state cannot be reached');
-        return fail(503, 'purge_unavailable', 'The caches of the other instances could not be purged: the shared state cannot be reached', { cleared });
+        return fail(503, 'purge_unavailable', 'The caches of the other instances could not be purged: the shared state cannot be reached', {
+          cleared,
+        });
       }
       ctx.request.log.info({ cleared, generation }, 'proxy caches purged on every instance');
       try {

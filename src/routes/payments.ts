@@ -92,7 +92,10 @@ async function moveMoney(
   if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key))) {
     return fail(400, 'invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   }
-  const { answer, decision, retryAfterSeconds } = await ctx.deps.state.idempotency.run({ move, token: ctx.token as string, key, body }, call);
+  const { answer, decision, retryAfterSeconds } = await ctx.deps.state.idempotency.run(
+    { move, token: ctx.token as string, key, body },
+    call,
+  );
   ctx.request.log.debug({ move, decision }, 'money move');
   if (decision === 'replayed') ctx.reply.header('idempotent-replayed', 'true');
   else if (retryAfterSeconds !== undefined) ctx.reply.header('retry-after', String(retryAfterSeconds));
@@ -172,10 +175,7 @@ async function deposit(ctx: RouteContext<DepositPayload>): Promise<ProxyAnswer> 
   return moveMoney(ctx, 'deposit', JSON.stringify(wire), async (key) => depositAnswer(await service(ctx, key).submitDeposit(wire)));
 }
 
-const ProvidersQuery = Type.Object(
-  { currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })) },
-  { additionalProperties: false },
-);
+const ProvidersQuery = Type.Object({ currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })) }, { additionalProperties: false });
 
 /** The providers answer of spec 2.8: both collections, filtered by currency, with `iconUrl` and `methodClass`. */
 function providersAnswer(data: unknown, currency: string | undefined, prefix: string | undefined): ProvidersAnswer | undefined {
@@ -243,7 +243,8 @@ export const paymentsRoutes: readonly RouteSpec[] = routeTable('Payments', [
     method: 'POST',
     url: '/api/payments/withdraw',
     spec: '4.5',
-    summary: 'withdraw (`amount` in cents, `method`; PIX, SPEI, bank or phone fields); one upstream attempt, repeats within 5 s answered once',
+    summary:
+      'withdraw (`amount` in cents, `method`; PIX, SPEI, bank or phone fields); one upstream attempt, repeats within 5 s answered once',
     auth: 'required',
     body: WithdrawPayload,
     upstream: [bff('POST', '/new-withdraws')],

@@ -105,7 +105,10 @@ export interface RouteSpec<B extends TSchema = TSchema, Q extends TSchema = TSch
 }
 
 /** A row as a table writes it: a {@link RouteSpec} without the area, which its table gives. */
-export type RouteRow<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema> = Omit<RouteSpec<B, Q, P>, 'area'>;
+export type RouteRow<B extends TSchema = TSchema, Q extends TSchema = TSchema, P extends TSchema = TSchema> = Omit<
+  RouteSpec<B, Q, P>,
+  'area'
+>;
 
 /** A route table: its rows, each given the table's area, in the table's order. */
 export function routeTable(area: ApiArea, rows: readonly RouteRow[]): readonly RouteSpec[] {

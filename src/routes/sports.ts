@@ -134,7 +134,9 @@ let namedSubPaths: ReadonlyMap<string, string> | undefined;
 export function namedRouteOf(upstreamPath: string): string | undefined {
   namedSubPaths ??= new Map(
     sportsRoutes.flatMap((r) =>
-      r.url.endsWith('*') ? [] : r.upstream.filter((u) => u.path.startsWith(CORE_SPORTBOOK.upstream)).map((u) => [u.path.toLowerCase(), r.url] as const),
+      r.url.endsWith('*')
+        ? []
+        : r.upstream.filter((u) => u.path.startsWith(CORE_SPORTBOOK.upstream)).map((u) => [u.path.toLowerCase(), r.url] as const),
     ),
   );
   return namedSubPaths.get(upstreamPath.toLowerCase().replace(/\/+$/, ''));
@@ -188,7 +190,8 @@ function passthroughBody(status: number, headers: IncomingHttpHeaders, raw: Buff
  * @param path the upstream path, `/core-sportbook/launch` or `/core-sportbook/anonymous-launch`
  */
 function launch(path: string): (ctx: RouteContext<unknown, Static<typeof LaunchQuery>>) => Promise<ProxyAnswer> {
-  return async (ctx) => cleanAnswer(await ctx.call('bff', { method: 'GET', path, query: { lang: ctx.query.lang, device: ctx.query.device } }));
+  return async (ctx) =>
+    cleanAnswer(await ctx.call('bff', { method: 'GET', path, query: { lang: ctx.query.lang, device: ctx.query.device } }));
 }
 
 /** Hands a passthrough request to the live streams (docs/behaviour.md "Live streams"). */
@@ -305,7 +308,10 @@ export const sportsRoutes: readonly RouteSpec[] = routeTable('Sports', [
         }
         // A session cookie the gate refused is no session, but its value is still redacted as the body
         // flows, after transcoding to UTF-8 (docs/behaviour.md "Session cookie").
-        const encoding = ctx.secrets.length > 0 ? foreignEncoding(type === undefined ? undefined : (up.headers['content-type'] as string), undefined) : undefined;
+        const encoding =
+          ctx.secrets.length > 0
+            ? foreignEncoding(type === undefined ? undefined : (up.headers['content-type'] as string), undefined)
+            : undefined;
         if (encoding === null) {
           up.body.destroy();
           return badResponse('The service sent text in an encoding the proxy cannot read');

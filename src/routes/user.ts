@@ -59,7 +59,10 @@ const UPLOAD_FIELD = 'file';
 
 /** `a b/../c.png` → `a_b_.._c.png`, at most 100 characters; `document` when nothing is left. */
 function safeFilename(name: string | undefined): string {
-  const cleaned = (name ?? '').replace(/[^A-Za-z0-9._-]/g, '_').replace(/^\.+/, '').slice(0, 100);
+  const cleaned = (name ?? '')
+    .replace(/[^A-Za-z0-9._-]/g, '_')
+    .replace(/^\.+/, '')
+    .slice(0, 100);
   return cleaned || 'document';
 }
 

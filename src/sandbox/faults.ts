@@ -158,7 +158,22 @@ interface StoredRule {
   held: Set<Held>;
 }
 
-const FIELDS = new Set(['method', 'path', 'delayMs', 'hang', 'status', 'body', 'rawBody', 'contentType', 'headers', 'answer', 'coding', 'field', 'drift', 'value']);
+const FIELDS = new Set([
+  'method',
+  'path',
+  'delayMs',
+  'hang',
+  'status',
+  'body',
+  'rawBody',
+  'contentType',
+  'headers',
+  'answer',
+  'coding',
+  'field',
+  'drift',
+  'value',
+]);
 const FAILURE_FIELDS = ['body', 'rawBody', 'contentType', 'headers'] as const;
 
 /**
@@ -199,7 +214,8 @@ export function parseFaultRule(value: unknown, limits: Readonly<FaultLimits> = D
   }
   if (v.answer === 'drifted') {
     if (typeof v.field !== 'string' || !DRIFT_FIELD.test(v.field)) return 'field must be a JSON path such as user.id or data[].slug';
-    if (v.drift !== undefined && !(DRIFT_KINDS as readonly unknown[]).includes(v.drift)) return `drift must be one of ${DRIFT_KINDS.join(', ')}`;
+    if (v.drift !== undefined && !(DRIFT_KINDS as readonly unknown[]).includes(v.drift))
+      return `drift must be one of ${DRIFT_KINDS.join(', ')}`;
     if (v.value !== undefined && v.drift !== undefined && v.drift !== 'type') return 'value needs drift: "type"';
   } else {
     const extra = (['field', 'drift', 'value'] as const).find((key) => v[key] !== undefined);
@@ -257,7 +273,9 @@ function retyped(value: unknown): unknown {
  * `drift` says; a path that is not there leaves the answer as it is. Pure: `answer` is not changed.
  */
 export function driftAnswer(answer: unknown, field: string, drift: DriftKind = 'type', value?: unknown): unknown {
-  const steps = field.split('.').map((part) => (part.endsWith('[]') ? { name: part.slice(0, -2), each: true } : { name: part, each: false }));
+  const steps = field
+    .split('.')
+    .map((part) => (part.endsWith('[]') ? { name: part.slice(0, -2), each: true } : { name: part, each: false }));
   const walk = (node: unknown, at: number): unknown => {
     const step = steps[at];
     if (step === undefined || node === null || typeof node !== 'object' || Array.isArray(node) || !(step.name in node)) return node;
@@ -355,8 +373,7 @@ export class FaultRules {
     const method = filter.method?.toUpperCase();
     const gone = this.#rules.filter(
       (stored) =>
-        (filter.path === undefined || stored.rule.path === filter.path) &&
-        (method === undefined || (stored.rule.method ?? '*') === method),
+        (filter.path === undefined || stored.rule.path === filter.path) && (method === undefined || (stored.rule.method ?? '*') === method),
     );
     this.#rules = this.#rules.filter((stored) => !gone.includes(stored));
     let released = 0;
@@ -386,9 +403,7 @@ export class FaultRules {
    */
   match(method: string, url: string, path: string, res: ServerResponse): FaultMatch | undefined {
     const upper = method.toUpperCase();
-    const stored = this.#rules.find(
-      (s) => (s.rule.method === undefined || s.rule.method === upper) && pathMatches(s.rule.path, url, path),
-    );
+    const stored = this.#rules.find((s) => (s.rule.method === undefined || s.rule.method === upper) && pathMatches(s.rule.path, url, path));
     if (!stored) return undefined;
     stored.rule.hits += 1;
     const rule = this.#snapshot(stored);

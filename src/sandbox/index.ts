@@ -223,7 +223,10 @@ export async function startSandbox(options: StartSandboxOptions = {}): Promise<S
  * @example
  * app.log.info({ sandbox: sandbox.env }, sandboxBanner(sandbox.env));
  */
-export function sandboxBanner(urls: Partial<Readonly<SandboxEnv>>, heading = 'sandbox listening (BFF, sticker API, external services)'): string {
+export function sandboxBanner(
+  urls: Partial<Readonly<SandboxEnv>>,
+  heading = 'sandbox listening (BFF, sticker API, external services)',
+): string {
   return [
     heading,
     `  BFF ${urls.BFF_BASE_URL ?? '-'}, sticker API ${urls.STICKER_API_URL ?? '-'}`,
@@ -235,15 +238,7 @@ export function sandboxBanner(urls: Partial<Readonly<SandboxEnv>>, heading = 'sa
 export type { SandboxArea, SandboxContext, SandboxServerUrls } from './context.js';
 export { sandboxContext } from './context.js';
 export { isValidCpf, completeCpf } from './cpf.js';
-export {
-  type Authenticated,
-  authenticate,
-  GUARD_BODIES,
-  type GuardFailure,
-  requireSession,
-  requireUser,
-  withUser,
-} from './bff/guard.js';
+export { type Authenticated, authenticate, GUARD_BODIES, type GuardFailure, requireSession, requireUser, withUser } from './bff/guard.js';
 export { EXTERNAL_PATHS } from './external/index.js';
 export {
   DEMO_LOGINS,
@@ -264,12 +259,5 @@ export {
   type UserStateSlot,
 } from './store.js';
 export type { FailRuleInput, RecordedRequest, SandboxServerName } from './traffic.js';
-export {
-  DEFAULT_FAULT_LIMITS,
-  type FaultKind,
-  type FaultLimits,
-  type FaultRule,
-  type FaultRuleInput,
-  FaultRules,
-} from './faults.js';
+export { DEFAULT_FAULT_LIMITS, type FaultKind, type FaultLimits, type FaultRule, type FaultRuleInput, FaultRules } from './faults.js';
 export type * from './types.js';

@@ -63,7 +63,16 @@ export const COUNTRIES: Readonly<Record<string, AuthUserCountryData>> = Object.f
 export function countryData(code: string): AuthUserCountryData {
   const known = COUNTRIES[code.toUpperCase()];
   if (known) return { ...known };
-  return { id: 99, name: code.toUpperCase(), code: code.toUpperCase(), iso3: code.toUpperCase(), ddi: '1', currency: 'USD', language: 'en-US', timezone: 'UTC' };
+  return {
+    id: 99,
+    name: code.toUpperCase(),
+    code: code.toUpperCase(),
+    iso3: code.toUpperCase(),
+    ddi: '1',
+    currency: 'USD',
+    language: 'en-US',
+    timezone: 'UTC',
+  };
 }
 
 /**

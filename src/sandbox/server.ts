@@ -216,7 +216,8 @@ export async function createSandboxServer(
     const outcome = await fault.outcome;
     if (outcome === 'gone' || outcome === 'refused' || outcome === 'closed') {
       // No answer: the client left, or the connection was destroyed (refused, or the server closes).
-      if (outcome === 'refused') request.log.warn({ path: entry.path, held: faults.heldCount }, 'sandbox fault: too many held requests, connection destroyed');
+      if (outcome === 'refused')
+        request.log.warn({ path: entry.path, held: faults.heldCount }, 'sandbox fault: too many held requests, connection destroyed');
       reply.hijack();
       return;
     }

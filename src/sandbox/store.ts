@@ -187,10 +187,7 @@ export class SandboxStore {
     for (const log of Object.values(this.traffic)) log.clear();
     for (const rules of Object.values(this.faults)) rules.clear();
     this.#nextUserId = 1;
-    const inputs = [
-      ...(this.#seed.includeDemoUsers === false ? [] : demoSeedUsers(this.now())),
-      ...(this.#seed.users ?? []),
-    ];
+    const inputs = [...(this.#seed.includeDemoUsers === false ? [] : demoSeedUsers(this.now())), ...(this.#seed.users ?? [])];
     for (const input of inputs) this.addUser(input);
   }
 

@@ -40,7 +40,10 @@ export interface SessionContext extends UpstreamCaller {
  * @param onProfileEvict - told the key of each profile eviction (logout, profile update, refresh).
  * @param onProfileRead - told how each profile read was answered (the metrics' cache `profile`).
  */
-export function createSessionCaches(onProfileEvict?: (key: string) => void, onProfileRead?: (result: 'hit' | 'miss') => void): SessionCaches {
+export function createSessionCaches(
+  onProfileEvict?: (key: string) => void,
+  onProfileRead?: (result: 'hit' | 'miss') => void,
+): SessionCaches {
   return {
     profileCache: new TokenCache({
       ttlMs: PROFILE_TTL_MS,

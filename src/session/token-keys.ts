@@ -99,7 +99,14 @@ function pssAsRsa(key: KeyObject): KeyObject {
   const outer = derElement(spki, 0);
   const algorithm = derElement(spki, outer.start);
   const bits = derElement(spki, algorithm.end);
-  if (outer.tag !== 0x30 || outer.end !== spki.length || algorithm.tag !== 0x30 || bits.tag !== 0x03 || bits.end !== outer.end || spki[bits.start] !== 0) {
+  if (
+    outer.tag !== 0x30 ||
+    outer.end !== spki.length ||
+    algorithm.tag !== 0x30 ||
+    bits.tag !== 0x03 ||
+    bits.end !== outer.end ||
+    spki[bits.start] !== 0
+  ) {
     throw new Error('not an SPKI structure');
   }
   const rsa = createPublicKey({ key: spki.subarray(bits.start + 1, bits.end), format: 'der', type: 'pkcs1' });
@@ -171,7 +178,12 @@ export function readTokenPublicKey(text: string): TokenPublicKey | { problem: st
  * PEM a public key of a kind tokens are signed with, the secret at least {@link MIN_JWT_SECRET_BYTES}
  * bytes (never echoed).
  */
-export function checkTokenKeys(jwksUrl: string | undefined, pem: string | undefined, secret: string | undefined, problems: string[]): TokenKeys {
+export function checkTokenKeys(
+  jwksUrl: string | undefined,
+  pem: string | undefined,
+  secret: string | undefined,
+  problems: string[],
+): TokenKeys {
   const set = (['JWT_JWKS_URL', 'JWT_PUBLIC_KEY', 'JWT_SECRET'] as const).filter((_, i) => [jwksUrl, pem, secret][i] !== undefined);
   if (set.length > 1) {
     problems.push(`${set[1]}: expected one of JWT_JWKS_URL, JWT_PUBLIC_KEY or JWT_SECRET, not several; got ${set.join(' and ')}`);
@@ -197,15 +209,18 @@ export function checkTokenKeys(jwksUrl: string | undefined, pem: string | undefi
     if (read.problem === PRIVATE_KEY_PROBLEM) {
       problems.push(`JWT_PUBLIC_KEY: ${read.problem} (the proxy only verifies tokens; keep the BFF's signing key out of its environment)`);
     } else {
-      problems.push(`JWT_PUBLIC_KEY: expected an RSA or RSA-PSS (2048 bits or more), EC P-256/P-384/P-521 or Ed25519 public key in PEM (-----BEGIN PUBLIC KEY-----…), ${read.problem}`);
+      problems.push(
+        `JWT_PUBLIC_KEY: expected an RSA or RSA-PSS (2048 bits or more), EC P-256/P-384/P-521 or Ed25519 public key in PEM (-----BEGIN PUBLIC KEY-----…), ${read.problem}`,
+      );
     }
     return undefined;
   }
   if (secret !== undefined) {
     const bytes = Buffer.byteLength(secret, 'utf8');
     if (bytes >= MIN_JWT_SECRET_BYTES) return Object.freeze({ secret });
-    problems.push(`JWT_SECRET: expected at least ${MIN_JWT_SECRET_BYTES} bytes (the HMAC secret of an HS256/384/512 BFF), got ${bytes} bytes`);
+    problems.push(
+      `JWT_SECRET: expected at least ${MIN_JWT_SECRET_BYTES} bytes (the HMAC secret of an HS256/384/512 BFF), got ${bytes} bytes`,
+    );
   }
   return undefined;
 }
-

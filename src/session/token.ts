@@ -33,7 +33,9 @@ export { KEY_ALGORITHMS, keyKindOf, type TokenKeyKind } from './token-keys.js';
  * set holds no secret). Which key of the set a token may use is jose's choice by `kid`, `kty`, `crv`
  * and the key's own `alg` (`createLocalJWKSet`), so the algorithm still follows the key.
  */
-export const JWKS_ALGORITHMS: readonly string[] = [...new Set(Object.entries(KEY_ALGORITHMS).flatMap(([kind, algs]) => (kind === 'secret' ? [] : algs)))];
+export const JWKS_ALGORITHMS: readonly string[] = [
+  ...new Set(Object.entries(KEY_ALGORITHMS).flatMap(([kind, algs]) => (kind === 'secret' ? [] : algs))),
+];
 
 /** How long a fetched JWKS serves before it is fetched again in the background, in milliseconds (10 minutes). */
 export const JWKS_MAX_AGE_MS = 10 * 60_000;
@@ -338,7 +340,11 @@ export class TokenVerifier {
    * {@link MAX_MATCHING_KEYS}; the token is `valid` when one verifies it, `token_expired` when one
    * verifies its signature but `exp` has passed, `invalid_token` when none does.
    */
-  async #attempt(token: string, acceptExpired: boolean, key: KeyObject | Uint8Array | JWTVerifyGetKey): Promise<TokenCheck | typeof NO_MATCHING_KEY> {
+  async #attempt(
+    token: string,
+    acceptExpired: boolean,
+    key: KeyObject | Uint8Array | JWTVerifyGetKey,
+  ): Promise<TokenCheck | typeof NO_MATCHING_KEY> {
     try {
       return await this.#check(token, acceptExpired, key);
     } catch (error) {

@@ -232,7 +232,12 @@ export class Idempotency {
   constructor(
     store: SharedStore,
     longestCallMs: number,
-    options: { waitMs?: number; onDecision?: ((decision: IdempotencyDecision) => void) | undefined; now?: () => number; maxUnstored?: number } = {},
+    options: {
+      waitMs?: number;
+      onDecision?: ((decision: IdempotencyDecision) => void) | undefined;
+      now?: () => number;
+      maxUnstored?: number;
+    } = {},
   ) {
     this.#store = store;
     this.#leaseMs = longestCallMs + LEASE_MARGIN_MS;
@@ -304,7 +309,13 @@ export class Idempotency {
         else {
           existing = parseRecord(taken.previous);
           // A marker whose lease ended (its instance gone, or its outcome unknown): taken over atomically, same upstream key.
-          if (existing && existing.s !== 'done' && existing.f === fingerprint && existing.until !== undefined && existing.until <= this.#now()) {
+          if (
+            existing &&
+            existing.s !== 'done' &&
+            existing.f === fingerprint &&
+            existing.until !== undefined &&
+            existing.until <= this.#now()
+          ) {
             claim = await this.#takeOver(storeKey, taken.previous, existing);
             if (!claim) continue;
           }
@@ -348,7 +359,13 @@ export class Idempotency {
 
   /** A new marker's record: a fresh attempt, `upstreamKey` (or a fresh one), a lease from now. */
   #marker(fingerprint: string, upstreamKey: string | undefined): Claim {
-    const record = { s: 'pending' as const, f: fingerprint, a: randomUUID(), k: upstreamKey ?? randomUUID(), until: this.#now() + this.#leaseMs };
+    const record = {
+      s: 'pending' as const,
+      f: fingerprint,
+      a: randomUUID(),
+      k: upstreamKey ?? randomUUID(),
+      until: this.#now() + this.#leaseMs,
+    };
     return { text: JSON.stringify(record satisfies PendingRecord), record };
   }
 
@@ -370,7 +387,8 @@ export class Idempotency {
         if (previous === null) return { claim };
         if (!refused.includes(previous)) return { previous };
         refused.push(claim.text);
-        if (await this.#store.replaceIf(storeKey, claim.text, this.#leaseMs + TAKEOVER_MS, { ifEquals: [previous] }, REPLICATED)) return { claim };
+        if (await this.#store.replaceIf(storeKey, claim.text, this.#leaseMs + TAKEOVER_MS, { ifEquals: [previous] }, REPLICATED))
+          return { claim };
       } catch (error) {
         if (!(error instanceof StateUnavailableError) || this.#now() + STORE_RETRY_MS >= deadline) throw error;
         refused.push(claim.text);
@@ -437,7 +455,13 @@ export class Idempotency {
   async #storeAnswer(entry: UnstoredAnswer): Promise<void> {
     entry.busy = true;
     try {
-      await this.#store.replaceIf(entry.storeKey, entry.record, entry.ttlMs, { ifEquals: [entry.marker, entry.record], ifAbsent: true }, REPLICATED);
+      await this.#store.replaceIf(
+        entry.storeKey,
+        entry.record,
+        entry.ttlMs,
+        { ifEquals: [entry.marker, entry.record], ifAbsent: true },
+        REPLICATED,
+      );
       // Stored, or another record holds the key (a later attempt after this one's lease): either way done here.
       this.#unstored.delete(entry.storeKey);
     } catch {
@@ -453,7 +477,9 @@ export class Idempotency {
     const record = { ...(parseRecord(entry.marker) as PendingRecord), until: this.#now() + this.#leaseMs };
     const renewed = JSON.stringify(record);
     try {
-      if (await this.#store.replaceIf(entry.storeKey, renewed, this.#leaseMs + TAKEOVER_MS, { ifEquals: [entry.marker, renewed] }, REPLICATED)) {
+      if (
+        await this.#store.replaceIf(entry.storeKey, renewed, this.#leaseMs + TAKEOVER_MS, { ifEquals: [entry.marker, renewed] }, REPLICATED)
+      ) {
         entry.marker = renewed;
         entry.until = record.until as number;
       }
@@ -497,7 +523,12 @@ export class Idempotency {
    * @returns how many answers were published (0 when the store could not relay them).
    */
   async handOff(): Promise<number> {
-    const answers: HandedAnswer[] = [...this.#unstored.values()].map((entry) => ({ key: entry.storeKey, record: entry.record, marker: entry.marker, ttlMs: entry.ttlMs }));
+    const answers: HandedAnswer[] = [...this.#unstored.values()].map((entry) => ({
+      key: entry.storeKey,
+      record: entry.record,
+      marker: entry.marker,
+      ttlMs: entry.ttlMs,
+    }));
     let published = 0;
     for (let i = 0; i < answers.length; i += HAND_OFF_BATCH) {
       const batch = answers.slice(i, i + HAND_OFF_BATCH);
@@ -542,7 +573,10 @@ function reused(): IdempotentAnswer {
 
 function inProgress(retryAfterSeconds: number): IdempotentAnswer {
   return {
-    answer: { status: 409, body: envelope('request_in_progress', 'The same request is still in progress or its outcome is not known yet; retry later') },
+    answer: {
+      status: 409,
+      body: envelope('request_in_progress', 'The same request is still in progress or its outcome is not known yet; retry later'),
+    },
     decision: 'in_progress',
     retryAfterSeconds,
   };

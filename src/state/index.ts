@@ -67,14 +67,25 @@ export async function createState(
     store,
     fleet,
     idempotency,
-    loginFailures: new LoginFailures(store, { perAddress: config.rateLimits.loginFailures, perLogin: config.rateLimits.loginFailuresPerLogin }),
+    loginFailures: new LoginFailures(store, {
+      perAddress: config.rateLimits.loginFailures,
+      perLogin: config.rateLimits.loginFailuresPerLogin,
+    }),
     caches,
     close: async () => {
       const left = await idempotency.flush();
       if (left > 0) {
         const handed = await idempotency.handOff();
-        if (handed > 0) log?.warn({ state: store.kind, unstored: left, handedOff: handed }, 'money-move answers not stored at shutdown: handed to the other instances, which store them when the store takes them');
-        if (handed < left) log?.warn({ state: store.kind, unstored: left - handed }, 'money-move answers not stored at shutdown: a repeat elsewhere goes upstream again with the same Idempotency-Key');
+        if (handed > 0)
+          log?.warn(
+            { state: store.kind, unstored: left, handedOff: handed },
+            'money-move answers not stored at shutdown: handed to the other instances, which store them when the store takes them',
+          );
+        if (handed < left)
+          log?.warn(
+            { state: store.kind, unstored: left - handed },
+            'money-move answers not stored at shutdown: a repeat elsewhere goes upstream again with the same Idempotency-Key',
+          );
       }
       await store.close();
     },

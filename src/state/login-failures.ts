@@ -101,7 +101,10 @@ export class LoginFailures {
   async refused(login: string, address: string): Promise<number | undefined> {
     if (!this.enabled) return undefined;
     const keys = await this.#keys(login, address);
-    const [fromAddress, overall] = await Promise.all([this.#over(keys.address, this.#limits.perAddress), this.#over(keys.login, this.#limits.perLogin)]);
+    const [fromAddress, overall] = await Promise.all([
+      this.#over(keys.address, this.#limits.perAddress),
+      this.#over(keys.login, this.#limits.perLogin),
+    ]);
     if (fromAddress === undefined) return overall;
     return overall === undefined ? fromAddress : Math.max(fromAddress, overall);
   }

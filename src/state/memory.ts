@@ -85,7 +85,9 @@ export class MemoryStore implements SharedStore {
   }
   async hits(key: string): Promise<{ count: number; ttlMs: number }> {
     const value = this.#entries.get(key);
-    return value === undefined ? { count: 0, ttlMs: 0 } : { count: Number(value.toString()), ttlMs: Math.max(0, this.#entries.getRemainingTTL(key)) };
+    return value === undefined
+      ? { count: 0, ttlMs: 0 }
+      : { count: Number(value.toString()), ttlMs: Math.max(0, this.#entries.getRemainingTTL(key)) };
   }
   async publish(event: StateEvent): Promise<void> {
     for (const listener of this.#listeners) listener.event(event);

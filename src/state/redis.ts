@@ -52,7 +52,15 @@ import type { RedisTopology } from '../config.js';
 import { isIP } from 'node:net';
 import calculateSlot from 'cluster-key-slot';
 import { acknowledgement, parseReplicationInfo, SentinelWatch } from './replicas.js';
-import { type HandedAnswer, KEY_PREFIX, type ReplaceCondition, type SharedStore, type StateEvent, StateUnavailableError, type WriteOptions } from './store.js';
+import {
+  type HandedAnswer,
+  KEY_PREFIX,
+  type ReplaceCondition,
+  type SharedStore,
+  type StateEvent,
+  StateUnavailableError,
+  type WriteOptions,
+} from './store.js';
 
 /** Longest wait for a connection to Redis, in milliseconds. */
 export const REDIS_CONNECT_TIMEOUT_MS = 2_000;
@@ -296,7 +304,8 @@ export class RedisStore implements SharedStore {
       if (topology.mode === 'standalone') this.#checkRole(log);
     });
     this.#client.on('close', () => {
-      if (this.#up) log?.warn({ state: 'redis', mode: topology.mode }, 'shared state unreachable: money moves answer 503, caches use process memory');
+      if (this.#up)
+        log?.warn({ state: 'redis', mode: topology.mode }, 'shared state unreachable: money moves answer 503, caches use process memory');
       this.#up = false;
     });
     if (this.#acknowledging) {
@@ -469,7 +478,11 @@ export class RedisStore implements SharedStore {
     for (let redirects = 0; ; redirects++) {
       const pipeline = target.node.pipeline();
       if (asking) pipeline.call('ASKING');
-      const replies: [Error | null, unknown][] = (await pipeline.call(name, ...args).call('INFO', 'replication').exec()) ?? [];
+      const replies: [Error | null, unknown][] =
+        (await pipeline
+          .call(name, ...args)
+          .call('INFO', 'replication')
+          .exec()) ?? [];
       const [written, info]: ([Error | null, unknown] | undefined)[] = asking ? replies.slice(1) : replies;
       const error: Error | null | undefined = written?.[0];
       const redirect: RegExpExecArray | null = error ? /^(MOVED|ASK) \d+ (\S+)$/.exec(error.message) : null;
@@ -484,7 +497,10 @@ export class RedisStore implements SharedStore {
       const replication = parseReplicationInfo(String(info[1]));
       if (replication.role !== 'master') throw new Error(`the server answered as ${replication.role}, not as the primary`);
       const promotable = this.#promotable(lane, target);
-      if (promotable === undefined) throw new Error('the replicas that could be promoted are not known (no sentinel answered, or the connection is not to the primary the sentinels name)');
+      if (promotable === undefined)
+        throw new Error(
+          'the replicas that could be promoted are not known (no sentinel answered, or the connection is not to the primary the sentinels name)',
+        );
       return { node: target.node, reply: written[1], offset: replication.offset, promotable };
     }
   }
@@ -525,7 +541,11 @@ export class RedisStore implements SharedStore {
    * replication offset `offset` and at least the floor's number of replicas have (`WAIT`, then
    * `INFO replication` for each replica's acknowledged offset), for at most {@link REPLICA_ACK_MS}.
    */
-  async #awaitAcknowledgements(node: Redis, offset: number, promotable: readonly string[]): Promise<{ ok: true } | { ok: false; reason: string }> {
+  async #awaitAcknowledgements(
+    node: Redis,
+    offset: number,
+    promotable: readonly string[],
+  ): Promise<{ ok: true } | { ok: false; reason: string }> {
     let wanted = Math.max(this.#floor, promotable.length);
     if (wanted === 0) return { ok: true };
     const deadline = performance.now() + REPLICA_ACK_MS;
@@ -537,7 +557,10 @@ export class RedisStore implements SharedStore {
       const verdict = acknowledgement(offset, parseReplicationInfo(String(info[1])).replicas, promotable, this.#floor);
       if (verdict.ok) return { ok: true };
       if (performance.now() >= deadline) {
-        const missing = verdict.missing.length > 0 ? `promotable replicas ${verdict.missing.join(', ')} did not acknowledge` : `${verdict.acknowledged} of at least ${this.#floor} replicas acknowledged`;
+        const missing =
+          verdict.missing.length > 0
+            ? `promotable replicas ${verdict.missing.join(', ')} did not acknowledge`
+            : `${verdict.acknowledged} of at least ${this.#floor} replicas acknowledged`;
         return { ok: false, reason: `${missing} within ${REPLICA_ACK_MS} ms` };
       }
       wanted = verdict.acknowledged + 1;
@@ -591,7 +614,13 @@ export class RedisStore implements SharedStore {
 
   setIfAbsent(key: string, value: string, ttlMs: number, options?: WriteOptions): Promise<string | null> {
     return this.#run(async (call) => {
-      const { reply, acknowledged } = await this.#write(call, key, ['SET', key, value, 'NX', 'GET', 'PX', String(ttlMs)], options?.replicated, { value, ttlMs });
+      const { reply, acknowledged } = await this.#write(
+        call,
+        key,
+        ['SET', key, value, 'NX', 'GET', 'PX', String(ttlMs)],
+        options?.replicated,
+        { value, ttlMs },
+      );
       const previous = reply as string | Buffer | null;
       if (previous !== null) return previous.toString();
       // Not on every replica that could be promoted: a failover now would forget it. Deleted again; the caller is refused.
@@ -683,7 +712,10 @@ export class RedisStore implements SharedStore {
             'REDIS_URL names a primary with replicas while REDIS_MIN_REPLICAS_ACK is 0: a failover of this endpoint can forget a money move in flight and charge it twice; set REDIS_MIN_REPLICAS_ACK to its replicas (docs/operations.md "Redis topologies")',
           );
         } else if (role !== 'master') {
-          log?.warn({ state: 'redis', mode: 'standalone', role }, 'REDIS_URL names a server that is not a primary: money moves answer 503 until it is one');
+          log?.warn(
+            { state: 'redis', mode: 'standalone', role },
+            'REDIS_URL names a server that is not a primary: money moves answer 503 until it is one',
+          );
         }
       })
       .catch(() => {});

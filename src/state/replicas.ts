@@ -80,7 +80,12 @@ export interface Acknowledgement {
  * Whether a write at `writeOffset` is acknowledged: by every replica of `promotable` (`ip:port`) and
  * by at least `floor` replicas in all. A promotable replica the primary does not list has not.
  */
-export function acknowledgement(writeOffset: number, replicas: readonly ReplicaOffset[], promotable: readonly string[], floor: number): Acknowledgement {
+export function acknowledgement(
+  writeOffset: number,
+  replicas: readonly ReplicaOffset[],
+  promotable: readonly string[],
+  floor: number,
+): Acknowledgement {
   const acked = new Set(replicas.filter((r) => writeOffset >= 0 && r.offset >= writeOffset).map((r) => r.address));
   const missing = promotable.filter((address) => !acked.has(address));
   return { ok: missing.length === 0 && acked.size >= floor, acknowledged: acked.size, missing };
@@ -209,13 +214,14 @@ export class SentinelWatch {
     try {
       if (!client) return;
       if (client.status === 'wait' || client.status === 'end') await client.connect();
-      else if (client.status !== 'ready') await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error('sentinel not ready')), SENTINEL_TIMEOUT_MS);
-        client.once('ready', () => {
-          clearTimeout(timer);
-          resolve();
+      else if (client.status !== 'ready')
+        await new Promise<void>((resolve, reject) => {
+          const timer = setTimeout(() => reject(new Error('sentinel not ready')), SENTINEL_TIMEOUT_MS);
+          client.once('ready', () => {
+            clearTimeout(timer);
+            resolve();
+          });
         });
-      });
       const [replicas, address] = await Promise.all([
         client.call('SENTINEL', 'REPLICAS', this.#settings.name),
         client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', this.#settings.name),

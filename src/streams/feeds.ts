@@ -115,7 +115,8 @@ class Feed implements EventSink {
     const id = eventId(event);
     this.#replay.push({ id, event });
     this.#replayBytes += event.length;
-    while (this.#replay.length > REPLAY_EVENTS || this.#replayBytes > REPLAY_BYTES) this.#replayBytes -= (this.#replay.shift() as Replayed).event.length;
+    while (this.#replay.length > REPLAY_EVENTS || this.#replayBytes > REPLAY_BYTES)
+      this.#replayBytes -= (this.#replay.shift() as Replayed).event.length;
     for (const viewer of this.viewers) viewer.send(event);
     return true;
   }

@@ -124,7 +124,12 @@ interface OpenStream {
 
 /** The answer of a refused stream: the envelope with `Retry-After`, nothing sent upstream. */
 function refusalAnswer(refusal: StreamRefusal): ProxyAnswer {
-  return { status: refusal.status, body: refusal.body, contentType: JSON_CONTENT_TYPE, headers: { 'retry-after': String(refusal.retryAfterSeconds) } };
+  return {
+    status: refusal.status,
+    body: refusal.body,
+    contentType: JSON_CONTENT_TYPE,
+    headers: { 'retry-after': String(refusal.retryAfterSeconds) },
+  };
 }
 
 /** The answer to a stream asked for while the process drains: another instance takes it. */
@@ -156,7 +161,10 @@ export class LiveStreams {
       { idleTimeoutMs: streams.idleTimeoutMs },
       {
         lingerMs: options.feedLingerMs,
-        observer: observer && { opened: () => observer.opened('feed'), ended: (reason, seconds) => observer.ended('feed', reason, seconds) },
+        observer: observer && {
+          opened: () => observer.opened('feed'),
+          ended: (reason, seconds) => observer.ended('feed', reason, seconds),
+        },
       },
     );
     this.#websockets = new WebSocketRelay(options.config, options.log, options.pingIntervalMs);
@@ -227,7 +235,11 @@ export class LiveStreams {
       answer.body.destroy();
       return 'sent';
     }
-    const stop = relayEvents(answer.body, { event: (event) => client.send(event), over: (reason) => client.end(reason) }, { idleTimeoutMs: this.#options.config.streams.idleTimeoutMs });
+    const stop = relayEvents(
+      answer.body,
+      { event: (event) => client.send(event), over: (reason) => client.end(reason) },
+      { idleTimeoutMs: this.#options.config.streams.idleTimeoutMs },
+    );
     client.onClose(stop);
     return 'sent';
   }
@@ -241,7 +253,11 @@ export class LiveStreams {
         baseUrl,
         path: live.path,
         rawQuery: live.rawQuery,
-        headers: { accept: 'text/event-stream', 'cache-control': 'no-cache', ...(requestId === undefined ? {} : { 'x-request-id': requestId }) },
+        headers: {
+          accept: 'text/event-stream',
+          'cache-control': 'no-cache',
+          ...(requestId === undefined ? {} : { 'x-request-id': requestId }),
+        },
       });
       const opening = await openingOf(answer);
       return { opening, body: opening.kind === 'open' ? answer.body : undefined };
@@ -284,7 +300,9 @@ export class LiveStreams {
       },
     });
     if (sessionKey !== undefined && live.token !== undefined) {
-      releaseHold = this.holds.hold(sessionKey, expiryOf(live.token), { endSession: (why) => client.end('session', sessionEndedEvent(why)) });
+      releaseHold = this.holds.hold(sessionKey, expiryOf(live.token), {
+        endSession: (why) => client.end('session', sessionEndedEvent(why)),
+      });
     }
     if (client.ended) return undefined;
     this.#open.add(entry);

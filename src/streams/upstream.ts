@@ -106,7 +106,12 @@ export class StreamUpstream {
       headers: { ...req.headers, 'accept-encoding': 'identity' },
     };
     // Silence after the headers is the relay's to judge (STREAM_IDLE_TIMEOUT_MS, ending between events).
-    return openStream(this.#pool(url.origin), options, { deadline: deadlineAfter(this.#headersTimeoutMs), wholeBody: false, maxBytes: 0, signal: req.signal });
+    return openStream(this.#pool(url.origin), options, {
+      deadline: deadlineAfter(this.#headersTimeoutMs),
+      wholeBody: false,
+      maxBytes: 0,
+      signal: req.signal,
+    });
   }
 
   /** Destroys every pool: the streams are ended before (drain), so nothing waits for them. */

@@ -113,19 +113,36 @@ export interface SocketRequest {
   readonly upstreamHeaders: Readonly<Record<string, string>>;
 }
 
-const ORIGIN_REFUSED: ProxyAnswer = { status: 403, body: envelope('csrf_rejected', 'This origin may not open a WebSocket'), contentType: JSON_CONTENT_TYPE };
-const NOT_AN_UPGRADE: ProxyAnswer = { status: 400, body: envelope('invalid_request', 'A WebSocket must be opened with an upgrade request'), contentType: JSON_CONTENT_TYPE };
+const ORIGIN_REFUSED: ProxyAnswer = {
+  status: 403,
+  body: envelope('csrf_rejected', 'This origin may not open a WebSocket'),
+  contentType: JSON_CONTENT_TYPE,
+};
+const NOT_AN_UPGRADE: ProxyAnswer = {
+  status: 400,
+  body: envelope('invalid_request', 'A WebSocket must be opened with an upgrade request'),
+  contentType: JSON_CONTENT_TYPE,
+};
 
 /** See the module documentation. */
 export class WebSocketRelay {
-  readonly #server = new WebSocketServer({ noServer: true, maxPayload: WS_LIMITS.clientMessageBytes, perMessageDeflate: false, clientTracking: false });
+  readonly #server = new WebSocketServer({
+    noServer: true,
+    maxPayload: WS_LIMITS.clientMessageBytes,
+    perMessageDeflate: false,
+    clientTracking: false,
+  });
   readonly #config: Pick<Config, 'allowedOrigins' | 'upstreamTimeoutMs'>;
   readonly #log: FastifyBaseLogger;
   readonly #sockets = new Set<{ client: WebSocket | undefined; upstream: WebSocket }>();
   readonly #pingIntervalMs: number;
 
   /** @param pingIntervalMs - time between the pings to each peer, in milliseconds (default {@link WS_LIMITS}`.pingIntervalMs`). */
-  constructor(config: Pick<Config, 'allowedOrigins' | 'upstreamTimeoutMs'>, log: FastifyBaseLogger, pingIntervalMs: number = WS_LIMITS.pingIntervalMs) {
+  constructor(
+    config: Pick<Config, 'allowedOrigins' | 'upstreamTimeoutMs'>,
+    log: FastifyBaseLogger,
+    pingIntervalMs: number = WS_LIMITS.pingIntervalMs,
+  ) {
     this.#config = config;
     this.#log = log;
     this.#pingIntervalMs = pingIntervalMs;
@@ -239,7 +256,16 @@ export class WebSocketRelay {
         }
         live.reply.hijack();
         const chosen = upstream.protocol;
-        const server = chosen === '' ? this.#server : new WebSocketServer({ noServer: true, maxPayload: WS_LIMITS.clientMessageBytes, perMessageDeflate: false, clientTracking: false, handleProtocols: () => chosen });
+        const server =
+          chosen === ''
+            ? this.#server
+            : new WebSocketServer({
+                noServer: true,
+                maxPayload: WS_LIMITS.clientMessageBytes,
+                perMessageDeflate: false,
+                clientTracking: false,
+                handleProtocols: () => chosen,
+              });
         server.handleUpgrade(live.request.raw, upgrade.socket, upgrade.head, (client) => {
           pair.client = client;
           open = true;
@@ -271,11 +297,13 @@ export class WebSocketRelay {
       filledAt = now;
       if (tokens < 1) return closeBoth('client', WS_CLOSE.rate_limited.code, WS_CLOSE.rate_limited.reason);
       tokens -= 1;
-      if (upstream.bufferedAmount > WS_LIMITS.bufferBytes) return closeBoth('slow_consumer', WS_CLOSE.slow_consumer.code, WS_CLOSE.slow_consumer.reason);
+      if (upstream.bufferedAmount > WS_LIMITS.bufferBytes)
+        return closeBoth('slow_consumer', WS_CLOSE.slow_consumer.code, WS_CLOSE.slow_consumer.reason);
       upstream.send(data as Buffer, { binary: isBinary });
     });
     upstream.on('message', (data: RawData, isBinary: boolean) => {
-      if (client.bufferedAmount > WS_LIMITS.bufferBytes) return closeBoth('slow_consumer', WS_CLOSE.slow_consumer.code, WS_CLOSE.slow_consumer.reason);
+      if (client.bufferedAmount > WS_LIMITS.bufferBytes)
+        return closeBoth('slow_consumer', WS_CLOSE.slow_consumer.code, WS_CLOSE.slow_consumer.reason);
       const bytes = data as Buffer;
       if (secrets.length === 0) return client.send(bytes, { binary: isBinary });
       if (isBinary) return client.send(redactBody(bytes, secrets), { binary: true });

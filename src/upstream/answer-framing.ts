@@ -50,7 +50,12 @@ class AnswerFramingHandler implements Dispatcher.DispatchHandler {
     this.#handler.onRequestStart?.(controller, context);
   }
 
-  onRequestUpgrade(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, socket: import('node:stream').Duplex): void {
+  onRequestUpgrade(
+    controller: Dispatcher.DispatchController,
+    status: number,
+    headers: IncomingHttpHeaders,
+    socket: import('node:stream').Duplex,
+  ): void {
     this.#handler.onRequestUpgrade?.(controller, status, headers, socket);
   }
 

@@ -47,8 +47,7 @@ export type BffCaller = (req: UpstreamRequest) => Promise<UpstreamResponse>;
  */
 export function authService(call: BffCaller) {
   return {
-    login: (payload: LoginPayload): Promise<Typed<LoginResponse>> =>
-      call({ method: 'POST', path: '/auth/login', json: payload }),
+    login: (payload: LoginPayload): Promise<Typed<LoginResponse>> => call({ method: 'POST', path: '/auth/login', json: payload }),
     logout: (): Promise<Typed<void>> => call({ method: 'POST', path: '/auth/logout' }),
     logoutAuto: (): Promise<Typed<void>> => call({ method: 'POST', path: '/auth/logout-auto' }),
     getUserProfile: (checkSpaAgain = true): Promise<Typed<ProfileResponse>> =>

@@ -41,7 +41,11 @@ export interface BufferedDispatch {
  *   `upstream_bad_response`, `upstream_response_too_large`, `client_aborted` (the signal, or a stream
  *   body that failed or stopped arriving at the deadline).
  */
-export function sendBuffered(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, how: BufferedDispatch): Promise<UpstreamResponse> {
+export function sendBuffered(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  how: BufferedDispatch,
+): Promise<UpstreamResponse> {
   const now = performance.now();
   const call = new BufferedCall(how.maxBytes);
   const answer = call.start(msLeft(how.deadline, now), how.signal);
@@ -66,7 +70,8 @@ export function sendBuffered(dispatcher: Dispatcher, options: Dispatcher.Dispatc
   const retry = how.retry;
   if (retry === undefined) return answer;
   return answer.catch((error: UpstreamError) => {
-    if (error.code !== 'upstream_unavailable' || call.answerStarted || msLeft(how.deadline) < RETRY_MIN_LEFT_MS || !retry.tryRetry()) throw error;
+    if (error.code !== 'upstream_unavailable' || call.answerStarted || msLeft(how.deadline) < RETRY_MIN_LEFT_MS || !retry.tryRetry())
+      throw error;
     return sendBuffered(dispatcher, options, { ...how, retry: undefined });
   });
 }

@@ -143,5 +143,12 @@ export interface UpstreamSpan {
  * @param origin - the service's origin (`http://host:port`); `path`: the dispatched path with its query.
  */
 export interface UpstreamTracer {
-  start(trace: object | undefined, root: boolean, method: string, origin: string, path: string, headers: Record<string, string>): UpstreamSpan | undefined;
+  start(
+    trace: object | undefined,
+    root: boolean,
+    method: string,
+    origin: string,
+    path: string,
+    headers: Record<string, string>,
+  ): UpstreamSpan | undefined;
 }

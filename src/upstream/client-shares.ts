@@ -86,7 +86,9 @@ export class ClientShares {
     if (guard === undefined) {
       const observer = this.#observer;
       const refusals: ResilienceObserver | undefined =
-        observer === undefined ? undefined : { inFlight: noop, circuitState: noop, retried: noop, rejected: (endpoint, reason) => observer.rejected(endpoint, reason) };
+        observer === undefined
+          ? undefined
+          : { inFlight: noop, circuitState: noop, retried: noop, rejected: (endpoint, reason) => observer.rejected(endpoint, reason) };
       guard = new EndpointGuard(this.#shared.endpoint, this.#shared.service, this.#limits, refusals, undefined, this.#now);
       this.#clients.set(client, guard);
     }

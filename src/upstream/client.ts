@@ -180,7 +180,14 @@ export class UpstreamService {
     const go = (ticket: Ticket): Promise<T> => {
       guard?.earn();
       const options = admitted.prepared;
-      const span = this.#pools.tracer?.start(trace, req.traceRoot === true, req.method, this.#origin as string, options.path, options.headers as Record<string, string>);
+      const span = this.#pools.tracer?.start(
+        trace,
+        req.traceRoot === true,
+        req.method,
+        this.#origin as string,
+        options.path,
+        options.headers as Record<string, string>,
+      );
       const now = performance.now();
       const call: AdmittedCall = {
         endpoint,

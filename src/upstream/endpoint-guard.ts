@@ -325,7 +325,8 @@ export class EndpointGuard {
     }
     // A failure with no other trial waiting starts a new pause (it cannot be shorter than the one the
     // trial began); with others waiting, the next trial stays one pause after the last one sent.
-    if (outcome === 'failed' && this.#trials.length === 0) this.#nextTrialAt = Math.max(this.#nextTrialAt, this.#now() + this.#limits.circuitPauseMs);
+    if (outcome === 'failed' && this.#trials.length === 0)
+      this.#nextTrialAt = Math.max(this.#nextTrialAt, this.#now() + this.#limits.circuitPauseMs);
     if (outcome === 'failed' || this.#trials.length === 0) this.#setState(CIRCUIT.open);
   }
 

@@ -101,10 +101,17 @@ export function withoutStack<E extends Error>(make: () => E): E {
  * them through a path it chooses (the raw passthrough), and one client must not open a circuit for
  * every user. Refusals of the proxy itself, a client that left and a redirect never count either.
  */
-export const CIRCUIT_FAILURES: ReadonlySet<UpstreamFailureCode> = new Set<UpstreamFailureCode>(['upstream_timeout', 'upstream_unavailable']);
+export const CIRCUIT_FAILURES: ReadonlySet<UpstreamFailureCode> = new Set<UpstreamFailureCode>([
+  'upstream_timeout',
+  'upstream_unavailable',
+]);
 
 /** The failures that are the proxy's own refusals: the call was never sent upstream. */
-export const REFUSALS: ReadonlySet<UpstreamFailureCode> = new Set<UpstreamFailureCode>(['not_configured', 'upstream_busy', 'upstream_circuit_open']);
+export const REFUSALS: ReadonlySet<UpstreamFailureCode> = new Set<UpstreamFailureCode>([
+  'not_configured',
+  'upstream_busy',
+  'upstream_circuit_open',
+]);
 
 /** undici / Node error codes, by the failure they mean. Unknown codes are `upstream_unavailable`. */
 const TRANSPORT_CODES: Readonly<Record<string, UpstreamFailureCode>> = {

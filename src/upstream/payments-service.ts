@@ -74,8 +74,7 @@ export function paymentsService(call: BffCaller) {
   return {
     getPaymentProviders: (currency?: string): Promise<Typed<PaymentProvidersResponse>> =>
       call({ method: 'GET', path: '/payment-providers', query: currency ? { currency } : undefined }),
-    submitDeposit: (wire: DepositWire): Promise<Typed<DepositResult>> =>
-      call({ method: 'POST', path: '/wallet/add-credit', json: wire }),
+    submitDeposit: (wire: DepositWire): Promise<Typed<DepositResult>> => call({ method: 'POST', path: '/wallet/add-credit', json: wire }),
     checkDepositStatus: (transactionId: string): Promise<Typed<ChargeStatus>> =>
       call({ method: 'GET', path: buildPath('/wallet/charge/{transactionId}', { transactionId }) }),
     submitWithdraw: (payload: WithdrawPayload): Promise<Typed<OpenRecord>> =>

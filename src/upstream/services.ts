@@ -10,15 +10,7 @@ import { type UpstreamRequest, type UpstreamResponse, UpstreamService, type Upst
 import { type PoolOptions, PoolRegistry } from './pools.js';
 
 /** The upstream services, named after their configuration variables (docs/behaviour.md "Configuration"). */
-export type ServiceName =
-  | 'bff'
-  | 'sticker'
-  | 'referralV1'
-  | 'referralV2'
-  | 'ftdVerify'
-  | 'ftdSend'
-  | 'attribution'
-  | 'cachePurge';
+export type ServiceName = 'bff' | 'sticker' | 'referralV1' | 'referralV2' | 'ftdVerify' | 'ftdSend' | 'attribution' | 'cachePurge';
 
 /** The configuration variable of each service. */
 export const SERVICE_VARIABLES: Readonly<Record<ServiceName, UpstreamUrlVariable>> = {

@@ -35,7 +35,11 @@ export interface StreamDispatch {
  *   `upstream_timeout`, `upstream_unavailable`, `upstream_bad_response`, `upstream_response_too_large`,
  *   `client_aborted`. A failure after them breaks the body stream instead.
  */
-export async function openStream(dispatcher: Dispatcher, options: Dispatcher.DispatchOptions, how: StreamDispatch): Promise<UpstreamStream> {
+export async function openStream(
+  dispatcher: Dispatcher,
+  options: Dispatcher.DispatchOptions,
+  how: StreamDispatch,
+): Promise<UpstreamStream> {
   const now = performance.now();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), msLeft(how.deadline, now));
@@ -49,7 +53,12 @@ export async function openStream(dispatcher: Dispatcher, options: Dispatcher.Dis
   try {
     if (signal?.aborted) throw new UpstreamError('client_aborted');
     const socketLimit = socketLimitMs(how.deadline, now);
-    const res = await dispatcher.request({ ...options, signal: controller.signal, headersTimeout: socketLimit, bodyTimeout: how.wholeBody ? socketLimit : 0 });
+    const res = await dispatcher.request({
+      ...options,
+      signal: controller.signal,
+      headersTimeout: socketLimit,
+      bodyTimeout: how.wholeBody ? socketLimit : 0,
+    });
     if (how.wholeBody) res.body.once('close', done);
     else done();
     // undici's body emits 'error' when destroyed before its end (a route dropping an answer it will

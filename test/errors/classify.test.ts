@@ -116,7 +116,11 @@ describe('spec 7.3: EM registry as data', () => {
     for (const e of ERROR_LIST) {
       assert.ok(/^[A-Z].*\.$/.test(e.preAuthMessage), `${e.code}: pre-authentication message is a sentence`);
       assert.doesNotMatch(e.preAuthMessage, SESSION_WORDING, e.code);
-      assert.equal(e.preAuthMessage, (ERROR_CODES[e.code] as ErrorRow).preAuthMessage ?? e.message, `${e.code}: own or the general message`);
+      assert.equal(
+        e.preAuthMessage,
+        (ERROR_CODES[e.code] as ErrorRow).preAuthMessage ?? e.message,
+        `${e.code}: own or the general message`,
+      );
     }
     // A session family's general message speaks of the session, so each has a message of its own.
     for (const e of ERROR_LIST.filter((x) => SESSION_WORDING.test(x.message))) {
@@ -156,7 +160,11 @@ describe('spec 7.3: 401 families, one test per listed reason', () => {
     test(`spec 7.3 ${code}: 401 with reason ${JSON.stringify(reason)}`, () => {
       assert.equal(em401({ reason }), code);
       assert.equal(em401({ reason: reason.toUpperCase() }), code, 'upper case');
-      assert.equal(em401({ message: `Error: ${reason}.` }), code === 'EM0003' && reason.startsWith('exp') && reason !== 'expired' ? 'EM0005' : code, 'inside a sentence');
+      assert.equal(
+        em401({ message: `Error: ${reason}.` }),
+        code === 'EM0003' && reason.startsWith('exp') && reason !== 'expired' ? 'EM0005' : code,
+        'inside a sentence',
+      );
       assert.equal(em401(undefined, reason), code, 'raw body');
     });
   }
@@ -187,7 +195,11 @@ describe('spec 7.3: 401 families, one test per listed reason', () => {
     assert.equal(em401({ reason: 'user_blocked: too many attempts' }), 'EM0012');
     assert.equal(em401({ reason: 'account_blocked' }), 'EM0004');
     assert.equal(em401({ reason: 'User blocked' }), 'EM0004');
-    assert.equal(em401({ reason: 'user_blocked and device blocked' }), 'EM0004', 'a free-standing blocked is still EM0004, first in table order');
+    assert.equal(
+      em401({ reason: 'user_blocked and device blocked' }),
+      'EM0004',
+      'a free-standing blocked is still EM0004, first in table order',
+    );
     assert.equal(em401({ reason: 'token revoked' }), 'EM0004');
     assert.equal(em401({ reason: 'blacklisted' }), 'EM0004');
   });
@@ -341,7 +353,21 @@ describe('spec 7.3: status buckets', () => {
 describe('spec 7.3: isSessionEndingErrorCode (browser forced logout)', () => {
   test('true for the 401 families EM0001-EM0014 except EM0011 (a 403); false otherwise', () => {
     const ending = ERROR_LIST.filter((e) => isSessionEndingErrorCode(e.code)).map((e) => e.code);
-    assert.deepEqual(ending, ['EM0001', 'EM0002', 'EM0003', 'EM0004', 'EM0005', 'EM0006', 'EM0007', 'EM0008', 'EM0009', 'EM0010', 'EM0012', 'EM0013', 'EM0014']);
+    assert.deepEqual(ending, [
+      'EM0001',
+      'EM0002',
+      'EM0003',
+      'EM0004',
+      'EM0005',
+      'EM0006',
+      'EM0007',
+      'EM0008',
+      'EM0009',
+      'EM0010',
+      'EM0012',
+      'EM0013',
+      'EM0014',
+    ]);
     for (const c of ['EM0011', 'EM0021', 'EM0022', 'EM0031', 'EM0032', 'EM0041', 'EM0042', 'EM0099']) {
       assert.equal(isSessionEndingErrorCode(c), false, c);
     }
@@ -463,15 +489,32 @@ describe('classifyProxyError: the browser SDK classifies its calls on the intern
     ];
     for (const [method, url] of cases) {
       for (const failure of failures) {
-        assert.deepEqual(classifyProxyError({ ...failure, method, url }), classifyError({ ...failure, method, url }), `${method} ${url} ${JSON.stringify(failure)}`);
+        assert.deepEqual(
+          classifyProxyError({ ...failure, method, url }),
+          classifyError({ ...failure, method, url }),
+          `${method} ${url} ${JSON.stringify(failure)}`,
+        );
       }
     }
-    assert.equal(classifyProxyError({ status: 503, data: { ok: false, error: 'upstream_busy', endpoint: 'EP0034' }, url: '/api/wallet/refresh' }).endpointCode, 'EP0034', 'the BFF endpoint the refusal names');
+    assert.equal(
+      classifyProxyError({ status: 503, data: { ok: false, error: 'upstream_busy', endpoint: 'EP0034' }, url: '/api/wallet/refresh' })
+        .endpointCode,
+      'EP0034',
+      'the BFF endpoint the refusal names',
+    );
   });
 
-  test('the internal rows are the registry\'s EP07xx rows, in its order, and every EP07xx row is one of them', () => {
-    const internal = ENDPOINT_LIST.filter((e) => e.group === 'internal').map(({ code, methods, path, meaning }) => ({ code, methods, path, meaning }));
-    assert.deepEqual(internal, Object.entries(PROXY_ENDPOINT_CODES).map(([code, row]) => ({ code, ...row })));
+  test("the internal rows are the registry's EP07xx rows, in its order, and every EP07xx row is one of them", () => {
+    const internal = ENDPOINT_LIST.filter((e) => e.group === 'internal').map(({ code, methods, path, meaning }) => ({
+      code,
+      methods,
+      path,
+      meaning,
+    }));
+    assert.deepEqual(
+      internal,
+      Object.entries(PROXY_ENDPOINT_CODES).map(([code, row]) => ({ code, ...row })),
+    );
     assert.equal(internal.at(-1)?.code, 'EP0799');
     for (const e of ENDPOINT_LIST.filter((row) => row.group !== 'internal' && row.path !== null)) {
       assert.ok(!/^\/(api\/|\{|\*)/.test(e.path ?? ''), `${e.code} ${e.path}: no BFF row may match an /api/* URL before the internal rows`);
@@ -482,7 +525,9 @@ describe('classifyProxyError: the browser SDK classifies its calls on the intern
 test('docs/browser-sdk.md: the endpointCode row of ProxyError says what the client gives', () => {
   const doc = readFileSync(new URL('../../docs/browser-sdk.md', import.meta.url), 'utf8');
   const row = doc.split('\n').find((line) => line.startsWith('  | `endpointCode` |')) ?? '';
-  const pairs = [...row.matchAll(/`(?:(GET|POST|PUT|PATCH|DELETE) )?(\/api\/[^`]*)` → (EP\d{4})/g)].map(([, method, path, code]) => [method ?? null, path ?? '', code] as const);
+  const pairs = [...row.matchAll(/`(?:(GET|POST|PUT|PATCH|DELETE) )?(\/api\/[^`]*)` → (EP\d{4})/g)].map(
+    ([, method, path, code]) => [method ?? null, path ?? '', code] as const,
+  );
   const others = /any other `\/api\/\*` \(([^)]*)\) → (EP\d{4})/.exec(row);
   assert.ok(pairs.length >= 15 && others, row);
   for (const path of [...(others[1] ?? '').matchAll(/`([^`]+)`/g)].map((m) => m[1] ?? '')) pairs.push([null, path, others[2] ?? '']);

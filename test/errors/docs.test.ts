@@ -20,7 +20,11 @@ describe('spec 7: docs/error-codes.md matches the registry', () => {
   test('every code row of the document is in the registry, once', () => {
     const known = new Set<string>([...ENDPOINT_LIST, ...ERROR_LIST].map((e) => e.code));
     const rows = codeRows(onDisk);
-    assert.deepEqual(rows.filter((c) => !known.has(c)), [], 'the document lists codes the registry does not have');
+    assert.deepEqual(
+      rows.filter((c) => !known.has(c)),
+      [],
+      'the document lists codes the registry does not have',
+    );
     assert.equal(new Set(rows).size, rows.length, 'a code appears twice');
   });
 

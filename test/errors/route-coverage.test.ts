@@ -19,12 +19,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Dispatcher, Pool } from 'undici';
 import { loadConfig } from '../../src/config.js';
-import {
-  classifyError,
-  type EndpointCode,
-  endpointGroupOf,
-  UNKNOWN_ENDPOINT_CODE,
-} from '../../src/errors/index.js';
+import { classifyError, type EndpointCode, endpointGroupOf, UNKNOWN_ENDPOINT_CODE } from '../../src/errors/index.js';
 import { DEV_PROXY } from '../../src/routes/dev.js';
 import { allRouteTables } from '../../src/routes/index.js';
 import { activeRoutes, type RouteSpec, type UpstreamTarget } from '../../src/routes/route.js';
@@ -36,7 +31,12 @@ import { PoolRegistry } from '../../src/upstream/pools.js';
 const routes: readonly RouteSpec[] = activeRoutes(allRouteTables, loadConfig({ NODE_ENV: 'development' }));
 
 /** BFF base URLs: an origin alone, and with each version prefix spec 7.2 strips. */
-const BFF_BASE_URLS = ['https://bff.example.com', 'https://bff.example.com/v1', 'https://bff.example.com/v2', 'https://bff.example.com/api/v2'];
+const BFF_BASE_URLS = [
+  'https://bff.example.com',
+  'https://bff.example.com/v1',
+  'https://bff.example.com/v2',
+  'https://bff.example.com/api/v2',
+];
 
 /** Rows whose BFF upstream is any path (`/{subPath}` at the root): the forwarded path decides the code. */
 const ANY_BFF_PATH = new Set(['/api/dev/proxy/*']);
@@ -100,7 +100,10 @@ const bffTargets: { route: RouteSpec; target: UpstreamTarget }[] = routes.flatMa
 describe('spec 7.2 ↔ spec part 4: every upstream a route can call has a code', () => {
   test('the walk covers every table, dev-only rows included', () => {
     assert.equal(routes.length, allRouteTables.flat().length, 'a row was dropped');
-    assert.ok(routes.some((r) => r.devOnly === true), 'no dev-only row walked');
+    assert.ok(
+      routes.some((r) => r.devOnly === true),
+      'no dev-only row walked',
+    );
     assert.ok(bffTargets.length > 50, `only ${bffTargets.length} BFF upstream rows found`);
   });
 
@@ -143,10 +146,18 @@ describe('spec 7.2 ↔ spec part 4: every upstream a route can call has a code',
     const externals = routes.flatMap((r) => r.upstream.filter((u) => u.service !== 'bff').map((target) => ({ route: r, target })));
     assert.ok(externals.length > 0);
     for (const { route: r, target } of externals) {
-      const url = await dispatchedUrl(`https://${target.service.toLowerCase()}.example.com`, { method: target.method, path: filled(target.path) });
-      assert.equal(codeOf(url, target.method), UNKNOWN_ENDPOINT_CODE, `${target.service} ${target.method} ${target.path} matches a BFF row`);
+      const url = await dispatchedUrl(`https://${target.service.toLowerCase()}.example.com`, {
+        method: target.method,
+        path: filled(target.path),
+      });
+      assert.equal(
+        codeOf(url, target.method),
+        UNKNOWN_ENDPOINT_CODE,
+        `${target.service} ${target.method} ${target.path} matches a BFF row`,
+      );
       assert.ok(r.url.startsWith('/api/'), `${r.url} calls ${target.service} but is not a proxy /api route`);
-      for (const method of methodsOf(r)) assert.match(codeOf(r.url.replace(/:([A-Za-z_]+)/g, 'sample-1'), method), /^EP07\d\d$/, `${method} ${r.url}`);
+      for (const method of methodsOf(r))
+        assert.match(codeOf(r.url.replace(/:([A-Za-z_]+)/g, 'sample-1'), method), /^EP07\d\d$/, `${method} ${r.url}`);
     }
   });
 

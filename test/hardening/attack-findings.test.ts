@@ -73,7 +73,9 @@ before(async () => {
       // Every call answers 200 (login: a second factor is needed), so that upstream_errors_total, which also
       // counts the BFF's 4xx answers, moves only for upstream failures.
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(call.path === '/core-sportbook/escaped' ? ESCAPED_BODY : call.path === '/auth/login' ? '{"type":"two_factor_code"}' : '{"ok":true}');
+      res.end(
+        call.path === '/core-sportbook/escaped' ? ESCAPED_BODY : call.path === '/auth/login' ? '{"type":"two_factor_code"}' : '{"ok":true}',
+      );
     });
   });
   await new Promise<void>((resolve) => bff.listen(0, '127.0.0.1', resolve));
@@ -139,28 +141,47 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
   await figures.run('forged-cookie flood', async () => {
     const before = seen.length;
     const answers = await runPool(
-      Array.from({ length: FLOOD }, () => () =>
-        rawRequest(proxy.url, { method: 'GET', path: '/api/user/last-casino-games', headers: { cookie: `access_token=${letters(40)}` }, agent }),
+      Array.from(
+        { length: FLOOD },
+        () => () =>
+          rawRequest(proxy.url, {
+            method: 'GET',
+            path: '/api/user/last-casino-games',
+            headers: { cookie: `access_token=${letters(40)}` },
+            agent,
+          }),
       ),
       8,
     );
     for (const a of answers) {
       figures.inputs++;
       figures.status(a.status);
-      figures.check(a.status === 401 && a.body.toString() === '{"reason":"invalid_token"}', `forged cookie: ${a.status} ${a.body.toString().slice(0, 80)}`);
+      figures.check(
+        a.status === 401 && a.body.toString() === '{"reason":"invalid_token"}',
+        `forged cookie: ${a.status} ${a.body.toString().slice(0, 80)}`,
+      );
     }
     const calls = seen.length - before;
     figures.upstreamCallsForRejected += calls;
     figures.check(calls === 0, `${calls} forged cookies reached the BFF`);
-    figures.note(`forged cookies: ${FLOOD} random 40-letter values on /api/user/last-casino-games, ${calls} BFF calls, all 401 invalid_token`);
+    figures.note(
+      `forged cookies: ${FLOOD} random 40-letter values on /api/user/last-casino-games, ${calls} BFF calls, all 401 invalid_token`,
+    );
   });
 
   await figures.run('rotating tokens from one address', async () => {
     const before = seen.length;
     const started = performance.now();
     const answers = await runPool(
-      Array.from({ length: ROTATING }, (_, i) => () =>
-        rawRequest(rotatingProxy.url, { method: 'GET', path: '/api/user/last-casino-games', headers: { cookie: `access_token=${fakeJwt({ n: i })}` }, agent }),
+      Array.from(
+        { length: ROTATING },
+        (_, i) => () =>
+          rawRequest(rotatingProxy.url, {
+            method: 'GET',
+            path: '/api/user/last-casino-games',
+            headers: { cookie: `access_token=${fakeJwt({ n: i })}` },
+            agent,
+          }),
       ),
       8,
     );
@@ -177,7 +198,9 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
     figures.upstreamCallsForRejected += Math.max(0, calls - CEILING);
     figures.check(calls <= CEILING, `${calls} BFF calls over a ceiling of ${CEILING}`);
     figures.check(refused === ROTATING - CEILING, `${refused} refused, expected ${ROTATING - CEILING}`);
-    figures.note(`rotating tokens: ${ROTATING} well-formed made-up tokens from one address in ${Math.round(performance.now() - started)} ms, ${calls} BFF calls (ceiling ${CEILING}), ${refused} × 429`);
+    figures.note(
+      `rotating tokens: ${ROTATING} well-formed made-up tokens from one address in ${Math.round(performance.now() - started)} ms, ${calls} BFF calls (ceiling ${CEILING}), ${refused} × 429`,
+    );
   });
 
   const errorsBefore = await upstreamErrors();
@@ -190,7 +213,12 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
     const uploadHead = (length: number) =>
       `POST /api/user/store-document?endpoint=selfie HTTP/1.1\r\nHost: ${host}\r\nCookie: access_token=${fakeJwt()}\r\n` +
       `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${length}\r\n\r\n`;
-    const controlCookies = ['abc%0d%0aX-Injected:%20yes', `${fakeJwt()}%0d%0aX-Injected:%20yes`, `${fakeJwt()}%00`, `${fakeJwt()}%E2%80%A8`];
+    const controlCookies = [
+      'abc%0d%0aX-Injected:%20yes',
+      `${fakeJwt()}%0d%0aX-Injected:%20yes`,
+      `${fakeJwt()}%00`,
+      `${fakeJwt()}%E2%80%A8`,
+    ];
     for (let round = 0; round < FAULT_ROUNDS; round++) {
       const before = seen.length;
       for (const [path, body] of [
@@ -210,8 +238,16 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
 
       for (const value of controlCookies) {
         const before = seen.length;
-        const onSession = await rawRequest(proxy.url, { method: 'GET', path: '/api/user/last-casino-games', headers: { cookie: `access_token=${value}` }, agent });
-        const onLogin = await send(proxy.url, 'POST', '/api/auth/login', { json: { login: 'a@example.com', password: 'x' }, headers: { cookie: `access_token=${value}` } });
+        const onSession = await rawRequest(proxy.url, {
+          method: 'GET',
+          path: '/api/user/last-casino-games',
+          headers: { cookie: `access_token=${value}` },
+          agent,
+        });
+        const onLogin = await send(proxy.url, 'POST', '/api/auth/login', {
+          json: { login: 'a@example.com', password: 'x' },
+          headers: { cookie: `access_token=${value}` },
+        });
         figures.inputs += 2;
         figures.faults += 2;
         figures.status(onSession.status);
@@ -220,7 +256,10 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
         figures.check(onLogin.status === 200, `control-character cookie on login: ${onLogin.status}`);
         const calls = seen.slice(before);
         figures.upstreamCallsForRejected += calls.filter((c) => c.path !== '/auth/login').length;
-        figures.check(calls.length === 1 && calls[0]?.path === '/auth/login' && calls[0].authorization === undefined, 'login: forwarded without a Bearer');
+        figures.check(
+          calls.length === 1 && calls[0]?.path === '/auth/login' && calls[0].authorization === undefined,
+          'login: forwarded without a Bearer',
+        );
       }
 
       const jsonHead = `POST /api/auth/recovery HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n`;
@@ -236,7 +275,10 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
     }
     await sleep(300);
     const uploads = seen.filter((c) => c.path === '/documents/selfie');
-    figures.check(uploads.every((c) => c.complete === false), `${uploads.filter((c) => c.complete !== false).length} cut uploads reached the BFF whole`);
+    figures.check(
+      uploads.every((c) => c.complete === false),
+      `${uploads.filter((c) => c.complete !== false).length} cut uploads reached the BFF whole`,
+    );
     const errors = (await upstreamErrors()) - errorsBefore;
     const lines = upstreamFailureLines() - failuresBefore;
     figures.check(errors === 0, `${errors} client faults counted in upstream_errors_total`);
@@ -249,8 +291,26 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
 
   await figures.run('tokens in the beacon', async () => {
     const canary = fakeJwt({ sub: '7', row: 'beacon-canary' });
-    const values = [canary, `token ${canary}`, `x${canary}`, `https://app.example.com/cb#access_token=${canary}`, canary.replaceAll('.', '%2E')];
-    const beacon = { ref: 'EP0003-EM0003', endpointCode: 'EP0003', errorCode: 'EM0003', status: 401, reason: 'r', url: '/u', initiator: 'i', pathname: '/p', timestamp: 1, hadCookie: true, userAgentShort: 'ua' };
+    const values = [
+      canary,
+      `token ${canary}`,
+      `x${canary}`,
+      `https://app.example.com/cb#access_token=${canary}`,
+      canary.replaceAll('.', '%2E'),
+    ];
+    const beacon = {
+      ref: 'EP0003-EM0003',
+      endpointCode: 'EP0003',
+      errorCode: 'EM0003',
+      status: 401,
+      reason: 'r',
+      url: '/u',
+      initiator: 'i',
+      pathname: '/p',
+      timestamp: 1,
+      hadCookie: true,
+      userAgentShort: 'ua',
+    };
     for (const value of values) {
       for (const field of ['ref', 'endpointCode', 'errorCode', 'reason', 'url', 'initiator', 'pathname', 'userAgentShort']) {
         const res = await send(proxy.url, 'POST', '/api/logs/auth-logout', { json: { ...beacon, [field]: value } });
@@ -263,13 +323,19 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
     const found = proxy.logs.lines.filter((l) => l.includes(payload)).length;
     figures.canaryOccurrences += found;
     figures.check(found === 0, `the canary in ${found} log lines`);
-    figures.note(`beacon: ${values.length} disguises × 8 text fields, ${proxy.logs.entries.filter((e) => e.msg === 'forced-logout').length} entries logged, the token in ${found} lines`);
+    figures.note(
+      `beacon: ${values.length} disguises × 8 text fields, ${proxy.logs.entries.filter((e) => e.msg === 'forced-logout').length} entries logged, the token in ${found} lines`,
+    );
   });
 
   await figures.run('fragments and escaped tokens', async () => {
     const before = seen.length;
     for (let round = 0; round < FAULT_ROUNDS; round++) {
-      for (const target of ['/api/core-sportbook/a?b=1#y', '/api/core-sportbook/a#access_token=x', `/api/core-sportbook/events/${round}?live=1#frag`]) {
+      for (const target of [
+        '/api/core-sportbook/a?b=1#y',
+        '/api/core-sportbook/a#access_token=x',
+        `/api/core-sportbook/events/${round}?live=1#frag`,
+      ]) {
         const res = await rawRequest(proxy.url, { method: 'GET', path: target, agent });
         figures.inputs++;
         figures.status(res.status);
@@ -282,7 +348,9 @@ test(`row 17: ${FLOOD} forged cookies, ${ROTATING} rotating tokens, ${FAULT_ROUN
     }
     const withFragment = seen.slice(before).filter((c) => c.url.includes('#'));
     figures.check(withFragment.length === 0, `${withFragment.length} upstream targets with a #fragment`);
-    figures.note(`fragments: ${FAULT_ROUNDS * 3} passthrough targets with a #fragment, ${withFragment.length} upstream targets with one; ${FAULT_ROUNDS} answers with a \\u-escaped JWT, redacted`);
+    figures.note(
+      `fragments: ${FAULT_ROUNDS * 3} passthrough targets with a #fragment, ${withFragment.length} upstream targets with one; ${FAULT_ROUNDS} answers with a \\u-escaped JWT, redacted`,
+    );
   });
 
   figures.check(crashes.length === 0, `crashes: ${crashes.join(' | ')}`);

@@ -19,7 +19,19 @@ const figures = new Figures('beacon', 12, 'Forced-logout beacon');
 const agent = keepAliveAgent(4);
 const PATH = '/api/logs/auth-logout';
 const LIMIT = 4 * 1024;
-const FIELDS = ['ref', 'endpointCode', 'errorCode', 'status', 'reason', 'url', 'initiator', 'pathname', 'timestamp', 'hadCookie', 'userAgentShort'];
+const FIELDS = [
+  'ref',
+  'endpointCode',
+  'errorCode',
+  'status',
+  'reason',
+  'url',
+  'initiator',
+  'pathname',
+  'timestamp',
+  'hadCookie',
+  'userAgentShort',
+];
 const MARK = 'zz-refused-marker';
 let h: Harness;
 
@@ -81,16 +93,31 @@ function cases(): Case[] {
   for (const field of FIELDS) {
     for (const value of WRONG) {
       if (typeOk(field, value)) continue;
-      out.push({ name: `${field}=${JSON.stringify(value)}`, body: Buffer.from(JSON.stringify({ ...valid(), [field]: value })), expect: 400, error: 'invalid_request' });
+      out.push({
+        name: `${field}=${JSON.stringify(value)}`,
+        body: Buffer.from(JSON.stringify({ ...valid(), [field]: value })),
+        expect: 400,
+        error: 'invalid_request',
+      });
     }
     const missing = valid();
     delete missing[field];
     out.push({ name: `without ${field}`, body: Buffer.from(JSON.stringify(missing)), expect: 400, error: 'invalid_request' });
   }
   for (const extra of ['extra', 'msg', 'level', 'time', 'req', 'event', 'beacon', 'password', 'x'.repeat(200), 'err']) {
-    out.push({ name: `unknown field ${extra.slice(0, 20)}`, body: Buffer.from(JSON.stringify({ ...valid(), [extra]: MARK })), expect: 400, error: 'invalid_request' });
+    out.push({
+      name: `unknown field ${extra.slice(0, 20)}`,
+      body: Buffer.from(JSON.stringify({ ...valid(), [extra]: MARK })),
+      expect: 400,
+      error: 'invalid_request',
+    });
   }
-  out.push({ name: 'nested unknown', body: Buffer.from(JSON.stringify({ ...valid(), extra: { deep: MARK.repeat(100) } })), expect: 400, error: 'invalid_request' });
+  out.push({
+    name: 'nested unknown',
+    body: Buffer.from(JSON.stringify({ ...valid(), extra: { deep: MARK.repeat(100) } })),
+    expect: 400,
+    error: 'invalid_request',
+  });
   out.push({ name: 'array body', body: Buffer.from(JSON.stringify([valid()])), expect: 400, error: 'invalid_request' });
   out.push({ name: `exactly ${LIMIT} bytes`, body: validOfSize(LIMIT), expect: 204 });
   out.push({ name: `${LIMIT + 1} bytes`, body: validOfSize(LIMIT + 1), expect: 413, error: 'payload_too_large' });

@@ -103,7 +103,10 @@ test(`row 8: ${TOKENS} distinct tokens through the profile route: at most ${PROF
     figures.check(maxProfile <= PROFILE_MAX_ENTRIES, `the profile cache held ${maxProfile} entries`);
     figures.check(reads === TOKENS, `${reads} upstream reads for ${TOKENS} distinct tokens`);
     figures.check(growth < HEAP_LIMIT, `heap grew by ${(growth / 1048576).toFixed(1)} MiB after GC`);
-    figures.cacheSizes = [`profile max ${maxProfile}/${PROFILE_MAX_ENTRIES}`, ...[...maxOther].filter(([n]) => n !== 'profile').map(([n, v]) => `${n} max ${v}`)].join(', ');
+    figures.cacheSizes = [
+      `profile max ${maxProfile}/${PROFILE_MAX_ENTRIES}`,
+      ...[...maxOther].filter(([n]) => n !== 'profile').map(([n, v]) => `${n} max ${v}`),
+    ].join(', ');
     figures.memory = `heap ${(heapBefore / 1048576).toFixed(1)} → ${(heapAfter / 1048576).toFixed(1)} MiB after GC (${growth >= 0 ? '+' : ''}${(growth / 1048576).toFixed(2)} MiB)`;
     figures.note(`${TOKENS} tokens in ${elapsed} ms (${Math.round((TOKENS / elapsed) * 1000)}/s), ${reads} upstream reads`);
   });
@@ -146,7 +149,9 @@ test('row 8: an entry is served within its 10 s, never after; logout evicts at o
     await profile(session);
     figures.check(reads() - readsBefore === 1, 'the profile was served from the cache after logout');
     figures.inputs += 4;
-    figures.note(`TTL ${PROFILE_TTL_MS} ms checked at ${PROFILE_TTL_MS - 100} and ${PROFILE_TTL_MS + 100} ms${FULL ? ' and after a real wait' : ''}; logout evicted at once`);
+    figures.note(
+      `TTL ${PROFILE_TTL_MS} ms checked at ${PROFILE_TTL_MS - 100} and ${PROFILE_TTL_MS + 100} ms${FULL ? ' and after a real wait' : ''}; logout evicted at once`,
+    );
   });
   assert.equal(figures.failureCount, 0, figures.summary());
 });
@@ -181,7 +186,10 @@ test('row 8: a logout, an evict or a clear of every cache during reads in flight
         answers.forEach((a, i) => {
           figures.inputs++;
           figures.status(a.status);
-          figures.check(a.status === 200, `${routes[Math.floor(i / 3)]?.[0]} during a ${how}: ${a.status} ${a.body.toString('utf8').slice(0, 100)}`);
+          figures.check(
+            a.status === 200,
+            `${routes[Math.floor(i / 3)]?.[0]} during a ${how}: ${a.status} ${a.body.toString('utf8').slice(0, 100)}`,
+          );
         });
       }
     } finally {

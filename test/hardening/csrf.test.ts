@@ -41,7 +41,9 @@ after(async () => {
   figures.write();
 });
 
-const SITES: (string | undefined)[] = FULL ? [undefined, 'same-origin', 'same-site', 'none', 'cross-site'] : [undefined, 'same-origin', 'cross-site'];
+const SITES: (string | undefined)[] = FULL
+  ? [undefined, 'same-origin', 'same-site', 'none', 'cross-site']
+  : [undefined, 'same-origin', 'cross-site'];
 
 function origins(port: number): { value: string | undefined; allowedByDefault: boolean; allowedByList: boolean }[] {
   const all = [
@@ -54,7 +56,11 @@ function origins(port: number): { value: string | undefined; allowedByDefault: b
     { value: ALLOWED, allowedByDefault: false, allowedByList: true },
     { value: `${ALLOWED}.evil.example`, allowedByDefault: false, allowedByList: false },
   ];
-  return FULL ? all : all.filter((o) => o.value === undefined || o.value.startsWith('http://127') || o.value === 'https://evil.example' || o.value === ALLOWED);
+  return FULL
+    ? all
+    : all.filter(
+        (o) => o.value === undefined || o.value.startsWith('http://127') || o.value === 'https://evil.example' || o.value === ALLOWED,
+      );
 }
 
 interface Typed {
@@ -68,8 +74,12 @@ function bodies(rc: RouteCase, seed: number): Typed[] {
   const value = rc.route.body ? sampleOf(rc.route.body, seed) : {};
   const json = sample.contentType === 'application/json' && sample.body ? sample.body : Buffer.from(JSON.stringify(value ?? {}));
   const record = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
-  const form = new URLSearchParams(Object.entries(record).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString() || 'a=1';
-  const multi = rc.multipart && sample.body && sample.contentType ? { body: sample.body, contentType: sample.contentType } : multipartBody({ data: json.toString('utf8') });
+  const form =
+    new URLSearchParams(Object.entries(record).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)])).toString() || 'a=1';
+  const multi =
+    rc.multipart && sample.body && sample.contentType
+      ? { body: sample.body, contentType: sample.contentType }
+      : multipartBody({ data: json.toString('utf8') });
   return [
     { name: 'application/json', contentType: 'application/json', body: json },
     { name: 'text/plain', contentType: 'text/plain', body: json },
@@ -128,7 +138,10 @@ async function matrix(target: Harness, byList: boolean): Promise<void> {
               figures.check(calls === 0, `${label}: forbidden but ${calls} upstream call(s)`);
               if (csrf) {
                 const error = (jsonOf(res.body) as { error?: unknown } | undefined)?.error;
-                figures.check(res.status === 403 && error === 'csrf_rejected', `${label}: expected 403 csrf_rejected, got ${res.status} ${String(error)}`);
+                figures.check(
+                  res.status === 403 && error === 'csrf_rejected',
+                  `${label}: expected 403 csrf_rejected, got ${res.status} ${String(error)}`,
+                );
               } else if (rc.route.alwaysSucceeds === true) {
                 // Logout answers success whatever the proxy refused (spec 5.5): 200 with the cleared cookie, nothing upstream.
                 const cleared = String(res.headers['set-cookie'] ?? '').includes('Max-Age=0');
@@ -151,11 +164,20 @@ async function matrix(target: Harness, byList: boolean): Promise<void> {
 test('row 4: forbidden method × type × site × origin combinations call nothing upstream; allowed ones work', async () => {
   await figures.run('csrf', async () => {
     const routes = h.cases.filter((rc) => rc.stateChanging);
-    figures.check(routes.some((rc) => rc.url === '/api/auth/login'), 'login is in the matrix');
-    figures.check(routes.some((rc) => rc.url === '/api/auth/register'), 'registration is in the matrix');
+    figures.check(
+      routes.some((rc) => rc.url === '/api/auth/login'),
+      'login is in the matrix',
+    );
+    figures.check(
+      routes.some((rc) => rc.url === '/api/auth/register'),
+      'registration is in the matrix',
+    );
     await matrix(h, false);
     await matrix(listed, true);
-    figures.check(h.crashes.length + listed.crashes.length === 0, `uncaught errors: ${[...h.crashes, ...listed.crashes].slice(0, 3).join('; ')}`);
+    figures.check(
+      h.crashes.length + listed.crashes.length === 0,
+      `uncaught errors: ${[...h.crashes, ...listed.crashes].slice(0, 3).join('; ')}`,
+    );
     figures.note(
       `${routes.length} state-changing route cases × 4 content types × ${SITES.length} Sec-Fetch-Site × ${origins(h.port).length} Origin values, default rule and ALLOWED_ORIGINS`,
     );
@@ -164,7 +186,13 @@ test('row 4: forbidden method × type × site × origin combinations call nothin
 });
 
 /** The side-effecting reads of the contract, by URL. */
-const SIDE_EFFECT_GETS = ['/api/games/start', '/api/kyc/start', '/api/sports/launch', '/api/sports/partner-b-token', '/api/user/support-desk-token'];
+const SIDE_EFFECT_GETS = [
+  '/api/games/start',
+  '/api/kyc/start',
+  '/api/sports/launch',
+  '/api/sports/partner-b-token',
+  '/api/user/support-desk-token',
+];
 
 /** A request path for a read: the sample, with a game for the game start (it needs `slug` or `gameId`). */
 function readPath(rc: RouteCase): string {
@@ -180,7 +208,12 @@ async function sideEffectMatrix(target: Harness, byList: boolean): Promise<{ ref
   for (const rc of flagged) {
     const path = readPath(rc);
     const baseRid = `se-base-${byList ? 'l' : 'd'}${rc.url.replace(/[^A-Za-z0-9]/g, '-')}`;
-    const baseline = rawRequest(target.base, { method: 'GET', path, headers: { cookie: target.cookie(fakeJwt({ sub: '7' })), 'x-request-id': baseRid }, agent });
+    const baseline = rawRequest(target.base, {
+      method: 'GET',
+      path,
+      headers: { cookie: target.cookie(fakeJwt({ sub: '7' })), 'x-request-id': baseRid },
+      agent,
+    });
     for (const method of ['GET', 'HEAD']) {
       for (const site of SITES) {
         for (const origin of origins(target.port)) {
@@ -200,11 +233,17 @@ async function sideEffectMatrix(target: Harness, byList: boolean): Promise<{ ref
               figures.upstreamCallsForRejected += calls;
               figures.check(calls === 0, `${label}: refused but ${calls} upstream call(s)`);
               const error = method === 'HEAD' ? 'csrf_rejected' : (jsonOf(res.body) as { error?: unknown } | undefined)?.error;
-              figures.check(res.status === 403 && error === 'csrf_rejected', `${label}: expected 403 csrf_rejected, got ${res.status} ${String(error)}`);
+              figures.check(
+                res.status === 403 && error === 'csrf_rejected',
+                `${label}: expected 403 csrf_rejected, got ${res.status} ${String(error)}`,
+              );
             } else {
               passed++;
               const base = await baseline;
-              figures.check(res.status === base.status, `${label}: allowed but answered ${res.status} (without the headers: ${base.status})`);
+              figures.check(
+                res.status === base.status,
+                `${label}: allowed but answered ${res.status} (without the headers: ${base.status})`,
+              );
               const baseCalls = target.upstream.byRid.get(baseRid)?.length ?? 0;
               figures.check(calls === baseCalls && calls > 0, `${label}: ${calls} upstream call(s), the plain request made ${baseCalls}`);
             }
@@ -221,7 +260,8 @@ test('row 4: side-effecting GETs are refused cross-site or from a foreign origin
   await figures.run('side-effecting GETs', async () => {
     const flagged = h.cases.filter((rc) => rc.route.sideEffects === true);
     figures.check(
-      JSON.stringify(flagged.map((rc) => `${rc.method} ${rc.url}`).sort()) === JSON.stringify(SIDE_EFFECT_GETS.map((u) => `GET ${u}`).sort()),
+      JSON.stringify(flagged.map((rc) => `${rc.method} ${rc.url}`).sort()) ===
+        JSON.stringify(SIDE_EFFECT_GETS.map((u) => `GET ${u}`).sort()),
       `flagged rows: ${flagged.map((rc) => rc.label).join(', ')}`,
     );
     const byDefault = await sideEffectMatrix(h, false);

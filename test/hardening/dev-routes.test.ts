@@ -33,7 +33,15 @@ after(async () => {
 
 /** The dev-only paths: the rows of the tables and the ones the specification and docs/behaviour.md "Development-only routes" name. */
 function devPaths(): string[] {
-  const paths = new Set<string>(['/api/dev/proxy', '/api/dev/proxy/auth/user-profile', '/playground', '/openapi.json', '/debug', '/debug/analytics', '/dev/ftd-cashback']);
+  const paths = new Set<string>([
+    '/api/dev/proxy',
+    '/api/dev/proxy/auth/user-profile',
+    '/playground',
+    '/openapi.json',
+    '/debug',
+    '/debug/analytics',
+    '/dev/ftd-cashback',
+  ]);
   for (const r of devOnlyRoutes()) paths.add(r.url.replace('*', 'auth/user-profile').replace(/:([A-Za-z_]+)/g, 'x'));
   return [...paths];
 }
@@ -48,7 +56,10 @@ interface Spelling {
 
 function spellings(path: string): Spelling[] {
   const segments = path.split('/').slice(1);
-  const devIndex = Math.max(0, segments.findIndex((s) => s !== 'api'));
+  const devIndex = Math.max(
+    0,
+    segments.findIndex((s) => s !== 'api'),
+  );
   const upper = segments.map((s, i) => (i === devIndex ? s.toUpperCase() : s));
   const encodedLetter = segments.map((s, i) => (i === devIndex ? `%${s.charCodeAt(0).toString(16)}${s.slice(1)}` : s));
   const lastSlash = path.lastIndexOf('/');
@@ -60,7 +71,11 @@ function spellings(path: string): Spelling[] {
     { name: 'upper case', method: 'GET', path: `/${upper.join('/')}` },
     { name: '%2f for a slash', method: 'GET', path: slashEncoded },
     { name: 'double slash', method: 'GET', path: path.replace('/', '//').replace(/^\/\/\//, '//') },
-    { name: 'inner double slash', method: 'GET', path: segments.length > 1 ? `/${segments[0]}//${segments.slice(1).join('/')}` : `//${segments[0]}` },
+    {
+      name: 'inner double slash',
+      method: 'GET',
+      path: segments.length > 1 ? `/${segments[0]}//${segments.slice(1).join('/')}` : `//${segments[0]}`,
+    },
     { name: '/./', method: 'GET', path: dotted },
     { name: '/x/../', method: 'GET', path: `/x/..${path}` },
     { name: 'trailing slash', method: 'GET', path: `${path}/` },
@@ -119,7 +134,9 @@ test('row 10: every dev-only path in every spelling answers 404 in production an
       figures.check(res.status !== 404, `control: ${method} ${path} is 404 outside production`);
     }
     figures.check(prod.crashes.length + dev.crashes.length === 0, `uncaught errors: ${[...prod.crashes, ...dev.crashes].join('; ')}`);
-    figures.note(`${paths.length} dev-only paths × ${spellingsTried / paths.length} spellings = ${spellingsTried} requests in production; ${served}/${devOnlyRoutes().length} dev-only rows served outside production`);
+    figures.note(
+      `${paths.length} dev-only paths × ${spellingsTried / paths.length} spellings = ${spellingsTried} requests in production; ${served}/${devOnlyRoutes().length} dev-only rows served outside production`,
+    );
   });
   assert.equal(figures.failureCount, 0, figures.summary());
 });

@@ -114,7 +114,10 @@ async function writeThenRead(head: string, body: Buffer, trailer = ''): Promise<
 function record(label: string, o: Outcome, status: number, error: string): void {
   figures.inputs++;
   figures.status(o.status ? (o.socketError ? `${o.status}+${o.socketError}` : o.status) : (o.socketError ?? 'no answer'));
-  figures.check(o.status === status && o.error === error, `${label}: read ${o.status} ${String(o.error)} (socket ${o.socketError ?? 'ok'}, ${o.written} bytes written)`);
+  figures.check(
+    o.status === status && o.error === error,
+    `${label}: read ${o.status} ${String(o.error)} (socket ${o.socketError ?? 'ok'}, ${o.written} bytes written)`,
+  );
   figures.check(o.socketError === undefined, `${label}: socket error ${String(o.socketError)} after ${o.written} bytes written`);
 }
 
@@ -126,11 +129,41 @@ test('row 13: a client that writes a whole 5 MB body before reading reads the 41
     let slowest = 0;
     for (let round = 0; round < ROUNDS; round++) {
       const variants: [string, string, string, number, string][] = [
-        ['Content-Length to login', `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${FIVE_MB}\r\n\r\n`, '', 413, 'payload_too_large'],
-        ['chunked to login', `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${FIVE_MB.toString(16)}\r\n`, '\r\n0\r\n\r\n', 413, 'payload_too_large'],
-        ['cross-site upload', `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nSec-Fetch-Site: cross-site\r\nContent-Type: application/json\r\nContent-Length: ${FIVE_MB}\r\n\r\n`, '', 403, 'csrf_rejected'],
-        ['text/plain upload', `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: text/plain\r\nContent-Length: ${FIVE_MB}\r\n\r\n`, '', 415, 'unsupported_media_type'],
-        ['beacon over 4 KB', `POST /api/logs/auth-logout HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${FIVE_MB}\r\n\r\n`, '', 413, 'payload_too_large'],
+        [
+          'Content-Length to login',
+          `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${FIVE_MB}\r\n\r\n`,
+          '',
+          413,
+          'payload_too_large',
+        ],
+        [
+          'chunked to login',
+          `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n${FIVE_MB.toString(16)}\r\n`,
+          '\r\n0\r\n\r\n',
+          413,
+          'payload_too_large',
+        ],
+        [
+          'cross-site upload',
+          `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nSec-Fetch-Site: cross-site\r\nContent-Type: application/json\r\nContent-Length: ${FIVE_MB}\r\n\r\n`,
+          '',
+          403,
+          'csrf_rejected',
+        ],
+        [
+          'text/plain upload',
+          `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: text/plain\r\nContent-Length: ${FIVE_MB}\r\n\r\n`,
+          '',
+          415,
+          'unsupported_media_type',
+        ],
+        [
+          'beacon over 4 KB',
+          `POST /api/logs/auth-logout HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${FIVE_MB}\r\n\r\n`,
+          '',
+          413,
+          'payload_too_large',
+        ],
       ];
       for (const [label, head, trailer, status, error] of variants) {
         const o = await writeThenRead(head, body, trailer);
@@ -142,7 +175,9 @@ test('row 13: a client that writes a whole 5 MB body before reading reads the 41
     const calls = h.upstream.total - seenBefore;
     figures.upstreamCallsForRejected += calls;
     figures.check(calls === 0, `${calls} upstream call(s) for refused uploads`);
-    figures.note(`${ROUNDS} rounds × 5 uploads of 5 MiB written whole before reading; slowest close after the last byte: ${Math.round(slowest)} ms`);
+    figures.note(
+      `${ROUNDS} rounds × 5 uploads of 5 MiB written whole before reading; slowest close after the last byte: ${Math.round(slowest)} ms`,
+    );
   });
   assert.equal(figures.failureCount, 0, figures.summary());
 });
@@ -154,7 +189,9 @@ test('row 13: the lingering close is bounded in time and in bytes; the proxy ans
     // it does not answer the proxy's FIN with its own).
     const stalled = connect({ port: h.port, host: '127.0.0.1', allowHalfOpen: true });
     await new Promise((resolve) => stalled.once('connect', resolve));
-    stalled.write(`POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`);
+    stalled.write(
+      `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${50 * 1024 * 1024}\r\n\r\n`,
+    );
     stalled.write(Buffer.alloc(2 * 1024 * 1024, 'b'));
     const stalledStart = performance.now();
     // The answer, then the proxy's FIN; the client keeps its side open. The proxy's final close is
@@ -174,7 +211,10 @@ test('row 13: the lingering close is bounded in time and in bytes; the proxy ans
     const stalledOutcome = outcomeOf(Buffer.concat(chunks).toString('utf8'), stalledError, 2 * 1024 * 1024, stalledMs);
     figures.inputs++;
     figures.status(stalledOutcome.status ? `${stalledOutcome.status} stalled` : 'stalled no answer');
-    figures.check(stalledOutcome.status === 413 && stalledOutcome.error === 'payload_too_large', `stalled upload: read ${stalledOutcome.status}`);
+    figures.check(
+      stalledOutcome.status === 413 && stalledOutcome.error === 'payload_too_large',
+      `stalled upload: read ${stalledOutcome.status}`,
+    );
     figures.check(
       stalledError !== undefined && stalledMs >= LINGER.timeMs - 100 && stalledMs <= LINGER.timeMs + 1_000,
       `stalled upload: socket closed after ${Math.round(stalledMs)} ms (${stalledError ?? 'still open'}; bound ${LINGER.timeMs} ms)`,
@@ -188,11 +228,18 @@ test('row 13: the lingering close is bounded in time and in bytes; the proxy ans
       endlessError ??= e.code ?? e.message;
     });
     const announced = 256 * 1024 * 1024;
-    endless.write(`POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${announced}\r\n\r\n`);
+    endless.write(
+      `POST /api/auth/login HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${announced}\r\n\r\n`,
+    );
     const chunk = Buffer.alloc(64 * 1024, 'c');
     let sent = 0;
     const endlessStart = performance.now();
-    while (sent < announced && !endless.destroyed && endlessError === undefined && performance.now() - endlessStart < LINGER.timeMs + 3_000) {
+    while (
+      sent < announced &&
+      !endless.destroyed &&
+      endlessError === undefined &&
+      performance.now() - endlessStart < LINGER.timeMs + 3_000
+    ) {
       const ok = await new Promise<boolean>((resolve) => endless.write(chunk, (error) => resolve(!error)));
       if (!ok) break;
       sent += chunk.length;
@@ -218,31 +265,42 @@ test('row 13: the lingering close is bounded in time and in bytes; the proxy ans
   assert.equal(figures.failureCount, 0, figures.summary());
 });
 
-test('row 13: a Chromium fetch upload of 5 MB to /api/auth/login from a page of the proxy reads 413', { skip: chromiumSkip, timeout: 60_000 }, async () => {
-  await figures.run('chromium', async () => {
-    const browser = await launchChromium();
-    try {
-      const page = await browser.newPage();
-      await page.goto(`${h.base}/api/version`);
-      const rounds = FULL ? 10 : 3;
-      for (let i = 0; i < rounds; i++) {
-        const answer = await page.evaluate(async (size: number) => {
-          try {
-            const res = await fetch('/api/auth/login', { method: 'POST', headers: { 'content-type': 'application/json' }, body: 'a'.repeat(size) });
-            const body = (await res.json()) as { error?: string };
-            return { status: res.status, error: body.error };
-          } catch (error) {
-            return { status: 0, error: String(error) };
-          }
-        }, FIVE_MB);
-        figures.inputs++;
-        figures.status(answer.status ? `${answer.status} chromium` : 'chromium failed');
-        figures.check(answer.status === 413 && answer.error === 'payload_too_large', `Chromium fetch upload ${i + 1}: ${answer.status} ${String(answer.error)}`);
+test(
+  'row 13: a Chromium fetch upload of 5 MB to /api/auth/login from a page of the proxy reads 413',
+  { skip: chromiumSkip, timeout: 60_000 },
+  async () => {
+    await figures.run('chromium', async () => {
+      const browser = await launchChromium();
+      try {
+        const page = await browser.newPage();
+        await page.goto(`${h.base}/api/version`);
+        const rounds = FULL ? 10 : 3;
+        for (let i = 0; i < rounds; i++) {
+          const answer = await page.evaluate(async (size: number) => {
+            try {
+              const res = await fetch('/api/auth/login', {
+                method: 'POST',
+                headers: { 'content-type': 'application/json' },
+                body: 'a'.repeat(size),
+              });
+              const body = (await res.json()) as { error?: string };
+              return { status: res.status, error: body.error };
+            } catch (error) {
+              return { status: 0, error: String(error) };
+            }
+          }, FIVE_MB);
+          figures.inputs++;
+          figures.status(answer.status ? `${answer.status} chromium` : 'chromium failed');
+          figures.check(
+            answer.status === 413 && answer.error === 'payload_too_large',
+            `Chromium fetch upload ${i + 1}: ${answer.status} ${String(answer.error)}`,
+          );
+        }
+        figures.note(`Chromium: ${rounds} fetch uploads of 5 MiB from ${'`'}/api/version${'`'} (same origin)`);
+      } finally {
+        await browser.close();
       }
-      figures.note(`Chromium: ${rounds} fetch uploads of 5 MiB from ${'`'}/api/version${'`'} (same origin)`);
-    } finally {
-      await browser.close();
-    }
-  });
-  assert.equal(figures.failureCount, 0, figures.summary());
-});
+    });
+    assert.equal(figures.failureCount, 0, figures.summary());
+  },
+);

@@ -178,11 +178,16 @@ const LEAKS: [string, RegExp][] = [
 ];
 
 function checkAnswer(label: string, fault: string, target: Target, res: RawAnswer): void {
-  figures.status(res.error ? `${res.status || ''}${res.error === 'aborted' || res.error === 'ECONNRESET' ? 'cut' : res.error}` : res.status);
+  figures.status(
+    res.error ? `${res.status || ''}${res.error === 'aborted' || res.error === 'ECONNRESET' ? 'cut' : res.error}` : res.status,
+  );
   const stall = Math.round(loop.max / 1e6);
   loop.reset();
   if (stall > 20) stalls++;
-  figures.check(res.ms <= DEADLINE_MS + stall, `${label}: answered in ${Math.round(res.ms)} ms (limit ${DEADLINE_MS} + a ${stall} ms stall)`);
+  figures.check(
+    res.ms <= DEADLINE_MS + stall,
+    `${label}: answered in ${Math.round(res.ms)} ms (limit ${DEADLINE_MS} + a ${stall} ms stall)`,
+  );
   if (res.ms > slowest.ms) slowest = { ms: res.ms, label };
   const text = res.body.toString('latin1');
   if (target.rc.wildcard && fault === 'html-labelled-json') {
@@ -207,7 +212,10 @@ function checkAnswer(label: string, fault: string, target: Target, res: RawAnswe
     figures.check(res.error !== undefined, `${label}: a 200 whose body broke must be cut, not completed`);
     return;
   }
-  figures.check(expected.statuses.includes(res.status), `${label}: status ${res.status} (${res.error ?? 'complete'}), expected ${expected.statuses.join('/')}`);
+  figures.check(
+    expected.statuses.includes(res.status),
+    `${label}: status ${res.status} (${res.error ?? 'complete'}), expected ${expected.statuses.join('/')}`,
+  );
   const json = jsonOf(res.body) as Record<string, unknown> | undefined;
   figures.check(
     json?.ok === false && typeof json.error === 'string' && typeof json.detail === 'string',
@@ -216,7 +224,10 @@ function checkAnswer(label: string, fault: string, target: Target, res: RawAnswe
   if (json && typeof json.error === 'string') {
     figures.check(expected.errors.includes(json.error), `${label}: error ${json.error}, expected ${expected.errors.join('/')}`);
   }
-  figures.check(typeof json?.detail !== 'string' || json.detail.length <= 300, `${label}: detail of ${String(json?.detail).length} characters`);
+  figures.check(
+    typeof json?.detail !== 'string' || json.detail.length <= 300,
+    `${label}: detail of ${String(json?.detail).length} characters`,
+  );
 }
 
 async function recovers(label: string, target: Target, base: string): Promise<void> {
@@ -276,7 +287,12 @@ test('row 5: every upstream fault answers its documented status and envelope in 
     ] as const) {
       externals[variable] = `${dead}${prefix}`;
     }
-    const refusedExternal = await startProxy(h.upstream.url, { UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS), CACHE_PURGE_TOKEN: OPERATOR, ...externals, ...circuit });
+    const refusedExternal = await startProxy(h.upstream.url, {
+      UPSTREAM_TIMEOUT_MS: String(TIMEOUT_MS),
+      CACHE_PURGE_TOKEN: OPERATOR,
+      ...externals,
+      ...circuit,
+    });
     const proxies: [TestProxy, (t: Target) => boolean][] = [
       [refusedBff, (t) => t.service === 'bff'],
       [refusedExternal, (t) => t.service !== 'bff'],
@@ -298,11 +314,17 @@ test('row 5: every upstream fault answers its documented status and envelope in 
             checkAnswer(label, 'connection-refused', target, res);
           } else {
             checkAnswer(label, 'circuit-open', target, res);
-            figures.check(/^[1-9][0-9]*$/.test(String(res.headers['retry-after'])), `${label}: 503 upstream_circuit_open without Retry-After (${String(res.headers['retry-after'])})`);
+            figures.check(
+              /^[1-9][0-9]*$/.test(String(res.headers['retry-after'])),
+              `${label}: 503 upstream_circuit_open without Retry-After (${String(res.headers['retry-after'])})`,
+            );
           }
         }
         // The refused calls counted: the circuit opened within CIRCUIT_FAILURES of them.
-        figures.check(seen.at(-1) === '503 upstream_circuit_open', `${label}: ${CIRCUIT_FAILURES + 1} refused calls in a row did not open the circuit: ${seen.join(', ')}`);
+        figures.check(
+          seen.at(-1) === '503 upstream_circuit_open',
+          `${label}: ${CIRCUIT_FAILURES + 1} refused calls in a row did not open the circuit: ${seen.join(', ')}`,
+        );
         // Wait the circuit out before the next target, which may share the endpoint.
         await sleep(CIRCUIT_PAUSE_MS + 20);
       }
@@ -321,12 +343,18 @@ test('row 5: every upstream fault answers its documented status and envelope in 
             last = await target.send(proxy.url);
             if (last.status >= 200 && last.status < 300) break;
             const error = (jsonOf(last.body) as { error?: unknown } | undefined)?.error;
-            figures.check(last.status === 503 && error === 'upstream_circuit_open', `${label}: while the circuit waits, answered ${last.status} ${String(error)}`);
+            figures.check(
+              last.status === 503 && error === 'upstream_circuit_open',
+              `${label}: while the circuit waits, answered ${last.status} ${String(error)}`,
+            );
             await sleep(RECOVERY_POLL_MS);
           }
           const ms = Math.round(performance.now() - started);
           recoveries.push(ms);
-          figures.check(last !== undefined && last.status >= 200 && last.status < 300, `${label}: no good answer within ${RECOVERY_DEADLINE_MS} ms (last ${last?.status ?? 'none'})`);
+          figures.check(
+            last !== undefined && last.status >= 200 && last.status < 300,
+            `${label}: no good answer within ${RECOVERY_DEADLINE_MS} ms (last ${last?.status ?? 'none'})`,
+          );
         }
       }
     } finally {

@@ -17,15 +17,7 @@ import { fakeJwt } from '../helpers/recording-upstream.js';
 import { jsonOf, keepAliveAgent, rawRequest, runPool } from './helpers/client.js';
 import { FULL, Figures, scaled } from './helpers/figures.js';
 import { type Harness, startHarness } from './helpers/harness.js';
-import {
-  documentedStatuses,
-  encodeQuery,
-  fieldSchema,
-  fillPath,
-  multipartBody,
-  type RouteCase,
-  schemaArb,
-} from './helpers/routes.js';
+import { documentedStatuses, encodeQuery, fieldSchema, fillPath, multipartBody, type RouteCase, schemaArb } from './helpers/routes.js';
 
 const figures = new Figures('fuzz', 1, 'Fuzzed input');
 const COUNT = scaled(10_000, 400);
@@ -86,7 +78,10 @@ const encodedString = fc.oneof(
 
 function paramArb(rc: RouteCase, name: string): fc.Arbitrary<string> {
   const schema = fieldSchema(rc.route.params, name) ?? { type: 'string', pattern: '^[a-z0-9]{1,12}$' };
-  return fc.oneof({ weight: 2, arbitrary: schemaArb(schema).map((v) => encodeURIComponent(String(v))) }, { weight: 3, arbitrary: encodedString });
+  return fc.oneof(
+    { weight: 2, arbitrary: schemaArb(schema).map((v) => encodeURIComponent(String(v))) },
+    { weight: 3, arbitrary: encodedString },
+  );
 }
 
 const QUERY_ATTACKS = [
@@ -119,7 +114,15 @@ function queryArb(rc: RouteCase): fc.Arbitrary<string> {
       }),
     },
     { weight: 2, arbitrary: fc.constantFrom(...QUERY_ATTACKS).map((q) => `?${q}`) },
-    { weight: 1, arbitrary: fc.dictionary(fc.stringMatching(/^[a-z_]{1,8}$/), encodedString, { maxKeys: 4 }).map((d) => `?${Object.entries(d).map(([k, v]) => `${k}=${v}`).join('&')}`) },
+    {
+      weight: 1,
+      arbitrary: fc.dictionary(fc.stringMatching(/^[a-z_]{1,8}$/), encodedString, { maxKeys: 4 }).map(
+        (d) =>
+          `?${Object.entries(d)
+            .map(([k, v]) => `${k}=${v}`)
+            .join('&')}`,
+      ),
+    },
     { weight: 1, arbitrary: fc.integer({ min: 1_000, max: 12_000 }).map((n) => `?search=${'z'.repeat(n)}`) },
   );
 }
@@ -162,9 +165,9 @@ function jsonBodyArb(rc: RouteCase): fc.Arbitrary<BodyRecipe> {
     },
     {
       weight: 2,
-      arbitrary: fc.tuple(valid, fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 })).map(([v, extra]) =>
-        text('extra fields', JSON.stringify({ ...asObject(v), ...extra })),
-      ),
+      arbitrary: fc
+        .tuple(valid, fc.dictionary(fc.string({ maxLength: 12 }), fc.jsonValue({ maxDepth: 2 }), { maxKeys: 4 }))
+        .map(([v, extra]) => text('extra fields', JSON.stringify({ ...asObject(v), ...extra }))),
     },
     {
       weight: 3,
@@ -204,13 +207,20 @@ function jsonBodyArb(rc: RouteCase): fc.Arbitrary<BodyRecipe> {
       weight: 2,
       arbitrary: valid.map((v) => {
         const inner = JSON.stringify(asObject(v)).slice(1, -1);
-        return text('valid + __proto__', `{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}${inner ? `,${inner}` : ''}}`);
+        return text(
+          'valid + __proto__',
+          `{"__proto__":{"polluted":"yes"},"constructor":{"prototype":{"polluted":"yes"}}${inner ? `,${inner}` : ''}}`,
+        );
       }),
     },
     {
       weight: 2,
       arbitrary: fc.constantFrom(
-        { kind: 'overlong UTF-8', make: () => Buffer.concat([Buffer.from('{"login":"'), Buffer.from([0xc0, 0xae, 0xc0, 0xaf, 0xe0, 0x80, 0xae]), Buffer.from('"}')]) },
+        {
+          kind: 'overlong UTF-8',
+          make: () =>
+            Buffer.concat([Buffer.from('{"login":"'), Buffer.from([0xc0, 0xae, 0xc0, 0xaf, 0xe0, 0x80, 0xae]), Buffer.from('"}')]),
+        },
         { kind: 'invalid UTF-8', make: () => Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0xed, 0xa0, 0x80, 0x22, 0x7d]) },
         { kind: 'UTF-16 JSON', make: () => Buffer.from('{"a":"b"}', 'utf16le') },
         { kind: 'BOM + JSON', make: () => Buffer.from('\ufeff{"a":"b"}') },
@@ -233,11 +243,17 @@ function jsonBodyArb(rc: RouteCase): fc.Arbitrary<BodyRecipe> {
 function multipartArb(): fc.Arbitrary<{ body: BodyRecipe; contentType?: string }> {
   return fc.oneof(
     fc.constantFrom('selfie', '../../etc/passwd', '%2e%2e', 'document-front', '').map((endpoint) => {
-      const { body, contentType } = multipartBody({ endpoint }, { name: '../../x.png', type: 'image/png', data: Buffer.from('89504e47', 'hex') });
+      const { body, contentType } = multipartBody(
+        { endpoint },
+        { name: '../../x.png', type: 'image/png', data: Buffer.from('89504e47', 'hex') },
+      );
       return { body: { kind: 'multipart', make: () => body }, contentType };
     }),
     fc.constant({ body: text('multipart without boundary', '--x\r\n\r\n--x--'), contentType: 'multipart/form-data' }),
-    fc.constant({ body: text('multipart broken', '--zzz\r\nContent-Disposition: form-data; name="file"\r\n\r\nabc'), contentType: 'multipart/form-data; boundary=zzz' }),
+    fc.constant({
+      body: text('multipart broken', '--zzz\r\nContent-Disposition: form-data; name="file"\r\n\r\nabc'),
+      contentType: 'multipart/form-data; boundary=zzz',
+    }),
     fc.constant({
       body: { kind: 'multipart no file', make: () => multipartBody({ endpoint: 'selfie' }).body },
       contentType: 'multipart/form-data; boundary=x',
@@ -271,20 +287,40 @@ interface FuzzRequest {
 function requestArb(rc: RouteCase, caseIndex: number): fc.Arbitrary<FuzzRequest> {
   const params: Record<string, fc.Arbitrary<string>> = {};
   for (const name of rc.params) params[name] = paramArb(rc, name);
-  const wildcard = fc.array(fc.oneof(encodedString, fc.constantFrom('events', '1', 'a.b', 'x_y')), { minLength: 1, maxLength: 4 }).map((s) => s.join('/'));
+  const wildcard = fc
+    .array(fc.oneof(encodedString, fc.constantFrom('events', '1', 'a.b', 'x_y')), { minLength: 1, maxLength: 4 })
+    .map((s) => s.join('/'));
   const hasBody = rc.stateChanging;
   const body: fc.Arbitrary<{ body?: BodyRecipe; contentType?: string }> = !hasBody
-    ? fc.oneof({ weight: 9, arbitrary: fc.constant({}) }, { weight: 1, arbitrary: jsonBodyArb(rc).map((b) => ({ body: b, contentType: 'application/json' })) })
+    ? fc.oneof(
+        { weight: 9, arbitrary: fc.constant({}) },
+        { weight: 1, arbitrary: jsonBodyArb(rc).map((b) => ({ body: b, contentType: 'application/json' })) },
+      )
     : rc.multipart
-      ? fc.oneof({ weight: 4, arbitrary: multipartArb() }, { weight: 1, arbitrary: jsonBodyArb(rc).map((b) => ({ body: b, contentType: 'application/json' })) })
-      : fc.tuple(jsonBodyArb(rc), fc.oneof({ weight: 12, arbitrary: fc.constant('application/json') }, { weight: 1, arbitrary: fc.constant(undefined) }, { weight: 6, arbitrary: fc.constantFrom(...CONTENT_TYPES) })).map(([b, t]) => ({
-          body: b,
-          ...(t === undefined ? {} : { contentType: t }),
-        }));
+      ? fc.oneof(
+          { weight: 4, arbitrary: multipartArb() },
+          { weight: 1, arbitrary: jsonBodyArb(rc).map((b) => ({ body: b, contentType: 'application/json' })) },
+        )
+      : fc
+          .tuple(
+            jsonBodyArb(rc),
+            fc.oneof(
+              { weight: 12, arbitrary: fc.constant('application/json') },
+              { weight: 1, arbitrary: fc.constant(undefined) },
+              { weight: 6, arbitrary: fc.constantFrom(...CONTENT_TYPES) },
+            ),
+          )
+          .map(([b, t]) => ({
+            body: b,
+            ...(t === undefined ? {} : { contentType: t }),
+          }));
   const cookie = fc.oneof(
     { weight: 17, arbitrary: fc.constant(h.cookie(TOKEN)) },
     { weight: 1, arbitrary: fc.constant(undefined) },
-    { weight: 1, arbitrary: fc.constantFrom(h.cookie(''), h.cookie('%00'), `${h.cookie('a')}; ${h.cookie('b')}`, h.cookie('x'.repeat(4_000))) },
+    {
+      weight: 1,
+      arbitrary: fc.constantFrom(h.cookie(''), h.cookie('%00'), `${h.cookie('a')}; ${h.cookie('b')}`, h.cookie('x'.repeat(4_000))),
+    },
   );
   return fc.record({ values: fc.record(params), wildcard, query: queryArb(rc), body, cookie }).map((r) => ({
     caseIndex,
@@ -322,8 +358,12 @@ test(`row 1: ${COUNT} fuzzed requests across every active route: no crash, only 
         if (res.status === -1) return; // a request node:http itself refuses to send
         if (!figures.check(res.status > 0, `${where}: no answer (${res.error})`)) return;
         if (!documentedStatuses(rc).has(res.status)) {
-          const logged = h.proxy.logs.lines.filter((l) => l.includes(`"reqId":"${rid}"`) && /"level":"error"/.test(l)).map((l) => l.slice(0, 600));
-          figures.fail(`${where}: undocumented status ${res.status} ${res.body.toString('utf8').slice(0, 160)} ${logged.join(' ')} body=${body?.toString('utf8').slice(0, 200)}`);
+          const logged = h.proxy.logs.lines
+            .filter((l) => l.includes(`"reqId":"${rid}"`) && /"level":"error"/.test(l))
+            .map((l) => l.slice(0, 600));
+          figures.fail(
+            `${where}: undocumented status ${res.status} ${res.body.toString('utf8').slice(0, 160)} ${logged.join(' ')} body=${body?.toString('utf8').slice(0, 200)}`,
+          );
         }
         if (res.status >= 400) {
           // The upstream answers 200: every error is the proxy's own, in the envelope of spec 7.4.
@@ -339,7 +379,10 @@ test(`row 1: ${COUNT} fuzzed requests across every active route: no crash, only 
           const forwarded = calls.filter((s) => !(s.method === 'GET' && s.path.endsWith('/auth/user-profile')));
           profileReadsForRejected += calls.length - forwarded.length;
           figures.upstreamCallsForRejected += forwarded.length;
-          figures.check(forwarded.length === 0, `${where}: ${res.status} but ${forwarded.length} upstream call(s): ${forwarded.map((s) => `${s.method} ${s.path}`).join(', ')}`);
+          figures.check(
+            forwarded.length === 0,
+            `${where}: ${res.status} but ${forwarded.length} upstream call(s): ${forwarded.map((s) => `${s.method} ${s.path}`).join(', ')}`,
+          );
         }
       });
       await runPool(jobs, 8);

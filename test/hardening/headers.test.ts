@@ -106,7 +106,11 @@ test('row 3: client headers never reach the upstream; the session Bearer is the 
         { name: 'two Cookie headers', headers: { cookie: [h.cookie(TOKEN), `${h.cookie(OTHER)}; a=b`] }, bearer: TOKEN },
         { name: '8 KiB cookie', headers: { cookie: `${h.cookie(TOKEN)}; pad=${'p'.repeat(8 * 1024)}` }, bearer: TOKEN },
         { name: '16 KiB cookie', headers: { cookie: `pad=${'p'.repeat(16 * 1024)}; ${h.cookie(TOKEN)}` }, bearer: TOKEN },
-        { name: 'encoded CR/LF in a cookie', headers: { cookie: `${h.cookie(TOKEN)}; x=a%0d%0aAuthorization:%20Bearer%20${ATTACKER}` }, bearer: TOKEN },
+        {
+          name: 'encoded CR/LF in a cookie',
+          headers: { cookie: `${h.cookie(TOKEN)}; x=a%0d%0aAuthorization:%20Bearer%20${ATTACKER}` },
+          bearer: TOKEN,
+        },
       ];
       // The same request without abusive headers: a 5xx is only the header's fault if this one succeeds.
       let baseline: Promise<number> | undefined;
@@ -114,7 +118,10 @@ test('row 3: client headers never reach the upstream; the session Bearer is the 
         baseline ??= rawRequest(h.base, {
           method: rc.method,
           path: sample.path,
-          headers: { cookie: h.cookie(fakeJwt({ sub: '7', base: rc.label })), ...(sample.contentType ? { 'content-type': sample.contentType } : {}) },
+          headers: {
+            cookie: h.cookie(fakeJwt({ sub: '7', base: rc.label })),
+            ...(sample.contentType ? { 'content-type': sample.contentType } : {}),
+          },
           body: sample.body,
           agent,
         }).then((r) => r.status);
@@ -127,7 +134,13 @@ test('row 3: client headers never reach the upstream; the session Bearer is the 
           if (sample.contentType) headers['content-type'] = sample.contentType;
           // The server closes the connection after a 431: the oversized request gets a connection of its own.
           const own = v.name.startsWith('16 KiB');
-          const res = await rawRequest(h.base, { method: rc.method, path: sample.path, headers, body: sample.body, agent: own ? false : agent });
+          const res = await rawRequest(h.base, {
+            method: rc.method,
+            path: sample.path,
+            headers,
+            body: sample.body,
+            agent: own ? false : agent,
+          });
           figures.inputs++;
           figures.status(res.status || res.error || 'no answer');
           const label = `${rc.label} [${v.name}]`;
@@ -149,17 +162,44 @@ test('row 3: client headers never reach the upstream; the session Bearer is the 
     const TOKEN = fakeJwt({ sub: '7', role: 'raw' });
     const cookie = h.cookie(TOKEN);
     const raws: [string, string][] = [
-      ['bare LF injects a header', `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-A: a\nAuthorization: Bearer ${ATTACKER}\r\nX-Request-Id: raw-1\r\n\r\n`],
-      ['bare CR injects a header', `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-A: a\rAuthorization: Bearer ${ATTACKER}\r\nX-Request-Id: raw-2\r\n\r\n`],
-      ['obs-fold continues Authorization', `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-A: a\r\n Authorization: Bearer ${ATTACKER}\r\nX-Request-Id: raw-3\r\n\r\n`],
+      [
+        'bare LF injects a header',
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-A: a\nAuthorization: Bearer ${ATTACKER}\r\nX-Request-Id: raw-1\r\n\r\n`,
+      ],
+      [
+        'bare CR injects a header',
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-A: a\rAuthorization: Bearer ${ATTACKER}\r\nX-Request-Id: raw-2\r\n\r\n`,
+      ],
+      [
+        'obs-fold continues Authorization',
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-A: a\r\n Authorization: Bearer ${ATTACKER}\r\nX-Request-Id: raw-3\r\n\r\n`,
+      ],
       ['NUL in a header value', `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-A: a\u0000b\r\nX-Request-Id: raw-4\r\n\r\n`],
-      ['two Authorization headers', `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nAuthorization: Bearer ${ATTACKER}\r\nAuthorization: Bearer ${ATTACKER}\r\nX-Request-Id: raw-5\r\n\r\n`],
+      [
+        'two Authorization headers',
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nAuthorization: Bearer ${ATTACKER}\r\nAuthorization: Bearer ${ATTACKER}\r\nX-Request-Id: raw-5\r\n\r\n`,
+      ],
       ['two Host headers', `GET ${path} HTTP/1.1\r\nHost: x\r\nHost: evil.example\r\nCookie: ${cookie}\r\nX-Request-Id: raw-6\r\n\r\n`],
-      ['CL and TE together (smuggling)', `POST /api/auth/refresh HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\nX-Request-Id: raw-7\r\n\r\n0\r\n\r\nGET /api/auth/profile HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ATTACKER}\r\n\r\n`],
-      ['two different Content-Length', `POST /api/auth/refresh HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 40\r\nX-Request-Id: raw-8\r\n\r\n{}`],
-      ['CR/LF in the request target', `GET ${path}\r\nAuthorization: Bearer ${ATTACKER} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-Request-Id: raw-9\r\n\r\n`],
-      ['header name with a space', `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nAuthorization : Bearer ${ATTACKER}\r\nX-Request-Id: raw-10\r\n\r\n`],
-      ['32 KiB of headers', `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-Pad: ${'q'.repeat(32 * 1024)}\r\nX-Request-Id: raw-11\r\n\r\n`],
+      [
+        'CL and TE together (smuggling)',
+        `POST /api/auth/refresh HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\nX-Request-Id: raw-7\r\n\r\n0\r\n\r\nGET /api/auth/profile HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ATTACKER}\r\n\r\n`,
+      ],
+      [
+        'two different Content-Length',
+        `POST /api/auth/refresh HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 40\r\nX-Request-Id: raw-8\r\n\r\n{}`,
+      ],
+      [
+        'CR/LF in the request target',
+        `GET ${path}\r\nAuthorization: Bearer ${ATTACKER} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-Request-Id: raw-9\r\n\r\n`,
+      ],
+      [
+        'header name with a space',
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nAuthorization : Bearer ${ATTACKER}\r\nX-Request-Id: raw-10\r\n\r\n`,
+      ],
+      [
+        '32 KiB of headers',
+        `GET ${path} HTTP/1.1\r\nHost: x\r\nCookie: ${cookie}\r\nX-Pad: ${'q'.repeat(32 * 1024)}\r\nX-Request-Id: raw-11\r\n\r\n`,
+      ],
     ];
     for (const [name, bytes] of raws) {
       h.proxy.app.deps.profileCache.clear();
@@ -177,7 +217,9 @@ test('row 3: client headers never reach the upstream; the session Bearer is the 
     }
     figures.check(h.crashes.length === 0, `uncaught errors: ${h.crashes.join('; ')}`);
     figures.note(`${h.cases.length} route cases × 7 header variants, plus ${raws.length} raw-socket requests`);
-    figures.note(`5xx answers: ${stubAnswers}, each also answered to the same request without the abusive headers (the test upstream's answer shape), none caused by a header`);
+    figures.note(
+      `5xx answers: ${stubAnswers}, each also answered to the same request without the abusive headers (the test upstream's answer shape), none caused by a header`,
+    );
   });
   assert.equal(figures.failureCount, 0, figures.summary());
 });
@@ -225,10 +267,15 @@ test('row 3: absolute-form targets get the Cache-Control of the origin-form requ
         const res = await rawRequest(h.base, { method: 'GET', path: target, agent });
         figures.inputs++;
         figures.status(res.status || res.error || 'no answer');
-        figures.check(res.status === 404 && res.headers['cache-control'] === 'no-store', `GET ${target}: ${res.status} Cache-Control ${String(res.headers['cache-control'])}`);
+        figures.check(
+          res.status === 404 && res.headers['cache-control'] === 'no-store',
+          `GET ${target}: ${res.status} Cache-Control ${String(res.headers['cache-control'])}`,
+        );
       }
     }
-    figures.note(`absolute-form targets: ${compared} route cases compared with their origin-form request, ${noStore} /api answers with no-store, plus 4 unknown /api paths (404 no-store)`);
+    figures.note(
+      `absolute-form targets: ${compared} route cases compared with their origin-form request, ${noStore} /api answers with no-store, plus 4 unknown /api paths (404 no-store)`,
+    );
   });
   assert.equal(figures.failureCount, 0, figures.summary());
 });

@@ -138,7 +138,10 @@ test('row 6: a double submit reaches the upstream once and the repeat gets the f
         figures.inputs++;
         figures.status(again.status);
         figures.check(calls().length - before === 1, `${move.name} back to back: ${calls().length - before} upstream calls`);
-        figures.check(again.status === answers[0]?.status && again.body.toString('utf8') === first, `${move.name} back to back: another answer`);
+        figures.check(
+          again.status === answers[0]?.status && again.body.toString('utf8') === first,
+          `${move.name} back to back: another answer`,
+        );
 
         // controls: another amount from the same session, and the same body from another session
         const other = await post(move.route, token, move.body(amount++), `dbl-${n++}`);

@@ -80,7 +80,9 @@ function call(method: string, path: string, options: { token?: string; json?: un
       res.on('error', () => {
         cut = true;
       });
-      res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut: cut || !res.complete }));
+      res.on('close', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut: cut || !res.complete }),
+      );
     });
     req.setTimeout(15_000, () => req.destroy(new Error(`${method} ${path} timed out`)));
     req.on('error', reject);
@@ -130,7 +132,13 @@ function checkCommon(label: string, answer: Answer): void {
 function json(answer: Answer): unknown {
   const coding = answer.headers['content-encoding'];
   const body =
-    coding === 'gzip' ? zlib.gunzipSync(answer.body) : coding === 'br' ? zlib.brotliDecompressSync(answer.body) : coding === 'deflate' ? zlib.inflateSync(answer.body) : answer.body;
+    coding === 'gzip'
+      ? zlib.gunzipSync(answer.body)
+      : coding === 'br'
+        ? zlib.brotliDecompressSync(answer.body)
+        : coding === 'deflate'
+          ? zlib.inflateSync(answer.body)
+          : answer.body;
   return JSON.parse(body.toString('utf8'));
 }
 
@@ -189,14 +197,18 @@ for (const coding of ['gzip', 'deflate', 'br'] as const) {
   });
 }
 
-test('profile answered zstd: decoded where the runtime has it, else 502 upstream_bad_response', { skip: hasZstd ? false : 'this runtime has no zstd' }, async () => {
-  const zstd = (zlib as unknown as { zstdCompressSync: (b: Buffer) => Buffer }).zstdCompressSync(Buffer.from(PROFILE_TEXT));
-  arrange({ '/auth/user-profile': writes(rawAnswer(200, [JSON_TYPE, ['Content-Encoding', 'zstd']], zstd)) });
-  await row('profile zstd', profile, (a) => {
-    assert.equal(a.status, 200);
-    assert.deepEqual(json(a), PROFILE);
-  });
-});
+test(
+  'profile answered zstd: decoded where the runtime has it, else 502 upstream_bad_response',
+  { skip: hasZstd ? false : 'this runtime has no zstd' },
+  async () => {
+    const zstd = (zlib as unknown as { zstdCompressSync: (b: Buffer) => Buffer }).zstdCompressSync(Buffer.from(PROFILE_TEXT));
+    arrange({ '/auth/user-profile': writes(rawAnswer(200, [JSON_TYPE, ['Content-Encoding', 'zstd']], zstd)) });
+    await row('profile zstd', profile, (a) => {
+      assert.equal(a.status, 200);
+      assert.deepEqual(json(a), PROFILE);
+    });
+  },
+);
 
 test('profile in an unknown coding: 502 upstream_bad_response', async () => {
   arrange({ '/auth/user-profile': writes(rawAnswer(200, [JSON_TYPE, ['Content-Encoding', 'snappy']], 'xx')) });
@@ -218,16 +230,24 @@ test('a truncated profile is 502 upstream_bad_response and is never cached', asy
   arrange({ '/auth/user-profile': writes(okJson(PROFILE_TEXT.slice(0, 40))) });
   const token = session();
   for (let i = 0; i < 2; i++) {
-    await row('profile truncated', () => profile(token), (a) => {
-      assert.equal(a.status, 502);
-      assert.equal(errorOf(a), 'upstream_bad_response');
-    });
+    await row(
+      'profile truncated',
+      () => profile(token),
+      (a) => {
+        assert.equal(a.status, 502);
+        assert.equal(errorOf(a), 'upstream_bad_response');
+      },
+    );
   }
   assert.equal(up.count('/auth/user-profile'), 2, 'each read reached the BFF: nothing was cached');
   // Once the BFF heals, a deposit finds the user id at once.
   up.on('/auth/user-profile', writes(okJson(PROFILE_TEXT)));
   up.on('/wallet/add-credit', writes(okJson('{"status":"pending","id":"dep-1"}', 201)));
-  await row('deposit after a truncated profile', () => deposit(token), (a) => assert.equal(a.status, 201));
+  await row(
+    'deposit after a truncated profile',
+    () => deposit(token),
+    (a) => assert.equal(a.status, 201),
+  );
 });
 
 test('a profile with a UTF-8 byte-order mark is read (RFC 8259 §8.1)', async () => {
@@ -291,7 +311,11 @@ test('upstream 503 and 429 keep their Retry-After; a 401 passed through keeps WW
     assert.equal(a.headers['retry-after'], '12');
   });
   const body = '{"reason":"token_expired"}';
-  arrange({ '/auth/user-profile': writes(rawAnswer(401, [JSON_TYPE, ['WWW-Authenticate', 'Bearer realm="bff", error="invalid_token"'], ...internal], body)) });
+  arrange({
+    '/auth/user-profile': writes(
+      rawAnswer(401, [JSON_TYPE, ['WWW-Authenticate', 'Bearer realm="bff", error="invalid_token"'], ...internal], body),
+    ),
+  });
   await row('profile 401 WWW-Authenticate', profile, (a) => {
     assert.equal(a.status, 401);
     assert.equal(a.body.toString(), body, 'the 401 body byte for byte');
@@ -394,11 +418,15 @@ for (const [label, text] of [
 test('registration answered with an access_token that cannot be a cookie: 502, no session', async () => {
   arrange({ '/bff/register-simplified': writes(okJson(loginText(`${session()};x`))) });
   const body = { email: 'new@example.com', password: 'Odd#2026', country: 'BR', nationalities: '["BR"]', optIn: true };
-  await row('registration bad token', () => call('POST', '/api/auth/register', { json: body }), (a) => {
-    assert.equal(a.status, 502);
-    assert.equal(errorOf(a), 'upstream_bad_response');
-    assert.equal(sessionCookieOf(a), undefined, 'no session cookie');
-  });
+  await row(
+    'registration bad token',
+    () => call('POST', '/api/auth/register', { json: body }),
+    (a) => {
+      assert.equal(a.status, 502);
+      assert.equal(errorOf(a), 'upstream_bad_response');
+      assert.equal(sessionCookieOf(a), undefined, 'no session cookie');
+    },
+  );
   assert.equal(up.count('/bff/register-simplified'), 1);
 });
 
@@ -410,11 +438,15 @@ for (const [label, rule, status] of [
   test(`refresh answered ${label}: ${status}`, async () => {
     const fresh = session();
     arrange({ '/users/refresh-token': rule(fresh) });
-    await row(`refresh ${label}`, () => call('POST', '/api/auth/refresh', { token: session() }), (a) => {
-      assert.equal(a.status, status);
-      if (status === 200) assert.ok(sessionCookieOf(a)?.startsWith(`${COOKIE}=${fresh};`));
-      else assert.equal(sessionCookieOf(a), undefined);
-    });
+    await row(
+      `refresh ${label}`,
+      () => call('POST', '/api/auth/refresh', { token: session() }),
+      (a) => {
+        assert.equal(a.status, status);
+        if (status === 200) assert.ok(sessionCookieOf(a)?.startsWith(`${COOKIE}=${fresh};`));
+        else assert.equal(sessionCookieOf(a), undefined);
+      },
+    );
   });
 }
 
@@ -424,19 +456,27 @@ const catalogue = (page: number) => call('GET', `/api/games/list?page=${page}&pe
 
 test('catalogue answered br: decoded, cached, answered in the proxy’s own codings', async () => {
   arrange({ '/casino-games/list/': writes(codedJson(200, 'br', CATALOGUE_TEXT)) });
-  await row('catalogue br', () => catalogue(101), (a) => {
-    assert.equal(a.status, 200);
-    assert.deepEqual(json(a), JSON.parse(CATALOGUE_TEXT));
-  });
+  await row(
+    'catalogue br',
+    () => catalogue(101),
+    (a) => {
+      assert.equal(a.status, 200);
+      assert.deepEqual(json(a), JSON.parse(CATALOGUE_TEXT));
+    },
+  );
 });
 
 test('broken catalogue JSON is 502 upstream_bad_response and is never cached', async () => {
   arrange({ '/casino-games/list/': writes(okJson(CATALOGUE_TEXT.slice(0, 25))) });
   for (let i = 0; i < 2; i++) {
-    await row('catalogue truncated', () => catalogue(102), (a) => {
-      assert.equal(a.status, 502);
-      assert.equal(errorOf(a), 'upstream_bad_response');
-    });
+    await row(
+      'catalogue truncated',
+      () => catalogue(102),
+      (a) => {
+        assert.equal(a.status, 502);
+        assert.equal(errorOf(a), 'upstream_bad_response');
+      },
+    );
   }
   assert.equal(up.count('/casino-games/list/'), 2, 'nothing cached');
 });
@@ -446,50 +486,92 @@ test('broken catalogue JSON is 502 upstream_bad_response and is never cached', a
 test('passthrough with a session, answered gzip echoing the Bearer: decoded, token redacted, no coding left', async () => {
   const token = session();
   arrange({
-    '/core-sportbook/': (socket, req) => socket.write(rawAnswer(200, [JSON_TYPE, ['Content-Encoding', 'gzip']], zlib.gzipSync(`{"echo":"${req.headers.authorization ?? ''}"}`))),
+    '/core-sportbook/': (socket, req) =>
+      socket.write(
+        rawAnswer(200, [JSON_TYPE, ['Content-Encoding', 'gzip']], zlib.gzipSync(`{"echo":"${req.headers.authorization ?? ''}"}`)),
+      ),
   });
-  await row('passthrough session gzip echo', () => call('GET', '/api/core-sportbook/events?x=1', { token }), (a) => {
-    assert.equal(a.status, 200);
-    assert.equal(a.headers['content-encoding'], undefined);
-    assert.equal((json(a) as { echo: string }).echo, 'Bearer [redacted]');
-  });
+  await row(
+    'passthrough session gzip echo',
+    () => call('GET', '/api/core-sportbook/events?x=1', { token }),
+    (a) => {
+      assert.equal(a.status, 200);
+      assert.equal(a.headers['content-encoding'], undefined);
+      assert.equal((json(a) as { echo: string }).echo, 'Bearer [redacted]');
+    },
+  );
 });
 
 test('passthrough without a session, answered br: the browser gets readable bytes and a documented header set', async () => {
   arrange({
     '/core-sportbook/': writes(
-      rawAnswer(200, [JSON_TYPE, ['Content-Encoding', 'br'], ['Content-Language', 'pt-BR'], ['Set-Cookie', 'x=1'], ['Server', 'bff'], ['X-Powered-By', 'PHP'], ['Keep-Alive', 'timeout=5']], zlib.brotliCompressSync('{"events":[1,2,3]}')),
+      rawAnswer(
+        200,
+        [
+          JSON_TYPE,
+          ['Content-Encoding', 'br'],
+          ['Content-Language', 'pt-BR'],
+          ['Set-Cookie', 'x=1'],
+          ['Server', 'bff'],
+          ['X-Powered-By', 'PHP'],
+          ['Keep-Alive', 'timeout=5'],
+        ],
+        zlib.brotliCompressSync('{"events":[1,2,3]}'),
+      ),
     ),
   });
-  await row('passthrough anonymous br', () => call('GET', '/api/core-sportbook/events'), (a) => {
-    assert.equal(a.status, 200);
-    assert.deepEqual(json(a), { events: [1, 2, 3] });
-    assert.equal(a.headers['content-language'], 'pt-BR');
-    for (const name of ['set-cookie', 'server', 'x-powered-by', 'keep-alive']) assert.equal(a.headers[name], undefined, name);
-  });
+  await row(
+    'passthrough anonymous br',
+    () => call('GET', '/api/core-sportbook/events'),
+    (a) => {
+      assert.equal(a.status, 200);
+      assert.deepEqual(json(a), { events: [1, 2, 3] });
+      assert.equal(a.headers['content-language'], 'pt-BR');
+      for (const name of ['set-cookie', 'server', 'x-powered-by', 'keep-alive']) assert.equal(a.headers[name], undefined, name);
+    },
+  );
 });
 
 test('passthrough declaring 64 MiB: 502 upstream_response_too_large before anything is sent', async () => {
-  arrange({ '/core-sportbook/': (socket) => socket.write(rawAnswer(200, [JSON_TYPE, ['Content-Length', String(64 * 1024 * 1024)]], '{"a":') ) });
-  await row('passthrough declared 64 MiB', () => call('GET', '/api/core-sportbook/big'), (a) => {
-    assert.equal(a.status, 502);
-    assert.equal(errorOf(a), 'upstream_response_too_large');
-    assert.equal(a.cut, false);
+  arrange({
+    '/core-sportbook/': (socket) => socket.write(rawAnswer(200, [JSON_TYPE, ['Content-Length', String(64 * 1024 * 1024)]], '{"a":')),
   });
+  await row(
+    'passthrough declared 64 MiB',
+    () => call('GET', '/api/core-sportbook/big'),
+    (a) => {
+      assert.equal(a.status, 502);
+      assert.equal(errorOf(a), 'upstream_response_too_large');
+      assert.equal(a.cut, false);
+    },
+  );
 });
 
 test('passthrough in an unknown coding: 502 upstream_bad_response', async () => {
   arrange({ '/core-sportbook/': writes(rawAnswer(200, [JSON_TYPE, ['Content-Encoding', 'x-custom']], 'zz')) });
-  await row('passthrough unknown coding', () => call('GET', '/api/core-sportbook/odd'), (a) => {
-    assert.equal(a.status, 502);
-    assert.equal(errorOf(a), 'upstream_bad_response');
-  });
+  await row(
+    'passthrough unknown coding',
+    () => call('GET', '/api/core-sportbook/odd'),
+    (a) => {
+      assert.equal(a.status, 502);
+      assert.equal(errorOf(a), 'upstream_bad_response');
+    },
+  );
 });
 
 test('passthrough whose stream runs over the limit: the client’s connection ends without the final chunk', async () => {
   arrange({
     '/core-sportbook/': (socket) => {
-      socket.write(rawAnswer(200, [['Content-Type', 'application/octet-stream'], ['Transfer-Encoding', 'chunked']], ''));
+      socket.write(
+        rawAnswer(
+          200,
+          [
+            ['Content-Type', 'application/octet-stream'],
+            ['Transfer-Encoding', 'chunked'],
+          ],
+          '',
+        ),
+      );
       const chunk = Buffer.alloc(64 * 1024, 0x61);
       let sent = 0;
       const push = () => {
@@ -505,24 +587,41 @@ test('passthrough whose stream runs over the limit: the client’s connection en
       push();
     },
   });
-  await row('passthrough runs over', () => call('GET', '/api/core-sportbook/endless'), (a) => {
-    assert.equal(a.status, 200);
-    assert.equal(a.cut, true, 'the answer was cut, not ended');
-    assert.ok(a.body.length <= 4 * 1024 * 1024, `${a.body.length} bytes passed`);
-  });
+  await row(
+    'passthrough runs over',
+    () => call('GET', '/api/core-sportbook/endless'),
+    (a) => {
+      assert.equal(a.status, 200);
+      assert.equal(a.cut, true, 'the answer was cut, not ended');
+      assert.ok(a.body.length <= 4 * 1024 * 1024, `${a.body.length} bytes passed`);
+    },
+  );
 });
 
 test('passthrough whose stream resets after the headers: the client’s connection is cut', async () => {
   arrange({
     '/core-sportbook/': (socket) => {
-      socket.write(rawAnswer(200, [['Content-Type', 'application/octet-stream'], ['Content-Length', '5000']], 'partial'));
+      socket.write(
+        rawAnswer(
+          200,
+          [
+            ['Content-Type', 'application/octet-stream'],
+            ['Content-Length', '5000'],
+          ],
+          'partial',
+        ),
+      );
       setTimeout(() => socket.resetAndDestroy(), 20);
     },
   });
-  await row('passthrough reset mid-body', () => call('GET', '/api/core-sportbook/reset'), (a) => {
-    assert.equal(a.status, 200);
-    assert.equal(a.cut, true);
-  });
+  await row(
+    'passthrough reset mid-body',
+    () => call('GET', '/api/core-sportbook/reset'),
+    (a) => {
+      assert.equal(a.status, 200);
+      assert.equal(a.cut, true);
+    },
+  );
 });
 
 test('passthrough JSON whose stream resets after the headers: read whole before it is sent, so 502 upstream_unavailable', async () => {
@@ -532,29 +631,44 @@ test('passthrough JSON whose stream resets after the headers: read whole before 
       setTimeout(() => socket.resetAndDestroy(), 20);
     },
   });
-  await row('passthrough JSON reset mid-body', () => call('GET', '/api/core-sportbook/reset'), (a) => {
-    assert.equal(a.status, 502);
-    assert.equal((JSON.parse(a.body.toString()) as { error?: string }).error, 'upstream_unavailable');
-  });
+  await row(
+    'passthrough JSON reset mid-body',
+    () => call('GET', '/api/core-sportbook/reset'),
+    (a) => {
+      assert.equal(a.status, 502);
+      assert.equal((JSON.parse(a.body.toString()) as { error?: string }).error, 'upstream_unavailable');
+    },
+  );
 });
 
 // --- deposit ---
 
 function deposit(token: string): Promise<Answer> {
-  return call('POST', '/api/payments/deposit', { token, json: { userId: USER_ID, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' } });
+  return call('POST', '/api/payments/deposit', {
+    token,
+    json: { userId: USER_ID, creditAmount: 5000, paymentMethod: 'pix', currency: 'BRL' },
+  });
 }
 
 test('deposit answered gzip: decoded and answered; answered truncated: 502 upstream_bad_response', async () => {
   arrange({ '/wallet/add-credit': writes(codedJson(201, 'gzip', '{"status":"pending","id":"dep-2","qr_code":"000201"}')) });
-  await row('deposit gzip', () => deposit(session()), (a) => {
-    assert.equal(a.status, 201);
-    assert.equal((json(a) as { id?: string }).id, 'dep-2');
-  });
+  await row(
+    'deposit gzip',
+    () => deposit(session()),
+    (a) => {
+      assert.equal(a.status, 201);
+      assert.equal((json(a) as { id?: string }).id, 'dep-2');
+    },
+  );
   arrange({ '/wallet/add-credit': writes(okJson('{"status":"pending","id":"de', 201)) });
-  await row('deposit truncated', () => deposit(session()), (a) => {
-    assert.equal(a.status, 502);
-    assert.equal(errorOf(a), 'upstream_bad_response');
-  });
+  await row(
+    'deposit truncated',
+    () => deposit(session()),
+    (a) => {
+      assert.equal(a.status, 502);
+      assert.equal(errorOf(a), 'upstream_bad_response');
+    },
+  );
   assert.equal(up.count('/wallet/add-credit'), 1, 'a money move is sent once');
 });
 
@@ -562,10 +676,14 @@ test('deposit answered gzip: decoded and answered; answered truncated: 502 upstr
 
 test('a game start whose connection resets before any answer byte is not sent again', async () => {
   arrange({ '/start-game-v2': (socket) => socket.resetAndDestroy() });
-  await row('game start reset', () => call('GET', '/api/games/start?slug=odd-game', { token: session() }), (a) => {
-    assert.equal(a.status, 502);
-    assert.equal(errorOf(a), 'upstream_unavailable');
-  });
+  await row(
+    'game start reset',
+    () => call('GET', '/api/games/start?slug=odd-game', { token: session() }),
+    (a) => {
+      assert.equal(a.status, 502);
+      assert.equal(errorOf(a), 'upstream_unavailable');
+    },
+  );
   assert.equal(up.count('/start-game-v2'), 1, 'side effects: never retried');
   // A plain read in the same fault is sent once more (docs/behaviour.md "Resilience", "Retries").
   arrange({ '/auth/user-profile': (socket) => socket.resetAndDestroy() });
@@ -597,18 +715,30 @@ for (const [label, interim] of [
       assert.deepEqual(json(a), PROFILE);
       assert.equal(a.headers.link, undefined, 'the interim answer’s headers are not the answer’s');
     });
-    await row(`passthrough anonymous after ${label}`, () => call('GET', '/api/core-sportbook/early'), (a) => {
-      assert.equal(a.status, 200);
-      assert.deepEqual(json(a), { events: [7] });
-    });
-    await row(`passthrough session after ${label}`, () => call('GET', '/api/core-sportbook/early', { token: session() }), (a) => {
-      assert.equal(a.status, 200);
-      assert.deepEqual(json(a), { events: [7] });
-    });
-    await row(`deposit after ${label}`, () => deposit(session()), (a) => {
-      assert.equal(a.status, 201);
-      assert.equal((json(a) as { id?: string }).id, 'dep-103');
-    });
+    await row(
+      `passthrough anonymous after ${label}`,
+      () => call('GET', '/api/core-sportbook/early'),
+      (a) => {
+        assert.equal(a.status, 200);
+        assert.deepEqual(json(a), { events: [7] });
+      },
+    );
+    await row(
+      `passthrough session after ${label}`,
+      () => call('GET', '/api/core-sportbook/early', { token: session() }),
+      (a) => {
+        assert.equal(a.status, 200);
+        assert.deepEqual(json(a), { events: [7] });
+      },
+    );
+    await row(
+      `deposit after ${label}`,
+      () => deposit(session()),
+      (a) => {
+        assert.equal(a.status, 201);
+        assert.equal((json(a) as { id?: string }).id, 'dep-103');
+      },
+    );
     assert.equal(up.count('/wallet/add-credit'), 1, 'a money move is sent once');
     // The connection is still usable: the next read on it is answered.
     up.on('/auth/user-profile', writes(okJson(PROFILE_TEXT)));
@@ -620,18 +750,46 @@ test('a 100 Continue nobody asked for: undici closes the connection, 502 upstrea
   // undici (7.x) destroys the connection on a 100 it did not ask for, before any handler sees it:
   // the one interim answer the proxy cannot drop. This row notices when that changes.
   arrange({ '/core-sportbook/': afterInterim('HTTP/1.1 100 Continue\r\n\r\n', okJson('{"events":[]}')) });
-  await row('passthrough after 100 Continue', () => call('GET', '/api/core-sportbook/continue'), (a) => {
-    assert.equal(a.status, 502);
-    assert.equal(errorOf(a), 'upstream_unavailable');
-  });
+  await row(
+    'passthrough after 100 Continue',
+    () => call('GET', '/api/core-sportbook/continue'),
+    (a) => {
+      assert.equal(a.status, 502);
+      assert.equal(errorOf(a), 'upstream_unavailable');
+    },
+  );
 });
 
 // --- a connection that ends in the middle of an answer: upstream_unavailable wherever it ends ---
 
 for (const [label, head, body, end] of [
-  ['Content-Length, Connection: close, reset', [['Content-Length', '1000'], ['Connection', 'close']], '{"user":{"id":42', 'reset'],
-  ['Content-Length, Connection: close, FIN', [['Content-Length', '1000'], ['Connection', 'close']], '{"user":{"id":42', 'fin'],
-  ['chunked, Connection: close, reset', [['Transfer-Encoding', 'chunked'], ['Connection', 'close']], '10\r\n{"user":{"id":42', 'reset'],
+  [
+    'Content-Length, Connection: close, reset',
+    [
+      ['Content-Length', '1000'],
+      ['Connection', 'close'],
+    ],
+    '{"user":{"id":42',
+    'reset',
+  ],
+  [
+    'Content-Length, Connection: close, FIN',
+    [
+      ['Content-Length', '1000'],
+      ['Connection', 'close'],
+    ],
+    '{"user":{"id":42',
+    'fin',
+  ],
+  [
+    'chunked, Connection: close, reset',
+    [
+      ['Transfer-Encoding', 'chunked'],
+      ['Connection', 'close'],
+    ],
+    '10\r\n{"user":{"id":42',
+    'reset',
+  ],
   ['chunked, keep-alive, reset', [['Transfer-Encoding', 'chunked']], '10\r\n{"user":{"id":42', 'reset'],
   ['Content-Length, keep-alive, FIN', [['Content-Length', '1000']], '{"user":{"id":42', 'fin'],
 ] as const) {
@@ -650,10 +808,14 @@ for (const [label, head, body, end] of [
     assert.equal(up.count('/auth/user-profile'), 1, 'an answer had started: the read is not sent again');
     // The deposit reads the profile first (its user id): a whole one here, then its own answer is cut.
     arrange({ '/wallet/add-credit': cut(201) });
-    await row(`deposit ${label}`, () => deposit(session()), (a) => {
-      assert.equal(a.status, 502);
-      assert.equal(errorOf(a), 'upstream_unavailable');
-    });
+    await row(
+      `deposit ${label}`,
+      () => deposit(session()),
+      (a) => {
+        assert.equal(a.status, 502);
+        assert.equal(errorOf(a), 'upstream_unavailable');
+      },
+    );
     assert.equal(up.count('/wallet/add-credit'), 1, 'a money move is sent once');
   });
 }
@@ -664,7 +826,10 @@ const GZIP: [string, string] = ['Content-Encoding', 'gzip'];
 const LAST_GAMES = () => call('GET', '/api/user/last-casino-games', { token: session() });
 
 test('a coded 204 stays a 204 without its coding: passthrough (with and without a session) and a JSON route', async () => {
-  arrange({ '/core-sportbook/': writes(rawAnswer(204, [GZIP], '', { length: false })), '/bff/games/user-last-casino-games-dl': writes(rawAnswer(204, [GZIP], '', { length: false })) });
+  arrange({
+    '/core-sportbook/': writes(rawAnswer(204, [GZIP], '', { length: false })),
+    '/bff/games/user-last-casino-games-dl': writes(rawAnswer(204, [GZIP], '', { length: false })),
+  });
   for (const [label, send] of [
     ['passthrough anonymous', () => call('GET', '/api/core-sportbook/none')],
     ['passthrough session', () => call('GET', '/api/core-sportbook/none', { token: session() })],
@@ -682,9 +847,13 @@ test('a coded 304 is answered as the same 304 without a coding is', async () => 
   const answers: number[] = [];
   for (const headers of [[GZIP, ['ETag', '"v1"']], [['ETag', '"v1"']]] as [string, string][][]) {
     arrange({ '/core-sportbook/': writes(rawAnswer(304, headers, '', { length: false })) });
-    const a = await row(`304 ${headers.length === 2 ? 'gzip' : 'plain'}`, () => call('GET', '/api/core-sportbook/cond'), (x) => {
-      assert.notEqual(errorOf(x), 'upstream_bad_response', 'never "a coding the proxy cannot read"');
-    });
+    const a = await row(
+      `304 ${headers.length === 2 ? 'gzip' : 'plain'}`,
+      () => call('GET', '/api/core-sportbook/cond'),
+      (x) => {
+        assert.notEqual(errorOf(x), 'upstream_bad_response', 'never "a coding the proxy cannot read"');
+      },
+    );
     answers.push(a.status);
   }
   assert.equal(answers[0], answers[1]);
@@ -692,7 +861,10 @@ test('a coded 304 is answered as the same 304 without a coding is', async () => 
 
 for (const [label, empty] of [
   ['Content-Length: 0', (status: number) => rawAnswer(status, [JSON_TYPE, GZIP, ['Content-Length', '0']], '')],
-  ['a chunked body without a byte', (status: number) => rawAnswer(status, [JSON_TYPE, GZIP, ['Transfer-Encoding', 'chunked']], '0\r\n\r\n')],
+  [
+    'a chunked body without a byte',
+    (status: number) => rawAnswer(status, [JSON_TYPE, GZIP, ['Transfer-Encoding', 'chunked']], '0\r\n\r\n'),
+  ],
 ] as const) {
   test(`a gzip 2xx with an empty body (${label}) follows the empty-answer rule`, async () => {
     arrange({
@@ -707,16 +879,26 @@ for (const [label, empty] of [
       assert.equal(a.status, 201, 'the upstream status');
       assert.deepEqual(json(a), { ok: true });
     });
-    await row(`gzip empty, passthrough (${label})`, () => call('GET', '/api/core-sportbook/empty'), (a) => {
-      assert.equal(a.status, 200);
-      assert.equal(a.body.length, 0);
-      assert.equal(a.headers['content-encoding'], undefined);
-    });
+    await row(
+      `gzip empty, passthrough (${label})`,
+      () => call('GET', '/api/core-sportbook/empty'),
+      (a) => {
+        assert.equal(a.status, 200);
+        assert.equal(a.body.length, 0);
+        assert.equal(a.headers['content-encoding'], undefined);
+      },
+    );
     const needed: [string, () => Promise<Answer>][] = [
       ['profile', profile],
       ['login', login],
       ['refresh', () => call('POST', '/api/auth/refresh', { token: session() })],
-      ['registration', () => call('POST', '/api/auth/register', { json: { email: 'new@example.com', password: 'Odd#2026', country: 'BR', nationalities: '["BR"]', optIn: true } })],
+      [
+        'registration',
+        () =>
+          call('POST', '/api/auth/register', {
+            json: { email: 'new@example.com', password: 'Odd#2026', country: 'BR', nationalities: '["BR"]', optIn: true },
+          }),
+      ],
     ];
     for (const [name, send] of needed) {
       await row(`gzip empty, ${name} (${label})`, send, (a) => {
@@ -746,7 +928,9 @@ test('20 answers one client provokes into 502 (unknown coding, coded 204 of old,
         const req = httpRequest(url, { headers, agent: false }, (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('close', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut: !res.complete }));
+          res.on('close', () =>
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), cut: !res.complete }),
+          );
         });
         req.on('error', reject);
         req.end();
@@ -755,18 +939,28 @@ test('20 answers one client provokes into 502 (unknown coding, coded 204 of old,
     const attacker = session();
     const verdicts = new Map<string, number>();
     for (let i = 0; i < 20; i++) {
-      const a = await row(`provoked 502 #${i + 1}`, () => viaGuarded(i % 2 === 0 ? '/api/core-sportbook/garbled' : '/api/core-sportbook/huge', i % 4 < 2 ? attacker : undefined), (x) => {
-        assert.equal(x.status, 502);
-      });
+      const a = await row(
+        `provoked 502 #${i + 1}`,
+        () => viaGuarded(i % 2 === 0 ? '/api/core-sportbook/garbled' : '/api/core-sportbook/huge', i % 4 < 2 ? attacker : undefined),
+        (x) => {
+          assert.equal(x.status, 502);
+        },
+      );
       const error = String(errorOf(a));
       verdicts.set(error, (verdicts.get(error) ?? 0) + 1);
     }
     assert.deepEqual([...verdicts.keys()].sort(), ['upstream_bad_response', 'upstream_response_too_large']);
-    await row('another user’s read after 20 provoked 502s', () => viaGuarded('/api/core-sportbook/events', session()), (a) => {
-      assert.equal(a.status, 200, `the circuit stayed closed (got ${a.status} ${String(a.headers['x-error-ref'] ?? '')})`);
-      assert.deepEqual(json(a), { events: [1] });
-    });
-    figures.note(`20 provoked 502s (${[...verdicts].map(([k, v]) => `${k}×${v}`).join(', ')}) with UPSTREAM_CIRCUIT_FAILURES=5, then another user's passthrough read: 200`);
+    await row(
+      'another user’s read after 20 provoked 502s',
+      () => viaGuarded('/api/core-sportbook/events', session()),
+      (a) => {
+        assert.equal(a.status, 200, `the circuit stayed closed (got ${a.status} ${String(a.headers['x-error-ref'] ?? '')})`);
+        assert.deepEqual(json(a), { events: [1] });
+      },
+    );
+    figures.note(
+      `20 provoked 502s (${[...verdicts].map(([k, v]) => `${k}×${v}`).join(', ')}) with UPSTREAM_CIRCUIT_FAILURES=5, then another user's passthrough read: 200`,
+    );
   } finally {
     await guarded.close();
   }

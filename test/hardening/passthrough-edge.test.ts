@@ -52,7 +52,10 @@ after(async () => {
 
 function from(client: string, path: string, init: { method?: string; json?: unknown } = {}) {
   figures.inputs++;
-  return send(proxy.url, init.method ?? 'GET', path, { headers: { 'x-forwarded-for': client }, ...(init.json !== undefined && { json: init.json }) }).then((res) => {
+  return send(proxy.url, init.method ?? 'GET', path, {
+    headers: { 'x-forwarded-for': client },
+    ...(init.json !== undefined && { json: init.json }),
+  }).then((res) => {
     figures.status(res.status);
     figures.check(res.status !== 500, `${path}: 500`);
     return res;
@@ -81,7 +84,10 @@ test('one client’s provoked failures and slow reads leave another client serve
       provoked++;
       // Three sub-paths that fail, and a named one with a query key of its own (404, nothing upstream).
       const named = i % 4 === 3;
-      const res = await from('203.0.113.7', named ? `/api/core-sportbook/search?search=x&boom=${i}` : `/api/core-sportbook/${['f503', 'f504', 'hang'][i % 4]}/x${i}`);
+      const res = await from(
+        '203.0.113.7',
+        named ? `/api/core-sportbook/search?search=x&boom=${i}` : `/api/core-sportbook/${['f503', 'f504', 'hang'][i % 4]}/x${i}`,
+      );
       if (named) figures.check(res.status === 404, `a named sub-path through the passthrough: ${res.status}`);
     }
   };
@@ -97,7 +103,11 @@ test('one client’s provoked failures and slow reads leave another client serve
         from('198.51.100.9', '/api/sports/search?search=flamengo'),
         from('198.51.100.9', '/api/search/unified', { method: 'POST', json: { search: 'flamengo' } }),
       ]);
-      const good = read.status === 200 && search.status === 200 && unified.status === 200 && (unified.json as { failed?: string[] }).failed?.length === 0;
+      const good =
+        read.status === 200 &&
+        search.status === 200 &&
+        unified.status === 200 &&
+        (unified.json as { failed?: string[] }).failed?.length === 0;
       if (good) served++;
       else {
         missed++;

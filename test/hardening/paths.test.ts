@@ -143,7 +143,9 @@ test('row 2: traversal and injection vectors never leave the route upstream nor 
     const list = vectors(c);
     figures.check(list.length >= 20, `only ${list.length} vectors`);
     const targets = h.cases.map((rc) => ({ rc, injections: injectionsOf(rc) })).filter((t) => t.injections.length > 0);
-    figures.note(`${list.length} vectors on ${targets.length} route cases: ${targets.map((t) => `${t.rc.label} (${t.injections.map((i) => `${i.where}:${i.name}`).join(', ')})`).join('; ')}`);
+    figures.note(
+      `${list.length} vectors on ${targets.length} route cases: ${targets.map((t) => `${t.rc.label} (${t.injections.map((i) => `${i.where}:${i.name}`).join(', ')})`).join('; ')}`,
+    );
     let n = 0;
     let outside = 0;
     const jobs: (() => Promise<void>)[] = [];
@@ -156,13 +158,15 @@ test('row 2: traversal and injection vectors never leave the route upstream nor 
             const sample = sampleRequest(rc, seed);
             const values: Record<string, string> = {};
             for (const p of rc.params) values[p] = 'ok1';
-            let path = fillPath(rc, inj.where === 'path' ? { ...values, [inj.name]: vector } : values, inj.where === 'wildcard' ? vector : 'events/1');
+            let path = fillPath(
+              rc,
+              inj.where === 'path' ? { ...values, [inj.name]: vector } : values,
+              inj.where === 'wildcard' ? vector : 'events/1',
+            );
             let query = sample.path.includes('?') ? sample.path.slice(sample.path.indexOf('?') + 1) : '';
             let body = sample.body;
             if (inj.where === 'query') {
-              const params = query
-                .split('&')
-                .filter((kv) => kv && decodeURIComponent(kv.split('=')[0] ?? '') !== inj.name);
+              const params = query.split('&').filter((kv) => kv && decodeURIComponent(kv.split('=')[0] ?? '') !== inj.name);
               params.push(`${encodeURIComponent(inj.name)}=${vector}`);
               query = params.join('&');
             }
@@ -227,7 +231,9 @@ test('row 2: traversal and injection vectors never leave the route upstream nor 
     figures.faults += redirects;
     figures.check(canary.connections === 0, `the canary host got ${canary.connections} connection(s) after the redirects`);
     figures.check(h.crashes.length === 0, `uncaught errors: ${h.crashes.slice(0, 3).join('; ')}`);
-    figures.note(`upstream requests outside their route: ${outside}; canary connections: ${canary.connections}; redirect answers tried: ${redirects}`);
+    figures.note(
+      `upstream requests outside their route: ${outside}; canary connections: ${canary.connections}; redirect answers tried: ${redirects}`,
+    );
   });
   assert.equal(figures.failureCount, 0, figures.summary());
 });

@@ -15,7 +15,12 @@ import { Figures, scaled } from './helpers/figures.js';
 
 const figures = new Figures('rate-limits', 15, 'Rate limits on abuse');
 const ATTEMPTS = scaled(500, 60);
-const DEFAULTS = { RATE_LIMIT_PREAUTH_PER_MIN: '20', RATE_LIMIT_LOGIN_FAILURES: '5', RATE_LIMIT_BEACON_PER_MIN: '10', RATE_LIMIT_API_PER_MIN: '600' };
+const DEFAULTS = {
+  RATE_LIMIT_PREAUTH_PER_MIN: '20',
+  RATE_LIMIT_LOGIN_FAILURES: '5',
+  RATE_LIMIT_BEACON_PER_MIN: '10',
+  RATE_LIMIT_API_PER_MIN: '600',
+};
 let upstream: RecordingUpstream;
 const proxies: TestProxy[] = [];
 
@@ -60,7 +65,10 @@ test(`row 15: ${ATTEMPTS} guesses, floods of logins, recovery codes and validati
     const proxy = await fresh();
     const { calls } = await attack(
       proxy,
-      Array.from({ length: ATTEMPTS }, (_, i) => ({ path: '/api/auth/login', json: { login: 'victim@example.com', password: `guess-${i}` } })),
+      Array.from({ length: ATTEMPTS }, (_, i) => ({
+        path: '/api/auth/login',
+        json: { login: 'victim@example.com', password: `guess-${i}` },
+      })),
     );
     figures.upstreamCallsForRejected += Math.max(0, calls - 5);
     figures.check(calls <= 5, `${calls} guesses reached the BFF`);
@@ -77,7 +85,10 @@ test(`row 15: ${ATTEMPTS} guesses, floods of logins, recovery codes and validati
         const proxy = await fresh();
         const { calls } = await attack(
           proxy,
-          Array.from({ length: ATTEMPTS }, (_, i) => ({ ...make(i), ...(spoofed ? { headers: { 'x-forwarded-for': `203.0.113.${i % 250}` } } : {}) })),
+          Array.from({ length: ATTEMPTS }, (_, i) => ({
+            ...make(i),
+            ...(spoofed ? { headers: { 'x-forwarded-for': `203.0.113.${i % 250}` } } : {}),
+          })),
         );
         figures.upstreamCallsForRejected += Math.max(0, calls - 20);
         figures.check(calls <= 20, `${name}: ${calls} reached the BFF`);
@@ -87,9 +98,24 @@ test(`row 15: ${ATTEMPTS} guesses, floods of logins, recovery codes and validati
   }
   await figures.run('beacon flood', async () => {
     const proxy = await fresh();
-    const beacon = { ref: 'EP0003-EM0003', endpointCode: 'EP0003', errorCode: 'EM0003', status: 401, reason: 'x', url: '/api/auth/profile', initiator: 'row', pathname: '/', timestamp: 1, hadCookie: true, userAgentShort: 'row' };
+    const beacon = {
+      ref: 'EP0003-EM0003',
+      endpointCode: 'EP0003',
+      errorCode: 'EM0003',
+      status: 401,
+      reason: 'x',
+      url: '/api/auth/profile',
+      initiator: 'row',
+      pathname: '/',
+      timestamp: 1,
+      hadCookie: true,
+      userAgentShort: 'row',
+    };
     const lines = () => proxy.logs.entries.filter((e) => e.event === 'forced-logout').length;
-    const { accepted } = await attack(proxy, Array.from({ length: ATTEMPTS }, () => ({ path: '/api/logs/auth-logout', json: beacon })));
+    const { accepted } = await attack(
+      proxy,
+      Array.from({ length: ATTEMPTS }, () => ({ path: '/api/logs/auth-logout', json: beacon })),
+    );
     figures.check(accepted <= 10, `${accepted} beacons accepted`);
     figures.check(lines() <= accepted, `${lines()} beacon log lines for ${accepted} beacons`);
     figures.note(`beacon flood: ${ATTEMPTS} beacons, ${accepted} accepted, ${lines()} log lines (sampled at 50%)`);

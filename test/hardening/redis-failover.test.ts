@@ -40,7 +40,14 @@ import { GENERATION_KEY } from '../../src/state/fleet.js';
 import { recordKey } from '../../src/state/idempotency.js';
 import { ACK_LANES, RedisStore } from '../../src/state/redis.js';
 import { proxyProcess } from '../helpers/fleet-processes.js';
-import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from '../helpers/recording-upstream.js';
+import {
+  fakeJwt,
+  type RecordingUpstream,
+  send,
+  startProxy,
+  startRecordingUpstream,
+  type TestProxy,
+} from '../helpers/recording-upstream.js';
 import {
   debugSleep,
   HAVE_REDIS,
@@ -118,11 +125,13 @@ async function sentinelDeployment(): Promise<Deployment> {
     restartVictim: () => sentinel.primary.start(['--replicaof', '127.0.0.1', String(sentinel.replica.port)]),
     describe: async () => {
       const views = await Promise.all(
-        sentinel.sentinels.map((s) => redisCli(s.port, 'SENTINEL', 'MASTER', SENTINEL_NAME).then((text) => {
-          const fields = text.split('\n');
-          const field = (name: string) => fields[fields.indexOf(name) + 1];
-          return `${field('port')} ${field('flags')} failover ${field('failover-state')}`;
-        }, String)),
+        sentinel.sentinels.map((s) =>
+          redisCli(s.port, 'SENTINEL', 'MASTER', SENTINEL_NAME).then((text) => {
+            const fields = text.split('\n');
+            const field = (name: string) => fields[fields.indexOf(name) + 1];
+            return `${field('port')} ${field('flags')} failover ${field('failover-state')}`;
+          }, String),
+        ),
       );
       const role = await redisCli(sentinel.replica.port, 'ROLE').catch(String);
       return `sentinels: ${views.join('; ')}; replica ${sentinel.replica.port} role ${role.split('\n')[0]}`;
@@ -146,7 +155,9 @@ async function clusterDeployment(): Promise<Deployment> {
     // Its nodes.conf is kept: it joins the cluster again as the replica of the promoted node.
     restartVictim: () => victim.start(),
     describe: async () => {
-      const views = await Promise.all(replicas.map((n) => redisCli(n.port, 'ROLE').then((role) => `${n.port} ${role.split('\n')[0]}`, String)));
+      const views = await Promise.all(
+        replicas.map((n) => redisCli(n.port, 'ROLE').then((role) => `${n.port} ${role.split('\n')[0]}`, String)),
+      );
       return `killed ${victim.port}; former replicas: ${views.join(', ')}`;
     },
     stop: () => cluster.stop(),
@@ -192,9 +203,19 @@ async function run(topology: 'Sentinel' | 'cluster', deploy: () => Promise<Deplo
         figures.check(problems.length === 0 && (await store.ready(5_000)), `${topology}: the store did not connect ${problems.join('; ')}`);
         for (const name of ['a', 'b', 'c', 'd', 'e', 'f']) {
           const key = `front-proxy:test:${tag}:${name}`;
-          const hits = [await store.countHit(`${key}:rate`, 60_000), await store.countHit(`${key}:rate`, 60_000), await store.hits(`${key}:rate`)];
-          figures.check(hits.map((h) => h.count).join() === '1,2,2' && hits.every((h) => h.ttlMs > 0), `${topology}: countHit/hits ${JSON.stringify(hits)}`);
-          figures.check((await store.setIfAbsent(key, 'mine', 10_000, { replicated: true })) === null, `${topology}: setIfAbsent on a free key`);
+          const hits = [
+            await store.countHit(`${key}:rate`, 60_000),
+            await store.countHit(`${key}:rate`, 60_000),
+            await store.hits(`${key}:rate`),
+          ];
+          figures.check(
+            hits.map((h) => h.count).join() === '1,2,2' && hits.every((h) => h.ttlMs > 0),
+            `${topology}: countHit/hits ${JSON.stringify(hits)}`,
+          );
+          figures.check(
+            (await store.setIfAbsent(key, 'mine', 10_000, { replicated: true })) === null,
+            `${topology}: setIfAbsent on a free key`,
+          );
           figures.check((await store.setIfAbsent(key, 'theirs', 10_000)) === 'mine', `${topology}: setIfAbsent on a taken key`);
           await store.deleteIfEquals(key, 'theirs');
           figures.check((await store.get(key)) === 'mine', `${topology}: deleteIfEquals removed another's value`);
@@ -229,7 +250,9 @@ async function run(topology: 'Sentinel' | 'cluster', deploy: () => Promise<Deplo
         `${topology}: replica stopped: deposit ${refused.status} ${refused.text.slice(0, 80)}`,
       );
       figures.check(!callsByKey(upstream).has(key), `${topology}: an unacknowledged deposit reached the upstream`);
-      const waits = await Promise.all((await deployment.primaries()).map(async (p) => /cmdstat_wait:calls=[1-9]/.test(await redisCli(p.port, 'INFO', 'commandstats'))));
+      const waits = await Promise.all(
+        (await deployment.primaries()).map(async (p) => /cmdstat_wait:calls=[1-9]/.test(await redisCli(p.port, 'INFO', 'commandstats'))),
+      );
       figures.check(waits.some(Boolean), `${topology}: no primary was asked to WAIT for its replica`);
       const ms = await within(5_000, 100, async () => (await submit(b, key, 1)).status === 200);
       figures.check(ms !== undefined, `${topology}: the key was not left free after the replica came back`);
@@ -288,7 +311,10 @@ async function run(topology: 'Sentinel' | 'cluster', deploy: () => Promise<Deplo
       await Promise.all([...Array.from({ length: CONCURRENT }, worker), prober()]);
       await restarting;
       figures.check(settled.every(Boolean), `${topology}: ${settled.filter((s) => !s).length} deposits never answered 200 within 30 s`);
-      figures.check(resumeMs !== undefined && resumeMs <= RESUME_LIMIT_MS, `${topology}: deposits answered again ${resumeMs ?? 'never'} ms after the kill (limit ${RESUME_LIMIT_MS} ms)`);
+      figures.check(
+        resumeMs !== undefined && resumeMs <= RESUME_LIMIT_MS,
+        `${topology}: deposits answered again ${resumeMs ?? 'never'} ms after the kill (limit ${RESUME_LIMIT_MS} ms)`,
+      );
       figures.check(await deployment.promoted(), `${topology}: no replica was promoted`);
       if (resumeMs === undefined) figures.note(`${topology} after the kill: ${await deployment.describe()}`);
     });
@@ -300,7 +326,9 @@ async function run(topology: 'Sentinel' | 'cluster', deploy: () => Promise<Deplo
       figures.inputs++;
       figures.status(purge.status);
       figures.check(purge.status === 200, `${topology}: purge after the failover answered ${purge.status}`);
-      const ms = await within(1_000, 20, async () => new RegExp(`"v${version}"`).test((await send(b.url, 'GET', '/api/games/list?page=19')).text));
+      const ms = await within(1_000, 20, async () =>
+        new RegExp(`"v${version}"`).test((await send(b.url, 'GET', '/api/games/list?page=19')).text),
+      );
       figures.check(ms !== undefined, `${topology}: the other instance still served the purged catalogue 1 s after the purge`);
       figures.note(`${topology}: purge seen by the other instance ${ms ?? '—'} ms after it`);
     });
@@ -409,7 +437,11 @@ const ROLE_PORT = (role: string) => Number(role.split('\n')[2]);
 /** Connections of one proxy to the primary: commands, subscription and the acknowledged writes' lanes. */
 const PROXY_CONNECTIONS = 2 + ACK_LANES;
 
-async function sentinelEvent(replicas: number, disrupt: (s: TestSentinel) => Promise<number>, serverArgs: readonly string[] = []): Promise<EventDeployment> {
+async function sentinelEvent(
+  replicas: number,
+  disrupt: (s: TestSentinel) => Promise<number>,
+  serverArgs: readonly string[] = [],
+): Promise<EventDeployment> {
   const sentinel = await startRedisSentinel({ replicas, minReplicasToWrite: MIN_REPLICAS_TO_WRITE, serverArgs });
   return { env: sentinel.env, disrupt: () => disrupt(sentinel), stop: () => sentinel.stop() };
 }
@@ -469,7 +501,11 @@ const EVENTS: FailoverEvent[] = [
         // their next look at it, up to 10 s later): the event is over once it follows the new one.
         await untilTrue(30_000, 'old primary reconfigured', async () => {
           const role = await redisCli(s.primary.port, 'ROLE');
-          return role.startsWith('slave') && ROLE_PORT(role) === s.replica.port && (await redisCli(s.primary.port, 'INFO', 'replication')).includes('master_link_status:up');
+          return (
+            role.startsWith('slave') &&
+            ROLE_PORT(role) === s.replica.port &&
+            (await redisCli(s.primary.port, 'INFO', 'replication')).includes('master_link_status:up')
+          );
         });
         const following = Date.now();
         figures.note(
@@ -499,9 +535,15 @@ const EVENTS: FailoverEvent[] = [
             await redisCli(s.sentinels[0]!.port, 'SENTINEL', 'FAILOVER', SENTINEL_NAME);
             await untilTrue(20_000, 'old primary reconfigured', async () => {
               const role = await redisCli(s.primary.port, 'ROLE');
-              return role.startsWith('slave') && ROLE_PORT(role) === s.replica.port && (await redisCli(s.primary.port, 'INFO', 'replication')).includes('master_link_status:up');
+              return (
+                role.startsWith('slave') &&
+                ROLE_PORT(role) === s.replica.port &&
+                (await redisCli(s.primary.port, 'INFO', 'replication')).includes('master_link_status:up')
+              );
             });
-            figures.note(`Sentinel, SENTINEL FAILOVER with the runbook: the old primary following the new one ${((Date.now() - at) / 1000).toFixed(1)} s after the command; the sidecar said: ${said.trim().split('\n')[0] ?? 'nothing'}`);
+            figures.note(
+              `Sentinel, SENTINEL FAILOVER with the runbook: the old primary following the new one ${((Date.now() - at) / 1000).toFixed(1)} s after the command; the sidecar said: ${said.trim().split('\n')[0] ?? 'nothing'}`,
+            );
             return at;
           } finally {
             if (sidecar.pid !== undefined) process.kill(-sidecar.pid, 'SIGTERM');
@@ -557,21 +599,19 @@ const EVENTS: FailoverEvent[] = [
         return at;
       }),
   },
-  ...(['', 'FORCE'] as const).map(
-    (force): FailoverEvent => ({
-      topology: 'cluster',
-      name: `\`CLUSTER FAILOVER${force ? ` ${force}` : ''}\` on a replica`,
-      bounded: false,
-      deploy: () =>
-        clusterEvent(async (c, victim, replica) => {
-          const at = Date.now();
-          await redisCli(replica.port, 'CLUSTER', 'FAILOVER', ...(force ? [force] : []));
-          await untilTrue(20_000, 'promotion', async () => (await c.primaryOf(GENERATION_KEY)) === replica);
-          await untilTrue(20_000, 'old primary following', async () => (await redisCli(victim.port, 'ROLE')).startsWith('slave'));
-          return at;
-        }),
-    }),
-  ),
+  ...(['', 'FORCE'] as const).map((force): FailoverEvent => ({
+    topology: 'cluster',
+    name: `\`CLUSTER FAILOVER${force ? ` ${force}` : ''}\` on a replica`,
+    bounded: false,
+    deploy: () =>
+      clusterEvent(async (c, victim, replica) => {
+        const at = Date.now();
+        await redisCli(replica.port, 'CLUSTER', 'FAILOVER', ...(force ? [force] : []));
+        await untilTrue(20_000, 'promotion', async () => (await c.primaryOf(GENERATION_KEY)) === replica);
+        await untilTrue(20_000, 'old primary following', async () => (await redisCli(victim.port, 'ROLE')).startsWith('slave'));
+        return at;
+      }),
+  })),
   {
     topology: 'cluster',
     name: `a replica paused (\`DEBUG SLEEP ${DOWN_S}\`)`,
@@ -607,7 +647,8 @@ async function runEvent(event: FailoverEvent): Promise<EventFigures> {
   const deployment = await event.deploy();
   const proxies: TestProxy[] = [];
   try {
-    for (let i = 0; i < 2; i++) proxies.push(await startProxy(upstream.url, { ...deployment.env, UPSTREAM_TIMEOUT_MS: String(EVENT_UPSTREAM_TIMEOUT_MS) }));
+    for (let i = 0; i < 2; i++)
+      proxies.push(await startProxy(upstream.url, { ...deployment.env, UPSTREAM_TIMEOUT_MS: String(EVENT_UPSTREAM_TIMEOUT_MS) }));
     const [a, b] = proxies as [TestProxy, TestProxy];
     const token = fakeJwt({ sub: '7', n: Math.random() });
     const tag = `event-${Math.random().toString(36).slice(2)}`;
@@ -621,14 +662,20 @@ async function runEvent(event: FailoverEvent): Promise<EventFigures> {
       });
       figures.inputs++;
       figures.status(answer.status === 503 ? `503 ${(answer.json as { error?: string } | undefined)?.error}` : answer.status);
-      figures.check(answer.status === 200 || answer.status === 409 || answer.status === 503, `${label}: a deposit answered ${answer.status}`);
+      figures.check(
+        answer.status === 200 || answer.status === 409 || answer.status === 503,
+        `${label}: a deposit answered ${answer.status}`,
+      );
       // In progress, yet the BFF never received it: a marker that no move owns.
       if (answer.status === 409 && !callsByKey(upstream).has(k)) blocked.add(k);
       return answer;
     };
     // Ready: a deposit goes through on each proxy.
     for (const [i, p] of [a, b].entries()) {
-      figures.check((await within(20_000, 250, async () => (await submit(p, `${tag}-ready-${i}`, 1)).status === 200)) !== undefined, `${label}: money moves never answered before the event`);
+      figures.check(
+        (await within(20_000, 250, async () => (await submit(p, `${tag}-ready-${i}`, 1)).status === 200)) !== undefined,
+        `${label}: money moves never answered before the event`,
+      );
     }
 
     const settled = new Array<boolean>(EVENT_KEYS).fill(false);
@@ -643,7 +690,10 @@ async function runEvent(event: FailoverEvent): Promise<EventFigures> {
         figures.faults++;
         eventAt = Date.now();
         disruption = deployment.disrupt();
-        disruption.then((at) => (overAt = at), () => (overAt = Date.now()));
+        disruption.then(
+          (at) => (overAt = at),
+          () => (overAt = Date.now()),
+        );
       }
       for (let attempt = 0; attempt < ATTEMPTS && !settled[i]; attempt++) {
         if (attempt > 0) await sleep(ATTEMPT_PAUSE_MS);
@@ -672,7 +722,8 @@ async function runEvent(event: FailoverEvent): Promise<EventFigures> {
     const failed = rounds.filter((r) => !r.ok);
     const lastFailure = failed.at(-1);
     const resumedAt = lastFailure === undefined ? undefined : rounds.find((r) => r.ok && r.at > lastFailure.at)?.at;
-    const resumeS = lastFailure === undefined ? 0 : resumedAt === undefined ? undefined : Math.max(0, resumedAt - (overAt ?? resumedAt)) / 1000;
+    const resumeS =
+      lastFailure === undefined ? 0 : resumedAt === undefined ? undefined : Math.max(0, resumedAt - (overAt ?? resumedAt)) / 1000;
     const stoppedS = lastFailure === undefined ? 0 : resumedAt === undefined ? undefined : (resumedAt - eventAt) / 1000;
 
     const before = callsByKey(upstream);
@@ -711,10 +762,16 @@ async function runEvent(event: FailoverEvent): Promise<EventFigures> {
     figures.check(doublesInRepeat === 0, `${label}: ${doublesInRepeat} settled keys charged again in the repeat pass`);
     figures.check(blocked.size === 0, `${label}: ${blocked.size} keys left blocked (409 with nothing charged)`);
     figures.check(replayed === result.settled, `${label}: ${result.settled - replayed} settled keys not replayed`);
-    figures.check(resumeS !== undefined && resumeS * 1000 <= RESUME_LIMIT_MS, `${label}: money moves resumed ${resumeS ?? 'never'} s after the event (limit ${RESUME_LIMIT_MS / 1000} s)`);
+    figures.check(
+      resumeS !== undefined && resumeS * 1000 <= RESUME_LIMIT_MS,
+      `${label}: money moves resumed ${resumeS ?? 'never'} s after the event (limit ${RESUME_LIMIT_MS / 1000} s)`,
+    );
     if (event.stopsAtMostS !== undefined) {
       const lastFailedAt = lastFailure === undefined ? eventAt : lastFailure.at;
-      figures.check((lastFailedAt - eventAt) / 1000 <= event.stopsAtMostS, `${label}: money stopped until ${((lastFailedAt - eventAt) / 1000).toFixed(1)} s after the event (limit ${event.stopsAtMostS} s)`);
+      figures.check(
+        (lastFailedAt - eventAt) / 1000 <= event.stopsAtMostS,
+        `${label}: money stopped until ${((lastFailedAt - eventAt) / 1000).toFixed(1)} s after the event (limit ${event.stopsAtMostS} s)`,
+      );
     }
     figures.note(
       `| ${event.topology} | ${event.name} | ${result.keys} | ${charges} | ${doublesInLoop} | ${doublesInRepeat} (${replayed}/${result.settled} replayed) | ${refused} | ${blocked.size} | ${resumeS === undefined ? 'never' : resumeS.toFixed(1)} (${stoppedS === undefined ? 'never' : stoppedS.toFixed(1)} from the event) |`,
@@ -776,7 +833,13 @@ function counted<A extends { status: number; json: unknown }>(label: string, ans
  * Settles `keys` (each tried across both proxies until one answers 200, for at most `limitMs`) and
  * returns the keys that did.
  */
-async function settle(label: string, [a, b]: readonly Instance[], token: string, keys: readonly string[], limitMs = 10_000): Promise<Set<string>> {
+async function settle(
+  label: string,
+  [a, b]: readonly Instance[],
+  token: string,
+  keys: readonly string[],
+  limitMs = 10_000,
+): Promise<Set<string>> {
   const done = new Set<string>();
   await Promise.all(
     keys.map(async (key, i) => {
@@ -795,7 +858,13 @@ async function settle(label: string, [a, b]: readonly Instance[], token: string,
  * replayed (`Idempotent-Replayed: true`), each tried for at most `limitMs` (its answer may still be
  * on its way to the store).
  */
-async function replayAll(label: string, [a, b]: readonly Instance[], token: string, keys: readonly string[], limitMs = 10_000): Promise<number> {
+async function replayAll(
+  label: string,
+  [a, b]: readonly Instance[],
+  token: string,
+  keys: readonly string[],
+  limitMs = 10_000,
+): Promise<number> {
   let replayed = 0;
   await Promise.all(
     keys.map(async (key, i) => {
@@ -831,7 +900,15 @@ async function resumeOf(
 }
 
 /** One line of the table of these rows (docs/hardening.md row 19). */
-function tableRow(label: string, upstream: RecordingUpstream, keys: readonly string[], settled: number, replayed: number, blocked: number, resume: string): void {
+function tableRow(
+  label: string,
+  upstream: RecordingUpstream,
+  keys: readonly string[],
+  settled: number,
+  replayed: number,
+  blocked: number,
+  resume: string,
+): void {
   const calls = callsByKey(upstream);
   const charges = keys.reduce((sum, k) => sum + (calls.get(k) ?? 0), 0);
   const doubles = keys.filter((k) => (calls.get(k) ?? 0) > 1).length;
@@ -843,7 +920,12 @@ function tableRow(label: string, upstream: RecordingUpstream, keys: readonly str
 }
 
 /** Keys that answer 409 while the BFF never received them (a marker that no move owns). */
-async function blockedKeys(proxies: readonly Instance[], upstream: RecordingUpstream, token: string, keys: readonly string[]): Promise<number> {
+async function blockedKeys(
+  proxies: readonly Instance[],
+  upstream: RecordingUpstream,
+  token: string,
+  keys: readonly string[],
+): Promise<number> {
   let blocked = 0;
   for (const [i, key] of keys.entries()) {
     if (callsByKey(upstream).has(key)) continue;
@@ -854,7 +936,10 @@ async function blockedKeys(proxies: readonly Instance[], upstream: RecordingUpst
 }
 
 async function startPair(upstream: RecordingUpstream, env: Readonly<Record<string, string>>): Promise<TestProxy[]> {
-  return [await startProxy(upstream.url, { ...env, UPSTREAM_TIMEOUT_MS: '3000' }), await startProxy(upstream.url, { ...env, UPSTREAM_TIMEOUT_MS: '3000' })];
+  return [
+    await startProxy(upstream.url, { ...env, UPSTREAM_TIMEOUT_MS: '3000' }),
+    await startProxy(upstream.url, { ...env, UPSTREAM_TIMEOUT_MS: '3000' }),
+  ];
 }
 
 /** Whether a slot is served by `node` (the cluster's `CLUSTER SLOTS` as it answers now). */
@@ -880,9 +965,13 @@ async function crashedNotRestarted(topology: 'Sentinel' | 'cluster'): Promise<vo
     const token = fakeJwt({ sub: '7', n: Math.random() });
     const tag = `crash-${topology}-${Math.random().toString(36).slice(2)}`;
     // In the cluster, only the keys whose records the killed primary serves: the others never stop.
-    const victim = sentinel ? sentinel.primary : await (cluster as TestCluster).primaryOf(recordKey({ move: 'deposit', token, key: `${tag}-0`, body: '' }));
+    const victim = sentinel
+      ? sentinel.primary
+      : await (cluster as TestCluster).primaryOf(recordKey({ move: 'deposit', token, key: `${tag}-0`, body: '' }));
     const served = sentinel ? () => true : await servedBy(victim);
-    const pool = Array.from({ length: 2_000 }, (_, i) => `${tag}-${i}`).filter((key) => served(calculateSlot(recordKey({ move: 'deposit', token, key, body: '' }))));
+    const pool = Array.from({ length: 2_000 }, (_, i) => `${tag}-${i}`).filter((key) =>
+      served(calculateSlot(recordKey({ move: 'deposit', token, key, body: '' }))),
+    );
     const keys = pool.slice(0, 12);
     const probes = pool.slice(12);
     const before = await settle(label, proxies.slice(0, 2), token, keys.slice(0, 8));
@@ -890,26 +979,50 @@ async function crashedNotRestarted(topology: 'Sentinel' | 'cluster'): Promise<vo
     figures.faults++;
     await victim.kill();
     const promoted = await within(20_000, 100, async () =>
-      sentinel ? (await sentinel.primaryPort()) !== victim.port : (await (cluster as TestCluster).primaryOf(recordKey({ move: 'deposit', token, key: keys[0] as string, body: '' }))) !== victim,
+      sentinel
+        ? (await sentinel.primaryPort()) !== victim.port
+        : (await (cluster as TestCluster).primaryOf(recordKey({ move: 'deposit', token, key: keys[0] as string, body: '' }))) !== victim,
     );
     figures.check(promoted !== undefined, `${label}: no replica promoted`);
     let probe = 0;
-    const resumeS = await resumeOf(label, proxies.slice(0, 2), token, tag, RESUME_LIMIT_MS, () => probes[probe++ % probes.length] as string);
-    figures.check(resumeS !== undefined, `${label}: money moves did not resume under auto within ${RESUME_LIMIT_MS / 1000} s of the promotion`);
+    const resumeS = await resumeOf(
+      label,
+      proxies.slice(0, 2),
+      token,
+      tag,
+      RESUME_LIMIT_MS,
+      () => probes[probe++ % probes.length] as string,
+    );
+    figures.check(
+      resumeS !== undefined,
+      `${label}: money moves did not resume under auto within ${RESUME_LIMIT_MS / 1000} s of the promotion`,
+    );
     // The keys of the killed primary's slots (all of them with Sentinel) go through on the promoted one.
     const after = await settle(label, proxies.slice(0, 2), token, keys.slice(8));
     figures.check(after.size === 4, `${label}: ${4 - after.size} keys refused after the promotion`);
     // Under an operator floor of 1, the promoted primary alone refuses: 503 with Retry-After, nothing sent, /readyz says why.
     const refusedKey = probes.at(-1) as string;
     const refused = counted(label, await depositOn(floor, token, refusedKey, 9));
-    figures.check(refused.status === 503 && (refused.json as { error?: string }).error === 'idempotency_unavailable', `${label}: floor 1 answered ${refused.status}`);
-    figures.check(refused.headers.get('retry-after') === '1', `${label}: the 503 carries Retry-After ${refused.headers.get('retry-after')}`);
+    figures.check(
+      refused.status === 503 && (refused.json as { error?: string }).error === 'idempotency_unavailable',
+      `${label}: floor 1 answered ${refused.status}`,
+    );
+    figures.check(
+      refused.headers.get('retry-after') === '1',
+      `${label}: the 503 carries Retry-After ${refused.headers.get('retry-after')}`,
+    );
     figures.check(!callsByKey(upstream).has(refusedKey), `${label}: a refused move reached the upstream`);
     const ready = await send(floor.url, 'GET', '/readyz');
-    figures.check(ready.status === 200 && (ready.json as { moneyMoves?: string }).moneyMoves === 'refused', `${label}: /readyz under the floor said ${ready.text.slice(0, 160)}`);
+    figures.check(
+      ready.status === 200 && (ready.json as { moneyMoves?: string }).moneyMoves === 'refused',
+      `${label}: /readyz under the floor said ${ready.text.slice(0, 160)}`,
+    );
     const replayed = await replayAll(label, proxies.slice(0, 2), token, [...before, ...after]);
     const blocked = await blockedKeys(proxies.slice(0, 2), upstream, token, keys);
-    const sinceKill = resumeS === undefined ? 'never' : `${(((promoted ?? 0) / 1000) + resumeS).toFixed(1)} s after the kill (${resumeS.toFixed(1)} after the promotion); floor 1: refused`;
+    const sinceKill =
+      resumeS === undefined
+        ? 'never'
+        : `${((promoted ?? 0) / 1000 + resumeS).toFixed(1)} s after the kill (${resumeS.toFixed(1)} after the promotion); floor 1: refused`;
     tableRow(label, upstream, keys, before.size + after.size, replayed, blocked, sinceKill);
   } finally {
     for (const proxy of proxies) await proxy.close();
@@ -928,7 +1041,13 @@ async function crashedNotRestarted(topology: 'Sentinel' | 'cluster'): Promise<vo
 async function laggingReplica(): Promise<void> {
   const label = 'Sentinel, two replicas, the first to promote lagging behind a held link, then a crash';
   const upstream = await depositUpstream();
-  const sentinel = await startRedisSentinel({ replicas: 2, minReplicasToWrite: 0, replicaPriorities: [10, 100], relayed: [0], failoverTimeoutMs: 60_000 });
+  const sentinel = await startRedisSentinel({
+    replicas: 2,
+    minReplicasToWrite: 0,
+    replicaPriorities: [10, 100],
+    relayed: [0],
+    failoverTimeoutMs: 60_000,
+  });
   const proxies: TestProxy[] = [];
   try {
     proxies.push(...(await startPair(upstream, sentinel.env)));
@@ -940,7 +1059,9 @@ async function laggingReplica(): Promise<void> {
     figures.faults++;
     sentinel.relays.get(0)?.hold(true);
     const held = await Promise.all(keys.slice(5, 10).map((key, i) => depositOn(proxies[i % 2] as TestProxy, token, key, amountOf(key))));
-    const refused = held.map((r) => counted(label, r)).filter((r) => r.status === 503 && (r.json as { error?: string }).error === 'idempotency_unavailable').length;
+    const refused = held
+      .map((r) => counted(label, r))
+      .filter((r) => r.status === 503 && (r.json as { error?: string }).error === 'idempotency_unavailable').length;
     figures.check(refused === 5, `${label}: ${5 - refused} of 5 moves taken while the promotable replica lagged`);
     const ready = await send((proxies[0] as TestProxy).url, 'GET', '/readyz');
     figures.check((ready.json as { moneyMoves?: string }).moneyMoves === 'refused', `${label}: /readyz said ${ready.text.slice(0, 160)}`);
@@ -954,7 +1075,15 @@ async function laggingReplica(): Promise<void> {
     const after = await settle(label, proxies, token, keys.slice(5));
     const replayed = await replayAll(label, proxies, token, [...before, ...after]);
     const blocked = await blockedKeys(proxies, upstream, token, keys);
-    tableRow(label, upstream, keys, before.size + after.size, replayed, blocked, resumeS === undefined ? 'never' : `${resumeS.toFixed(1)} s after the promotion; ${refused} refused while it lagged`);
+    tableRow(
+      label,
+      upstream,
+      keys,
+      before.size + after.size,
+      replayed,
+      blocked,
+      resumeS === undefined ? 'never' : `${resumeS.toFixed(1)} s after the promotion; ${refused} refused while it lagged`,
+    );
   } finally {
     for (const proxy of proxies) await proxy.close();
     await upstream.close();
@@ -981,7 +1110,9 @@ async function managedEndpoint(): Promise<void> {
     const env = { REDIS_URL: `redis://127.0.0.1:${relay.port}` };
     proxies.push(...(await startPair(upstream, { ...env, REDIS_MIN_REPLICAS_ACK: '1' })));
     const unacknowledged = await startProxy(upstream.url, env);
-    const warned = await within(3_000, 50, async () => unacknowledged.logs.lines.some((l) => l.includes('REDIS_MIN_REPLICAS_ACK') && l.includes('"level":"warn"')));
+    const warned = await within(3_000, 50, async () =>
+      unacknowledged.logs.lines.some((l) => l.includes('REDIS_MIN_REPLICAS_ACK') && l.includes('"level":"warn"')),
+    );
     figures.check(warned !== undefined, `${label}: no warning naming REDIS_MIN_REPLICAS_ACK at the start with 0 and a replica`);
     await unacknowledged.close();
     const token = fakeJwt({ sub: '7', n: Math.random() });
@@ -994,11 +1125,22 @@ async function managedEndpoint(): Promise<void> {
     await redisCli(replica.port, 'REPLICAOF', 'NO', 'ONE');
     await redisCli(primary.port, 'REPLICAOF', '127.0.0.1', String(replica.port));
     const resumeS = await resumeOf(label, proxies, token, tag, RESUME_LIMIT_MS);
-    figures.check(resumeS !== undefined, `${label}: money moves did not resume within ${RESUME_LIMIT_MS / 1000} s (READONLY must reconnect)`);
+    figures.check(
+      resumeS !== undefined,
+      `${label}: money moves did not resume within ${RESUME_LIMIT_MS / 1000} s (READONLY must reconnect)`,
+    );
     const after = await settle(label, proxies, token, keys.slice(5));
     const replayed = await replayAll(label, proxies, token, [...before, ...after]);
     const blocked = await blockedKeys(proxies, upstream, token, keys);
-    tableRow(label, upstream, keys, before.size + after.size, replayed, blocked, resumeS === undefined ? 'never' : `${resumeS.toFixed(1)} s after the switchover`);
+    tableRow(
+      label,
+      upstream,
+      keys,
+      before.size + after.size,
+      replayed,
+      blocked,
+      resumeS === undefined ? 'never' : `${resumeS.toFixed(1)} s after the switchover`,
+    );
   } finally {
     for (const proxy of proxies) await proxy.close();
     await upstream.close();
@@ -1027,7 +1169,9 @@ async function managedCrash(): Promise<void> {
   const relay = await startRelay(primary.port);
   const proxies: TestProxy[] = [];
   try {
-    await untilTrue(10_000, 'replica in sync', async () => (await redisCli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'));
+    await untilTrue(10_000, 'replica in sync', async () =>
+      (await redisCli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'),
+    );
     proxies.push(...(await startPair(upstream, { REDIS_URL: `redis://127.0.0.1:${relay.port}`, REDIS_MIN_REPLICAS_ACK: '1' })));
     const [a, b] = proxies as [TestProxy, TestProxy];
     const token = fakeJwt({ sub: '7', n: Math.random() });
@@ -1070,7 +1214,9 @@ async function managedCrash(): Promise<void> {
       before.size + settled.size,
       replayed,
       blocked,
-      resumeS === undefined ? 'never' : `${((resumedAt - killedAt) / 1000).toFixed(1)} s after the kill; ${refused} refused while the replica lagged`,
+      resumeS === undefined
+        ? 'never'
+        : `${((resumedAt - killedAt) / 1000).toFixed(1)} s after the kill; ${refused} refused while the replica lagged`,
     );
   } finally {
     for (const proxy of proxies) await proxy.close();
@@ -1094,13 +1240,23 @@ async function twoDeposits(): Promise<void> {
     const token = fakeJwt({ sub: '7', n: Math.random() });
     const first = counted(label, await depositOn(a, token, undefined, 4321));
     const click = counted(label, await depositOn(b, token, undefined, 4321));
-    figures.check(first.status === 200 && click.status === 200 && click.headers.get('idempotent-replayed') === 'true', `${label}: the double click was not replayed (${click.status})`);
+    figures.check(
+      first.status === 200 && click.status === 200 && click.headers.get('idempotent-replayed') === 'true',
+      `${label}: the double click was not replayed (${click.status})`,
+    );
     await sleep(6_000);
     const second = counted(label, await depositOn(b, token, undefined, 4321));
-    figures.check(second.status === 200 && second.headers.get('idempotent-replayed') === null, `${label}: the second deposit was not sent (${second.status})`);
-    const keys = upstream.requests.filter((r) => r.method === 'POST' && r.path === DEPOSIT_PATH).map((r) => String(r.headers['idempotency-key']));
+    figures.check(
+      second.status === 200 && second.headers.get('idempotent-replayed') === null,
+      `${label}: the second deposit was not sent (${second.status})`,
+    );
+    const keys = upstream.requests
+      .filter((r) => r.method === 'POST' && r.path === DEPOSIT_PATH)
+      .map((r) => String(r.headers['idempotency-key']));
     figures.check(keys.length === 2 && new Set(keys).size === 2, `${label}: upstream keys ${keys.join(', ')}`);
-    figures.note(`| ${label} | 2 submissions (+1 double click) | ${keys.length} | 0 | 1/1 | 0 | ${new Set(keys).size} distinct upstream keys |`);
+    figures.note(
+      `| ${label} | 2 submissions (+1 double click) | ${keys.length} | 0 | 1/1 | 0 | ${new Set(keys).size} distinct upstream keys |`,
+    );
   } finally {
     for (const proxy of proxies) await proxy.close();
     await upstream.close();
@@ -1117,7 +1273,13 @@ async function longQueue(): Promise<void> {
   const label = 'a 15 s queue wait, a repeat on the other instance while the move still waits';
   const upstream = await depositUpstream(1_900);
   const redis = await startRedis();
-  const env = { REDIS_URL: redis.url, UPSTREAM_QUEUE_WAIT_MS: '15000', UPSTREAM_ENDPOINT_MAX_IN_FLIGHT: '1', UPSTREAM_ENDPOINT_QUEUE: '16', UPSTREAM_TIMEOUT_MS: '3000' };
+  const env = {
+    REDIS_URL: redis.url,
+    UPSTREAM_QUEUE_WAIT_MS: '15000',
+    UPSTREAM_ENDPOINT_MAX_IN_FLIGHT: '1',
+    UPSTREAM_ENDPOINT_QUEUE: '16',
+    UPSTREAM_TIMEOUT_MS: '3000',
+  };
   const proxies = [await startProxy(upstream.url, env), await startProxy(upstream.url, env)];
   try {
     const [a, b] = proxies as [TestProxy, TestProxy];
@@ -1134,9 +1296,15 @@ async function longQueue(): Promise<void> {
     const stillQueued = !callsByKey(upstream).has(last);
     const repeat = counted(label, await depositOn(b, token, last, amountOf(last)));
     figures.check(stillQueued, `${label}: the last key had already left A's queue at 9 s (the machine is too slow for this row)`);
-    figures.check(repeat.status === 409 || repeat.headers.get('idempotent-replayed') === 'true', `${label}: the repeat on B answered ${repeat.status} without a replay`);
+    figures.check(
+      repeat.status === 409 || repeat.headers.get('idempotent-replayed') === 'true',
+      `${label}: the repeat on B answered ${repeat.status} without a replay`,
+    );
     const answers = (await queued).map((r) => counted(label, r));
-    figures.check(answers.every((r) => r.status === 200), `${label}: queued deposits answered ${answers.map((r) => r.status).join()}`);
+    figures.check(
+      answers.every((r) => r.status === 200),
+      `${label}: queued deposits answered ${answers.map((r) => r.status).join()}`,
+    );
     const replayed = await replayAll(label, proxies, token, keys);
     tableRow(label, upstream, keys, keys.length, replayed, 0, `the repeat at 9 s answered ${repeat.status}`);
   } finally {
@@ -1185,7 +1353,13 @@ async function secondMaster(): Promise<void> {
     await redisCli(sentinel.sentinels[0]!.port, 'SENTINEL', 'FAILOVER', other);
     // Deposits while the other master's switch is announced: each must be taken at once, none refused.
     const during: { status: number }[] = [];
-    const switched = within(20_000, 100, async () => Number((await redisCli(sentinel.sentinels[0]!.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', other)).split('\n')[1]) === otherReplica.port);
+    const switched = within(
+      20_000,
+      100,
+      async () =>
+        Number((await redisCli(sentinel.sentinels[0]!.port, 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', other)).split('\n')[1]) ===
+        otherReplica.port,
+    );
     for (const [i, key] of keys.slice(4).entries()) {
       during.push(counted(label, await depositOn(proxies[i % 2] as TestProxy, token, key, amountOf(key))));
       await sleep(250);
@@ -1193,13 +1367,24 @@ async function secondMaster(): Promise<void> {
     figures.check((await switched) !== undefined, `${label}: ${other} was not switched over`);
     await sleep(1_000);
     const refused = during.filter((r) => r.status !== 200).length;
-    figures.check(refused === 0, `${label}: ${refused} deposits not taken during the other master's switch (${during.map((r) => r.status).join()})`);
+    figures.check(
+      refused === 0,
+      `${label}: ${refused} deposits not taken during the other master's switch (${during.map((r) => r.status).join()})`,
+    );
     const now = await clientIds(sentinel.primary.port);
     const left = [...connected].filter((id) => !now.has(id));
     figures.check(left.length === 0, `${label}: ${left.length} connections to our primary closed (the store reconnected)`);
     const replayed = await replayAll(label, proxies, token, keys);
     const blocked = await blockedKeys(proxies, upstream, token, keys);
-    tableRow(label, upstream, keys, keys.length, replayed, blocked, `0 (never stopped: ${refused} refused, ${left.length} of ${connected.size} connections to our primary closed)`);
+    tableRow(
+      label,
+      upstream,
+      keys,
+      keys.length,
+      replayed,
+      blocked,
+      `0 (never stopped: ${refused} refused, ${left.length} of ${connected.size} connections to our primary closed)`,
+    );
   } finally {
     for (const proxy of proxies) await proxy.close();
     await upstream.close();
@@ -1253,8 +1438,20 @@ async function slotMigration(): Promise<void> {
     const answered = whileMigrating.map((r) => counted(label, r));
     const replaysDuring = answered.slice(0, 4).filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true').length;
     const newDuring = answered.slice(4).filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === null).length;
-    figures.check(replaysDuring === 4, `${label}: ${4 - replaysDuring} of 4 settled keys not replayed while the slot migrated (${answered.slice(0, 4).map((r) => r.status).join()})`);
-    figures.check(newDuring === 4, `${label}: ${4 - newDuring} of 4 new moves not taken while the slot migrated (${answered.slice(4).map((r) => r.status).join()})`);
+    figures.check(
+      replaysDuring === 4,
+      `${label}: ${4 - replaysDuring} of 4 settled keys not replayed while the slot migrated (${answered
+        .slice(0, 4)
+        .map((r) => r.status)
+        .join()})`,
+    );
+    figures.check(
+      newDuring === 4,
+      `${label}: ${4 - newDuring} of 4 new moves not taken while the slot migrated (${answered
+        .slice(4)
+        .map((r) => r.status)
+        .join()})`,
+    );
     const onTarget = Number(await redisCli(target.port, 'CLUSTER', 'COUNTKEYSINSLOT', String(slot)));
     await migrate((await redisCli(source.port, 'CLUSTER', 'GETKEYSINSLOT', String(slot), '1000')).split('\n').filter(Boolean));
     for (const node of primaries) await redisCli(node.port, 'CLUSTER', 'SETSLOT', String(slot), 'NODE', await id(target));
@@ -1322,7 +1519,10 @@ async function replicaDownInstanceRestarted(): Promise<void> {
     await sentinel.replica.kill();
     const downAt = Date.now();
     const answers = (await answered).map((r) => counted(label, r));
-    figures.check(answers.every((r) => r.status === 200), `${label}: the moves under way answered ${answers.map((r) => r.status).join()}`);
+    figures.check(
+      answers.every((r) => r.status === 200),
+      `${label}: the moves under way answered ${answers.map((r) => r.status).join()}`,
+    );
     figures.faults++;
     const exit = await a.stop('SIGTERM');
     const handed = /handed to the other instances/.test(a.output());
@@ -1330,17 +1530,35 @@ async function replicaDownInstanceRestarted(): Promise<void> {
     await a.start();
     // B replays them at once from the queue it took over; the new A sends nothing (409 or 503).
     const onB = await Promise.all(inFlight.map((key) => depositOn(b, token, key, amountOf(key))));
-    const replayedOnB = onB.map((r) => counted(label, r)).filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true').length;
-    figures.check(replayedOnB === inFlight.length, `${label}: ${inFlight.length - replayedOnB} handed-off answers not replayed by B while the replica was down`);
+    const replayedOnB = onB
+      .map((r) => counted(label, r))
+      .filter((r) => r.status === 200 && r.headers.get('idempotent-replayed') === 'true').length;
+    figures.check(
+      replayedOnB === inFlight.length,
+      `${label}: ${inFlight.length - replayedOnB} handed-off answers not replayed by B while the replica was down`,
+    );
     await sleep(downAt + REPLICA_DOWN_S * 1000 - Date.now());
     const onA = await Promise.all(inFlight.map((key) => depositOn(a, token, key, amountOf(key))));
-    figures.check(onA.map((r) => counted(label, r)).every((r) => r.status !== 200 || r.headers.get('idempotent-replayed') === 'true'), `${label}: the new A charged a key while the replica was down`);
+    figures.check(
+      onA.map((r) => counted(label, r)).every((r) => r.status !== 200 || r.headers.get('idempotent-replayed') === 'true'),
+      `${label}: the new A charged a key while the replica was down`,
+    );
     await sentinel.replica.start(['--replicaof', '127.0.0.1', String(sentinel.primary.port)]);
     const resumeS = await resumeOf(label, [a, b], token, tag, RESUME_LIMIT_MS);
     figures.check(resumeS !== undefined, `${label}: money moves did not resume within ${RESUME_LIMIT_MS / 1000} s of the replica's return`);
     const replayed = await replayAll(label, [a, b], token, keys);
     const blocked = await blockedKeys([a, b], upstream, token, keys);
-    tableRow(label, upstream, keys, keys.length, replayed, blocked, resumeS === undefined ? 'never' : `${resumeS.toFixed(1)} s after the replica's return; ${replayedOnB}/${inFlight.length} handed-off answers replayed by the other instance meanwhile`);
+    tableRow(
+      label,
+      upstream,
+      keys,
+      keys.length,
+      replayed,
+      blocked,
+      resumeS === undefined
+        ? 'never'
+        : `${resumeS.toFixed(1)} s after the replica's return; ${replayedOnB}/${inFlight.length} handed-off answers replayed by the other instance meanwhile`,
+    );
   } finally {
     await a.stop('SIGKILL');
     await b.stop('SIGKILL');
@@ -1373,30 +1591,50 @@ describe('row 19: Redis failover', { skip: HAVE_REDIS ? false : 'redis-server is
     );
   }
 
-  test('Sentinel: the primary crashed and not started again: auto resumes on the promoted replica, a floor of 1 refuses', { timeout: 90_000 }, async () => {
-    await figures.run('Sentinel, primary crashed and not started again', () => crashedNotRestarted('Sentinel'));
-    assert.equal(figures.failureCount, 0, figures.summary());
-  });
+  test(
+    'Sentinel: the primary crashed and not started again: auto resumes on the promoted replica, a floor of 1 refuses',
+    { timeout: 90_000 },
+    async () => {
+      await figures.run('Sentinel, primary crashed and not started again', () => crashedNotRestarted('Sentinel'));
+      assert.equal(figures.failureCount, 0, figures.summary());
+    },
+  );
 
-  test('cluster: a primary crashed and not started again', { skip: FULL ? false : 'HARDENING_FULL=1 runs it', timeout: 120_000 }, async () => {
-    await figures.run('cluster, primary crashed and not started again', () => crashedNotRestarted('cluster'));
-    assert.equal(figures.failureCount, 0, figures.summary());
-  });
+  test(
+    'cluster: a primary crashed and not started again',
+    { skip: FULL ? false : 'HARDENING_FULL=1 runs it', timeout: 120_000 },
+    async () => {
+      await figures.run('cluster, primary crashed and not started again', () => crashedNotRestarted('cluster'));
+      assert.equal(figures.failureCount, 0, figures.summary());
+    },
+  );
 
-  test('Sentinel: two replicas, the first to promote lagging: moves refused while it lags, 0 doubles after the crash', { timeout: 90_000 }, async () => {
-    await figures.run('Sentinel, two replicas, one lagging', laggingReplica);
-    assert.equal(figures.failureCount, 0, figures.summary());
-  });
+  test(
+    'Sentinel: two replicas, the first to promote lagging: moves refused while it lags, 0 doubles after the crash',
+    { timeout: 90_000 },
+    async () => {
+      await figures.run('Sentinel, two replicas, one lagging', laggingReplica);
+      assert.equal(figures.failureCount, 0, figures.summary());
+    },
+  );
 
-  test('REDIS_URL managed endpoint: a switchover that keeps the connections (READONLY reconnects), the start warning at 0', { timeout: 60_000 }, async () => {
-    await figures.run('REDIS_URL managed endpoint', managedEndpoint);
-    assert.equal(figures.failureCount, 0, figures.summary());
-  });
+  test(
+    'REDIS_URL managed endpoint: a switchover that keeps the connections (READONLY reconnects), the start warning at 0',
+    { timeout: 60_000 },
+    async () => {
+      await figures.run('REDIS_URL managed endpoint', managedEndpoint);
+      assert.equal(figures.failureCount, 0, figures.summary());
+    },
+  );
 
-  test('Sentinel: the only replica down, an instance restarted meanwhile: its answers handed off, replayed, never charged again', { timeout: 60_000 + REPLICA_DOWN_S * 1000 }, async () => {
-    await figures.run('Sentinel, the only replica down, an instance restarted', replicaDownInstanceRestarted);
-    assert.equal(figures.failureCount, 0, figures.summary());
-  });
+  test(
+    'Sentinel: the only replica down, an instance restarted meanwhile: its answers handed off, replayed, never charged again',
+    { timeout: 60_000 + REPLICA_DOWN_S * 1000 },
+    async () => {
+      await figures.run('Sentinel, the only replica down, an instance restarted', replicaDownInstanceRestarted);
+      assert.equal(figures.failureCount, 0, figures.summary());
+    },
+  );
 
   test('Sentinel: a second master on the same sentinels switched over: no reconnect, no refusal', { timeout: 60_000 }, async () => {
     await figures.run('Sentinel, a second master switched over', secondMaster);
@@ -1408,10 +1646,14 @@ describe('row 19: Redis failover', { skip: HAVE_REDIS ? false : 'redis-server is
     assert.equal(figures.failureCount, 0, figures.summary());
   });
 
-  test('cluster: a slot migrating while deposits run: ASK and MOVED followed, settled keys replayed, 0 doubles', { timeout: 60_000 }, async () => {
-    await figures.run('cluster, a slot migrating', slotMigration);
-    assert.equal(figures.failureCount, 0, figures.summary());
-  });
+  test(
+    'cluster: a slot migrating while deposits run: ASK and MOVED followed, settled keys replayed, 0 doubles',
+    { timeout: 60_000 },
+    async () => {
+      await figures.run('cluster, a slot migrating', slotMigration);
+      assert.equal(figures.failureCount, 0, figures.summary());
+    },
+  );
 
   test('two identical deposits without a key 6 s apart: two upstream keys, two charges', { timeout: 30_000 }, async () => {
     await figures.run('two deposits without a key', twoDeposits);

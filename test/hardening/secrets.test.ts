@@ -113,7 +113,13 @@ test('row 9: one canary JWT, issued and echoed by the upstream, appears in no lo
       ['POST', '/api/auth/social/google', { token: 'provider-token' }],
     ];
     for (const [method, path, body] of issuing) {
-      const res = await rawRequest(h.base, { method, path, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), agent });
+      const res = await rawRequest(h.base, {
+        method,
+        path,
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        agent,
+      });
       inspect(`${path} issuing the canary`, res);
       const setCookie = [res.headers['set-cookie'] ?? []].flat().join('\n');
       figures.check(setCookie.includes(CANARY), `${path}: the session cookie was not set with the issued token (${res.status})`);
@@ -130,7 +136,10 @@ test('row 9: one canary JWT, issued and echoed by the upstream, appears in no lo
         const headers: Record<string, string> = { cookie };
         if (sample.contentType) headers['content-type'] = sample.contentType;
         if (rc.auth === 'operator') headers.authorization = 'Bearer operator-credential-for-hardening';
-        inspect(`${rc.label} (upstream ${status})`, await rawRequest(h.base, { method: rc.method, path: sample.path, headers, body: sample.body, agent }));
+        inspect(
+          `${rc.label} (upstream ${status})`,
+          await rawRequest(h.base, { method: rc.method, path: sample.path, headers, body: sample.body, agent }),
+        );
       });
       await runPool(jobs, 6);
     }
@@ -156,7 +165,10 @@ test('row 9: one canary JWT, issued and echoed by the upstream, appears in no lo
     inspect('/api/auth/logout', await rawRequest(h.base, { method: 'POST', path: '/api/auth/logout', headers: { cookie }, agent }));
     const logged = h.proxy.logs.lines.reduce((n, line) => n + count(line), 0);
     occurrences.logs = logged;
-    figures.check(logged === 0, `the canary is in ${logged} log line(s): ${h.proxy.logs.lines.find((l) => l.includes(CANARY))?.slice(0, 300)}`);
+    figures.check(
+      logged === 0,
+      `the canary is in ${logged} log line(s): ${h.proxy.logs.lines.find((l) => l.includes(CANARY))?.slice(0, 300)}`,
+    );
     figures.check(h.proxy.logs.lines.length > 0, 'the log was captured');
     figures.check(h.crashes.length === 0, `uncaught errors: ${h.crashes.slice(0, 3).join('; ')}`);
     figures.canaryOccurrences = occurrences.logs + occurrences.bodies + occurrences.headers;
@@ -218,7 +230,11 @@ test('row 9: the session cookie as the browser sent it (valid, expired, forged, 
     const pair = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const now = Math.floor(Date.now() / 1000);
     const sign = (key: typeof pair.privateKey, exp: number) =>
-      new SignJWT({ sub: '4242' }).setProtectedHeader({ alg: 'RS256' }).setIssuedAt(now - 7200).setExpirationTime(exp).sign(key);
+      new SignJWT({ sub: '4242' })
+        .setProtectedHeader({ alg: 'RS256' })
+        .setIssuedAt(now - 7200)
+        .setExpirationTime(exp)
+        .sign(key);
     const tokens: [string, string][] = [
       ['valid', await sign(pair.privateKey, now + 3600)],
       ['expired (genuine signature)', await sign(pair.privateKey, now - 3600)],
@@ -226,18 +242,44 @@ test('row 9: the session cookie as the browser sent it (valid, expired, forged, 
       ['malformed', 'not-a-jwt-but-a-long-session-cookie-value-0123456789'],
     ];
     const up = await startRawUpstream();
-    const proxy = await startProxy(up.url, { JWT_PUBLIC_KEY: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(), UPSTREAM_CIRCUIT_FAILURES: '0' });
+    const proxy = await startProxy(up.url, {
+      JWT_PUBLIC_KEY: pair.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
+      UPSTREAM_CIRCUIT_FAILURES: '0',
+    });
     try {
       // The BFF echoes what it received (its Cookie and Authorization headers, the target) in a header and
       // in a gzip body, and, for the streamed passthrough, in chunks of 7 bytes that cut the token anywhere.
       up.on('/core-sportbook/', (socket, req) => {
-        const echo = JSON.stringify({ target: req.target, cookie: req.headers.cookie ?? null, authorization: req.headers.authorization ?? null });
+        const echo = JSON.stringify({
+          target: req.target,
+          cookie: req.headers.cookie ?? null,
+          authorization: req.headers.authorization ?? null,
+        });
         if (req.path.includes('/chunks/')) {
           const pieces = echo.match(/[^]{1,7}/g) ?? [];
-          socket.write(rawAnswer(200, [['Content-Type', 'application/json'], ['Transfer-Encoding', 'chunked']], pieces.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join('') + '0\r\n\r\n'));
+          socket.write(
+            rawAnswer(
+              200,
+              [
+                ['Content-Type', 'application/json'],
+                ['Transfer-Encoding', 'chunked'],
+              ],
+              pieces.map((p) => `${Buffer.byteLength(p).toString(16)}\r\n${p}\r\n`).join('') + '0\r\n\r\n',
+            ),
+          );
           return;
         }
-        socket.write(rawAnswer(200, [['Content-Type', 'application/json'], ['Content-Encoding', 'gzip'], ['X-Echo', encodeURIComponent(echo)]], zlib.gzipSync(echo)));
+        socket.write(
+          rawAnswer(
+            200,
+            [
+              ['Content-Type', 'application/json'],
+              ['Content-Encoding', 'gzip'],
+              ['X-Echo', encodeURIComponent(echo)],
+            ],
+            zlib.gzipSync(echo),
+          ),
+        );
       });
       for (const [label, token] of tokens) {
         for (const spelling of [token, encodeURIComponent(token).replaceAll('-', '%2D')]) {
@@ -248,19 +290,33 @@ test('row 9: the session cookie as the browser sent it (valid, expired, forged, 
             figures.status(res.status);
             figures.check(res.status === 200, `${label} ${path}: ${res.status}`);
             const seen = up.seen.at(-1);
-            figures.check(seen?.headers.cookie === 'theme=dark; _ga=GA1.2.3.4', `${label}: the BFF got Cookie ${String(seen?.headers.cookie).slice(0, 60)}`);
+            figures.check(
+              seen?.headers.cookie === 'theme=dark; _ga=GA1.2.3.4',
+              `${label}: the BFF got Cookie ${String(seen?.headers.cookie).slice(0, 60)}`,
+            );
             const bearer = seen?.headers.authorization;
-            figures.check(label === 'valid' ? bearer === `Bearer ${token}` : bearer === undefined, `${label}: the BFF got Authorization ${String(bearer).slice(0, 20)}`);
+            figures.check(
+              label === 'valid' ? bearer === `Bearer ${token}` : bearer === undefined,
+              `${label}: the BFF got Authorization ${String(bearer).slice(0, 20)}`,
+            );
             for (const text of [...decodings(res.body), res.headers, decodeURIComponent(res.headers)]) {
               const found = [token, spelling].filter((value) => text.includes(value)).length;
               occurrences.bodies += found;
-              figures.check(found === 0, `${label} (${spelling === token ? 'as is' : 'percent-encoded'}) ${path.split(/[/?]/)[3]}: the cookie value reached the browser`);
+              figures.check(
+                found === 0,
+                `${label} (${spelling === token ? 'as is' : 'percent-encoded'}) ${path.split(/[/?]/)[3]}: the cookie value reached the browser`,
+              );
             }
-            figures.check(decodings(res.body).some((text) => text.includes('[redacted]')), `${label}: the echo was redacted, not lost`);
+            figures.check(
+              decodings(res.body).some((text) => text.includes('[redacted]')),
+              `${label}: the echo was redacted, not lost`,
+            );
           }
         }
       }
-      figures.note(`refused tokens: ${tokens.length} kinds × 2 spellings × buffered gzip and streamed 7-byte chunks, with JWT_PUBLIC_KEY; the BFF's Cookie never held the session cookie`);
+      figures.note(
+        `refused tokens: ${tokens.length} kinds × 2 spellings × buffered gzip and streamed 7-byte chunks, with JWT_PUBLIC_KEY; the BFF's Cookie never held the session cookie`,
+      );
     } finally {
       await proxy.close();
       await up.close();

@@ -34,9 +34,13 @@ let h: Harness;
 const agent = keepAliveAgent(2);
 
 before(async () => {
-  h = await startHarness({}, {}, {
-    timeouts: { headersTimeoutMs: HEADERS_MS, requestTimeoutMs: REQUEST_MS, checkIntervalMs: CHECK_MS, connectionTimeoutMs: 30_000 },
-  });
+  h = await startHarness(
+    {},
+    {},
+    {
+      timeouts: { headersTimeoutMs: HEADERS_MS, requestTimeoutMs: REQUEST_MS, checkIntervalMs: CHECK_MS, connectionTimeoutMs: 30_000 },
+    },
+  );
 });
 after(async () => {
   agent.destroy();
@@ -98,7 +102,10 @@ function slowConnection(port: number, kind: 'headers' | 'body', token: string): 
 
 test(`row 7: ${EACH} slow-header and ${EACH} slow-body connections are cut off; a normal client keeps being served`, async () => {
   await figures.run('slow', async () => {
-    figures.check(SERVER_TIMEOUTS.headersTimeoutMs === 15_000 && SERVER_TIMEOUTS.requestTimeoutMs === 30_000, 'production timeouts are 15 s / 30 s');
+    figures.check(
+      SERVER_TIMEOUTS.headersTimeoutMs === 15_000 && SERVER_TIMEOUTS.requestTimeoutMs === 30_000,
+      'production timeouts are 15 s / 30 s',
+    );
     figures.check(SERVER_TIMEOUTS.checkIntervalMs <= 5_000, 'production checks the limits at least every 5 s');
     const token = fakeJwt({ sub: '7', role: 'normal-client' });
     // warm up the routes used below, then watch the event loop

@@ -98,12 +98,19 @@ export const FRONT_END_PAGE = '<!doctype html><title>front end</title><p>the fro
  * `listen`, `root` a folder holding {@link FRONT_END_PAGE} as `index.html`, and `proxy_next_upstream`.
  * Every other line is the shipped file's. Throws when one of these lines is no longer in the file.
  */
-export function renderNginxConf(shipped: string, values: { ports: readonly number[]; listen: number; root: string; nextUpstream?: string }): string {
+export function renderNginxConf(
+  shipped: string,
+  values: { ports: readonly number[]; listen: number; root: string; nextUpstream?: string },
+): string {
   const replace = (text: string, from: RegExp, to: string): string => {
     if (!from.test(text)) throw new Error(`${NGINX_CONF}: no line matches ${from}`);
     return text.replace(from, to);
   };
-  let conf = replace(shipped, /^(\s*)server 10\.0\.0\.11:3000 (max_fails=0;[^\n]*)\n(\s*server 10\.0\.0\.\d+:3000[^\n]*\n)*/m, (values.ports.map((p) => `$1server 127.0.0.1:${p} $2\n`).join('')));
+  let conf = replace(
+    shipped,
+    /^(\s*)server 10\.0\.0\.11:3000 (max_fails=0;[^\n]*)\n(\s*server 10\.0\.0\.\d+:3000[^\n]*\n)*/m,
+    values.ports.map((p) => `$1server 127.0.0.1:${p} $2\n`).join(''),
+  );
   conf = replace(conf, /^(\s*)listen 80;/m, `$1listen 127.0.0.1:${values.listen};`);
   conf = replace(conf, /^(\s*)root \/usr\/share\/nginx\/html;/m, `$1root ${values.root};`);
   conf = replace(conf, /^(\s*)proxy_next_upstream error timeout;/m, `$1proxy_next_upstream ${values.nextUpstream ?? 'error timeout'};`);
@@ -125,7 +132,12 @@ export async function startNginx(ports: readonly number[], options: NginxOptions
   writeFileSync(join(dir, 'html', 'index.html'), FRONT_END_PAGE);
   const port = await freePort();
   const isRoot = process.getuid?.() === 0;
-  const site = renderNginxConf(readFileSync(NGINX_CONF, 'utf8'), { ports, listen: port, root: join(dir, 'html'), nextUpstream: options.nextUpstream });
+  const site = renderNginxConf(readFileSync(NGINX_CONF, 'utf8'), {
+    ports,
+    listen: port,
+    root: join(dir, 'html'),
+    nextUpstream: options.nextUpstream,
+  });
   writeFileSync(
     join(dir, 'nginx.conf'),
     `${isRoot ? 'user root;\n' : ''}worker_processes 1;

@@ -92,7 +92,9 @@ export interface SseReader {
 
 /** Opens `path` on the proxy with `Accept: text/event-stream` (plus `headers`; a header given as `undefined` is not sent, `Accept` included). */
 export function openSse(base: string, path: string, headers: Record<string, string | undefined> = {}): Promise<SseReader> {
-  const sent = Object.fromEntries(Object.entries({ accept: 'text/event-stream', ...headers }).filter(([, value]) => value !== undefined)) as Record<string, string>;
+  const sent = Object.fromEntries(
+    Object.entries({ accept: 'text/event-stream', ...headers }).filter(([, value]) => value !== undefined),
+  ) as Record<string, string>;
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${base}${path}`, { headers: sent }, (res) => {
       let text = '';

@@ -31,7 +31,13 @@ export interface Packed {
  * Runs a command (within `timeoutMs`, default 180 s; `env` added to this process's); stdout and
  * stderr together; throws with both on a non-zero exit.
  */
-export function runAll(command: string, args: readonly string[], cwd: string, env: Record<string, string> = {}, timeoutMs = 180_000): string {
+export function runAll(
+  command: string,
+  args: readonly string[],
+  cwd: string,
+  env: Record<string, string> = {},
+  timeoutMs = 180_000,
+): string {
   const result = spawnSync(command, args, {
     cwd,
     encoding: 'utf8',
@@ -49,7 +55,12 @@ export function pack(workspace: (typeof WORKSPACES)[number], dest: string): Pack
   if (result.status !== 0) throw new Error(`npm pack of ${workspace} failed: ${result.stdout}${result.stderr}`);
   // npm prints the prepack build's output before the JSON (on stdout too).
   const out = result.stdout;
-  const json = JSON.parse(out.slice(out.indexOf('[\n'))) as { name: string; version: string; filename: string; files: { path: string }[] }[];
+  const json = JSON.parse(out.slice(out.indexOf('[\n'))) as {
+    name: string;
+    version: string;
+    filename: string;
+    files: { path: string }[];
+  }[];
   const entry = json[0];
   if (!entry) throw new Error(`npm pack of ${workspace} printed no entry`);
   const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
@@ -67,7 +78,11 @@ export function repoVersion(name: string): string {
  * project installs it offline whatever the npm cache holds. Returns the tarball's path.
  */
 export function packInstalled(name: string, dest: string): string {
-  const result = spawnSync('npm', ['pack', '--json', '--pack-destination', dest, join(REPO, 'node_modules', name)], { cwd: dest, encoding: 'utf8', timeout: 60_000 });
+  const result = spawnSync('npm', ['pack', '--json', '--pack-destination', dest, join(REPO, 'node_modules', name)], {
+    cwd: dest,
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   if (result.status !== 0) throw new Error(`npm pack of node_modules/${name} failed: ${result.stdout}${result.stderr}`);
   const entry = (JSON.parse(result.stdout.slice(result.stdout.indexOf('[\n'))) as { filename: string }[])[0];
   if (!entry) throw new Error(`npm pack of node_modules/${name} printed no entry`);
@@ -131,7 +146,15 @@ export function freshProject(dir: string, specs: readonly string[]): string {
 }
 
 /** The fields of a package's manifest that its entry in a lockfile repeats. */
-const LOCKED_FIELDS = ['license', 'dependencies', 'optionalDependencies', 'peerDependencies', 'peerDependenciesMeta', 'bin', 'engines'] as const;
+const LOCKED_FIELDS = [
+  'license',
+  'dependencies',
+  'optionalDependencies',
+  'peerDependencies',
+  'peerDependenciesMeta',
+  'bin',
+  'engines',
+] as const;
 
 /**
  * A fresh project in `dir` (`type: module`) with the tarballs `tarballs` as its dependencies and a
@@ -147,7 +170,10 @@ export function lockedProject(dir: string, tarballs: readonly string[]): string 
   const dependencies: Record<string, string> = {};
   const packages: Record<string, Record<string, unknown>> = {};
   for (const tarball of tarballs) {
-    const manifest = JSON.parse(runAll('tar', ['-xzOf', tarball, 'package/package.json'], dir)) as Record<string, unknown> & { name: string; version: string };
+    const manifest = JSON.parse(runAll('tar', ['-xzOf', tarball, 'package/package.json'], dir)) as Record<string, unknown> & {
+      name: string;
+      version: string;
+    };
     const key = `node_modules/${manifest.name}`;
     if (packages[key]) throw new Error(`two tarballs hold ${manifest.name}: ${String(packages[key].resolved)} and ${tarball}`);
     const integrity = `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`;
@@ -163,7 +189,12 @@ export function lockedProject(dir: string, tarballs: readonly string[]): string 
     else delete entry.optionalDependencies;
   }
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'front-end', private: true, type: 'module', dependencies }, null, 2));
-  const lock = { name: 'front-end', lockfileVersion: 3, requires: true, packages: { '': { name: 'front-end', dependencies }, ...packages } };
+  const lock = {
+    name: 'front-end',
+    lockfileVersion: 3,
+    requires: true,
+    packages: { '': { name: 'front-end', dependencies }, ...packages },
+  };
   writeFileSync(join(dir, 'package-lock.json'), JSON.stringify(lock, null, 2));
   return runAll('npm', ['ci', '--offline', '--no-audit', '--no-fund'], dir);
 }

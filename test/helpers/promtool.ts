@@ -5,4 +5,6 @@ import { spawnSync } from 'node:child_process';
 export const HAVE_PROMTOOL = spawnSync('promtool', ['--version'], { stdio: 'ignore' }).status === 0;
 
 /** The skip reason of a test that needs promtool, or `false` when it can run. */
-export const NEEDS_PROMTOOL: string | false = HAVE_PROMTOOL ? false : "promtool is not installed (.ci/run installs Debian's prometheus package)";
+export const NEEDS_PROMTOOL: string | false = HAVE_PROMTOOL
+  ? false
+  : "promtool is not installed (.ci/run installs Debian's prometheus package)";

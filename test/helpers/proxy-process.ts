@@ -115,7 +115,10 @@ export class RawConnection {
   private readonly answers: RawHttpAnswer[] = [];
   private readonly waiting: ((answer: RawHttpAnswer | undefined) => void)[] = [];
 
-  private constructor(socket: Socket, private readonly host: string) {
+  private constructor(
+    socket: Socket,
+    private readonly host: string,
+  ) {
     this.socket = socket;
     socket.on('data', (chunk: Buffer) => {
       this.buffer = Buffer.concat([this.buffer, chunk]);
@@ -202,7 +205,11 @@ export class RawConnection {
  * One request on a connection of its own (`Connection: close`): the answer, or the connection error's
  * code (`ECONNREFUSED` once the listener is closed).
  */
-export async function oneShot(base: string, path: string, headers: Record<string, string> = {}): Promise<RawHttpAnswer | { error: string }> {
+export async function oneShot(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<RawHttpAnswer | { error: string }> {
   let connection: RawConnection;
   try {
     connection = await RawConnection.open(base);

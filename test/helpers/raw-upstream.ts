@@ -40,7 +40,12 @@ export interface RawUpstream {
  * `body`; `Content-Length` is added from the body unless `headers` has its own framing
  * (`content-length` or `transfer-encoding`), or `length: false`.
  */
-export function rawAnswer(status: number, headers: readonly [string, string][], body: Buffer | string = '', options: { length?: boolean } = {}): Buffer {
+export function rawAnswer(
+  status: number,
+  headers: readonly [string, string][],
+  body: Buffer | string = '',
+  options: { length?: boolean } = {},
+): Buffer {
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
   const lines = [`HTTP/1.1 ${status} ${status === 200 ? 'OK' : 'Status'}`];
   const framed = headers.some(([name]) => /^(content-length|transfer-encoding)$/i.test(name));

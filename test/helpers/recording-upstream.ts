@@ -59,9 +59,7 @@ export async function startRecordingUpstream(): Promise<RecordingUpstream> {
       }
       const rec: Recorded = { method: req.method ?? '', path, query, headers: req.headers, body, json };
       requests.push(rec);
-      const match = routes.find(
-        (r) => r.method === rec.method && (typeof r.path === 'string' ? r.path === path : r.path.test(path)),
-      );
+      const match = routes.find((r) => r.method === rec.method && (typeof r.path === 'string' ? r.path === path : r.path.test(path)));
       const reply = match?.reply ?? fallback ?? { status: 200, json: { ok: true, echo: { method: rec.method, path } } };
       if (typeof reply === 'function') {
         reply(rec, res);
@@ -128,11 +126,7 @@ export interface TestProxy {
  * the other services under `/sticker`, `/referral-v1`, `/referral-v2`, `/ftd/verify`, `/ftd/send`,
  * `/attribution`, `/purge`), plus the given variables.
  */
-export async function startProxy(
-  upstreamUrl: string,
-  env: Record<string, string> = {},
-  options: ServerOptions = {},
-): Promise<TestProxy> {
+export async function startProxy(upstreamUrl: string, env: Record<string, string> = {}, options: ServerOptions = {}): Promise<TestProxy> {
   const logs = new LogCapture();
   const app = await createServer(
     {

@@ -47,15 +47,21 @@ export interface TestRedis {
  * Starts a redis-server on a free port of 127.0.0.1 (or `port`), with `args` after the common ones
  * (`--sentinel` and a configuration file make it a sentinel).
  */
-export async function startRedis(options: { port?: number; args?: readonly string[]; dir?: string; configFile?: string } = {}): Promise<TestRedis> {
+export async function startRedis(
+  options: { port?: number; args?: readonly string[]; dir?: string; configFile?: string } = {},
+): Promise<TestRedis> {
   const dir = options.dir ?? mkdtempSync(join(tmpdir(), 'front-proxy-redis-'));
   const port = options.port ?? (await freePort());
   let child: ChildProcess | undefined;
   const start = async (extra: readonly string[] = []) => {
     const common = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir];
-    child = spawn('redis-server', [...(options.configFile === undefined ? [] : [options.configFile]), ...common, ...(options.args ?? []), ...extra], {
-      stdio: 'ignore',
-    });
+    child = spawn(
+      'redis-server',
+      [...(options.configFile === undefined ? [] : [options.configFile]), ...common, ...(options.args ?? []), ...extra],
+      {
+        stdio: 'ignore',
+      },
+    );
     for (let i = 0; i < 100; i++) {
       if (await accepting(port)) return;
       await new Promise((r) => setTimeout(r, 50));
@@ -144,8 +150,11 @@ export function dataServerArgs(minReplicasToWrite: number): string[] {
  */
 export function debugSleep(port: number, seconds: number): Promise<void> {
   return new Promise((resolve, reject) => {
-    execFile('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'DEBUG', 'SLEEP', String(seconds)], { timeout: seconds * 1000 + 10_000 }, (error) =>
-      error ? reject(error) : resolve(),
+    execFile(
+      'redis-cli',
+      ['-h', '127.0.0.1', '-p', String(port), 'DEBUG', 'SLEEP', String(seconds)],
+      { timeout: seconds * 1000 + 10_000 },
+      (error) => (error ? reject(error) : resolve()),
     );
   });
 }
@@ -216,7 +225,10 @@ export async function startRelay(targetPort: number): Promise<TcpRelay> {
     port: (server.address() as AddressInfo).port,
     hold(value: boolean) {
       held = value;
-      for (const pair of pairs) for (const socket of pair) if (value) socket.pause(); else socket.resume();
+      for (const pair of pairs)
+        for (const socket of pair)
+          if (value) socket.pause();
+          else socket.resume();
     },
     retarget(port: number) {
       target = port;
@@ -290,11 +302,19 @@ export async function startRedisSentinel(options: RedisDeploymentOptions = {}): 
       }
       const priority = options.replicaPriorities?.[i];
       const replica = await startRedis({
-        args: [...args, ...(priority === undefined ? [] : ['--replica-priority', String(priority)]), '--replicaof', '127.0.0.1', String(port)],
+        args: [
+          ...args,
+          ...(priority === undefined ? [] : ['--replica-priority', String(priority)]),
+          '--replicaof',
+          '127.0.0.1',
+          String(port),
+        ],
       });
       started.push(replica);
       replicas.push(replica);
-      await until(10_000, 'replica in sync', async () => (await redisCli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'));
+      await until(10_000, 'replica in sync', async () =>
+        (await redisCli(replica.port, 'INFO', 'replication')).includes('master_link_status:up'),
+      );
     }
     const replica = replicas[0] as TestRedis;
     const sentinels: TestRedis[] = [];
@@ -376,16 +396,36 @@ export async function startRedisCluster(options: Pick<RedisDeploymentOptions, 'm
       nodes.push(
         await startRedis({
           dir,
-          args: [...args, '--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000', '--cluster-port', String(busPort)],
+          args: [
+            ...args,
+            '--cluster-enabled',
+            'yes',
+            '--cluster-config-file',
+            'nodes.conf',
+            '--cluster-node-timeout',
+            '1000',
+            '--cluster-port',
+            String(busPort),
+          ],
         }),
       );
     }
-    await redisCli(nodes[0]!.port, '--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', '1', '--cluster-yes');
+    await redisCli(
+      nodes[0]!.port,
+      '--cluster',
+      'create',
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
+      '--cluster-replicas',
+      '1',
+      '--cluster-yes',
+    );
     await until(20_000, 'cluster ready', async () => {
       let online = 0;
       for (const node of nodes) {
         if (!(await redisCli(node.port, 'CLUSTER', 'INFO')).includes('cluster_state:ok')) return false;
-        online += (await redisCli(node.port, 'INFO', 'replication')).split('\n').filter((line) => /^slave\d+:.*state=online/.test(line)).length;
+        online += (await redisCli(node.port, 'INFO', 'replication'))
+          .split('\n')
+          .filter((line) => /^slave\d+:.*state=online/.test(line)).length;
       }
       // Every primary's replica is in sync, so a WAIT 1 is acknowledged from the first write.
       return online === 3;

@@ -55,7 +55,14 @@ const STEP_BODIES = [
   { path: '/auth/passwords/reset/validate-code', json: { step: 'validate-code', login: LOGIN, code: '123456', captcha_token: 'cap-4' } },
   {
     path: '/auth/passwords/reset/confirm',
-    json: { step: 'confirm', login: LOGIN, code: '123456', password: 'New#2026', password_confirmation: 'New#2026', captcha_token: 'cap-5' },
+    json: {
+      step: 'confirm',
+      login: LOGIN,
+      code: '123456',
+      password: 'New#2026',
+      password_confirmation: 'New#2026',
+      captcha_token: 'cap-5',
+    },
   },
 ] as const;
 
@@ -190,9 +197,26 @@ describe('spec 4.2 /api/address/lookup-by-postal-code', () => {
       { cep: '01001000', 'bad-name': 1 },
       { cep: '01001000', ...Object.fromEntries(Array.from({ length: 64 }, (_, i) => [`f${i}`, i])) },
     ]);
-    await refused('/api/address/lookup-by-postal-code', [{ cep: '01001000', a: 'x'.repeat(2000), b: 'x'.repeat(2000), c: 'x'.repeat(2000), d: 'x'.repeat(2000), e: 'x'.repeat(2000), f: 'x'.repeat(2000), g: 'x'.repeat(2000), h: 'x'.repeat(2000), i: 'x'.repeat(2000) }], {
-      status: 413,
-    });
+    await refused(
+      '/api/address/lookup-by-postal-code',
+      [
+        {
+          cep: '01001000',
+          a: 'x'.repeat(2000),
+          b: 'x'.repeat(2000),
+          c: 'x'.repeat(2000),
+          d: 'x'.repeat(2000),
+          e: 'x'.repeat(2000),
+          f: 'x'.repeat(2000),
+          g: 'x'.repeat(2000),
+          h: 'x'.repeat(2000),
+          i: 'x'.repeat(2000),
+        },
+      ],
+      {
+        status: 413,
+      },
+    );
   });
 });
 
@@ -268,9 +292,13 @@ describe('spec 4.10 /api/cache/purge', () => {
     upstream.on('GET', '/casino-games/list/', { json: { data: [] } });
     await send(proxy.url, 'GET', '/api/games/list');
     upstream.requests.length = 0;
-    await refused('/api/cache/purge', [{ tags: 'casino' }, { paths: ['casino'] }, { paths: [1] }, { keys: ['a'], tags: [{ t: 1 }] }, ['casino']], {
-      headers: operator,
-    });
+    await refused(
+      '/api/cache/purge',
+      [{ tags: 'casino' }, { paths: ['casino'] }, { paths: [1] }, { keys: ['a'], tags: [{ t: 1 }] }, ['casino']],
+      {
+        headers: operator,
+      },
+    );
     const wrong = await send(proxy.url, 'POST', '/api/cache/purge', { headers: operator, json: { tags: 'casino' } });
     assert.match(String((wrong.json as Record<string, unknown>).detail), /^body\.tags /);
     await refused('/api/cache/purge', [{ keys: Array.from({ length: 3000 }, (_, i) => `casino:list:${i}:${'k'.repeat(20)}`) }], {
@@ -286,7 +314,9 @@ describe('the OpenAPI document shows these bodies', () => {
   async function bodySchema(path: string): Promise<{ required: boolean; schema: Schema }> {
     const res = await fetch(`${proxy.url}/openapi.json`);
     assert.equal(res.status, 200);
-    const doc = (await res.json()) as { paths: Record<string, { post: { requestBody: { required: boolean; content: Record<string, { schema: Schema }> } } }> };
+    const doc = (await res.json()) as {
+      paths: Record<string, { post: { requestBody: { required: boolean; content: Record<string, { schema: Schema }> } } }>;
+    };
     const body = doc.paths[path]?.post.requestBody;
     assert.ok(body, `${path} has a request body`);
     return { required: body.required, schema: body.content['application/json']?.schema as Schema };
@@ -316,10 +346,21 @@ describe('the OpenAPI document shows these bodies', () => {
     const { required, schema } = await bodySchema('/api/auth/recovery');
     assert.equal(required, true);
     assert.deepEqual(schema.required, ['login']);
-    assert.deepEqual(Object.keys(schema.properties ?? {}).sort(), ['captcha_token', 'code', 'login', 'password', 'password_confirmation', 'step']);
+    assert.deepEqual(Object.keys(schema.properties ?? {}).sort(), [
+      'captcha_token',
+      'code',
+      'login',
+      'password',
+      'password_confirmation',
+      'step',
+    ]);
     assert.equal(schema.additionalProperties, false);
     assert.match(String(schema.description), /ForgotPasswordPayload/);
-    const steps = (schema.allOf as { then: Schema }[]).map(({ then }) => Object.keys(then.properties ?? {}).sort().join(','));
+    const steps = (schema.allOf as { then: Schema }[]).map(({ then }) =>
+      Object.keys(then.properties ?? {})
+        .sort()
+        .join(','),
+    );
     assert.deepEqual(steps, [
       'captcha_token,login,step',
       'captcha_token,login,step',

@@ -22,7 +22,11 @@ const ROUTES = [
 function assertSuccess(label: string, res: Awaited<ReturnType<typeof send>>): void {
   assert.equal(res.status, 200, `${label}: ${res.status} ${res.text.slice(0, 80)}`);
   assert.deepEqual(res.json, { ok: true }, label);
-  assert.match(String(res.headers.get('set-cookie')), /^access_token=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax/, `${label}: cookie cleared`);
+  assert.match(
+    String(res.headers.get('set-cookie')),
+    /^access_token=; Max-Age=0; Path=\/; HttpOnly; SameSite=Lax/,
+    `${label}: cookie cleared`,
+  );
   assert.equal(res.headers.get('cache-control'), 'no-store', `${label}: no-store`);
   assert.equal(res.headers.get('x-error-ref'), null, `${label}: no error reference`);
   assert.equal(res.headers.get('retry-after'), null, `${label}: no Retry-After`);
@@ -48,7 +52,11 @@ for (const [route, upstreamPath] of ROUTES) {
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push(await send(limited.url, 'POST', route, { token }));
     for (const [i, res] of answers.entries()) assertSuccess(`${route} #${i + 1}`, res);
-    assert.equal(upstream.requests.filter((r) => r.path === upstreamPath).length, 2, 'the two within the limit went upstream, the refused ones did not');
+    assert.equal(
+      upstream.requests.filter((r) => r.path === upstreamPath).length,
+      2,
+      'the two within the limit went upstream, the refused ones did not',
+    );
   });
 }
 
@@ -56,7 +64,11 @@ test('other routes keep their refusals: a session route still answers 415 and 40
   const token = fakeJwt();
   const wrongType = await send(proxy.url, 'POST', '/api/auth/refresh', { token, body: 'x', headers: { 'content-type': 'text/plain' } });
   assert.equal(wrongType.status, 415);
-  const broken = await send(proxy.url, 'POST', '/api/auth/refresh', { token, body: '{"broken', headers: { 'content-type': 'application/json' } });
+  const broken = await send(proxy.url, 'POST', '/api/auth/refresh', {
+    token,
+    body: '{"broken',
+    headers: { 'content-type': 'application/json' },
+  });
   assert.equal(broken.status, 400);
   assert.equal(broken.headers.get('set-cookie'), null);
 });

@@ -39,7 +39,10 @@ function finishesInTime(texts: string[]): Promise<boolean> {
 }
 
 const ADVERSARIAL: Record<string, string[]> = {
-  'a long word in a path': [`Route GET /core-sportbook/${'a'.repeat(40)} not found`, `Route GET /core-sportbook/${'zqxjQdXrPtsXFF'.repeat(200)}.html not found`],
+  'a long word in a path': [
+    `Route GET /core-sportbook/${'a'.repeat(40)} not found`,
+    `Route GET /core-sportbook/${'zqxjQdXrPtsXFF'.repeat(200)}.html not found`,
+  ],
   'many separators, no line number': ['/a'.repeat(2000), '\\a'.repeat(2000), 'a/b.c@d-e'.repeat(400)],
   'stack-like words': ['at '.repeat(1300), `at ${'x:1'.repeat(1300)}`, `at ${'a'.repeat(4000)}`],
   'address and token look-alikes': ['1.'.repeat(2000), `eyJ${'a.'.repeat(2000)}`, `http${':/'.repeat(2000)}`],

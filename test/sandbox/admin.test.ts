@@ -150,7 +150,10 @@ test('request log: cookie, redacted authorization, token user, body, status', as
   const filtered = await requests(sandbox.bffUrl, `?since=${lastSeq}&path=/auth/*&method=post`);
   assert.equal(filtered.length, 2);
   assert.ok(sandbox.store.traffic.bff.last({ path: '/auth/user-profile' })?.cookie?.includes('_ga='));
-  assert.ok(seen.every((r) => !r.path.startsWith('/__sandbox')), 'admin calls are not recorded');
+  assert.ok(
+    seen.every((r) => !r.path.startsWith('/__sandbox')),
+    'admin calls are not recorded',
+  );
 });
 
 test('request log keeps the last 200 and can be cleared', async () => {
@@ -231,7 +234,12 @@ test('fail-next: delay, connection reset, clearing, invalid rules, other servers
   const limited = await post(sandbox.ftdCashbackVerifyUrl, { user_id: 1 });
   assert.equal(limited.status, 429);
   assert.deepEqual(limited.body, { error: 'rate' });
-  await post(`${sandbox.stickerApiUrl}/__sandbox/fail-next`, { method: 'POST', path: '/auth/token', status: 401, body: { reason: 'no_token' } });
+  await post(`${sandbox.stickerApiUrl}/__sandbox/fail-next`, {
+    method: 'POST',
+    path: '/auth/token',
+    status: 401,
+    body: { reason: 'no_token' },
+  });
   assert.equal((await post(`${sandbox.stickerApiUrl}/auth/token`, {})).status, 401);
 });
 

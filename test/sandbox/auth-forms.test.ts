@@ -46,12 +46,7 @@ function registration(email: string, extra: Record<string, unknown> = {}): Recor
 }
 
 test('each registration path creates a user and answers a LoginResponse', async () => {
-  const paths = [
-    '/bff/register-simplified',
-    '/auth/register',
-    '/auth/register/simplified',
-    '/bff/social/google/registerSimplified',
-  ];
+  const paths = ['/bff/register-simplified', '/auth/register', '/auth/register/simplified', '/bff/social/google/registerSimplified'];
   for (const [i, path] of paths.entries()) {
     const email = `new${i}@example.com`;
     const answer = await call('POST', path, registration(email));
@@ -177,8 +172,7 @@ test('password recovery: options, code by e-mail and SMS, validate, confirm', as
   assert.equal(valid.status, 200);
   assert.equal(valid.body.valid, true);
 
-  const session = (await call('POST', '/auth/login', { login: 'demo@example.com', password: 'Demo#2026' })).body
-    .access_token as string;
+  const session = (await call('POST', '/auth/login', { login: 'demo@example.com', password: 'Demo#2026' })).body.access_token as string;
   const confirm = await call('POST', '/auth/passwords/reset/confirm', {
     login: 'demo@example.com',
     code: digits,
@@ -218,7 +212,7 @@ test('password recovery: too many wrong codes', async () => {
   assert.equal(after.body.reason, 'no_recovery_code');
 });
 
-test('password recovery: each step reads only its own fields, no alias (the proxy\'s RECOVERY_STEPS), captcha on every step', async () => {
+test("password recovery: each step reads only its own fields, no alias (the proxy's RECOVERY_STEPS), captcha on every step", async () => {
   const refused: [string, Record<string, unknown>, string][] = [
     ['/auth/passwords/reset/options', { email: 'demo@example.com' }, 'email'],
     ['/auth/passwords/reset/options', { login: 'demo@example.com', step: 'options' }, 'step'],
@@ -244,7 +238,11 @@ test('password recovery: each step reads only its own fields, no alias (the prox
     assert.equal(answer.status, 422, path);
     assert.equal(answer.body.reason, 'invalid_captcha', path);
   }
-  assert.equal((await call('POST', '/auth/login', { login: 'demo@example.com', password: 'Demo#2026' })).status, 200, 'the password is unchanged');
+  assert.equal(
+    (await call('POST', '/auth/login', { login: 'demo@example.com', password: 'Demo#2026' })).status,
+    200,
+    'the password is unchanged',
+  );
 });
 
 test('social login', async () => {

@@ -44,7 +44,13 @@ async function waitFor(check: () => Promise<boolean> | boolean, ms = 5000): Prom
 /** Whether a promise is still pending after `ms`. */
 async function stillPending(promise: Promise<unknown>, ms: number): Promise<boolean> {
   const pending = Symbol('pending');
-  const winner = await Promise.race([promise.then(() => 'settled', () => 'settled'), new Promise((r) => setTimeout(() => r(pending), ms))]);
+  const winner = await Promise.race([
+    promise.then(
+      () => 'settled',
+      () => 'settled',
+    ),
+    new Promise((r) => setTimeout(() => r(pending), ms)),
+  ]);
   return winner === pending;
 }
 
@@ -140,7 +146,10 @@ test('fail: a status until removed, with a body, headers and an optional delay',
     { method: 'POST', path: '/auth/login', status: 504, rawBody: 'gateway', delayMs: 150 },
   ]);
   assert.equal(set.status, 201);
-  assert.deepEqual((set.body.rules as FaultRule[]).map((r) => r.kind), ['fail', 'fail']);
+  assert.deepEqual(
+    (set.body.rules as FaultRule[]).map((r) => r.kind),
+    ['fail', 'fail'],
+  );
   for (let i = 0; i < 3; i++) {
     const response = await fetch(`${sandbox.bffUrl}/auth/user-profile`);
     assert.equal(response.status, 503);
@@ -179,12 +188,15 @@ test('list, replace and delete by path and method', async () => {
     { path: '/c/*', status: 503 },
   ]);
   const first = await listFaults(sandbox.bffUrl);
-  assert.deepEqual(first.rules.map((r) => [r.method ?? '*', r.path, r.kind]), [
-    ['*', '/a', 'slow'],
-    ['GET', '/b', 'hang'],
-    ['POST', '/b', 'fail'],
-    ['*', '/c/*', 'fail'],
-  ]);
+  assert.deepEqual(
+    first.rules.map((r) => [r.method ?? '*', r.path, r.kind]),
+    [
+      ['*', '/a', 'slow'],
+      ['GET', '/b', 'hang'],
+      ['POST', '/b', 'fail'],
+      ['*', '/c/*', 'fail'],
+    ],
+  );
   assert.deepEqual(first.limits, { maxRules: 50, maxDelayMs: 120_000, maxHeldRequests: 1000, maxBodyChars: 65_536 });
 
   // The same method and path replace the standing rule (a new id, at the end).
@@ -199,7 +211,10 @@ test('list, replace and delete by path and method', async () => {
     released: 0,
   });
   assert.deepEqual((await json(`${sandbox.bffUrl}/__sandbox/faults?path=/c/*`, { method: 'DELETE' })).body.removed, 1);
-  assert.deepEqual((await listFaults(sandbox.bffUrl)).rules.map((r) => r.path), ['/b', '/a']);
+  assert.deepEqual(
+    (await listFaults(sandbox.bffUrl)).rules.map((r) => r.path),
+    ['/b', '/a'],
+  );
   assert.deepEqual((await json(`${sandbox.bffUrl}/__sandbox/faults?path=/nothing`, { method: 'DELETE' })).body.removed, 0);
   assert.deepEqual((await json(`${sandbox.bffUrl}/__sandbox/faults`, { method: 'DELETE' })).body, { ok: true, removed: 2, released: 0 });
   assert.deepEqual((await listFaults(sandbox.bffUrl)).rules, []);
@@ -250,11 +265,26 @@ test('caps: rules per server (400 too_many_rules, all or none) and held requests
   const small = await startSandbox({ faultLimits: { maxRules: 3, maxHeldRequests: 2 } });
   try {
     const url = `${small.bffUrl}/__sandbox/faults`;
-    assert.equal((await post(url, [{ path: '/1', hang: true }, { path: '/2', hang: true }])).status, 201);
-    const over = await post(url, [{ path: '/3', hang: true }, { path: '/4', hang: true }]);
+    assert.equal(
+      (
+        await post(url, [
+          { path: '/1', hang: true },
+          { path: '/2', hang: true },
+        ])
+      ).status,
+      201,
+    );
+    const over = await post(url, [
+      { path: '/3', hang: true },
+      { path: '/4', hang: true },
+    ]);
     assert.equal(over.status, 400);
     assert.equal(over.body.reason, 'too_many_rules');
-    assert.deepEqual((await listFaults(small.bffUrl)).rules.map((r) => r.path), ['/1', '/2'], 'none of them added');
+    assert.deepEqual(
+      (await listFaults(small.bffUrl)).rules.map((r) => r.path),
+      ['/1', '/2'],
+      'none of them added',
+    );
     assert.equal((await post(url, { path: '/1', delayMs: 5 })).status, 201, 'a replacement does not count twice');
     assert.equal((await post(url, { path: '/3', hang: true })).status, 201);
     assert.equal((await post(url, { path: '/4', hang: true })).status, 400);
@@ -294,15 +324,25 @@ test('answer: the real answer compressed without being asked, truncated or empty
   });
   const { access_token: token } = (await login.json()) as { access_token: string };
   const profile = (headers: Record<string, string> = {}) =>
-    fetch(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'identity', ...headers } });
+    fetch(`${sandbox.bffUrl}/auth/user-profile`, {
+      headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'identity', ...headers },
+    });
   const real = Buffer.from(await (await profile()).arrayBuffer());
 
-  for (const [coding, decode] of [['br', brotliDecompressSync], ['gzip', gunzipSync]] as const) {
+  for (const [coding, decode] of [
+    ['br', brotliDecompressSync],
+    ['gzip', gunzipSync],
+  ] as const) {
     const set = await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer: 'compressed', coding });
-    assert.deepEqual((set.body.rules as FaultRule[]).map((r) => r.kind), ['answer']);
+    assert.deepEqual(
+      (set.body.rules as FaultRule[]).map((r) => r.kind),
+      ['answer'],
+    );
     // undici's fetch would decode it; a raw read shows the bytes as sent.
     const { request } = await import('undici');
-    const raw = await request(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'identity' } });
+    const raw = await request(`${sandbox.bffUrl}/auth/user-profile`, {
+      headers: { authorization: `Bearer ${token}`, 'accept-encoding': 'identity' },
+    });
     assert.equal(raw.headers['content-encoding'], coding);
     assert.deepEqual(decode(Buffer.from(await raw.body.arrayBuffer())), real);
   }
@@ -352,7 +392,10 @@ test('drifted: the real JSON answer with one field renamed, dropped or of anothe
   }
   const login = await post(`${sandbox.bffUrl}/auth/login`, { login: 'demo@example.com', password: 'Demo#2026' });
   const token = login.body.access_token as string;
-  const profile = async () => (await json(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${token}` } })).body as { user: Record<string, unknown> };
+  const profile = async () =>
+    (await json(`${sandbox.bffUrl}/auth/user-profile`, { headers: { authorization: `Bearer ${token}` } })).body as {
+      user: Record<string, unknown>;
+    };
   const real = await profile();
   assert.equal(typeof real.user.id, 'number');
   const cases: [rule: Record<string, unknown>, check: (user: Record<string, unknown>) => void][] = [
@@ -362,7 +405,12 @@ test('drifted: the real JSON answer with one field renamed, dropped or of anothe
     [{ drift: 'drop' }, (user) => assert.deepEqual(['id' in user, Object.keys(user).length], [false, Object.keys(real.user).length - 1])],
   ];
   for (const [rule, check] of cases) {
-    const set = await post(`${sandbox.bffUrl}/__sandbox/faults`, { path: '/auth/user-profile', answer: 'drifted', field: 'user.id', ...rule });
+    const set = await post(`${sandbox.bffUrl}/__sandbox/faults`, {
+      path: '/auth/user-profile',
+      answer: 'drifted',
+      field: 'user.id',
+      ...rule,
+    });
     assert.equal(set.status, 201);
     const drifted = await profile();
     check(drifted.user);
@@ -374,14 +422,31 @@ test('drifted: the real JSON answer with one field renamed, dropped or of anothe
 
 test('driftAnswer: each drift, through arrays, a missing path left alone', async () => {
   const { driftAnswer } = await import('../../src/sandbox/faults.js');
-  const answer = { data: [{ slug: 'a', n: 1 }, { slug: 'b', n: 2 }], user: { id: 7, ok: true } };
+  const answer = {
+    data: [
+      { slug: 'a', n: 1 },
+      { slug: 'b', n: 2 },
+    ],
+    user: { id: 7, ok: true },
+  };
   const rows: [field: string, drift: 'type' | 'rename' | 'drop', value: unknown, want: unknown][] = [
     ['user.id', 'type', undefined, { ...answer, user: { id: '7', ok: true } }],
     ['user.ok', 'type', undefined, { ...answer, user: { id: 7, ok: 1 } }],
     ['user.id', 'type', null, { ...answer, user: { id: null, ok: true } }],
     ['user.id', 'rename', undefined, { ...answer, user: { ok: true, id_renamed: 7 } }],
     ['user.id', 'drop', undefined, { ...answer, user: { ok: true } }],
-    ['data[].slug', 'type', undefined, { ...answer, data: [{ slug: 1, n: 1 }, { slug: 1, n: 2 }] }],
+    [
+      'data[].slug',
+      'type',
+      undefined,
+      {
+        ...answer,
+        data: [
+          { slug: 1, n: 1 },
+          { slug: 1, n: 2 },
+        ],
+      },
+    ],
     ['data[].n', 'drop', undefined, { ...answer, data: [{ slug: 'a' }, { slug: 'b' }] }],
     ['user.nope', 'drop', undefined, answer],
     ['nope.id', 'type', undefined, answer],

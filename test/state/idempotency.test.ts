@@ -16,7 +16,13 @@ import { UpstreamError } from '../../src/upstream/errors.js';
 import { longestCallMs } from '../../src/upstream/deadline.js';
 
 const TOKEN = 'header.payload-of-a-session-token.signature';
-const submission = (over: Partial<Submission> = {}): Submission => ({ move: 'deposit', token: TOKEN, key: undefined, body: '{"a":1}', ...over });
+const submission = (over: Partial<Submission> = {}): Submission => ({
+  move: 'deposit',
+  token: TOKEN,
+  key: undefined,
+  body: '{"a":1}',
+  ...over,
+});
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -72,13 +78,40 @@ describe('idempotency over the in-memory store', () => {
     for (const r of results) assert.deepEqual(r.answer, { status: 201, body: { id: 'charge-1' } });
   });
 
-  const table: { name: string; first: Partial<Submission>; second: Partial<Submission>; calls: number; decision: string; status?: number }[] = [
+  const table: {
+    name: string;
+    first: Partial<Submission>;
+    second: Partial<Submission>;
+    calls: number;
+    decision: string;
+    status?: number;
+  }[] = [
     { name: 'same body, no key: replayed', first: {}, second: {}, calls: 1, decision: 'replayed', status: 201 },
     { name: 'another body, no key: forwarded', first: {}, second: { body: '{"a":2}' }, calls: 2, decision: 'forwarded' },
-    { name: 'another session: forwarded', first: {}, second: { token: 'another-session-token-of-sixteen' }, calls: 2, decision: 'forwarded' },
+    {
+      name: 'another session: forwarded',
+      first: {},
+      second: { token: 'another-session-token-of-sixteen' },
+      calls: 2,
+      decision: 'forwarded',
+    },
     { name: 'the other move: forwarded', first: {}, second: { move: 'withdraw' }, calls: 2, decision: 'forwarded' },
-    { name: 'same header key, same body: replayed', first: { key: 'k-1' }, second: { key: 'k-1' }, calls: 1, decision: 'replayed', status: 201 },
-    { name: 'same header key, another body: 422', first: { key: 'k-1' }, second: { key: 'k-1', body: '{"a":2}' }, calls: 1, decision: 'mismatch', status: 422 },
+    {
+      name: 'same header key, same body: replayed',
+      first: { key: 'k-1' },
+      second: { key: 'k-1' },
+      calls: 1,
+      decision: 'replayed',
+      status: 201,
+    },
+    {
+      name: 'same header key, another body: 422',
+      first: { key: 'k-1' },
+      second: { key: 'k-1', body: '{"a":2}' },
+      calls: 1,
+      decision: 'mismatch',
+      status: 422,
+    },
     { name: 'another header key, same body: forwarded', first: { key: 'k-1' }, second: { key: 'k-2' }, calls: 2, decision: 'forwarded' },
   ];
   for (const row of table) {
@@ -118,7 +151,10 @@ describe('idempotency over the in-memory store', () => {
   });
 
   test('the lease covers the queue wait and the time limit: a call still queued is never taken over', async () => {
-    const longest = longestCallMs({ upstreamTimeoutMs: 15_000, upstreamLimits: { maxInFlight: 1, maxQueue: 1, queueWaitMs: 10_000, circuitFailures: 0, circuitPauseMs: 1 } });
+    const longest = longestCallMs({
+      upstreamTimeoutMs: 15_000,
+      upstreamLimits: { maxInFlight: 1, maxQueue: 1, queueWaitMs: 10_000, circuitFailures: 0, circuitPauseMs: 1 },
+    });
     assert.equal(longest, 25_000);
     const time = clock();
     const store = new MemoryStore({ now: time.now });
@@ -198,7 +234,9 @@ describe('idempotency over the in-memory store', () => {
   test('a store that cannot be reached answers 503 idempotency_unavailable and calls nothing', async () => {
     const down = new Proxy(new MemoryStore(), {
       get: (target, name) =>
-        name === 'setIfAbsent' ? async () => Promise.reject(new StateUnavailableError()) : (Reflect.get(target, name, target) as () => unknown).bind(target),
+        name === 'setIfAbsent'
+          ? async () => Promise.reject(new StateUnavailableError())
+          : (Reflect.get(target, name, target) as () => unknown).bind(target),
     }) as SharedStore;
     const up = upstream({ status: 201, body: {} });
     const started = performance.now();
@@ -208,7 +246,10 @@ describe('idempotency over the in-memory store', () => {
     assert.equal((result.answer.body as { error: string }).error, 'idempotency_unavailable');
     assert.equal(result.retryAfterSeconds, 1, 'a 503 idempotency_unavailable carries Retry-After');
     assert.equal(up.keys.length, 0);
-    assert.ok(waited >= MARKER_WAIT_MS - 2 * STORE_RETRY_MS && waited < MARKER_WAIT_MS + 500, `tried for ${Math.round(waited)} ms before failing closed`);
+    assert.ok(
+      waited >= MARKER_WAIT_MS - 2 * STORE_RETRY_MS && waited < MARKER_WAIT_MS + 500,
+      `tried for ${Math.round(waited)} ms before failing closed`,
+    );
   });
 
   test('a store that refuses the marker for a moment (a switchover) costs a wait, not a refusal', async () => {
@@ -218,7 +259,7 @@ describe('idempotency over the in-memory store', () => {
     const result = await new Idempotency(store, 1_000).run(submission(), up.call);
     assert.equal(result.decision, 'forwarded');
     assert.equal(up.keys.length, 1);
-    const markers = writes.filter((w) => w.method === 'setIfAbsent').map((w) => (JSON.parse(w.value) as { a: string; k: string }));
+    const markers = writes.filter((w) => w.method === 'setIfAbsent').map((w) => JSON.parse(w.value) as { a: string; k: string });
     assert.equal(markers.length, 3);
     assert.equal(new Set(markers.map((m) => m.a)).size, 3, 'each attempt a marker of its own');
   });
@@ -277,7 +318,10 @@ describe('idempotency over the in-memory store', () => {
     assert.equal(repeat.keys.length, 0);
     const answers = writes.filter((w) => isAnswer(w.value));
     assert.ok(answers.length >= 3, `${answers.length} attempts`);
-    assert.ok(writes.every((w) => w.replicated === true), 'every record is written replicated');
+    assert.ok(
+      writes.every((w) => w.replicated === true),
+      'every record is written replicated',
+    );
   });
 
   test('an answer still refused at shutdown is handed to the other instances: replayed there at once, stored by them once writes are taken', async () => {
@@ -308,14 +352,25 @@ describe('idempotency over the in-memory store', () => {
   test('a hand-off the store cannot relay publishes nothing; malformed hand-offs are ignored', async () => {
     const backing = new MemoryStore();
     const { store } = flaky(backing, (_method, value) => isAnswer(value));
-    const a = new Idempotency(Object.assign(Object.create(store) as SharedStore, { publish: () => Promise.reject(new StateUnavailableError()) }), 1_000, { waitMs: 0 });
+    const a = new Idempotency(
+      Object.assign(Object.create(store) as SharedStore, { publish: () => Promise.reject(new StateUnavailableError()) }),
+      1_000,
+      { waitMs: 0 },
+    );
     await a.run(submission({ key: 'k-alone' }), upstream({ status: 201, body: { id: 'charge-8' } }).call);
     assert.equal(await a.flush(0), 1);
     assert.equal(await a.handOff(), 0);
     const b = new Idempotency(backing, 1_000, { waitMs: 0 });
     const marker = JSON.stringify({ s: 'pending', f: 'x', until: 1 });
     const key = `front-proxy:idem:${'0'.repeat(64)}`;
-    await backing.publish({ type: 'answers', from: 'another', answers: [{ key, record: 'not json', marker, ttlMs: 1_000 }, { key, record: marker, marker, ttlMs: 1_000 }] });
+    await backing.publish({
+      type: 'answers',
+      from: 'another',
+      answers: [
+        { key, record: 'not json', marker, ttlMs: 1_000 },
+        { key, record: marker, marker, ttlMs: 1_000 },
+      ],
+    });
     assert.equal(b.unstored, 0);
   });
 
@@ -352,7 +407,13 @@ describe('idempotency over the in-memory store', () => {
     assert.equal(a.unstored, 1);
     // Another attempt's answer in the key's place (another instance, after this one's lease).
     const key = writes[0]?.key ?? '';
-    const theirs = JSON.stringify({ s: 'done', f: JSON.parse(writes[0]?.value ?? '{}').f, status: 202, body: '{"id":"theirs"}', enc: 'json' });
+    const theirs = JSON.stringify({
+      s: 'done',
+      f: JSON.parse(writes[0]?.value ?? '{}').f,
+      status: 202,
+      body: '{"id":"theirs"}',
+      enc: 'json',
+    });
     await backing.set(key, theirs, 60_000);
     refusing = false;
     await new Promise((r) => setTimeout(r, STORE_RETRY_MS + 100));
@@ -371,7 +432,10 @@ describe('idempotency over the in-memory store', () => {
     setTimeout(() => (refusing = false), STORE_RETRY_MS);
     assert.equal(await a.flush(), 0);
     const b = new Idempotency(backing, 1_000, { waitMs: 0 });
-    assert.deepEqual((await b.run(submission({ key: 'k-2' }), upstream({ status: 500, body: {} }).call)).answer, { status: 201, body: { id: 'two' } });
+    assert.deepEqual((await b.run(submission({ key: 'k-2' }), upstream({ status: 500, body: {} }).call)).answer, {
+      status: 201,
+      body: { id: 'two' },
+    });
   });
 
   test('while the queue of unstored answers is full, new moves are refused 503 with nothing sent', async () => {
@@ -404,7 +468,10 @@ describe('idempotency over the in-memory store', () => {
   test('a long answer (kept as bytes) replays character for character, multi-byte text included', async () => {
     const idem = new Idempotency(new MemoryStore(), 1_000);
     const note = `depósito confirmado ✓ 🎰 ${'ã'.repeat(MEMORY_STORE_BYTES_FROM)}`;
-    const first = await idem.run(submission({ key: 'k-long' }), upstream({ status: 200, body: { note, real_wallet: { balance: 155001 } } }).call);
+    const first = await idem.run(
+      submission({ key: 'k-long' }),
+      upstream({ status: 200, body: { note, real_wallet: { balance: 155001 } } }).call,
+    );
     const replay = await idem.run(submission({ key: 'k-long' }), upstream({ status: 500, body: {} }).call);
     assert.equal(replay.decision, 'replayed');
     assert.deepEqual(replay.answer, first.answer);

@@ -14,8 +14,8 @@ const INFO = [
   '',
 ].join('\r\n');
 
-describe('the primary\'s INFO replication', () => {
-  test('names its role, its offset and each replica\'s acknowledged offset', () => {
+describe("the primary's INFO replication", () => {
+  test("names its role, its offset and each replica's acknowledged offset", () => {
     assert.deepEqual(parseReplicationInfo(INFO), {
       role: 'master',
       offset: 1200,
@@ -25,8 +25,12 @@ describe('the primary\'s INFO replication', () => {
       ],
     });
   });
-  test('a replica\'s text, or none at all', () => {
-    assert.deepEqual(parseReplicationInfo('role:slave\nmaster_host:127.0.0.1\nmaster_repl_offset:77\n'), { role: 'slave', offset: 77, replicas: [] });
+  test("a replica's text, or none at all", () => {
+    assert.deepEqual(parseReplicationInfo('role:slave\nmaster_host:127.0.0.1\nmaster_repl_offset:77\n'), {
+      role: 'slave',
+      offset: 77,
+      replicas: [],
+    });
     assert.deepEqual(parseReplicationInfo(''), { role: 'unknown', offset: -1, replicas: [] });
   });
 });
@@ -39,7 +43,13 @@ describe('acknowledged by every promotable replica, and by the floor', () => {
   ];
   const rows: { name: string; promotable: string[]; floor: number; ok: boolean; missing?: string[] }[] = [
     { name: 'both promotable replicas past the write', promotable: ['a:1', 'c:1'], floor: 0, ok: true },
-    { name: 'a promotable replica lagging (any N of them would have passed)', promotable: ['a:1', 'b:1'], floor: 1, ok: false, missing: ['b:1'] },
+    {
+      name: 'a promotable replica lagging (any N of them would have passed)',
+      promotable: ['a:1', 'b:1'],
+      floor: 1,
+      ok: false,
+      missing: ['b:1'],
+    },
     { name: 'a promotable replica the primary does not list', promotable: ['a:1', 'd:1'], floor: 0, ok: false, missing: ['d:1'] },
     { name: 'no promotable replica left, auto', promotable: [], floor: 0, ok: true },
     { name: 'no promotable replica left, a floor of 2 met by any two', promotable: [], floor: 2, ok: true },
@@ -58,8 +68,19 @@ describe('acknowledged by every promotable replica, and by the floor', () => {
   });
 });
 
-describe('the sentinels\' promotable replicas', () => {
-  const replica = (port: number, flags: string, priority: string) => ['name', `127.0.0.1:${port}`, 'ip', '127.0.0.1', 'port', String(port), 'flags', flags, 'slave-priority', priority];
+describe("the sentinels' promotable replicas", () => {
+  const replica = (port: number, flags: string, priority: string) => [
+    'name',
+    `127.0.0.1:${port}`,
+    'ip',
+    '127.0.0.1',
+    'port',
+    String(port),
+    'flags',
+    flags,
+    'slave-priority',
+    priority,
+  ];
   test('leaves out the replicas seen down and those of priority 0', () => {
     const reply = [
       replica(7001, 'slave', '100'),

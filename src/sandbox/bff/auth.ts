@@ -49,7 +49,8 @@ const EMAIL_PATTERN = /^[^@\s]+@[^@\s]+\.[^@\s]+$/;
 /** `demo@example.com` → `d**o@example.com`. */
 export function maskEmail(email: string): string {
   const [local = '', domain = ''] = email.split('@');
-  const masked = local.length <= 2 ? `${local.charAt(0)}*` : `${local.charAt(0)}${'*'.repeat(local.length - 2)}${local.charAt(local.length - 1)}`;
+  const masked =
+    local.length <= 2 ? `${local.charAt(0)}*` : `${local.charAt(0)}${'*'.repeat(local.length - 2)}${local.charAt(local.length - 1)}`;
   return `${masked}@${domain}`;
 }
 

@@ -64,8 +64,58 @@ export const PROVIDERS: readonly { slug: string; name: string }[] = Object.freez
   ].map((name) => ({ slug: name.toLowerCase().replace(/\s+/g, '-'), name })),
 );
 
-const ADJECTIVES = ['Golden', 'Wild', 'Lucky', 'Mystic', 'Royal', 'Frozen', 'Blazing', 'Hidden', 'Cosmic', 'Ancient', 'Crystal', 'Thunder', 'Silver', 'Jungle', 'Neon', 'Pirate', 'Dragon', 'Sunset'];
-const NOUNS = ['Fortune', 'Treasure', 'Reels', 'Gems', 'Riches', 'Temple', 'Express', 'Safari', 'Kingdom', 'Spins', 'Vault', 'Legends', 'Nights', 'Fruits', 'Wolves', 'Pyramids', 'Rockets', 'Pearls', 'Harvest', 'Quest', 'Carnival', 'Orchard', 'Voyage', 'Bounty', 'Empire', 'Galaxy', 'Meadow', 'Tides', 'Falls', 'Crown'];
+const ADJECTIVES = [
+  'Golden',
+  'Wild',
+  'Lucky',
+  'Mystic',
+  'Royal',
+  'Frozen',
+  'Blazing',
+  'Hidden',
+  'Cosmic',
+  'Ancient',
+  'Crystal',
+  'Thunder',
+  'Silver',
+  'Jungle',
+  'Neon',
+  'Pirate',
+  'Dragon',
+  'Sunset',
+];
+const NOUNS = [
+  'Fortune',
+  'Treasure',
+  'Reels',
+  'Gems',
+  'Riches',
+  'Temple',
+  'Express',
+  'Safari',
+  'Kingdom',
+  'Spins',
+  'Vault',
+  'Legends',
+  'Nights',
+  'Fruits',
+  'Wolves',
+  'Pyramids',
+  'Rockets',
+  'Pearls',
+  'Harvest',
+  'Quest',
+  'Carnival',
+  'Orchard',
+  'Voyage',
+  'Bounty',
+  'Empire',
+  'Galaxy',
+  'Meadow',
+  'Tides',
+  'Falls',
+  'Crown',
+];
 
 /** A sandbox game record (spec 2.8 leaves game fields open; these are the sandbox's choice). */
 export interface SandboxGame {
@@ -250,7 +300,9 @@ export const gamesArea: SandboxArea = {
       sections: CATEGORIES.map((c) => ({
         slug: c.slug,
         title: c.name,
-        games: state().games.filter((g) => g.categories.includes(c.slug)).slice(0, 12),
+        games: state()
+          .games.filter((g) => g.categories.includes(c.slug))
+          .slice(0, 12),
       })),
     }));
 

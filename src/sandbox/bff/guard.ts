@@ -24,13 +24,12 @@ import type { SandboxSession, SandboxUser } from '../types.js';
 export type GuardFailure = 'no_token' | 'invalid_token' | 'token_expired' | 'revoked';
 
 /** The 401 body of each {@link GuardFailure}. */
-export const GUARD_BODIES: Readonly<Record<GuardFailure, { readonly reason: GuardFailure; readonly message: string }>> =
-  Object.freeze({
-    no_token: { reason: 'no_token', message: 'User not logged in' },
-    invalid_token: { reason: 'invalid_token', message: 'Token is invalid' },
-    token_expired: { reason: 'token_expired', message: 'Token has expired' },
-    revoked: { reason: 'revoked', message: 'Token has been revoked' },
-  });
+export const GUARD_BODIES: Readonly<Record<GuardFailure, { readonly reason: GuardFailure; readonly message: string }>> = Object.freeze({
+  no_token: { reason: 'no_token', message: 'User not logged in' },
+  invalid_token: { reason: 'invalid_token', message: 'Token is invalid' },
+  token_expired: { reason: 'token_expired', message: 'Token has expired' },
+  revoked: { reason: 'revoked', message: 'Token has been revoked' },
+});
 
 /** A request with a valid session. */
 export interface Authenticated {
@@ -106,12 +105,7 @@ export async function requireUser(request: FastifyRequest, reply: FastifyReply):
  * app.get('/users/wallet', withUser(async (_request, _reply, user) => user.profile.wallet));
  */
 export function withUser<R extends RouteGenericInterface = RouteGenericInterface>(
-  handler: (
-    request: FastifyRequest<R>,
-    reply: FastifyReply<R>,
-    user: SandboxUser,
-    session: SandboxSession,
-  ) => unknown,
+  handler: (request: FastifyRequest<R>, reply: FastifyReply<R>, user: SandboxUser, session: SandboxSession) => unknown,
 ): (request: FastifyRequest<R>, reply: FastifyReply<R>) => Promise<unknown> {
   return async (request, reply) => {
     const result = await authenticate(request as FastifyRequest);

@@ -52,7 +52,8 @@ export const incomeReportArea: SandboxArea = {
       '/income-report/generate',
       withUser(async (request, reply, user) => {
         const year = asRecord(request.body).year;
-        if (typeof year !== 'number' || !Number.isInteger(year)) return sendValidationError(reply, { year: ['The year field is required.'] });
+        if (typeof year !== 'number' || !Number.isInteger(year))
+          return sendValidationError(reply, { year: ['The year field is required.'] });
         if (!availableYears(user, store).includes(year)) return sendError(reply, 422, 'year_not_available', `No report for ${year}.`);
         const report: Report = {
           id: `ir_${randomBytes(6).toString('hex')}`,

@@ -148,7 +148,9 @@ function websocketFeeds(ctx: SandboxContext): (req: IncomingMessage, socket: Dup
     void accept().then((ok) => {
       if (!ok) {
         const body = JSON.stringify(GUARD_BODIES.no_token);
-        socket.end(`HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+        socket.end(
+          `HTTP/1.1 401 Unauthorized\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+        );
         return;
       }
       server.handleUpgrade(req, socket, head, (ws) => {
@@ -160,7 +162,8 @@ function websocketFeeds(ctx: SandboxContext): (req: IncomingMessage, socket: Dup
         if (options.fault === 'garbage') {
           ws.send(Buffer.from([0xff, 0xfe, 0x00, 0x01]), { binary: true });
         }
-        if (options.fault === 'burst') for (let i = 0; i < options.count; i++) ws.send(JSON.stringify({ ...liveData(seq++, extra), pad: 'x'.repeat(900) }));
+        if (options.fault === 'burst')
+          for (let i = 0; i < options.count; i++) ws.send(JSON.stringify({ ...liveData(seq++, extra), pad: 'x'.repeat(900) }));
         if (options.fault === 'drop') {
           (ws as unknown as { _socket: Duplex })._socket.destroy();
           return;

@@ -195,7 +195,12 @@ function paymentData(methodClass: MethodClass, id: string, amount: number, store
   const copyPaste = `00020126580014BR.GOV.BCB.PIX0136${id}5204000053039865405${(amount / 100).toFixed(2)}5802BR6304ABCD`;
   const byClass: Record<MethodClass, () => Record<string, unknown>> = {
     'pix-like': () => ({ qr_code: Buffer.from(copyPaste).toString('base64'), qr_code_text: copyPaste, expires_at: expires }),
-    spei: () => ({ clabe: `646180${String(Date.now()).slice(-12).padStart(12, '0')}`, bank: 'STP', reference: id.slice(-7), barcode: `SPEI${id.slice(-10)}` }),
+    spei: () => ({
+      clabe: `646180${String(Date.now()).slice(-12).padStart(12, '0')}`,
+      bank: 'STP',
+      reference: id.slice(-7),
+      barcode: `SPEI${id.slice(-10)}`,
+    }),
     oxxo: () => ({ barcode: `9${String(amount).padStart(10, '0')}${id.slice(-8)}`, reference: id.slice(-10), expires_at: expires }),
     'checkout-page': () => ({ checkout_page: `https://checkout.sandbox.example/pay/${id}` }),
     'card-form': () => ({ authorization_code: token(3).toUpperCase() }),
@@ -275,7 +280,8 @@ export const paymentsArea: SandboxArea = {
         const deposits = store.userState(paymentsState, user).deposits;
         const earlier = key === undefined ? undefined : deposits.get(key);
         if (earlier !== undefined && store.now() - earlier.at < IDEMPOTENCY_KEEP_MS) {
-          if (earlier.body !== JSON.stringify(body)) return sendError(reply, 422, 'idempotency_key_reused', 'This Idempotency-Key was used with another deposit.');
+          if (earlier.body !== JSON.stringify(body))
+            return sendError(reply, 422, 'idempotency_key_reused', 'This Idempotency-Key was used with another deposit.');
           return reply.code(201).header('idempotent-replayed', 'true').send(earlier.answer);
         }
         const leaked = FORBIDDEN_DEPOSIT_FIELDS.filter((f) => f in body);
@@ -301,8 +307,10 @@ export const paymentsArea: SandboxArea = {
         if (input.currency !== wallet.currency || !takes(method, input.currency)) {
           return sendError(reply, 422, 'currency_mismatch', `${input.payment_method} does not take ${input.currency} for this wallet.`);
         }
-        if (input.credit_amount < method.min_amount) return sendError(reply, 422, 'amount_below_minimum', 'The amount is below the minimum.', { min_amount: method.min_amount });
-        if (input.credit_amount > method.max_amount) return sendError(reply, 422, 'amount_above_maximum', 'The amount is above the maximum.', { max_amount: method.max_amount });
+        if (input.credit_amount < method.min_amount)
+          return sendError(reply, 422, 'amount_below_minimum', 'The amount is below the minimum.', { min_amount: method.min_amount });
+        if (input.credit_amount > method.max_amount)
+          return sendError(reply, 422, 'amount_above_maximum', 'The amount is above the maximum.', { max_amount: method.max_amount });
         if (methodClass === 'card-form' && !luhn(input.card_number ?? '')) {
           return sendError(reply, 422, 'card_declined', 'The card was declined.');
         }
@@ -390,8 +398,10 @@ export const paymentsArea: SandboxArea = {
         if (missing.length > 0) {
           return sendValidationError(reply, Object.fromEntries(missing.map((f) => [f, [`The ${f} field is required for ${slug}.`]])));
         }
-        if (amount < method.min_amount) return sendError(reply, 422, 'amount_below_minimum', 'The amount is below the minimum.', { min_amount: method.min_amount });
-        if (amount > method.max_amount) return sendError(reply, 422, 'amount_above_maximum', 'The amount is above the maximum.', { max_amount: method.max_amount });
+        if (amount < method.min_amount)
+          return sendError(reply, 422, 'amount_below_minimum', 'The amount is below the minimum.', { min_amount: method.min_amount });
+        if (amount > method.max_amount)
+          return sendError(reply, 422, 'amount_above_maximum', 'The amount is above the maximum.', { max_amount: method.max_amount });
         if (amount > wallet.withdrawable_balance) {
           return sendError(reply, 422, 'insufficient_balance', 'The amount is above your withdrawable balance.', {
             withdrawable_balance: wallet.withdrawable_balance,

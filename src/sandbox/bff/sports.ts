@@ -79,11 +79,11 @@ export const sportsArea: SandboxArea = {
   name: 'sports',
   register(app) {
     app.get('/core-sportbook/search', async (request) => {
-      const term = String(asRecord(request.query).search ?? '').trim().toLowerCase();
+      const term = String(asRecord(request.query).search ?? '')
+        .trim()
+        .toLowerCase();
       const data =
-        term === ''
-          ? []
-          : EVENTS.filter((e) => [e.home, e.away, e.league, e.sport].some((text) => text.toLowerCase().includes(term)));
+        term === '' ? [] : EVENTS.filter((e) => [e.home, e.away, e.league, e.sport].some((text) => text.toLowerCase().includes(term)));
       return { data };
     });
 
@@ -116,9 +116,7 @@ export const sportsArea: SandboxArea = {
     app.get('/core-sportbook/sports', async () => ({ data: SPORTS }));
     app.get('/core-sportbook/events', async (request) => {
       const query = asRecord(request.query);
-      const data = EVENTS.filter(
-        (e) => (query.sport === undefined || e.sport === query.sport) && (query.live !== '1' || e.live),
-      );
+      const data = EVENTS.filter((e) => (query.sport === undefined || e.sport === query.sport) && (query.live !== '1' || e.live));
       return { data };
     });
     app.get<{ Params: { id: string } }>('/core-sportbook/events/:id', async (request, reply) => {

@@ -225,7 +225,11 @@ export const userArea: SandboxArea = {
           if (value === undefined) continue;
           const ok =
             value === null ||
-            (field === 'spa_period_limit' ? ['daily', 'weekly', 'monthly'].includes(String(value)) : field === 'spa_note' ? typeof value === 'string' : Number.isInteger(value) && (value as number) >= 0);
+            (field === 'spa_period_limit'
+              ? ['daily', 'weekly', 'monthly'].includes(String(value))
+              : field === 'spa_note'
+                ? typeof value === 'string'
+                : Number.isInteger(value) && (value as number) >= 0);
           if (!ok) return sendValidationError(reply, { [field]: [`The ${field} field is invalid.`] });
           info[field] = value;
         }

@@ -52,11 +52,17 @@ export const validationArea: SandboxArea = {
 
     app.post(
       '/bff/users/send-email',
-      withUser(async (_request, _reply, user) => ({ message: 'Verification code sent', sent_to: user.profile.email.replace(/^(.).*(@.*)$/, '$1***$2') })),
+      withUser(async (_request, _reply, user) => ({
+        message: 'Verification code sent',
+        sent_to: user.profile.email.replace(/^(.).*(@.*)$/, '$1***$2'),
+      })),
     );
     app.post(
       '/bff/users/send-sms',
-      withUser(async (_request, _reply, user) => ({ message: 'Verification code sent', sent_to: `+${user.profile.ddi} ***${user.profile.phone.slice(-4)}` })),
+      withUser(async (_request, _reply, user) => ({
+        message: 'Verification code sent',
+        sent_to: `+${user.profile.ddi} ***${user.profile.phone.slice(-4)}`,
+      })),
     );
     for (const [path, field] of [
       ['/bff/users/validade-email-code', 'validate_email_at'],
@@ -79,7 +85,8 @@ export const validationArea: SandboxArea = {
         const checked = checkFields(request.body, { email: 'string' });
         if (!checked.ok) return sendValidationError(reply, checked.errors);
         const email = checked.value.email.trim();
-        if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email)) return sendValidationError(reply, { email: ['The email must be a valid email address.'] });
+        if (!/^[^@\s]+@[^@\s]+\.[^@\s]+$/.test(email))
+          return sendValidationError(reply, { email: ['The email must be a valid email address.'] });
         const owner = store.findUserByEmail(email);
         if (owner && owner.id !== user.id) return sendError(reply, 422, 'email_taken', 'The email has already been taken.');
         user.profile.email = email;
@@ -156,7 +163,8 @@ export const validationArea: SandboxArea = {
       '/bff/validate-confirmation',
       withUser(async (request, reply, user) => {
         const token = asRecord(request.body).token;
-        if (typeof token !== 'string' || !token.startsWith('confirm-')) return sendError(reply, 422, 'invalid_link', 'The link is invalid or has expired.');
+        if (typeof token !== 'string' || !token.startsWith('confirm-'))
+          return sendError(reply, 422, 'invalid_link', 'The link is invalid or has expired.');
         user.info.validate_email_at = nowIso();
         return { valid: true, validate_email_at: user.info.validate_email_at };
       }),

@@ -120,7 +120,12 @@ export const stickerAlbumArea: SandboxArea = {
       total: STICKER_COUNT,
       percent: Math.round((state.owned.size / STICKER_COUNT) * 100),
       packs_available: state.packs,
-      missions: MISSIONS.filter((m) => m.type === state.missionType).map((m) => ({ id: m.id, progress: 0, goal: m.goal, completed: false })),
+      missions: MISSIONS.filter((m) => m.type === state.missionType).map((m) => ({
+        id: m.id,
+        progress: 0,
+        goal: m.goal,
+        completed: false,
+      })),
     });
     const checkin = (state: AlbumState) => ({
       daily: { claimed_today: state.lastDailyDay === today(), last_claim_day: state.lastDailyDay, streak: state.streak },

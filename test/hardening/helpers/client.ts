@@ -63,7 +63,14 @@ export function rawRequest(base: string, options: RawRequestOptions): Promise<Ra
         insecureHTTPParser: true,
       });
     } catch (error) {
-      resolve({ status: -1, headers: {}, rawHeaders: [], body: Buffer.alloc(0), ms: 0, error: (error as { code?: string }).code ?? 'invalid' });
+      resolve({
+        status: -1,
+        headers: {},
+        rawHeaders: [],
+        body: Buffer.alloc(0),
+        ms: 0,
+        error: (error as { code?: string }).code ?? 'invalid',
+      });
       return;
     }
     const timer = setTimeout(() => {
@@ -77,7 +84,13 @@ export function rawRequest(base: string, options: RawRequestOptions): Promise<Ra
         finish({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks) }),
       );
       res.on('aborted', () =>
-        finish({ status: res.statusCode ?? 0, headers: res.headers, rawHeaders: res.rawHeaders, body: Buffer.concat(chunks), error: 'aborted' }),
+        finish({
+          status: res.statusCode ?? 0,
+          headers: res.headers,
+          rawHeaders: res.rawHeaders,
+          body: Buffer.concat(chunks),
+          error: 'aborted',
+        }),
       );
       res.on('error', (error: NodeJS.ErrnoException) =>
         finish({

@@ -117,7 +117,10 @@ export class Figures {
       cacheSizes: this.cacheSizes,
       memory: this.memory,
       verdict: this.#failureCount === 0 ? 'pass' : 'fail',
-      failures: this.#failureCount > this.failures.length ? [...this.failures, `… ${this.#failureCount - this.failures.length} more`] : this.failures,
+      failures:
+        this.#failureCount > this.failures.length
+          ? [...this.failures, `… ${this.#failureCount - this.failures.length} more`]
+          : this.failures,
       notes: this.notes,
       durationMs: Date.now() - this.#started,
     };

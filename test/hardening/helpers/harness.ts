@@ -34,7 +34,9 @@ export async function startHarness(
 ): Promise<Harness> {
   const crashes: string[] = [];
   const onError = (error: unknown) => {
-    crashes.push(error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`).split('\n').slice(0, 8).join(' | ') : String(error));
+    crashes.push(
+      error instanceof Error ? (error.stack ?? `${error.name}: ${error.message}`).split('\n').slice(0, 8).join(' | ') : String(error),
+    );
   };
   process.on('uncaughtException', onError);
   process.on('unhandledRejection', onError);

@@ -222,7 +222,9 @@ export function multipartBody(fields: Record<string, string>, file?: { name: str
   }
   if (file) {
     parts.push(
-      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${file.name}"\r\nContent-Type: ${file.type}\r\n\r\n`,
+      ),
       file.data,
       Buffer.from('\r\n'),
     );
@@ -242,7 +244,9 @@ export interface Sample {
 export function sampleRequest(rc: RouteCase, seed: number): Sample {
   const values: Record<string, string> = {};
   for (const name of rc.params) {
-    values[name] = encodeURIComponent(String(sampleOf(fieldSchema(rc.route.params, name) ?? { type: 'string', pattern: '^[a-z0-9]{1,12}$' }, seed)));
+    values[name] = encodeURIComponent(
+      String(sampleOf(fieldSchema(rc.route.params, name) ?? { type: 'string', pattern: '^[a-z0-9]{1,12}$' }, seed)),
+    );
   }
   const query = rc.route.querystring ? encodeQuery(sampleOf(rc.route.querystring, seed)) : '';
   const path = `${fillPath(rc, values)}${query}`;

@@ -171,12 +171,7 @@ export {
   routeKey,
   type SessionEffect,
 } from './routes.js';
-export {
-  defaultStorage,
-  type KeyValueStorage,
-  memoryStorage,
-  STORAGE_KEYS,
-} from './storage.js';
+export { defaultStorage, type KeyValueStorage, memoryStorage, STORAGE_KEYS } from './storage.js';
 export type * from './types.js';
 export { classifyError, type ErrorRef, explainRef, formatRef, isSessionEndingErrorCode, parseRef } from '../errors/index.js';
 export {

@@ -117,7 +117,10 @@ export interface LiveFeeds {
 
 /** {@link LiveFeeds} bound to `client` (what `createProxyClient` puts on `client.sports`). */
 export function liveFeeds(client: LiveClient): LiveFeeds {
-  return { live: (subPath, options) => liveFeed(client, subPath, options), liveSocket: (subPath, options) => liveSocket(client, subPath, options) };
+  return {
+    live: (subPath, options) => liveFeed(client, subPath, options),
+    liveSocket: (subPath, options) => liveSocket(client, subPath, options),
+  };
 }
 
 /** `EventSource.CLOSED`: the browser gave up on the stream and will not reconnect by itself. */

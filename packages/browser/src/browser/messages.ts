@@ -87,7 +87,10 @@ export function isFormErrorCode(value: unknown): value is FormErrorCode {
 }
 
 const EN_ERRORS = Object.fromEntries(
-  ERROR_LIST.map((e) => [e.code, e.preAuthMessage === e.message ? { message: e.message } : { message: e.message, preAuthMessage: e.preAuthMessage }]),
+  ERROR_LIST.map((e) => [
+    e.code,
+    e.preAuthMessage === e.message ? { message: e.message } : { message: e.message, preAuthMessage: e.preAuthMessage },
+  ]),
 ) as Record<ErrorCode, ErrorMessages>;
 
 /**
@@ -156,7 +159,10 @@ export function pickMessages(
 ): LocaleMessages {
   const list = tables === undefined ? [] : 'errors' in tables ? [tables as LocaleMessages] : (tables as readonly LocaleMessages[]);
   if (list.length === 0) return EN_MESSAGES;
-  const locale = resolveLocale(preferred === undefined ? browserLanguages() : preferred, list.map((t) => t.locale));
+  const locale = resolveLocale(
+    preferred === undefined ? browserLanguages() : preferred,
+    list.map((t) => t.locale),
+  );
   return list.find((t) => t.locale === locale) ?? (list[0] as LocaleMessages);
 }
 
@@ -175,4 +181,3 @@ export function messageIn(table: LocaleMessages, code: string, preAuth = false):
 export function formMessageIn(table: LocaleMessages, code: string): string | undefined {
   return isFormErrorCode(code) ? table.forms[code] : undefined;
 }
-

@@ -144,7 +144,8 @@ type SuccessOf<O> = O extends { responses: infer S }
 export type RouteAnswer<R extends ClientRoute> = [OperationOf<R>] extends [never] ? unknown : SuccessOf<OperationOf<R>>;
 
 /** The JSON request body of a route from the route table's schema, `never` when it has none. */
-export type RouteBody<R extends ClientRoute> = OperationOf<R> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+export type RouteBody<R extends ClientRoute> =
+  OperationOf<R> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 
 type BodyRequired<R extends ClientRoute> = OperationOf<R> extends { requestBody: object } ? true : false;
 
@@ -189,11 +190,8 @@ type BodyInput<R extends ClientRoute> = R['body'] extends 'none'
 export type CallInput<R extends ClientRoute> = CommonInput & ParamsInput<R> & BodyInput<R>;
 
 /** The success answer of a route's function. */
-export type ResultOf<R extends ClientRoute> = KeyOf<R> extends keyof RouteResults
-  ? RouteResults[KeyOf<R>]
-  : R['response'] extends 'blob'
-    ? Blob
-    : RouteAnswer<R>;
+export type ResultOf<R extends ClientRoute> =
+  KeyOf<R> extends keyof RouteResults ? RouteResults[KeyOf<R>] : R['response'] extends 'blob' ? Blob : RouteAnswer<R>;
 
 type InputRequired<R extends ClientRoute> = [ParamNames<R['path']>] extends [never]
   ? R['body'] extends 'form'
@@ -206,9 +204,8 @@ type InputRequired<R extends ClientRoute> = [ParamNames<R['path']>] extends [nev
   : true;
 
 /** A route's function: resolves with the answer, rejects with a {@link ProxyError}. */
-export type RouteFunction<R extends ClientRoute> = InputRequired<R> extends true
-  ? (input: CallInput<R>) => Promise<ResultOf<R>>
-  : (input?: CallInput<R>) => Promise<ResultOf<R>>;
+export type RouteFunction<R extends ClientRoute> =
+  InputRequired<R> extends true ? (input: CallInput<R>) => Promise<ResultOf<R>> : (input?: CallInput<R>) => Promise<ResultOf<R>>;
 
 /** The generated functions: `client.<area>.<name>(input)`. */
 export type TypedRoutes = {
@@ -523,8 +520,7 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
   const sendBeacon = options.sendBeacon === undefined ? defaultSendBeacon() : options.sendBeacon;
   const storage = options.storage ?? defaultStorage();
   const now = options.now ?? Date.now;
-  const pathname =
-    options.pathname ?? (() => (globalThis as { location?: { pathname?: string } }).location?.pathname ?? '');
+  const pathname = options.pathname ?? (() => (globalThis as { location?: { pathname?: string } }).location?.pathname ?? '');
   const userAgent = options.userAgent ?? (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent ?? '';
   const initiator = options.initiator ?? DEFAULT_INITIATOR;
   const table = pickMessages(options.messages, options.locale);
@@ -572,7 +568,11 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
    * Sets the session state. The SessionEvent listeners hear every login, refresh, logout and forced
    * logout, and any other cause only when `hasSession` flips.
    */
-  const setState = (snapshot: Pick<SessionSnapshot, 'status' | 'expiresAt'>, cause: SessionChangeCause, record: ForcedLogoutRecord | null = null): void => {
+  const setState = (
+    snapshot: Pick<SessionSnapshot, 'status' | 'expiresAt'>,
+    cause: SessionChangeCause,
+    record: ForcedLogoutRecord | null = null,
+  ): void => {
     const before = hasSession();
     store.set(snapshot, cause, record);
     const active = snapshot.status === 'signedIn';

@@ -6,7 +6,15 @@
  * @module
  */
 import { classifyProxyError, type EndpointCode, type ErrorCode, type ErrorRef } from '../errors/index.js';
-import { type FormErrorCode, formMessageIn, isFormErrorCode, type Locale, type LocaleMessages, messageIn, pickMessages } from './messages.js';
+import {
+  type FormErrorCode,
+  formMessageIn,
+  isFormErrorCode,
+  type Locale,
+  type LocaleMessages,
+  messageIn,
+  pickMessages,
+} from './messages.js';
 
 /** The reason given to a call that got no response (status 0, EM0042). */
 export const NETWORK_FAILURE_REASON = 'network_error';

@@ -119,8 +119,14 @@ interface StoredSession {
 function isRecord(value: unknown): value is ForcedLogoutRecord {
   const r = value as { beacon?: { ref?: unknown; status?: unknown; url?: unknown }; method?: unknown } | null;
   return (
-    typeof r === 'object' && r !== null && typeof r.method === 'string' && typeof r.beacon === 'object' && r.beacon !== null &&
-    typeof r.beacon.ref === 'string' && typeof r.beacon.status === 'number' && typeof r.beacon.url === 'string'
+    typeof r === 'object' &&
+    r !== null &&
+    typeof r.method === 'string' &&
+    typeof r.beacon === 'object' &&
+    r.beacon !== null &&
+    typeof r.beacon.ref === 'string' &&
+    typeof r.beacon.status === 'number' &&
+    typeof r.beacon.url === 'string'
   );
 }
 
@@ -152,7 +158,10 @@ export function parseSessionSnapshot(text: string | null, nowMs: number | null =
 }
 
 /** The stored form of a state (`null`: the key is removed, for `unknown` and `error`). */
-export function serializeSessionSnapshot(snapshot: Pick<SessionSnapshot, 'status' | 'expiresAt'>, forcedLogout: ForcedLogoutRecord | null = null): string | null {
+export function serializeSessionSnapshot(
+  snapshot: Pick<SessionSnapshot, 'status' | 'expiresAt'>,
+  forcedLogout: ForcedLogoutRecord | null = null,
+): string | null {
   if (snapshot.status === 'unknown' || snapshot.status === 'error') return null;
   if (snapshot.status === 'signedIn') return JSON.stringify({ status: 'signedIn', expiresAt: snapshot.expiresAt });
   return JSON.stringify(forcedLogout ? { status: 'signedOut', forcedLogout } : { status: 'signedOut' });
@@ -276,7 +285,11 @@ export class SessionStore {
    * Sets the state, stores it, tells the other tabs and the listeners (when it changed). A forced
    * logout stores its record with `signedOut`, for the other tabs.
    */
-  set(snapshot: Pick<SessionSnapshot, 'status' | 'expiresAt'>, cause: SessionChangeCause, forcedLogout: ForcedLogoutRecord | null = null): void {
+  set(
+    snapshot: Pick<SessionSnapshot, 'status' | 'expiresAt'>,
+    cause: SessionChangeCause,
+    forcedLogout: ForcedLogoutRecord | null = null,
+  ): void {
     this.generation++;
     this.#setError(null);
     const text = serializeSessionSnapshot(snapshot, forcedLogout);

@@ -152,7 +152,6 @@ export type DepositPayload = operations['postPaymentsDeposit']['requestBody']['c
 /** `/api/auth/refresh` and the logout routes answer `{ ok: true }`. */
 export type OkAnswer = Schemas['OkAnswer'];
 
-
 /**
  * `GET /api/auth/session` (a proxy route beyond the spec): the session state read from the cookie
  * alone. `expiresAt` is the token's `exp` in epoch seconds (`null` when the token has none).

@@ -22,12 +22,7 @@ export type OpenRecord = { [key: string]: unknown };
  * spec 2.5 AuthUser. The type parameters are the sub-records AuthUserDocument, AuthUserCountryData,
  * AuthUserWallet and AuthLatestKyc, whose fields the specification does not show.
  */
-export interface AuthUser<
-  Document = OpenRecord,
-  CountryData = OpenRecord,
-  Wallet = OpenRecord,
-  LatestKyc = OpenRecord,
-> {
+export interface AuthUser<Document = OpenRecord, CountryData = OpenRecord, Wallet = OpenRecord, LatestKyc = OpenRecord> {
   id: number;
   email: string;
   username: string;

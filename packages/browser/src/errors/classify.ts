@@ -84,7 +84,9 @@ function compilePattern(code: EndpointCode, row: Pick<EndpointRow, 'methods' | '
   return { code, methods: row.methods, fixed, rest };
 }
 
-function compileRows(rows: readonly { readonly code: EndpointCode; readonly methods: EndpointRow['methods']; readonly path: string | null }[]): CompiledEndpoint[] {
+function compileRows(
+  rows: readonly { readonly code: EndpointCode; readonly methods: EndpointRow['methods']; readonly path: string | null }[],
+): CompiledEndpoint[] {
   return rows.map((e) => compilePattern(e.code, e)).filter((c): c is CompiledEndpoint => c !== null);
 }
 

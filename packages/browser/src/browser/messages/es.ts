@@ -9,7 +9,10 @@ import type { LocaleMessages } from '../messages.js';
 export const es: LocaleMessages = {
   locale: 'es',
   errors: {
-    EM0001: { message: 'Tu sesión ha finalizado. Inicia sesión de nuevo.', preAuthMessage: 'Falta algo que este paso necesita. Empieza de nuevo.' },
+    EM0001: {
+      message: 'Tu sesión ha finalizado. Inicia sesión de nuevo.',
+      preAuthMessage: 'Falta algo que este paso necesita. Empieza de nuevo.',
+    },
     EM0002: {
       message: 'Tu sesión no es válida. Inicia sesión de nuevo.',
       preAuthMessage: 'Los datos que ingresaste no son válidos. Revísalos e inténtalo de nuevo.',
@@ -18,7 +21,10 @@ export const es: LocaleMessages = {
       message: 'Tu sesión ha expirado. Inicia sesión de nuevo.',
       preAuthMessage: 'El código o enlace ha expirado. Empieza de nuevo para recibir uno nuevo.',
     },
-    EM0004: { message: 'Tu acceso fue revocado. Inicia sesión de nuevo.', preAuthMessage: 'Esta cuenta no puede iniciar sesión. Contacta con soporte.' },
+    EM0004: {
+      message: 'Tu acceso fue revocado. Inicia sesión de nuevo.',
+      preAuthMessage: 'Esta cuenta no puede iniciar sesión. Contacta con soporte.',
+    },
     EM0005: {
       message: 'Tu sesión ya no es válida. Inicia sesión de nuevo.',
       preAuthMessage: 'Los datos que ingresaste no fueron aceptados. Revísalos e inténtalo de nuevo.',

@@ -11,13 +11,22 @@ import type { LocaleMessages } from '../messages.js';
 export const ptBR: LocaleMessages = {
   locale: 'pt-BR',
   errors: {
-    EM0001: { message: 'Sua sessão foi encerrada. Faça login novamente.', preAuthMessage: 'Falta algo de que esta etapa precisa. Comece de novo.' },
+    EM0001: {
+      message: 'Sua sessão foi encerrada. Faça login novamente.',
+      preAuthMessage: 'Falta algo de que esta etapa precisa. Comece de novo.',
+    },
     EM0002: {
       message: 'Sua sessão não é válida. Faça login novamente.',
       preAuthMessage: 'Os dados informados não são válidos. Confira e tente novamente.',
     },
-    EM0003: { message: 'Sua sessão expirou. Faça login novamente.', preAuthMessage: 'O código ou link expirou. Comece de novo para receber um novo.' },
-    EM0004: { message: 'Seu acesso foi revogado. Faça login novamente.', preAuthMessage: 'Esta conta não pode entrar. Fale com o suporte.' },
+    EM0003: {
+      message: 'Sua sessão expirou. Faça login novamente.',
+      preAuthMessage: 'O código ou link expirou. Comece de novo para receber um novo.',
+    },
+    EM0004: {
+      message: 'Seu acesso foi revogado. Faça login novamente.',
+      preAuthMessage: 'Esta conta não pode entrar. Fale com o suporte.',
+    },
     EM0005: {
       message: 'Sua sessão não é mais válida. Faça login novamente.',
       preAuthMessage: 'Os dados informados não foram aceitos. Confira e tente novamente.',
