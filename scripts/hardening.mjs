@@ -28,19 +28,15 @@ if (files.length === 0) {
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 const started = Date.now();
-const run = spawnSync(
-  process.execPath,
-  ['--import', 'tsx', '--test', '--test-force-exit', '--test-concurrency=1', '--test-reporter=dot', ...files],
-  {
-    stdio: 'inherit',
-    env: {
-      ...process.env,
-      NODE_ENV: process.env.TEST_NODE_ENV ?? 'test',
-      HARDENING_FIGURES_DIR: join(process.cwd(), out),
-      ...(full ? { HARDENING_FULL: '1' } : {}),
-    },
+const run = spawnSync(process.execPath, ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-reporter=dot', ...files], {
+  stdio: 'inherit',
+  env: {
+    ...process.env,
+    NODE_ENV: process.env.TEST_NODE_ENV ?? 'test',
+    HARDENING_FIGURES_DIR: join(process.cwd(), out),
+    ...(full ? { HARDENING_FULL: '1' } : {}),
   },
-);
+});
 const seconds = Math.round((Date.now() - started) / 1000);
 
 const rows = [];

@@ -1,8 +1,11 @@
 // Runs every test/**/*.test.ts file with node's test runner (TypeScript through tsx), after
 // building the browser package (packages/browser, `tsc -b`: nothing is redone when it is up to
 // date), which the server imports from its dist/.
-// A test file whose process would stay alive after its last test (a client still reconnecting, a
-// timer left behind) ends with it (`--test-force-exit`): a leak never holds a CI run until its limit.
+// No `--test-force-exit`: with it the runner can drop the last verdicts of a file (its report
+// stream cut when the child exits; nodejs/node#64833), so a run would count fewer tests than ran,
+// failures included. A file whose process stays alive after its last test (a client still
+// reconnecting, a timer left behind) is a defect of that file; the whole run is bounded by
+// TEST_RUN_LIMIT_S (default 2,700 s), after which it is stopped and fails, naming the limit.
 // At the end it prints the time of each test file (the sum of its top-level tests, as
 // scripts/test-durations.mjs reports them), the slowest TEST_DURATIONS_TOP (default 15) and the total, and the
 // run's wall-clock time against the suite's budget of 10 minutes (TEST_BUDGET_S, in seconds). Over
@@ -51,6 +54,7 @@ if (sdk.status !== 0) {
   process.exit(sdk.status ?? 1);
 }
 const BUDGET_S = Number(process.env.TEST_BUDGET_S ?? 600);
+const RUN_LIMIT_S = Number(process.env.TEST_RUN_LIMIT_S ?? 2700);
 const TOP = Number(process.env.TEST_DURATIONS_TOP ?? 15);
 const scratch = mkdtempSync(join(tmpdir(), 'test-durations-'));
 const durationsFile = join(scratch, 'durations.tsv');
@@ -61,7 +65,6 @@ const result = spawnSync(
     '--import',
     'tsx',
     '--test',
-    '--test-force-exit',
     '--test-concurrency=2',
     '--test-reporter=spec',
     '--test-reporter-destination=stdout',
@@ -69,10 +72,19 @@ const result = spawnSync(
     '--test-reporter-destination=stdout',
     ...files,
   ],
-  { stdio: 'inherit', env: { ...process.env, NODE_ENV: process.env.TEST_NODE_ENV ?? 'test', TEST_DURATIONS_FILE: durationsFile } },
+  {
+    stdio: 'inherit',
+    timeout: RUN_LIMIT_S * 1000,
+    killSignal: 'SIGKILL',
+    env: { ...process.env, NODE_ENV: process.env.TEST_NODE_ENV ?? 'test', TEST_DURATIONS_FILE: durationsFile },
+  },
 );
 const wallS = (performance.now() - started) / 1000;
 printDurations();
+if (result.error || result.signal) {
+  console.error(`the test run was stopped after ${wallS.toFixed(0)} s (TEST_RUN_LIMIT_S=${RUN_LIMIT_S}): a test file did not end`);
+  process.exit(1);
+}
 process.exit(result.status ?? 1);
 
 /** The per-file table, the total and the budget check (see the header). */

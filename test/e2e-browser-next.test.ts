@@ -154,7 +154,8 @@ test(
       await page.fill('input[name="login"]', LOGIN.login);
       await page.fill('input[name="password"]', 'not-the-password');
       await page.click('button:text("Entrar")');
-      const problem = (await page.waitForSelector('[role="alert"]')).textContent();
+      // Inside the form: Next.js adds a route announcer of its own with role="alert", empty until a navigation.
+      const problem = (await page.waitForSelector('form [role="alert"]')).textContent();
       assert.match((await problem) ?? '', /^\S.* #EP0700-EM0005$/, "the pre-authentication message and the login route's reference");
       assert.ok(apiAnswers.includes('POST /api/auth/login 401'), apiAnswers.join(', '));
 
