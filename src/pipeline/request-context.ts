@@ -52,6 +52,8 @@ export const requestIdOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestI
 /** The headers every answer starts with. */
 export const requestContext = fp(
   async (app: FastifyInstance) => {
+    // Where the client address is kept once read (session/client.ts): a field of every request, not one added later.
+    app.decorateRequest('clientHops', undefined);
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id);
       reply.header('x-content-type-options', 'nosniff');

@@ -85,6 +85,7 @@ import { buildSamplerFromEnv } from '@opentelemetry/sdk-trace-base/build/src/con
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type EndpointCode, endpointCodeFor, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
+import { clientAddress } from '../session/client.js';
 import type { UpstreamSpan, UpstreamTracer } from '../upstream/client.js';
 import type { UpstreamError } from '../upstream/errors.js';
 import { bindTraceFields } from './logging.js';
@@ -212,7 +213,7 @@ function serverAttributes(request: FastifyRequest, route: string | undefined): A
     'http.request.method': request.method,
     'url.path': q === -1 ? target : target.slice(0, q),
     'url.scheme': request.protocol,
-    'client.address': request.ip,
+    'client.address': clientAddress(request),
     'network.protocol.version': request.raw.httpVersion,
     [REQUEST_ID_ATTRIBUTE]: request.id,
   };

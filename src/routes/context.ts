@@ -9,6 +9,7 @@ import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify
 import { ifNoneMatchMatches, type Representation } from '../catalogue/representation.js';
 import type { Config } from '../config.js';
 import { badResponse, JSON_CONTENT_TYPE, type ProxyAnswer } from '../envelope.js';
+import { clientAddress, clientHops } from '../session/client.js';
 import { readSessionToken } from '../session/cookie.js';
 import type { SessionCaches } from '../session/identity.js';
 import { encodedForms, redactBody, redactText, sentCookieValues, withoutCookie } from '../session/redact.js';
@@ -187,12 +188,12 @@ export class RequestContext implements RouteContext {
  * The `X-Forwarded-For` sent upstream (docs/behaviour.md "Rate limits and client address"): the client
  * address alone when the socket's peer is not a trusted proxy (a browser-sent value is never
  * believed); from a trusted load balancer, the incoming chain without its trusted right-hand hops, so
- * that it ends in the client address (`request.ip`).
+ * that it ends in the client address (`clientAddress`, Fastify's `request.ip`).
  */
 export function forwardedFor(request: FastifyRequest): string {
-  const hops = request.ips;
-  // `ips`: the socket's peer, then X-Forwarded-For from the right, up to the first untrusted address.
-  if (!hops || hops.length < 2) return request.ip;
+  // The socket's peer, then X-Forwarded-For from the right, up to the first untrusted address.
+  const hops = clientHops(request);
+  if (hops.length < 2) return clientAddress(request);
   const header = request.headers['x-forwarded-for'];
   const chain = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((entry) => entry.trim());
   const kept = chain.slice(0, Math.max(1, chain.length - (hops.length - 2)));
