@@ -12,7 +12,7 @@ import { badResponse, JSON_CONTENT_TYPE, type ProxyAnswer } from '../envelope.js
 import { clientAddress, clientHops } from '../session/client.js';
 import { readSessionToken } from '../session/cookie.js';
 import type { SessionCaches } from '../session/identity.js';
-import { encodedForms, redactBody, redactText, sentCookieValues, withoutCookie } from '../session/redact.js';
+import { encodedForms, redactBody, redactText, type SessionCookieSplit, splitSessionCookie } from '../session/redact.js';
 import type { CacheReadObserver, CacheRegistry } from '../state/caches.js';
 import type { AppState } from '../state/index.js';
 import type { LiveStreams } from '../streams/index.js';
@@ -113,10 +113,16 @@ export class RequestContext implements RouteContext {
   get requestId(): string {
     return this.request.id;
   }
+  #cookie: SessionCookieSplit | undefined;
+  /** The `Cookie` header split once for the session cookie: its values (the secrets) and the other pairs (sent upstream). */
+  #sessionCookie(): SessionCookieSplit {
+    this.#cookie ??= splitSessionCookie(this.request.headers.cookie, this.deps.config.sessionCookieName);
+    return this.#cookie;
+  }
   #secrets: readonly string[] | undefined;
   get secrets(): readonly string[] {
     if (this.#secrets === undefined) {
-      const sent = sentCookieValues(this.request.headers.cookie, this.deps.config.sessionCookieName);
+      const sent = this.#sessionCookie().values;
       this.#secrets = this.routeConfig?.rawPassthrough === true && sent.length > 0 ? [...sent, ...encodedForms(sent)] : sent;
     }
     return this.#secrets;
@@ -177,7 +183,7 @@ export class RequestContext implements RouteContext {
     if (jwt) headers.authorization = `Bearer ${jwt}`;
     const cookie = request.headers.cookie;
     if (cookie && (service === 'bff' || jwt)) {
-      const others = withoutCookie(cookie, this.deps.config.sessionCookieName);
+      const others = this.#sessionCookie().others;
       if (others) headers.cookie = others;
     }
     return headers;
