@@ -89,7 +89,7 @@ import { clientAddress } from '../session/client.js';
 import type { UpstreamSpan, UpstreamTracer } from '../upstream/client.js';
 import type { UpstreamError } from '../upstream/errors.js';
 import { bindTraceFields } from './logging.js';
-import { targetPath } from './request-context.js';
+import { routeConfigOf, targetPath } from './request-context.js';
 
 /** The span attribute that names an upstream call's EP code (spec 7.2). */
 export const ENDPOINT_ATTRIBUTE = 'front_proxy.endpoint';
@@ -413,7 +413,7 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
   /** The server span of a request (sampled requests only; see the module documentation). */
   const onRequest = (request: FastifyRequest & RequestTrace, reply: FastifyReply, done: () => void): void => {
     // A health probe is no traffic: no span, no sampling decision, no trace fields.
-    if (request.routeOptions.config?.probe === true) {
+    if (routeConfigOf(request).probe === true) {
       done();
       return;
     }
@@ -429,7 +429,7 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
       done();
       return;
     }
-    const route = request.routeOptions.url;
+    const route = (routeConfigOf(request) as { url?: string }).url;
     const attributes = serverAttributes(request, route);
     handoff.pass(decision, remote ? undefined : traceId);
     let span: Span;
