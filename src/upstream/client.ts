@@ -273,7 +273,9 @@ export class UpstreamService {
       headers['content-type'] = 'application/json';
     }
     const path = `${this.#prefix}${req.path}${req.rawQuery ?? buildQuery(req.query)}` || '/';
-    return { method: req.method, path, headers, body: body ?? null };
+    // The socket limits are set by each dispatch from the call's deadline (buffered-call.ts,
+    // stream-call.ts); declared here so that setting them adds no property to the object.
+    return { method: req.method, path, headers, body: body ?? null, headersTimeout: 0, bodyTimeout: 0 };
   }
 
   /** Records how a call ended, for readiness (`lastAnsweredAt`, `lastFailedAt`). */
