@@ -215,8 +215,8 @@ export class ClientDeparture implements Cancellation {
     this.#listeners = undefined;
     if (listeners !== undefined) for (const listener of listeners) listener();
   }
-  /** Adds an `abort` listener, called once when the client leaves; none once it has left (as an `AbortSignal`'s). */
-  addEventListener(_type: 'abort', listener: () => void): void {
+  /** Adds an `abort` listener, called once when the client leaves (`once` or not); none once it has left (as an `AbortSignal`'s). */
+  addEventListener(_type: 'abort', listener: () => void, _options?: { once?: boolean }): void {
     if (this.#aborted) return;
     const listeners = this.#listeners;
     if (listeners === undefined) this.#listeners = [listener];
