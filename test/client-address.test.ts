@@ -75,7 +75,13 @@ function countingRequest(ips: string[] | undefined, ip: string): { request: Fast
 describe('clientHops and clientAddress', () => {
   const cases: [name: string, ips: string[] | undefined, ip: string, hops: string[], address: string][] = [
     ['behind a trusted proxy', ['127.0.0.1', '203.0.113.7'], '203.0.113.7', ['127.0.0.1', '203.0.113.7'], '203.0.113.7'],
-    ['behind two trusted proxies', ['127.0.0.1', '10.0.0.1', '198.51.100.2'], '198.51.100.2', ['127.0.0.1', '10.0.0.1', '198.51.100.2'], '198.51.100.2'],
+    [
+      'behind two trusted proxies',
+      ['127.0.0.1', '10.0.0.1', '198.51.100.2'],
+      '198.51.100.2',
+      ['127.0.0.1', '10.0.0.1', '198.51.100.2'],
+      '198.51.100.2',
+    ],
     ['from an untrusted peer', ['192.0.2.9'], '192.0.2.9', ['192.0.2.9'], '192.0.2.9'],
     ['without TRUSTED_PROXIES (no ips)', undefined, '192.0.2.10', ['192.0.2.10'], '192.0.2.10'],
   ];

@@ -191,7 +191,8 @@ export const authRoutes: readonly RouteSpec[] = routeTable('Authentication', [
       const payload = { login, password, captcha_token, app_source, two_factor_code };
       const res = await authService((req) => ctx.call('bff', req, { bearer: null })).login(payload);
       const refusedCode = two_factor_code !== undefined && res.status >= 200 && res.status < 300 && asksSecondFactor(res);
-      if ((res.status >= 400 && res.status < 500 && res.status !== 429) || refusedCode) await failures.failed(login, clientAddress(ctx.request));
+      if ((res.status >= 400 && res.status < 500 && res.status !== 429) || refusedCode)
+        await failures.failed(login, clientAddress(ctx.request));
       return establishSession(ctx, res);
     },
   }),
