@@ -31,6 +31,7 @@ import { createTracing } from './pipeline/tracing.js';
 import { allRouteTables } from './routes/index.js';
 import { NO_METRICS } from './routes/context.js';
 import { type AppDeps, activeRoutes, registerRoutes } from './routes/route.js';
+import { trustedProxyCheck } from './session/client.js';
 import { tokenKey } from './session/hash.js';
 import { createSessionCaches } from './session/identity.js';
 import { HANDSHAKE_CACHE_NAME, handshakesOf } from './session/sticker-handshakes.js';
@@ -98,8 +99,9 @@ export async function createServer(
     ...clientErrors.options,
     bodyLimit: JSON_BODY_LIMIT,
     // The client address: the socket's, or from a trusted load balancer the right-most untrusted one
-    // of X-Forwarded-For (docs/behaviour.md "Rate limits and client address").
-    trustProxy: cfg.trustedProxies ? cfg.trustedProxies.join(',') : false,
+    // of X-Forwarded-For (docs/behaviour.md "Rate limits and client address"); the peer's trust is
+    // remembered by its address (session/client.ts).
+    trustProxy: cfg.trustedProxies ? trustedProxyCheck(cfg.trustedProxies) : false,
     // A request arriving once the listener is closed gets the drain step's envelope, not Fastify's body.
     return503OnClosing: false,
     forceCloseConnections: 'idle',

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { protocolRefusal } from '../src/pipeline/client-errors.js';
 import { withoutCookie } from '../src/session/redact.js';
-import { redactBody, redactText, sentCookieValues } from '../src/session/redact.js';
+import { redactBody, redactText, sentCookieValues, splitSessionCookie } from '../src/session/redact.js';
 
 const JWT = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJlLXZhbHVl';
 
@@ -39,6 +39,24 @@ test('withoutCookie: the session cookie dropped, every other pair kept in order'
     [' access_token = v ; lang=pt', 'lang=pt'],
   ];
   for (const [header, expected] of rows) assert.equal(withoutCookie(header, 'access_token'), expected, header);
+});
+
+test('splitSessionCookie: the values and the other pairs of one header from one pass, as the two readings give them', () => {
+  const rows: [string | undefined, string[], string][] = [
+    [undefined, [], ''],
+    ['', [], ''],
+    ['theme=dark; _ga=GA1.2.3', [], 'theme=dark; _ga=GA1.2.3'],
+    [`theme=dark; access_token=${JWT}; _ga=GA1`, [JWT], 'theme=dark; _ga=GA1'],
+    [`access%5Ftoken=${JWT};lang=pt`, [JWT], 'lang=pt'],
+    [`Access.Token="${JWT}"`, [`"${JWT}"`, JWT], ''],
+    [' access_token = short ;  ; lang=pt ', [], 'lang=pt'],
+    [`x_access_token=${JWT}`, [], `x_access_token=${JWT}`],
+  ];
+  for (const [header, values, others] of rows) {
+    assert.deepEqual(splitSessionCookie(header, 'access_token'), { values, others }, String(header));
+    assert.deepEqual(sentCookieValues(header, 'access_token'), values, String(header));
+    if (header !== undefined) assert.equal(withoutCookie(header, 'access_token'), others, header);
+  }
 });
 
 test('redactText and redactBody: every value replaced, the longest first; short values never', () => {

@@ -28,6 +28,7 @@ import type { Config } from '../config.js';
 import { envelope, JSON_CONTENT_TYPE } from '../envelope.js';
 import { isWellFormedJwt, type TokenCheck, TokenVerifier } from '../session/token.js';
 import { tokenKey } from '../session/hash.js';
+import { routeConfigOf } from './request-context.js';
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -103,7 +104,7 @@ export const authGate = fp(
     app.addHook('onRequest', (request, reply, done) => {
       const cookieHeader = request.headers.cookie;
       request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {};
-      const routeConfig = request.routeOptions.config;
+      const routeConfig = routeConfigOf(request);
       const auth = routeConfig.auth;
       if (auth === 'operator') {
         if (!config.cachePurgeToken) {

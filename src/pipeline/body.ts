@@ -27,6 +27,7 @@ import fp from 'fastify-plugin';
 import secureJson from 'secure-json-parse';
 import { envelope } from '../envelope.js';
 import { STATE_CHANGING } from './csrf.js';
+import { routeConfigOf } from './request-context.js';
 
 /** Deepest nesting of arrays and objects a JSON request body may have, in levels; deeper answers 400. */
 export const MAX_JSON_DEPTH = 32;
@@ -126,7 +127,7 @@ export const body = fp(
   async (app: FastifyInstance) => {
     app.addHook('onRequest', (request, reply, done) => {
       if (STATE_CHANGING.has(request.method) && hasBody(request)) {
-        const accepted = request.routeOptions.config.contentTypes;
+        const accepted = routeConfigOf(request).contentTypes;
         if (accepted && !accepted.includes(mediaType(request.headers['content-type']))) {
           reply.code(415).send(envelope('unsupported_media_type', `Expected ${accepted.join(' or ')}`));
           return;

@@ -16,6 +16,7 @@ import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope } from '../envelope.js';
 import { originAllowed } from '../session/client.js';
+import { routeConfigOf } from './request-context.js';
 
 /** The methods that change state. */
 export const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
@@ -27,7 +28,7 @@ export const STATE_CHANGING = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
  * @param request - the request, after routing.
  */
 export function csrfGuarded(request: FastifyRequest): boolean {
-  return STATE_CHANGING.has(request.method) || request.routeOptions.config.sideEffects === true;
+  return STATE_CHANGING.has(request.method) || routeConfigOf(request).sideEffects === true;
 }
 
 /** Options of the {@link csrf} plugin. */

@@ -28,7 +28,7 @@ import type { Config } from '../config.js';
 import { envelope } from '../envelope.js';
 import { LONG_LIVED_EVENT, liveKind } from '../streams/index.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
-import { isApiRequest } from './request-context.js';
+import { isApiRequest, routeConfigOf } from './request-context.js';
 
 /** How often the event-loop delay is sampled, in milliseconds. */
 export const SAMPLE_INTERVAL_MS = 250;
@@ -59,7 +59,7 @@ export interface LoadSheddingOptions {
  * (logout, spec 5.5: it always answers success and clears the cookie).
  */
 function sheddable(request: FastifyRequest): boolean {
-  return isApiRequest(request) && request.routeOptions.config?.alwaysSucceeds !== true;
+  return isApiRequest(request) && routeConfigOf(request).alwaysSucceeds !== true;
 }
 
 /** The step (see the module documentation). */

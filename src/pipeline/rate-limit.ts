@@ -22,7 +22,7 @@
  *
  * A refused request answers 429 `rate_limited` with `Retry-After` (seconds) and calls nothing
  * upstream. `0` turns a limit off. The client address is Fastify's `request.ip`, which believes
- * `X-Forwarded-For` only from `TRUSTED_PROXIES`. Shared counters fall back to per-process counting
+ * `X-Forwarded-For` only from `TRUSTED_PROXIES`, read once per request (`clientAddress`, `session/client.ts`). Shared counters fall back to per-process counting
  * while the shared state cannot be reached (`state/rate-limit-store.ts`).
  *
  * @module
@@ -31,6 +31,7 @@ import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
+import { clientAddress } from '../session/client.js';
 import { readSessionToken, sessionTokenKey } from '../session/cookie.js';
 import { addressKey } from '../state/address-key.js';
 import { rateLimitStore } from '../state/rate-limit-store.js';
@@ -68,7 +69,7 @@ export interface RateLimitOptions {
 }
 
 /** The shared limits count a client address by {@link addressKey} (IPv6: its /64). */
-const byAddress = (request: FastifyRequest): string => addressKey(request.ip);
+const byAddress = (request: FastifyRequest): string => addressKey(clientAddress(request));
 
 /** The limits (see the module documentation). */
 export const rateLimits = fp(
@@ -85,7 +86,7 @@ export const rateLimits = fp(
     const addressCeiling = perAddress === 0 ? undefined : addressCeilingHook(() => addressCheck, onRefused);
     const bySession = (request: FastifyRequest): string => {
       const token = readSessionToken(request);
-      return token ? `s:${sessionTokenKey(request, token)}` : `a:${addressKey(request.ip)}`;
+      return token ? `s:${sessionTokenKey(request, token)}` : `a:${addressKey(clientAddress(request))}`;
     };
     // Runs before the limiter's own onRoute hook (registered below): turns each route's declared
     // `limit` into the limiter's per-route options.
@@ -123,7 +124,7 @@ export const rateLimits = fp(
       addressCheck = app.createRateLimit({
         max: perAddress,
         timeWindow: RATE_WINDOW_MS,
-        keyGenerator: (request) => `addr:${addressKey(request.ip)}`,
+        keyGenerator: (request) => `addr:${addressKey(clientAddress(request))}`,
       });
     }
   },

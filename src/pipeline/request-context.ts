@@ -12,7 +12,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -28,14 +28,41 @@ export function targetPath(url: string): string {
   }
 }
 
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The matched route's `config` as {@link routeConfigOf} read it; `undefined` until then. */
+    matchedRouteConfig: Readonly<FastifyContextConfig> | undefined;
+  }
+}
+
+/**
+ * The `config` of the route a request was routed to (its declarations, and Fastify's `url`, the
+ * route's pattern, and `method`; `{}` for a request no route matched), read once per request: the
+ * `onRequest` steps each ask for it (the CSRF defence, load shedding, the auth gate, the body step),
+ * and Fastify's `request.routeOptions` builds a new object of a dozen fields on every read. For the
+ * `onRequest` steps only: a later step reads `request.routeOptions`, which follows a request that a
+ * handler sends to the not-found handler.
+ *
+ * @param request - the request, after routing.
+ */
+export function routeConfigOf(request: FastifyRequest): Readonly<FastifyContextConfig> {
+  let config = request.matchedRouteConfig;
+  if (config === undefined) {
+    config = request.routeOptions.config ?? {};
+    request.matchedRouteConfig = config;
+  }
+  return config;
+}
+
 /**
  * Whether the answer to a request is an `/api` answer (`Cache-Control: no-store`): the matched
- * route's pattern starts with `/api/`; with no matched route (404), the target's path does.
+ * route's pattern starts with `/api/`; with no matched route (404), the target's path does. Read in
+ * the `onRequest` steps ({@link routeConfigOf}).
  *
  * @param request - the request, after routing.
  */
 export function isApiRequest(request: FastifyRequest): boolean {
-  const pattern = request.routeOptions.url;
+  const pattern = (routeConfigOf(request) as { url?: string }).url;
   if (pattern !== undefined && pattern !== '') return pattern.startsWith('/api/');
   return targetPath(request.url).startsWith('/api/');
 }
@@ -52,6 +79,10 @@ export const requestIdOptions: Pick<FastifyServerOptions, 'genReqId' | 'requestI
 /** The headers every answer starts with. */
 export const requestContext = fp(
   async (app: FastifyInstance) => {
+    // Where the client address (session/client.ts) and the route's config are kept once read: fields
+    // of every request, not ones added later.
+    app.decorateRequest('clientHops', undefined);
+    app.decorateRequest('matchedRouteConfig', undefined);
     app.addHook('onRequest', (request, reply, done) => {
       reply.header('x-request-id', request.id);
       reply.header('x-content-type-options', 'nosniff');

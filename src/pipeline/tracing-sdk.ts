@@ -85,10 +85,11 @@ import { buildSamplerFromEnv } from '@opentelemetry/sdk-trace-base/build/src/con
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { type EndpointCode, endpointCodeFor, UNKNOWN_ENDPOINT_CODE } from '../errors/index.js';
+import { clientAddress } from '../session/client.js';
 import type { UpstreamSpan, UpstreamTracer } from '../upstream/client.js';
 import type { UpstreamError } from '../upstream/errors.js';
 import { bindTraceFields } from './logging.js';
-import { targetPath } from './request-context.js';
+import { routeConfigOf, targetPath } from './request-context.js';
 
 /** The span attribute that names an upstream call's EP code (spec 7.2). */
 export const ENDPOINT_ATTRIBUTE = 'front_proxy.endpoint';
@@ -212,7 +213,7 @@ function serverAttributes(request: FastifyRequest, route: string | undefined): A
     'http.request.method': request.method,
     'url.path': q === -1 ? target : target.slice(0, q),
     'url.scheme': request.protocol,
-    'client.address': request.ip,
+    'client.address': clientAddress(request),
     'network.protocol.version': request.raw.httpVersion,
     [REQUEST_ID_ATTRIBUTE]: request.id,
   };
@@ -412,7 +413,7 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
   /** The server span of a request (sampled requests only; see the module documentation). */
   const onRequest = (request: FastifyRequest & RequestTrace, reply: FastifyReply, done: () => void): void => {
     // A health probe is no traffic: no span, no sampling decision, no trace fields.
-    if (request.routeOptions.config?.probe === true) {
+    if (routeConfigOf(request).probe === true) {
       done();
       return;
     }
@@ -428,7 +429,7 @@ export function startTracing(setup: TracingSetup): { readonly plugin: FastifyPlu
       done();
       return;
     }
-    const route = request.routeOptions.url;
+    const route = (routeConfigOf(request) as { url?: string }).url;
     const attributes = serverAttributes(request, route);
     handoff.pass(decision, remote ? undefined : traceId);
     let span: Span;

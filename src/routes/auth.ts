@@ -25,6 +25,7 @@ import {
 } from '../contracts/auth.js';
 import { badResponse, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
+import { clientAddress } from '../session/client.js';
 import { clearSessionCookie, sessionMaxAge, sessionTokenKey, setSessionCookie, tokenOf } from '../session/cookie.js';
 import { cachedProfile } from '../session/identity.js';
 import { UpstreamAnswerError } from '../session/profile-cache.js';
@@ -181,7 +182,7 @@ export const authRoutes: readonly RouteSpec[] = routeTable('Authentication', [
       // (RATE_LIMIT_LOGIN_FAILURES_PER_LOGIN over all addresses); second-factor codes count in the same
       // bucket: a code the BFF did not take is answered with its `two_factor_code` request again.
       const failures = ctx.deps.state.loginFailures;
-      const retryAfter = await failures.refused(login, ctx.request.ip);
+      const retryAfter = await failures.refused(login, clientAddress(ctx.request));
       if (retryAfter !== undefined) {
         ctx.deps.metrics.rateLimited('login_failures');
         ctx.reply.header('retry-after', String(retryAfter));
@@ -190,7 +191,8 @@ export const authRoutes: readonly RouteSpec[] = routeTable('Authentication', [
       const payload = { login, password, captcha_token, app_source, two_factor_code };
       const res = await authService((req) => ctx.call('bff', req, { bearer: null })).login(payload);
       const refusedCode = two_factor_code !== undefined && res.status >= 200 && res.status < 300 && asksSecondFactor(res);
-      if ((res.status >= 400 && res.status < 500 && res.status !== 429) || refusedCode) await failures.failed(login, ctx.request.ip);
+      if ((res.status >= 400 && res.status < 500 && res.status !== 429) || refusedCode)
+        await failures.failed(login, clientAddress(ctx.request));
       return establishSession(ctx, res);
     },
   }),

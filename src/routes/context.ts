@@ -5,17 +5,19 @@
  *
  * @module
  */
+import type { ServerResponse } from 'node:http';
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import { ifNoneMatchMatches, type Representation } from '../catalogue/representation.js';
 import type { Config } from '../config.js';
 import { badResponse, JSON_CONTENT_TYPE, type ProxyAnswer } from '../envelope.js';
+import { clientAddress, clientHops } from '../session/client.js';
 import { readSessionToken } from '../session/cookie.js';
 import type { SessionCaches } from '../session/identity.js';
-import { encodedForms, redactBody, redactText, sentCookieValues, withoutCookie } from '../session/redact.js';
+import { encodedForms, redactBody, redactText, type SessionCookieSplit, splitSessionCookie } from '../session/redact.js';
 import type { CacheReadObserver, CacheRegistry } from '../state/caches.js';
 import type { AppState } from '../state/index.js';
 import type { LiveStreams } from '../streams/index.js';
-import type { UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
+import type { Cancellation, UpstreamRequest, UpstreamResponse, UpstreamService, UpstreamStream } from '../upstream/client.js';
 import type { ServiceName, UpstreamCaller } from '../upstream/services.js';
 
 /** Shared state the routes use: configuration, upstream services and caches. Built by `createServer`. */
@@ -112,10 +114,16 @@ export class RequestContext implements RouteContext {
   get requestId(): string {
     return this.request.id;
   }
+  #cookie: SessionCookieSplit | undefined;
+  /** The `Cookie` header split once for the session cookie: its values (the secrets) and the other pairs (sent upstream). */
+  #sessionCookie(): SessionCookieSplit {
+    this.#cookie ??= splitSessionCookie(this.request.headers.cookie, this.deps.config.sessionCookieName);
+    return this.#cookie;
+  }
   #secrets: readonly string[] | undefined;
   get secrets(): readonly string[] {
     if (this.#secrets === undefined) {
-      const sent = sentCookieValues(this.request.headers.cookie, this.deps.config.sessionCookieName);
+      const sent = this.#sessionCookie().values;
       this.#secrets = this.routeConfig?.rawPassthrough === true && sent.length > 0 ? [...sent, ...encodedForms(sent)] : sent;
     }
     return this.#secrets;
@@ -143,25 +151,19 @@ export class RequestContext implements RouteContext {
     if (this.routeConfig?.sideEffects === true) return { ...req, sideEffects: true };
     return shared ? req : { ...req, signal: this.#clientGone };
   }
-  #gone: AbortSignal | undefined;
+  #gone: ClientDeparture | undefined;
   /**
-   * For a read (GET, HEAD), a signal that aborts when the client leaves before its answer is complete
-   * (docs/behaviour.md "Resilience", "Client gone"); `undefined` for any other method: a mutation is never cut.
-   * Made when the first upstream call of the request needs it (not for a call its endpoint's guard
-   * refuses at once); the upstream client calls this function.
+   * For a read (GET, HEAD), a cancellation that aborts when the client leaves before its answer is
+   * complete (docs/behaviour.md "Resilience", "Client gone"); `undefined` for any other method: a mutation
+   * is never cut. Made when the first upstream call of the request needs it (not for a call its
+   * endpoint's guard refuses at once); the upstream client calls this function.
    */
-  readonly #clientGone = (): AbortSignal | undefined => {
+  readonly #clientGone = (): Cancellation | undefined => {
     if (this.#gone !== undefined) return this.#gone;
     const method = this.request.method;
     if (method !== 'GET' && method !== 'HEAD') return undefined;
-    const controller = new AbortController();
     const res = this.reply.raw;
-    if (res.destroyed || this.request.raw.socket?.destroyed === true) controller.abort();
-    else
-      res.once('close', () => {
-        if (!res.writableFinished) controller.abort();
-      });
-    this.#gone = controller.signal;
+    this.#gone = new ClientDeparture(res, res.destroyed || this.request.raw.socket?.destroyed === true);
     return this.#gone;
   };
   /** The headers the proxy sets on an upstream call; they override the route's own. */
@@ -176,7 +178,7 @@ export class RequestContext implements RouteContext {
     if (jwt) headers.authorization = `Bearer ${jwt}`;
     const cookie = request.headers.cookie;
     if (cookie && (service === 'bff' || jwt)) {
-      const others = withoutCookie(cookie, this.deps.config.sessionCookieName);
+      const others = this.#sessionCookie().others;
       if (others) headers.cookie = others;
     }
     return headers;
@@ -184,15 +186,60 @@ export class RequestContext implements RouteContext {
 }
 
 /**
+ * A client's departure as the upstream calls' {@link Cancellation} (docs/behaviour.md "Resilience",
+ * "Client gone"): aborted once the answer's connection closes before the answer was written whole.
+ * It holds one `close` listener on the response and calls its own `abort` listeners, each once, in
+ * the order they were added: no `AbortController` and no `EventTarget` per request, whose listeners
+ * cost more than the call's own work on this path.
+ */
+export class ClientDeparture implements Cancellation {
+  readonly #res: ServerResponse;
+  #aborted: boolean;
+  #listeners: (() => void)[] | undefined = undefined;
+  /**
+   * @param res - the answer's response.
+   * @param gone - the client has left already: aborted from the start.
+   */
+  constructor(res: ServerResponse, gone: boolean) {
+    this.#res = res;
+    this.#aborted = gone;
+    if (!gone) res.once('close', () => this.#closed());
+  }
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+  #closed(): void {
+    if (this.#res.writableFinished) return;
+    this.#aborted = true;
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (listeners !== undefined) for (const listener of listeners) listener();
+  }
+  /** Adds an `abort` listener, called once when the client leaves (`once` or not); none once it has left (as an `AbortSignal`'s). */
+  addEventListener(_type: 'abort', listener: () => void, _options?: { once?: boolean }): void {
+    if (this.#aborted) return;
+    const listeners = this.#listeners;
+    if (listeners === undefined) this.#listeners = [listener];
+    else if (!listeners.includes(listener)) listeners.push(listener);
+  }
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const listeners = this.#listeners;
+    if (listeners === undefined) return;
+    const at = listeners.indexOf(listener);
+    if (at !== -1) listeners.splice(at, 1);
+  }
+}
+
+/**
  * The `X-Forwarded-For` sent upstream (docs/behaviour.md "Rate limits and client address"): the client
  * address alone when the socket's peer is not a trusted proxy (a browser-sent value is never
  * believed); from a trusted load balancer, the incoming chain without its trusted right-hand hops, so
- * that it ends in the client address (`request.ip`).
+ * that it ends in the client address (`clientAddress`, Fastify's `request.ip`).
  */
 export function forwardedFor(request: FastifyRequest): string {
-  const hops = request.ips;
-  // `ips`: the socket's peer, then X-Forwarded-For from the right, up to the first untrusted address.
-  if (!hops || hops.length < 2) return request.ip;
+  // The socket's peer, then X-Forwarded-For from the right, up to the first untrusted address.
+  const hops = clientHops(request);
+  if (hops.length < 2) return clientAddress(request);
   const header = request.headers['x-forwarded-for'];
   const chain = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((entry) => entry.trim());
   const kept = chain.slice(0, Math.max(1, chain.length - (hops.length - 2)));

@@ -26,6 +26,7 @@ import { type Static, Type } from '@sinclair/typebox';
 import { flatBody } from '../contracts/account.js';
 import { envelope, type ProxyAnswer, upstreamAnswer } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie, UTM_KEYS } from '../session/attribution.js';
+import { clientAddress } from '../session/client.js';
 import { sessionUserId } from '../session/identity.js';
 import { UpstreamError } from '../upstream/errors.js';
 import { bff, external, ok, route, type RouteContext, type RouteSpec, routeTable } from './route.js';
@@ -144,7 +145,7 @@ export const externalRoutes: readonly RouteSpec[] = routeTable('External service
       event.ga_client_id ??= gaClientIdFromCookie(ctx.request.cookies._ga);
       if (event.ga_client_id === undefined) delete event.ga_client_id;
       event.timestamp ??= Date.now();
-      event.ip = ctx.request.ip;
+      event.ip = clientAddress(ctx.request);
       const ua = ctx.request.headers['user-agent'];
       if (ua) event.user_agent = ua.slice(0, 512);
       const res = await ctx.call('attribution', { method: 'POST', path: '', json: event }, { bearer: null });

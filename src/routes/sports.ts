@@ -40,6 +40,7 @@ import {
   upstreamFailureAnswer,
 } from '../envelope.js';
 import { addressKey } from '../state/address-key.js';
+import { clientAddress } from '../session/client.js';
 import { sessionTokenKey } from '../session/cookie.js';
 import { foreignEncoding, sendRedactedStream, transcodeToUtf8, utf8ContentType } from '../session/redact.js';
 import { isEventStream } from '../streams/sse.js';
@@ -150,7 +151,7 @@ export function namedRouteOf(upstreamPath: string): string | undefined {
 function clientOf(ctx: RouteContext): string {
   const request = ctx.request;
   if (ctx.token !== undefined && request.sessionTokenVerified === true) return `s:${sessionTokenKey(request, ctx.token)}`;
-  return `a:${addressKey(request.ip)}`;
+  return `a:${addressKey(clientAddress(request))}`;
 }
 
 /**

@@ -66,17 +66,60 @@ function mayHoldSpelling(header: string, name: string): boolean {
 }
 
 /**
- * Calls `each` with the name and the raw value of every pair of a `Cookie` header whose name reads as
- * `name` in some spelling ({@link cookieNameForm}); nothing when the header cannot hold one.
+ * A `Cookie` header read for the session cookie `name` (docs/behaviour.md "Session cookie", "Upstream
+ * requests"), in one pass over its pairs: what {@link sentCookieValues} and {@link withoutCookie} give.
  */
-function forEachSpelling(header: string, name: string, each: (pairName: string, raw: string) => void): void {
-  if (!mayHoldSpelling(header, name)) return;
+export interface SessionCookieSplit {
+  /** Every value sent as the cookie, as {@link sentCookieValues} gives them. */
+  readonly values: string[];
+  /** The header without the cookie's pairs, as {@link withoutCookie} gives it. */
+  readonly others: string;
+}
+
+/** The split of a header that holds no session cookie. */
+const NOT_SENT: SessionCookieSplit = Object.freeze({ values: Object.freeze([]) as unknown as string[], others: '' });
+
+/**
+ * Splits a `Cookie` header into the values sent as the cookie `name`, under any spelling a BFF
+ * framework reads as that name ({@link cookieNameForm}), and the header without those pairs, in one
+ * pass over its pairs: a request needs both (its answer's redaction, its upstream `Cookie` header),
+ * and splitting the header once for each was the same work twice. A header that cannot hold the
+ * cookie is not split: no values, the header as it is.
+ *
+ * @returns `values` (see {@link sentCookieValues}) and `others` (see {@link withoutCookie}; `''` for an absent header).
+ */
+export function splitSessionCookie(header: string | undefined, name: string): SessionCookieSplit {
+  if (!header) return NOT_SENT;
+  if (!mayHoldSpelling(header, name)) return { values: [], others: header };
   const form = cookieNameForm(name);
+  const values: string[] = [];
+  const add = (value: string) => {
+    if (value.length >= MIN_REDACTED_TOKEN_LENGTH && !values.includes(value) && values.length < MAX_SENT_VALUES) values.push(value);
+  };
+  const kept: string[] = [];
+  let dropped = false;
   for (const pair of header.split(';')) {
     const at = pair.indexOf('=');
     const pairName = (at < 0 ? pair : pair.slice(0, at)).trim();
-    if (pairName === name || cookieNameForm(pairName) === form) each(pairName, at < 0 ? '' : pair.slice(at + 1).trim());
+    if (pairName !== name && cookieNameForm(pairName) !== form) {
+      const text = pair.trim();
+      if (text !== '') kept.push(text);
+      continue;
+    }
+    dropped = true;
+    const raw = at < 0 ? '' : pair.slice(at + 1).trim();
+    add(raw);
+    const unquoted = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
+    add(unquoted);
+    if (unquoted.includes('%')) {
+      try {
+        add(decodeURIComponent(unquoted));
+      } catch {
+        // not percent-encoding: the value as sent is already in the list
+      }
+    }
   }
+  return { values, others: dropped ? kept.join('; ') : header };
 }
 
 /**
@@ -89,48 +132,20 @@ function forEachSpelling(header: string, name: string, each: (pairName: string, 
  * @example sentCookieValues('a=1; access_token=eyJ…%3D; b=2', 'access_token') // ['eyJ…%3D', 'eyJ…=']
  */
 export function sentCookieValues(header: string | undefined, name: string): string[] {
-  if (!header) return [];
-  const values: string[] = [];
-  const add = (value: string) => {
-    if (value.length >= MIN_REDACTED_TOKEN_LENGTH && !values.includes(value) && values.length < MAX_SENT_VALUES) values.push(value);
-  };
-  forEachSpelling(header, name, (_pairName, raw) => {
-    add(raw);
-    const unquoted = raw.length >= 2 && raw.startsWith('"') && raw.endsWith('"') ? raw.slice(1, -1) : raw;
-    add(unquoted);
-    if (unquoted.includes('%')) {
-      try {
-        add(decodeURIComponent(unquoted));
-      } catch {
-        // not percent-encoding: the value as sent is already in the list
-      }
-    }
-  });
-  return values;
+  return [...splitSessionCookie(header, name).values];
 }
 
 /**
  * A `Cookie` header without any pair whose name reads as `name` in some spelling ({@link cookieNameForm}:
  * the session cookie, which travels only as the Bearer of an accepted session: docs/behaviour.md
- * "Upstream requests"); the other pairs unchanged and in order; `''` when none is left. A header that
- * cannot hold such a pair is returned as it is.
+ * "Upstream requests"); the other pairs trimmed and in order; `''` when none is left. A header that
+ * holds no such pair is returned as it is.
  *
  * @example withoutCookie('theme=dark; access_token=eyJ…; _ga=GA1', 'access_token') // 'theme=dark; _ga=GA1'
  * @example withoutCookie('a=1; access%5Ftoken=eyJ…', 'access_token') // 'a=1'
  */
 export function withoutCookie(header: string, name: string): string {
-  const dropped = new Set<string>();
-  forEachSpelling(header, name, (pairName) => dropped.add(pairName));
-  if (dropped.size === 0) return header;
-  return header
-    .split(';')
-    .filter((pair) => {
-      const at = pair.indexOf('=');
-      return !dropped.has((at < 0 ? pair : pair.slice(0, at)).trim());
-    })
-    .map((pair) => pair.trim())
-    .filter((pair) => pair !== '')
-    .join('; ');
+  return splitSessionCookie(header, name).others;
 }
 
 /** `text` with every occurrence of each of `secrets` replaced by `[redacted]` (a header value, a buffered body). */

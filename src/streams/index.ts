@@ -15,6 +15,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../config.js';
 import { envelope, JSON_CONTENT_TYPE, type ProxyAnswer, upstreamFailureAnswer } from '../envelope.js';
+import { clientAddress } from '../session/client.js';
 import { sessionTokenKey } from '../session/cookie.js';
 import { redactText } from '../session/redact.js';
 import { isRefusal, type StreamLease, StreamBounds, type StreamRefusal } from './bounds.js';
@@ -196,7 +197,7 @@ export class LiveStreams {
       if (refused !== undefined) return refused;
     }
     const sessionKey = live.token === undefined ? undefined : sessionTokenKey(live.request, live.token);
-    const lease = this.bounds.take(sessionKey, live.request.ip);
+    const lease = this.bounds.take(sessionKey, clientAddress(live.request));
     if (isRefusal(lease)) {
       this.#options.observer?.ended(kind, 'refused', 0);
       return refusalAnswer(lease);

@@ -6,7 +6,7 @@
  *
  * @module
  */
-import type { HttpMethod, UpstreamRequest } from './call.js';
+import type { Cancellation, HttpMethod, UpstreamRequest } from './call.js';
 import type { ClientShares } from './client-shares.js';
 import type { CallOutcome, Ticket } from './endpoint-guard.js';
 import { CIRCUIT_FAILURES, UpstreamError } from './errors.js';
@@ -15,7 +15,7 @@ import type { PoolRegistry } from './pools.js';
 /** What a call needs of its guard: an endpoint's own (`EndpointGuard`) or a client's share of it ({@link ClientCall}). */
 export interface CallGuard {
   refuseEarly(): void;
-  enter(signal?: AbortSignal): Ticket | Promise<Ticket>;
+  enter(signal?: Cancellation): Ticket | Promise<Ticket>;
   leave(outcome: CallOutcome, ticket: Ticket): void;
   earn(): void;
   tryRetry(): boolean;
@@ -32,7 +32,7 @@ class ClientCall implements CallGuard {
   refuseEarly(): void {
     this.#shares.refuseEarly(this.#client);
   }
-  enter(signal?: AbortSignal): Ticket | Promise<Ticket> {
+  enter(signal?: Cancellation): Ticket | Promise<Ticket> {
     return this.#shares.enter(this.#client, signal);
   }
   leave(outcome: CallOutcome, ticket: Ticket): void {
@@ -63,7 +63,7 @@ export interface Admission<T> {
   /** What the call sends, made once the guard did not refuse it. */
   readonly prepared: T;
   /** The client's cancellation (reads without side effects only). */
-  readonly signal: AbortSignal | undefined;
+  readonly signal: Cancellation | undefined;
   /** The slot's ticket for the guard's `leave`, or its promise while the call waits in the queue; `0` without a guard. */
   readonly ticket: Ticket | Promise<Ticket>;
 }
@@ -97,7 +97,7 @@ export function isRetryable(req: UpstreamRequest): boolean {
  * The cancellation signal of a read (made now when the request holds a function for it); none for
  * other methods and for a read with side effects, which is never cut.
  */
-function signalOf(req: UpstreamRequest): AbortSignal | undefined {
+function signalOf(req: UpstreamRequest): Cancellation | undefined {
   if (!isRetryable(req)) return undefined;
   const signal = req.signal;
   return typeof signal === 'function' ? signal() : signal;

@@ -10,7 +10,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { CallGuard } from './admission.js';
-import type { BodySource, UpstreamResponse } from './call.js';
+import type { BodySource, Cancellation, UpstreamResponse } from './call.js';
 import { msLeft, socketLimitMs } from './deadline.js';
 import { isDecodedCoding, unknownCoding } from './decompression.js';
 import { headerFailureOf, toUpstreamError, UpstreamError } from './errors.js';
@@ -25,7 +25,7 @@ export interface BufferedDispatch {
   /** Largest answer accepted, in bytes: a declared `Content-Length` over it is refused at once. */
   readonly maxBytes: number;
   /** The client's cancellation (reads): `client_aborted` when it aborts. */
-  readonly signal: AbortSignal | undefined;
+  readonly signal: Cancellation | undefined;
   /** The guard whose retry budget a read spends on a second dispatch; `undefined`: never sent again. */
   readonly retry: CallGuard | undefined;
   /** Where a stream body stands with its source (see {@link BodySource}). */
@@ -97,7 +97,7 @@ class BufferedCall implements Dispatcher.DispatchHandler {
   #reject: ((error: UpstreamError) => void) | undefined;
   #timer: NodeJS.Timeout | undefined;
   #controller: Dispatcher.DispatchController | undefined;
-  #signal: AbortSignal | undefined;
+  #signal: Cancellation | undefined;
   #settled = false;
   #status = 0;
   #headers: IncomingHttpHeaders = {};
@@ -117,7 +117,7 @@ class BufferedCall implements Dispatcher.DispatchHandler {
    * The promise of the answer; the call fails with `upstream_timeout` once `leftMs` (the time left
    * before its deadline, in ms) passed, and with `client_aborted` when `signal` aborts.
    */
-  start(leftMs: number, signal?: AbortSignal): Promise<UpstreamResponse> {
+  start(leftMs: number, signal?: Cancellation): Promise<UpstreamResponse> {
     const promise = new Promise<UpstreamResponse>((resolve, reject) => {
       this.#resolve = resolve;
       this.#reject = reject;

@@ -13,6 +13,17 @@ import type { QueryValue } from './paths.js';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD';
 
+/**
+ * A client's cancellation as the upstream calls read it: whether it has aborted, and one `abort`
+ * listener at a time, called once. An `AbortSignal` is one; so is a lighter object that follows the
+ * client's connection without an `AbortController` (the routes' client departure, `routes/context.ts`).
+ */
+export interface Cancellation {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void, options?: { once?: boolean }): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 /** One call to an upstream. `path` must come from the route table or {@link buildPath}. */
 export interface UpstreamRequest {
   method: HttpMethod;
@@ -38,10 +49,10 @@ export interface UpstreamRequest {
   /**
    * The client's cancellation, for reads only (docs/behaviour.md "Resilience", "Client gone"): when it
    * aborts, the call leaves its queue or is aborted, and fails with `client_aborted`. A function is
-   * called for the signal only once the endpoint's guard has not refused the call at once (a signal
-   * costs an `AbortController` and a listener, which a refusal never needs).
+   * called for it only once the endpoint's guard has not refused the call at once (it costs a
+   * listener, which a refusal never needs).
    */
-  signal?: AbortSignal | (() => AbortSignal | undefined) | undefined;
+  signal?: Cancellation | (() => Cancellation | undefined) | undefined;
   /** Skip the endpoint's guard (the readiness probe, which must see the BFF as it is). */
   unguarded?: boolean | undefined;
   /**

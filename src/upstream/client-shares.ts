@@ -18,6 +18,7 @@
  * @module
  */
 import { LRUCache } from 'lru-cache';
+import type { Cancellation } from './call.js';
 import { type CallOutcome, CIRCUIT, EndpointGuard, type GuardLimits, type ResilienceObserver, type Ticket } from './endpoint-guard.js';
 import { refusal, type UpstreamError } from './errors.js';
 
@@ -113,7 +114,7 @@ export class ClientShares {
    *
    * @throws {@link UpstreamError} as {@link EndpointGuard.enter}; the promise rejects likewise.
    */
-  enter(client: string, signal?: AbortSignal): Ticket | Promise<Ticket> {
+  enter(client: string, signal?: Cancellation): Ticket | Promise<Ticket> {
     const own = this.own(client);
     if (own.state !== CIRCUIT.closed && this.#shared.state !== CIRCUIT.closed) throw this.#circuitOpen();
     const ownTicket = own.enter(signal);
@@ -121,7 +122,7 @@ export class ClientShares {
     return this.#enterShared(client, own, ownTicket, signal);
   }
 
-  #enterShared(client: string, own: EndpointGuard, ownTicket: Ticket, signal: AbortSignal | undefined): Ticket | Promise<Ticket> {
+  #enterShared(client: string, own: EndpointGuard, ownTicket: Ticket, signal: Cancellation | undefined): Ticket | Promise<Ticket> {
     let shared: Ticket | Promise<Ticket>;
     try {
       shared = this.#shared.enter(signal);

@@ -16,7 +16,7 @@ import { sendBuffered } from './buffered-call.js';
 import { deadlineAfter } from './deadline.js';
 import type { Ticket } from './endpoint-guard.js';
 import { CIRCUIT_FAILURES, toUpstreamError, UpstreamError } from './errors.js';
-import type { HttpMethod, UpstreamRequest, UpstreamResponse, UpstreamSpan, UpstreamStream } from './call.js';
+import type { Cancellation, HttpMethod, UpstreamRequest, UpstreamResponse, UpstreamSpan, UpstreamStream } from './call.js';
 import { buildQuery } from './paths.js';
 import { type PoolRegistry, PRIORITY_ENDPOINTS } from './pools.js';
 import { openStream } from './stream-call.js';
@@ -27,6 +27,7 @@ const ENDPOINT_MEMORY = 2_048;
 // The shapes of a call live apart, so that the call's parts can use them without an import cycle.
 export type {
   BodySource,
+  Cancellation,
   HttpMethod,
   UpstreamCallRecord,
   UpstreamObserver,
@@ -44,7 +45,7 @@ interface AdmittedCall {
   readonly priority: boolean;
   readonly guard: CallGuard | undefined;
   readonly ticket: Ticket;
-  readonly signal: AbortSignal | undefined;
+  readonly signal: Cancellation | undefined;
   /** From the slot on (`deadline.ts`): the call's one deadline, `performance.now()` ms. */
   readonly deadline: number;
   /** `performance.now()` at the dispatch, for the observer's `seconds`. */
@@ -273,7 +274,9 @@ export class UpstreamService {
       headers['content-type'] = 'application/json';
     }
     const path = `${this.#prefix}${req.path}${req.rawQuery ?? buildQuery(req.query)}` || '/';
-    return { method: req.method, path, headers, body: body ?? null };
+    // The socket limits are set by each dispatch from the call's deadline (buffered-call.ts,
+    // stream-call.ts); declared here so that setting them adds no property to the object.
+    return { method: req.method, path, headers, body: body ?? null, headersTimeout: 0, bodyTimeout: 0 };
   }
 
   /** Records how a call ended, for readiness (`lastAnsweredAt`, `lastFailedAt`). */

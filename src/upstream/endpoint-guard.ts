@@ -39,6 +39,7 @@
  *
  * @module
  */
+import type { Cancellation } from './call.js';
 import { refusal, UpstreamError } from './errors.js';
 
 /** The limits of every endpoint's guard (docs/behaviour.md "Resilience"; their variables in docs/configuration.md). */
@@ -108,7 +109,7 @@ class Waiter {
   readonly resolve: (ticket: Ticket) => void;
   readonly reject: (error: UpstreamError) => void;
   timer: NodeJS.Timeout | undefined;
-  signal: AbortSignal | undefined;
+  signal: Cancellation | undefined;
   onAbort: () => void = NO_SIGNAL_ABORT;
   constructor(resolve: (ticket: Ticket) => void, reject: (error: UpstreamError) => void) {
     this.resolve = resolve;
@@ -215,7 +216,7 @@ export class EndpointGuard {
    *   runs out, `upstream_circuit_open` when the circuit opens while the call waits, and
    *   `client_aborted` when `signal` aborts. Each refusal is reported to the observer.
    */
-  enter(signal?: AbortSignal): Ticket | Promise<Ticket> {
+  enter(signal?: Cancellation): Ticket | Promise<Ticket> {
     if (this.#state !== CIRCUIT.closed) {
       this.#refuseUnlessTrial();
       return this.#startTrial();

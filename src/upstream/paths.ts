@@ -78,6 +78,8 @@ export function safeSegment(field: string, value: unknown): string {
  * @throws {@link UnsafePathError} for an unsafe or missing value.
  */
 export function buildPath(template: string, values: Record<string, unknown> = {}): string {
+  // Most rows' paths have no `{name}` segment: the template is the path.
+  if (!template.includes('{')) return template;
   return template.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => safeSegment(name, values[name]));
 }
 

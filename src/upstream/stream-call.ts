@@ -8,7 +8,7 @@
  * @module
  */
 import type { Dispatcher } from 'undici';
-import type { UpstreamStream } from './call.js';
+import type { Cancellation, UpstreamStream } from './call.js';
 import { msLeft, socketLimitMs } from './deadline.js';
 import { isDecodedCoding, unknownCoding } from './decompression.js';
 import { headerFailureOf, UpstreamError } from './errors.js';
@@ -22,7 +22,7 @@ export interface StreamDispatch {
   /** Largest answer accepted, in bytes: a declared `Content-Length` over it is refused; `0`: no limit. */
   readonly maxBytes: number;
   /** The client's cancellation: `client_aborted` when it aborts before the headers arrived. */
-  readonly signal: AbortSignal | undefined;
+  readonly signal: Cancellation | undefined;
 }
 
 /**
