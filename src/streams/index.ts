@@ -235,12 +235,9 @@ export class LiveStreams {
       answer.body.destroy();
       return 'sent';
     }
-    const stop = relayEvents(
-      answer.body,
-      { event: (event) => client.send(event), over: (reason) => client.end(reason) },
-      { idleTimeoutMs: this.#options.config.streams.idleTimeoutMs },
-    );
-    client.onClose(stop);
+    // The client is the relay's sink: nothing made for the opening (its abort controller, headers,
+    // closures) stays reachable from the open stream.
+    client.onClose(relayEvents(answer.body, client, { idleTimeoutMs: this.#options.config.streams.idleTimeoutMs }));
     return 'sent';
   }
 

@@ -45,8 +45,12 @@ export interface SseClientOptions {
   readonly random?: (() => number) | undefined;
 }
 
-/** See the module documentation. */
-export class SseClient {
+/**
+ * See the module documentation. It is its relay's {@link EventSink} itself: a private stream's relay
+ * holds no closures of its own for as long as the stream is open (docs/behaviour.md "Live streams",
+ * "Memory").
+ */
+export class SseClient implements EventSink {
   /** What the reply sends. */
   readonly out: Readable;
   readonly #scrubber: EventScrubber;
@@ -54,8 +58,8 @@ export class SseClient {
   readonly #random: () => number;
   readonly #onEnd: (reason: EndReason) => void;
   #ended = false;
-  /** Told once when the stream ends (the relay's upstream is destroyed then). */
-  readonly #closers: (() => void)[] = [];
+  /** Told once when the stream ends (the relay's upstream is destroyed then); most streams have one, none has many. */
+  #closers: (() => void)[] | undefined;
 
   constructor(options: SseClientOptions) {
     this.#scrubber = new EventScrubber(options.secrets);
@@ -75,6 +79,7 @@ export class SseClient {
   /** Runs `close` once the stream ends (at once when it has). */
   onClose(close: () => void): void {
     if (this.#ended) close();
+    else if (this.#closers === undefined) this.#closers = [close];
     else this.#closers.push(close);
   }
 
@@ -92,6 +97,16 @@ export class SseClient {
       return false;
     }
     return true;
+  }
+
+  /** {@link EventSink.event}: {@link send}. */
+  event(event: Buffer): boolean {
+    return this.send(event);
+  }
+
+  /** {@link EventSink.over}: the upstream stream is over, the browser's ends between two events ({@link end}). */
+  over(reason: 'idle' | 'upstream'): void {
+    this.end(reason);
   }
 
   /**
@@ -115,7 +130,9 @@ export class SseClient {
   #finish(reason: EndReason): void {
     if (this.#ended) return;
     this.#ended = true;
-    for (const close of this.#closers.splice(0)) close();
+    const closers = this.#closers;
+    this.#closers = undefined;
+    if (closers !== undefined) for (const close of closers) close();
     this.#onEnd(reason);
   }
 }

@@ -40,6 +40,9 @@ export class OversizedEventError extends Error {
   }
 }
 
+/** What an {@link EventSplitter} holds between events: nothing (one buffer shared by every splitter). */
+const NOTHING_PENDING = Buffer.alloc(0);
+
 /**
  * Cuts a byte stream into whole events. Holds only the event in hand (at most `maxEventBytes`);
  * whatever arrives after the last blank line waits for the next chunk.
@@ -50,7 +53,8 @@ export class OversizedEventError extends Error {
  * split.push(Buffer.from('ta: 2\n\n'));    // [<Buffer 'data: 2\n\n'>]
  */
 export class EventSplitter {
-  #pending: Buffer = Buffer.alloc(0);
+  /** The start of an event in hand: {@link NOTHING_PENDING}, or bytes of its own (never a view that keeps a whole upstream chunk alive). */
+  #pending: Buffer = NOTHING_PENDING;
   /** Where the scan of {@link #pending} resumes. */
   #scanFrom = 0;
   /** True when the last byte scanned ended a line (the next line end, right after it, ends the event). */
@@ -116,7 +120,9 @@ export class EventSplitter {
       }
       atLineStart = true;
     }
-    this.#pending = data.subarray(start);
+    // A silent stream holds its splitter for minutes: what it keeps is the event in hand, copied, not
+    // the chunk (or the socket read) it came in.
+    this.#pending = start === data.length ? NOTHING_PENDING : Buffer.from(data.subarray(start));
     this.#scanFrom = this.#pending.length;
     this.#atLineStart = atLineStart;
     this.#afterCr = afterCr;

@@ -13,6 +13,9 @@ import { msLeft, socketLimitMs } from './deadline.js';
 import { isDecodedCoding, unknownCoding } from './decompression.js';
 import { headerFailureOf, UpstreamError } from './errors.js';
 
+/** The body's `error` listener that keeps a destroyed body's error from ending the process (see {@link openStream}). */
+function ignoreError(): void {}
+
 /** How one streamed call is sent. */
 export interface StreamDispatch {
   /** The call's deadline (`performance.now()` ms): `upstream_timeout` when it passes. */
@@ -64,7 +67,9 @@ export async function openStream(
     // undici's body emits 'error' when destroyed before its end (a route dropping an answer it will
     // not pass on, a cut); with no listener that would be an uncaught exception and end the process.
     // Consumers (pipe, `for await`, Fastify's send) still receive the error through their own listeners.
-    res.body.on('error', () => undefined);
+    // The listener is a function of the module's, not a closure: a closure of this call would keep its
+    // context (the client's signal, the timer) alive for as long as the body, a live stream's for hours.
+    res.body.on('error', ignoreError);
     if (!isDecodedCoding(res.headers['content-encoding'])) {
       res.body.destroy();
       throw unknownCoding();
