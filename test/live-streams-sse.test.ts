@@ -91,7 +91,10 @@ describe('event parts', () => {
       'data: {"text":"caf\\u00e9"}\n\n',
       `data: ${secret.slice(0, 20)}\n\n`,
     ];
-    for (const secrets of [[secret], [secret, encoded], [], ['short']]) {
+    // A header's value is Latin-1 text: one with a byte over 0x7f is found and scrubbed as well.
+    const latin1 = `${secret}-caf\u00e9`;
+    events.push(`data: ${latin1}\n\n`);
+    for (const secrets of [[secret], [secret, encoded], [], ['short'], [latin1]]) {
       const scrubber = new EventScrubber(secrets);
       for (const text of events) {
         const event = Buffer.from(text);
@@ -101,6 +104,7 @@ describe('event parts', () => {
       }
     }
     assert.equal(new EventScrubber([secret, encoded]).scrub(Buffer.from(`data: ${encoded}\n\n`)).toString(), 'data: [redacted]\n\n');
+    assert.equal(new EventScrubber([latin1]).scrub(Buffer.from(`data: ${latin1}\n\n`)).toString(), 'data: [redacted]\n\n');
   });
   test('retryHint: drawn between its bounds', () => {
     assert.equal(retryHint(1000, 5000, () => 0).toString(), 'retry: 1000\n\n');

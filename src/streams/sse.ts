@@ -191,19 +191,26 @@ const JSON_ESCAPE = Buffer.from('\\u');
  * scrub.scrub(Buffer.from(`data: ${token}\n\n`)); // <Buffer 'data: [redacted]\n\n'>
  */
 export class EventScrubber {
-  readonly #values: readonly string[];
+  /**
+   * The values to find, as UTF-8 bytes, in {@link redactionValues}' order. Only the bytes are kept: an
+   * open stream holds its scrubber for its whole life, and the rare event that holds a value (or a
+   * JSON escape) gets the values back from them (a header's value is Latin-1 text: its UTF-8 bytes
+   * decode to the same string).
+   */
   readonly #needles: readonly Buffer[];
 
   constructor(secrets: Secrets) {
-    this.#values = redactionValues(secrets);
-    this.#needles = this.#values.map((value) => Buffer.from(value));
+    this.#needles = redactionValues(secrets).map((value) => Buffer.from(value));
   }
 
   /** The event, scrubbed as {@link scrubEvent} scrubs it (the same buffer when it holds nothing to scrub). */
   scrub(event: Buffer): Buffer {
-    if (this.#values.length === 0) return event;
+    if (this.#needles.length === 0) return event;
     if (!this.#needles.some((needle) => event.includes(needle)) && !event.includes(JSON_ESCAPE)) return event;
-    return scrubEvent(event, this.#values);
+    return scrubEvent(
+      event,
+      this.#needles.map((needle) => needle.toString('utf8')),
+    );
   }
 }
 
