@@ -157,6 +157,9 @@ export interface EventSink {
  * Reads an upstream event stream's body into whole events for `sink`, until the body ends or breaks
  * (`upstream`), or stays silent for `idleTimeoutMs` (`idle`). The half event in hand at that moment is
  * dropped. Returns the function that stops the relay and destroys the body (the browser left).
+ *
+ * @param body - a stream destroyed once it ended or failed (`autoDestroy`, as undici's bodies are): its
+ *   `close` is how the relay learns of both.
  */
 export function relayEvents(body: Readable, sink: EventSink, limits: RelayLimits): () => void {
   const splitter = new EventSplitter(limits.maxEventBytes);
@@ -183,8 +186,9 @@ export function relayEvents(body: Readable, sink: EventSink, limits: RelayLimits
     for (const event of events) if (!sink.event(event)) return stop(undefined);
   };
   body.on('data', onData);
-  body.once('end', () => stop('upstream'));
-  body.once('error', () => stop('upstream'));
-  body.once('close', () => stop('upstream'));
+  // One listener for every way the body ends: an upstream body (undici's, destroyed once it ended or
+  // failed) closes after its end and after its error, and `stop` runs once. (`openStream` keeps an
+  // `error` listener on it, so an error without a listener of ours never ends the process.)
+  body.on('close', () => stop('upstream'));
   return () => stop(undefined);
 }
