@@ -7,7 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import type { Dispatcher } from 'undici';
 import { EventScrubber, EventSplitter, eventId, OversizedEventError, retryHint, scrubEvent } from '../src/streams/sse.js';
+import { rawHeadReleased } from '../src/streams/upstream.js';
 import { openSse, startStreamUpstream, type StreamUpstream } from './helpers/live-streams.js';
 import { fakeJwt, startProxy, type TestProxy } from './helpers/recording-upstream.js';
 
@@ -109,6 +111,30 @@ describe('event parts', () => {
   test('retryHint: drawn between its bounds', () => {
     assert.equal(retryHint(1000, 5000, () => 0).toString(), 'retry: 1000\n\n');
     assert.equal(retryHint(1000, 5000, () => 0.5).toString(), 'retry: 3000\n\n');
+  });
+});
+
+describe('the stream pool', () => {
+  test("rawHeadReleased: the answer's start reaches the handlers with its head, then the controller lets go of the raw head", () => {
+    const seen: string[] = [];
+    const raw = [Buffer.from('content-type'), Buffer.from('text/event-stream')];
+    const controller = { rawHeaders: raw } as unknown as Dispatcher.DispatchController;
+    const inner: Dispatcher.DispatchHandler = {
+      onResponseStart: (c, status, headers) => seen.push(`start ${status} ${String(headers['content-type'])} raw:${c.rawHeaders === raw}`),
+      onResponseData: (_c, chunk) => seen.push(`data ${chunk.toString()}`),
+      onResponseEnd: () => seen.push('end'),
+    };
+    let outer: Dispatcher.DispatchHandler | undefined;
+    const dispatch = rawHeadReleased()((_options, handler) => {
+      outer = handler;
+      return true;
+    });
+    dispatch({ method: 'GET', path: '/' }, inner);
+    outer?.onResponseStart?.(controller, 200, { 'content-type': 'text/event-stream' }, 'OK');
+    assert.equal(controller.rawHeaders, null);
+    outer?.onResponseData?.(controller, Buffer.from(':\n\n'));
+    outer?.onResponseEnd?.(controller, {});
+    assert.deepEqual(seen, ['start 200 text/event-stream raw:true', 'data :\n\n', 'end']);
   });
 });
 

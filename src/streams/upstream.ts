@@ -57,7 +57,7 @@ class RawHeadReleasedHandler implements Dispatcher.DispatchHandler {
 }
 
 /** The interceptor of {@link RawHeadReleasedHandler}; composed first, so that it sees the controller before any other handler. */
-function rawHeadReleased(): Dispatcher.DispatcherComposeInterceptor {
+export function rawHeadReleased(): Dispatcher.DispatcherComposeInterceptor {
   return (dispatch) => (options, handler) => dispatch(options, new RawHeadReleasedHandler(handler));
 }
 
