@@ -45,6 +45,9 @@ export interface SseClientOptions {
   readonly random?: (() => number) | undefined;
 }
 
+/** The `read` of a browser's stream: nothing to fetch, its events are pushed as they come (one function for every stream). */
+function pushedOnly(): void {}
+
 /**
  * See the module documentation. It is its relay's {@link EventSink} itself: a private stream's relay
  * holds no closures of its own for as long as the stream is open (docs/behaviour.md "Live streams",
@@ -66,9 +69,10 @@ export class SseClient implements EventSink {
     this.#bufferBytes = options.bufferBytes ?? CLIENT_BUFFER_BYTES;
     this.#random = options.random ?? Math.random;
     this.#onEnd = options.onEnd;
-    this.out = new Readable({ read() {} });
-    // The reply destroys the stream when the browser's connection closes before its end.
-    this.out.once('close', () => this.#finish('client'));
+    this.out = new Readable({ read: pushedOnly });
+    // The reply destroys the stream when the browser's connection closes before its end. (A stream
+    // closes once: a plain listener, without the wrapper of a `once`.)
+    this.out.on('close', () => this.#finish('client'));
   }
 
   /** True once the stream ended, for whatever reason. */
