@@ -300,9 +300,12 @@ export class LiveStreams {
       },
     });
     if (sessionKey !== undefined && live.token !== undefined) {
-      releaseHold = this.holds.hold(sessionKey, expiryOf(live.token), {
-        endSession: (why) => client.end('session', sessionEndedEvent(why)),
-      });
+      releaseHold = this.holds.hold(
+        sessionKey,
+        expiryOf(live.token),
+        { endSession: (why) => client.end('session', sessionEndedEvent(why)) },
+        this.#options.config.streams.maxLifetimeMs,
+      );
     }
     if (client.ended) return undefined;
     this.#open.add(entry);
@@ -337,7 +340,12 @@ export class LiveStreams {
       },
     });
     if (sessionKey !== undefined && live.token !== undefined) {
-      releaseHold = this.holds.hold(sessionKey, expiryOf(live.token), { endSession: () => relayed.socket.close('session') });
+      releaseHold = this.holds.hold(
+        sessionKey,
+        expiryOf(live.token),
+        { endSession: () => relayed.socket.close('session') },
+        this.#options.config.streams.maxLifetimeMs,
+      );
     }
     live.reply.raw.emit(LONG_LIVED_EVENT);
     return (await relayed.answer) ?? 'sent';
