@@ -5,7 +5,7 @@
  *
  * | row | what is measured |
  * |---|---|
- * | idle | `BENCH_STREAMS` (5,000) signed-in event streams open and silent: the proxy's RSS, and KB per stream |
+ * | idle | `BENCH_STREAMS` (5,000) signed-in event streams open and silent: the proxy's RSS, and KB per stream (of which JS heap and external memory) |
  * | latency | `BENCH_STREAMS_LIVE` (1,000) signed-in streams × 1 event/s, each stream's event at its own moment of the second (in 20 slices 50 ms apart): delivery latency p50/p99 through the proxy and direct, and the proxy's CPU per event |
  * | fan-out | 1,000 anonymous viewers of one feed × 1 event/s: upstream connections, and the proxy's CPU per delivered event |
  * | read | an ordinary passthrough read's p99 (10 at a time), with and without the idle streams open, and the proxy's CPU per read in each |
@@ -18,13 +18,15 @@
  * Environment: `BENCH_STREAMS` (default 5000), `BENCH_STREAMS_LIVE` (default 1000),
  * `BENCH_STREAMS_SECONDS` (seconds of events per latency row, default 10), `BENCH_STREAMS_CPU_PROF`
  * (a folder: the proxy runs with `--cpu-prof` there and is stopped with SIGTERM, so that its profile
- * of the whole run is written).
+ * of the whole run is written), `BENCH_STREAMS_HEAP_SNAPSHOT` (a folder: the proxy writes a heap
+ * snapshot there before and after the idle streams opened, to compare in a heap profiler).
  *
  * @module
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { createServer, type ServerResponse } from 'node:http';
 import { type AddressInfo, connect, type Socket } from 'node:net';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import WebSocket, { WebSocketServer } from 'ws';
@@ -35,6 +37,7 @@ const STREAMS_DEFAULT = Number(process.env.BENCH_STREAMS ?? 5_000);
 const LIVE_DEFAULT = Number(process.env.BENCH_STREAMS_LIVE ?? 1_000);
 const SECONDS_DEFAULT = Number(process.env.BENCH_STREAMS_SECONDS ?? 10);
 const CPU_PROF_DIR = process.env.BENCH_STREAMS_CPU_PROF;
+const HEAP_SNAPSHOT_DIR = process.env.BENCH_STREAMS_HEAP_SNAPSHOT;
 /** Messages each upstream WebSocket pushes in the websocket row. */
 const PUSHED = 20_000;
 /** WebSockets of the websocket row. */
@@ -205,13 +208,42 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? Number.NaN;
 }
 
-/** Seconds the proxy spent in garbage collection so far (`front_proxy_nodejs_gc_duration_seconds_sum`, every kind), from its metrics listener. */
-async function gcSeconds(metricsPort: number): Promise<number> {
+/** The sum of every sample of the proxy's metrics whose line starts with `prefix` (a name, with or without labels), from its metrics listener. */
+async function metricSum(metricsPort: number, prefix: string): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
   let sum = 0;
-  for (const line of text.split('\n'))
-    if (line.startsWith('front_proxy_nodejs_gc_duration_seconds_sum')) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  for (const line of text.split('\n')) if (line.startsWith(prefix)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
   return sum;
+}
+
+/** Seconds the proxy spent in garbage collection so far (`front_proxy_nodejs_gc_duration_seconds_sum`, every kind). */
+function gcSeconds(metricsPort: number): Promise<number> {
+  return metricSum(metricsPort, 'front_proxy_nodejs_gc_duration_seconds_sum');
+}
+
+/** The proxy's JS heap in use and its external memory (buffers' bytes, outside the heap), in bytes. */
+async function heapBytes(metricsPort: number): Promise<{ heap: number; external: number }> {
+  return {
+    heap: await metricSum(metricsPort, 'front_proxy_nodejs_heap_size_used_bytes '),
+    external: await metricSum(metricsPort, 'front_proxy_nodejs_external_memory_bytes '),
+  };
+}
+
+/** Has the proxy (started with `--heapsnapshot-signal=SIGUSR2`) write a heap snapshot into `dir`, and waits until it is written (at most 2 minutes). */
+async function heapSnapshot(pid: number, dir: string): Promise<void> {
+  const before = new Set(readdirSync(dir));
+  process.kill(pid, 'SIGUSR2');
+  let size = -1;
+  for (let i = 0; i < 240; i++) {
+    await sleep(500);
+    const written = readdirSync(dir).find((name) => !before.has(name) && name.endsWith('.heapsnapshot'));
+    if (written === undefined) continue;
+    // Written once its size stops growing.
+    const now = statSync(join(dir, written)).size;
+    if (now === size && now > 0) return;
+    size = now;
+  }
+  throw new Error(`no heap snapshot written into ${dir}`);
 }
 
 /** Slices of the second the latency row spreads each stream's event over (50 ms apart). */
@@ -228,15 +260,19 @@ async function readP99(port: number, count = READS): Promise<number> {
       const socket = connect(port, '127.0.0.1');
       let text = '';
       socket.setEncoding('utf8');
+      let read = false;
       socket.on('data', (chunk: string) => {
         text += chunk;
         if (text.includes('[1,2,3]')) {
+          read = true;
           times.push(performance.now() - started);
           socket.destroy();
           resolve();
         }
       });
       socket.once('error', reject);
+      // Another answer (a 503 of load shedding on a loaded machine): the connection closes without the body.
+      socket.once('close', () => (read ? undefined : reject(new Error(`read: ${text.slice(0, 200) || 'no answer'}`))));
       socket.write('GET /api/core-sportbook/read HTTP/1.1\r\nHost: bench\r\nConnection: close\r\n\r\n');
     });
   for (let i = 0; i < count; i += 10) await Promise.all(Array.from({ length: 10 }, one));
@@ -252,6 +288,9 @@ export interface StreamsReport {
   readonly rssBeforeMb: number;
   readonly rssIdleMb: number;
   readonly kbPerStream: number;
+  /** Of the RSS per stream: the JS heap in use and the external memory, per stream (KB; the heap before a collection, so its garbage too). */
+  readonly heapKbPerStream: number;
+  readonly externalKbPerStream: number;
   readonly readP99Ms: number;
   readonly readP99WithStreamsMs: number;
   /** The proxy's CPU per read (µs), without and with the idle streams open: the ratio the wall-clock p99 of a shared machine blurs. */
@@ -281,7 +320,7 @@ export function formatStreams(r: StreamsReport): string[] {
     '',
     '| row | load | measured | target |',
     '|---|---|---|---|',
-    `| idle | ${r.streams} signed-in streams open | RSS ${mb(r.rssBeforeMb)} → ${mb(r.rssIdleMb)} MB, ${r.kbPerStream.toFixed(1)} KB per stream | < ${RSS_TARGET_STREAMS_MB} MB |`,
+    `| idle | ${r.streams} signed-in streams open | RSS ${mb(r.rssBeforeMb)} → ${mb(r.rssIdleMb)} MB, ${r.kbPerStream.toFixed(1)} KB per stream (JS heap ${r.heapKbPerStream.toFixed(1)} KB, external ${r.externalKbPerStream.toFixed(1)} KB) | < ${RSS_TARGET_STREAMS_MB} MB |`,
     `| read | an ordinary read's p99, 10 at a time | ${ms(r.readP99Ms)} ms without, ${ms(r.readP99WithStreamsMs)} ms with ${r.streams} streams open (${((r.readP99WithStreamsMs / r.readP99Ms - 1) * 100).toFixed(0)}%); the proxy's CPU per read ${r.readCpuUs.toFixed(0)} µs without, ${r.readCpuWithStreamsUs.toFixed(0)} µs with (${((r.readCpuWithStreamsUs / r.readCpuUs - 1) * 100).toFixed(0)}%), of which garbage collection ${r.readGcUs.toFixed(0)} and ${r.readGcWithStreamsUs.toFixed(0)} µs | within 10% |`,
     `| latency | ${r.live} streams × 1 event/s, ${r.seconds} s | through the proxy p50 ${ms(r.latency.proxyP50)} / p99 ${ms(r.latency.proxyP99)} ms; direct p50 ${ms(r.latency.directP50)} / p99 ${ms(r.latency.directP99)} ms; added p99 ${ms(r.latency.proxyP99 - r.latency.directP99)} ms; ${r.latency.events} events, ${r.latency.cpuPerEventUs.toFixed(1)} µs CPU per event | added p99 < ${ADDED_P99_TARGET_MS} ms |`,
     `| fan-out | ${r.live} anonymous viewers of one feed × 1 event/s | ${r.fanOut.upstreamStreams} upstream stream(s); ${r.fanOut.delivered} events delivered, ${r.fanOut.cpuPerEventUs.toFixed(1)} µs CPU per delivered event; p99 ${ms(r.fanOut.p99)} ms | 1 upstream stream |`,
@@ -308,6 +347,7 @@ export async function measureStreams(
   const port = await freePort();
   const metricsPort = await freePort();
   const profile = CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`];
+  if (HEAP_SNAPSHOT_DIR !== undefined) profile.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`);
   const proxy = spawn(
     options.node ?? process.execPath,
     [...startNodeOptions(), ...containerHeapOptions(), ...profile, join(ROOT, 'dist/server.js')],
@@ -348,7 +388,9 @@ export async function measureStreams(
     const baseRead = await readP99(port);
     const readCpuUs = (cpuMicros([pid]) - cpuRead0) / READS;
     const readGcUs = (((await gcSeconds(metricsPort)) - gcRead0) * 1e6) / READS;
+    if (HEAP_SNAPSHOT_DIR !== undefined) await heapSnapshot(pid, HEAP_SNAPSHOT_DIR);
     const rss0 = rssBytes([pid]);
+    const heap0 = await heapBytes(metricsPort);
 
     // idle: signed-in streams open and silent.
     const idle = await openMany(STREAMS, (i) =>
@@ -356,6 +398,8 @@ export async function measureStreams(
     );
     await sleep(2_000);
     const rss1 = rssBytes([pid]);
+    const heap1 = await heapBytes(metricsPort);
+    if (HEAP_SNAPSHOT_DIR !== undefined) await heapSnapshot(pid, HEAP_SNAPSHOT_DIR);
     const cpuRead1 = cpuMicros([pid]);
     const gcRead1 = await gcSeconds(metricsPort);
     const loadedRead = await readP99(port);
@@ -417,6 +461,8 @@ export async function measureStreams(
       rssBeforeMb: rss0 / 2 ** 20,
       rssIdleMb: rss1 / 2 ** 20,
       kbPerStream: (rss1 - rss0) / 1024 / STREAMS,
+      heapKbPerStream: (heap1.heap - heap0.heap) / 1024 / STREAMS,
+      externalKbPerStream: (heap1.external - heap0.external) / 1024 / STREAMS,
       readP99Ms: baseRead,
       readP99WithStreamsMs: loadedRead,
       readCpuUs,

@@ -5,7 +5,7 @@
  * token on another call; a stream of another session goes on.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
 import { SessionHolds } from '../src/streams/session-holds.js';
 import { openSse, startStreamUpstream, type StreamUpstream } from './helpers/live-streams.js';
 import { fakeJwt, send, startProxy, type TestProxy } from './helpers/recording-upstream.js';
@@ -26,6 +26,30 @@ describe('SessionHolds', () => {
     now += 1;
     assert.deepEqual(ended, ['a:expired', 'b:logout', 'c:logout']);
     assert.equal(holds.sessions, 1);
+  });
+  test("a token's exp ends its holder then; one after the holder's own end (its lifetime) arms nothing", () => {
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 1_000_000 });
+    try {
+      const holds = new SessionHolds(() => Date.now());
+      const ended: string[] = [];
+      const now = Date.now();
+      holds.hold('k1', now + 2_000, { endSession: (why) => ended.push(`a:${why}@${Date.now() - now}`) }, 3_000);
+      holds.hold('k2', now + 5_000, { endSession: (why) => ended.push(`b:${why}@${Date.now() - now}`) });
+      const outlives = holds.hold('k3', now + 5_000, { endSession: (why) => ended.push(`c:${why}`) }, 3_000);
+      mock.timers.tick(1_999);
+      assert.deepEqual(ended, []);
+      mock.timers.tick(1);
+      assert.deepEqual(ended, ['a:expired@2000']);
+      mock.timers.tick(3_000);
+      assert.deepEqual(ended, ['a:expired@2000', 'b:expired@5000'], 'k3 outlives its holder: no timer of its own');
+      // Its stream's lifetime ends it (as here its release); an announced end still reaches it until then.
+      assert.equal(holds.sessions, 1);
+      holds.end('k3', 'logout');
+      assert.deepEqual(ended.at(-1), 'c:logout');
+      outlives();
+    } finally {
+      mock.timers.reset();
+    }
   });
 });
 

@@ -6,8 +6,11 @@
  * for the headers only; the idle and lifetime limits ending the stream between events.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { after, before, describe, mock, test } from 'node:test';
+import type { Dispatcher } from 'undici';
+import { Lifetimes } from '../src/streams/lifetimes.js';
 import { EventScrubber, EventSplitter, eventId, OversizedEventError, retryHint, scrubEvent } from '../src/streams/sse.js';
+import { rawHeadReleased } from '../src/streams/upstream.js';
 import { openSse, startStreamUpstream, type StreamUpstream } from './helpers/live-streams.js';
 import { fakeJwt, startProxy, type TestProxy } from './helpers/recording-upstream.js';
 
@@ -91,7 +94,10 @@ describe('event parts', () => {
       'data: {"text":"caf\\u00e9"}\n\n',
       `data: ${secret.slice(0, 20)}\n\n`,
     ];
-    for (const secrets of [[secret], [secret, encoded], [], ['short']]) {
+    // A header's value is Latin-1 text: one with a byte over 0x7f is found and scrubbed as well.
+    const latin1 = `${secret}-caf\u00e9`;
+    events.push(`data: ${latin1}\n\n`);
+    for (const secrets of [[secret], [secret, encoded], [], ['short'], [latin1]]) {
       const scrubber = new EventScrubber(secrets);
       for (const text of events) {
         const event = Buffer.from(text);
@@ -101,10 +107,81 @@ describe('event parts', () => {
       }
     }
     assert.equal(new EventScrubber([secret, encoded]).scrub(Buffer.from(`data: ${encoded}\n\n`)).toString(), 'data: [redacted]\n\n');
+    assert.equal(new EventScrubber([latin1]).scrub(Buffer.from(`data: ${latin1}\n\n`)).toString(), 'data: [redacted]\n\n');
   });
   test('retryHint: drawn between its bounds', () => {
     assert.equal(retryHint(1000, 5000, () => 0).toString(), 'retry: 1000\n\n');
     assert.equal(retryHint(1000, 5000, () => 0.5).toString(), 'retry: 3000\n\n');
+  });
+});
+
+describe('Lifetimes', () => {
+  test('one timer: each holder expires its lifetime after its start, in order; a stopped one never; one started by an expire gets its whole lifetime', () => {
+    mock.timers.enable({ apis: ['setTimeout', 'Date'], now: 0 });
+    try {
+      const lifetimes = new Lifetimes(1_000, () => Date.now());
+      const expired: string[] = [];
+      const holder = (name: string, then?: () => void) => ({
+        expire: () => {
+          expired.push(`${name}@${Date.now()}`);
+          then?.();
+        },
+      });
+      const a = holder('a', () => lifetimes.start(holder('d')));
+      const b = holder('b');
+      const c = holder('c');
+      lifetimes.start(a);
+      mock.timers.tick(300);
+      lifetimes.start(b);
+      mock.timers.tick(300);
+      lifetimes.start(c);
+      mock.timers.tick(200);
+      lifetimes.stop(b);
+      lifetimes.stop(b);
+      const steps: [number, string[]][] = [
+        [199, []],
+        [1, ['a@1000']],
+        [599, ['a@1000']],
+        [1, ['a@1000', 'c@1600']],
+        [399, ['a@1000', 'c@1600']],
+        [1, ['a@1000', 'c@1600', 'd@2000']],
+      ];
+      for (const [ms, want] of steps) {
+        mock.timers.tick(ms);
+        assert.deepEqual(expired, want, `at ${Date.now()} ms`);
+      }
+      assert.equal(lifetimes.size, 0);
+      lifetimes.start(b);
+      lifetimes.stop(b);
+      mock.timers.tick(5_000);
+      assert.deepEqual(expired, ['a@1000', 'c@1600', 'd@2000'], 'stopped before its end: never expires');
+    } finally {
+      mock.timers.reset();
+    }
+  });
+});
+
+describe('the stream pool', () => {
+  test("rawHeadReleased: the answer's start reaches the handlers with its head, then the controller lets go of the raw head", () => {
+    const seen: string[] = [];
+    const raw = [Buffer.from('content-type'), Buffer.from('text/event-stream')];
+    const controller = { rawHeaders: raw } as unknown as Dispatcher.DispatchController;
+    const inner: Dispatcher.DispatchHandler = {
+      onResponseStart: (c, status, headers) => seen.push(`start ${status} ${String(headers['content-type'])} raw:${c.rawHeaders === raw}`),
+      onResponseData: (_c, chunk) => seen.push(`data ${chunk.toString()}`),
+      onResponseEnd: () => seen.push('end'),
+    };
+    let outer: Dispatcher.DispatchHandler | undefined;
+    const dispatch = rawHeadReleased()((_options, handler) => {
+      outer = handler;
+      return true;
+    });
+    dispatch({ method: 'GET', path: '/' }, inner);
+    outer?.onResponseStart?.(controller, 200, { 'content-type': 'text/event-stream' }, 'OK');
+    assert.equal(controller.rawHeaders, null);
+    outer?.onResponseData?.(controller, Buffer.from(':\n\n'));
+    outer?.onResponseEnd?.(controller, {});
+    assert.deepEqual(seen, ['start 200 text/event-stream raw:true', 'data :\n\n', 'end']);
   });
 });
 
@@ -185,19 +262,32 @@ describe('event streams through the proxy', () => {
     await call.closed;
   });
 
-  test('UPSTREAM_TIMEOUT_MS bounds the headers only; the lifetime ends the stream between events with a retry hint', async () => {
+  test('UPSTREAM_TIMEOUT_MS bounds the headers only; the lifetime ends each stream between events with a retry hint, in the order they opened', async () => {
     const next = upstream.calls.length + 1;
     const reader = await openSse(proxy.url, '/api/core-sportbook/live/long', { cookie: `access_token=${fakeJwt()}` });
     const call = await upstream.call(next);
     let n = 0;
     const ticks = setInterval(() => call.res.write(`data: ${++n}\n\n`), 200);
+    const ends: string[] = [];
     try {
-      // Past UPSTREAM_TIMEOUT_MS (1 s) the events still flow.
-      await reader.events(8, 4_000);
-      assert.equal(await reader.ended, 'clean');
+      // A second stream, opened later, ends after the first: each lives its own lifetime.
+      await reader.events(3, 4_000);
+      const later = await openSse(proxy.url, '/api/core-sportbook/live/later', { cookie: `access_token=${fakeJwt()}` });
+      const laterCall = await upstream.call(next + 1);
+      const laterTicks = setInterval(() => laterCall.res.write(`data: ${++n}\n\n`), 200);
+      try {
+        // Past UPSTREAM_TIMEOUT_MS (1 s) the events still flow.
+        await reader.events(8, 4_000);
+        await Promise.all([reader.ended.then((how) => ends.push(`first ${how}`)), later.ended.then((how) => ends.push(`later ${how}`))]);
+      } finally {
+        clearInterval(laterTicks);
+      }
+      assert.match(later.text(), /\n\nretry: \d+\n\n$/);
+      await laterCall.closed;
     } finally {
       clearInterval(ticks);
     }
+    assert.deepEqual(ends, ['first clean', 'later clean']);
     assert.match(reader.text(), /\n\nretry: \d+\n\n$/);
     const retry = Number(/retry: (\d+)/.exec(reader.text())?.[1]);
     assert.ok(retry >= 1000 && retry <= 5000, `retry ${retry}`);

@@ -20,6 +20,7 @@ import { sessionTokenKey } from '../session/cookie.js';
 import { redactText } from '../session/redact.js';
 import { isRefusal, type StreamLease, StreamBounds, type StreamRefusal } from './bounds.js';
 import { type FeedOpening, type OpenedFeed, SharedFeeds } from './feeds.js';
+import { type LifetimeHolder, Lifetimes } from './lifetimes.js';
 import { expiryOf, SessionHolds } from './session-holds.js';
 import { isEventStream, OPENING_COMMENT, sessionEndedEvent } from './sse.js';
 import { type EndReason, relayEvents, SseClient } from './sse-relay.js';
@@ -118,8 +119,8 @@ export function lastEventIdOf(headers: IncomingHttpHeaders): string | undefined 
   return value;
 }
 
-/** An open stream as the drain sees it. */
-interface OpenStream {
+/** An open stream as the drain and its lifetime see it. */
+interface OpenStream extends LifetimeHolder {
   drain(): void;
 }
 
@@ -149,6 +150,8 @@ export class LiveStreams {
   readonly #websockets: WebSocketRelay;
   readonly #options: LiveStreamsOptions;
   readonly #open = new Set<OpenStream>();
+  /** `STREAM_MAX_LIFETIME_MS` of every open stream, one timer for all. */
+  readonly #lifetimes: Lifetimes;
   #draining = false;
 
   constructor(options: LiveStreamsOptions) {
@@ -157,6 +160,7 @@ export class LiveStreams {
     this.bounds = new StreamBounds(streams);
     this.holds = new SessionHolds(options.now);
     this.#upstream = new StreamUpstream(upstreamTimeoutMs, streams.max);
+    this.#lifetimes = new Lifetimes(streams.maxLifetimeMs);
     const observer = options.observer;
     this.feeds = new SharedFeeds(
       { idleTimeoutMs: streams.idleTimeoutMs },
@@ -236,12 +240,9 @@ export class LiveStreams {
       answer.body.destroy();
       return 'sent';
     }
-    const stop = relayEvents(
-      answer.body,
-      { event: (event) => client.send(event), over: (reason) => client.end(reason) },
-      { idleTimeoutMs: this.#options.config.streams.idleTimeoutMs },
-    );
-    client.onClose(stop);
+    // The client is the relay's sink: nothing made for the opening (its abort controller, headers,
+    // closures) stays reachable from the open stream.
+    client.onClose(relayEvents(answer.body, client, { idleTimeoutMs: this.#options.config.streams.idleTimeoutMs }));
     return 'sent';
   }
 
@@ -287,13 +288,12 @@ export class LiveStreams {
     const observer = this.#options.observer;
     const openedAt = performance.now();
     let releaseHold: (() => void) | undefined;
-    const lifetime = setTimeout(() => client.end('lifetime'), this.#options.config.streams.maxLifetimeMs);
-    const entry: OpenStream = { drain: () => client.end('drain') };
+    const entry: OpenStream = { drain: () => client.end('drain'), expire: () => client.end('lifetime') };
     const client = new SseClient({
       secrets: live.secrets,
       random: this.#options.random,
       onEnd: (reason) => {
-        clearTimeout(lifetime);
+        this.#lifetimes.stop(entry);
         releaseHold?.();
         lease.release();
         this.#open.delete(entry);
@@ -301,12 +301,16 @@ export class LiveStreams {
       },
     });
     if (sessionKey !== undefined && live.token !== undefined) {
-      releaseHold = this.holds.hold(sessionKey, expiryOf(live.token), {
-        endSession: (why) => client.end('session', sessionEndedEvent(why)),
-      });
+      releaseHold = this.holds.hold(
+        sessionKey,
+        expiryOf(live.token),
+        { endSession: (why) => client.end('session', sessionEndedEvent(why)) },
+        this.#options.config.streams.maxLifetimeMs,
+      );
     }
     if (client.ended) return undefined;
     this.#open.add(entry);
+    this.#lifetimes.start(entry);
     observer?.opened('sse');
     LIVE_RESPONSES.add(reply.raw);
     reply.raw.emit(LONG_LIVED_EVENT);
@@ -323,13 +327,13 @@ export class LiveStreams {
     const observer = this.#options.observer;
     const openedAt = performance.now();
     let releaseHold: (() => void) | undefined;
-    const lifetime = setTimeout(() => relayed.socket.close('lifetime'), this.#options.config.streams.maxLifetimeMs);
-    const entry: OpenStream = { drain: () => relayed.socket.close('drain') };
+    const entry: OpenStream = { drain: () => relayed.socket.close('drain'), expire: () => relayed.socket.close('lifetime') };
     this.#open.add(entry);
+    this.#lifetimes.start(entry);
     const relayed = this.#websockets.relay(live, baseUrl, {
       opened: () => observer?.opened('websocket'),
       ended: (reason, wasOpen) => {
-        clearTimeout(lifetime);
+        this.#lifetimes.stop(entry);
         releaseHold?.();
         lease.release();
         this.#open.delete(entry);
@@ -337,7 +341,12 @@ export class LiveStreams {
       },
     });
     if (sessionKey !== undefined && live.token !== undefined) {
-      releaseHold = this.holds.hold(sessionKey, expiryOf(live.token), { endSession: () => relayed.socket.close('session') });
+      releaseHold = this.holds.hold(
+        sessionKey,
+        expiryOf(live.token),
+        { endSession: () => relayed.socket.close('session') },
+        this.#options.config.streams.maxLifetimeMs,
+      );
     }
     live.reply.raw.emit(LONG_LIVED_EVENT);
     return (await relayed.answer) ?? 'sent';

@@ -43,9 +43,11 @@ export class SessionHolds {
    * Holds `holder` for the session of `key` (the token's SHA-256 hex digest) until the token's `exp`
    * (`expiresAt`, epoch milliseconds; `undefined`: no end of its own) or the session's announced end.
    * A token already expired ends the holder at once.
+   * @param endsWithinMs - how long the holder lives at most anyway (its stream's `STREAM_MAX_LIFETIME_MS`),
+   *   in milliseconds: an `exp` after that needs no timer (the stream has ended before); default: no limit.
    * @returns the function that lets go of it (the stream ended otherwise).
    */
-  hold(key: string, expiresAt: number | undefined, holder: SessionHolder): () => void {
+  hold(key: string, expiresAt: number | undefined, holder: SessionHolder, endsWithinMs = Number.POSITIVE_INFINITY): () => void {
     let holders = this.#bySession.get(key);
     if (holders === undefined) {
       holders = new Set();
@@ -53,6 +55,7 @@ export class SessionHolds {
     }
     holders.add(holder);
     let timer: NodeJS.Timeout | undefined;
+    const endsBy = this.#now() + endsWithinMs;
     const arm = () => {
       if (expiresAt === undefined) return;
       const left = expiresAt - this.#now();
@@ -61,6 +64,8 @@ export class SessionHolds {
         holder.endSession('expired');
         return;
       }
+      // A token that outlives the stream: its lifetime ends it first, no timer of its own is needed.
+      if (expiresAt > endsBy) return;
       timer = setTimeout(arm, Math.min(left, MAX_TIMER_MS));
     };
     const release = () => {

@@ -45,8 +45,15 @@ export interface SseClientOptions {
   readonly random?: (() => number) | undefined;
 }
 
-/** See the module documentation. */
-export class SseClient {
+/** The `read` of a browser's stream: nothing to fetch, its events are pushed as they come (one function for every stream). */
+function pushedOnly(): void {}
+
+/**
+ * See the module documentation. It is its relay's {@link EventSink} itself: a private stream's relay
+ * holds no closures of its own for as long as the stream is open (docs/behaviour.md "Live streams",
+ * "Memory").
+ */
+export class SseClient implements EventSink {
   /** What the reply sends. */
   readonly out: Readable;
   readonly #scrubber: EventScrubber;
@@ -54,17 +61,18 @@ export class SseClient {
   readonly #random: () => number;
   readonly #onEnd: (reason: EndReason) => void;
   #ended = false;
-  /** Told once when the stream ends (the relay's upstream is destroyed then). */
-  readonly #closers: (() => void)[] = [];
+  /** Told once when the stream ends (the relay's upstream is destroyed then); most streams have one, none has many. */
+  #closers: (() => void)[] | undefined;
 
   constructor(options: SseClientOptions) {
     this.#scrubber = new EventScrubber(options.secrets);
     this.#bufferBytes = options.bufferBytes ?? CLIENT_BUFFER_BYTES;
     this.#random = options.random ?? Math.random;
     this.#onEnd = options.onEnd;
-    this.out = new Readable({ read() {} });
-    // The reply destroys the stream when the browser's connection closes before its end.
-    this.out.once('close', () => this.#finish('client'));
+    this.out = new Readable({ read: pushedOnly });
+    // The reply destroys the stream when the browser's connection closes before its end. (A stream
+    // closes once: a plain listener, without the wrapper of a `once`.)
+    this.out.on('close', () => this.#finish('client'));
   }
 
   /** True once the stream ended, for whatever reason. */
@@ -75,6 +83,7 @@ export class SseClient {
   /** Runs `close` once the stream ends (at once when it has). */
   onClose(close: () => void): void {
     if (this.#ended) close();
+    else if (this.#closers === undefined) this.#closers = [close];
     else this.#closers.push(close);
   }
 
@@ -92,6 +101,16 @@ export class SseClient {
       return false;
     }
     return true;
+  }
+
+  /** {@link EventSink.event}: {@link send}. */
+  event(event: Buffer): boolean {
+    return this.send(event);
+  }
+
+  /** {@link EventSink.over}: the upstream stream is over, the browser's ends between two events ({@link end}). */
+  over(reason: 'idle' | 'upstream'): void {
+    this.end(reason);
   }
 
   /**
@@ -115,7 +134,9 @@ export class SseClient {
   #finish(reason: EndReason): void {
     if (this.#ended) return;
     this.#ended = true;
-    for (const close of this.#closers.splice(0)) close();
+    const closers = this.#closers;
+    this.#closers = undefined;
+    if (closers !== undefined) for (const close of closers) close();
     this.#onEnd(reason);
   }
 }
@@ -140,6 +161,9 @@ export interface EventSink {
  * Reads an upstream event stream's body into whole events for `sink`, until the body ends or breaks
  * (`upstream`), or stays silent for `idleTimeoutMs` (`idle`). The half event in hand at that moment is
  * dropped. Returns the function that stops the relay and destroys the body (the browser left).
+ *
+ * @param body - a stream destroyed once it ended or failed (`autoDestroy`, as undici's bodies are): its
+ *   `close` is how the relay learns of both.
  */
 export function relayEvents(body: Readable, sink: EventSink, limits: RelayLimits): () => void {
   const splitter = new EventSplitter(limits.maxEventBytes);
@@ -166,8 +190,9 @@ export function relayEvents(body: Readable, sink: EventSink, limits: RelayLimits
     for (const event of events) if (!sink.event(event)) return stop(undefined);
   };
   body.on('data', onData);
-  body.once('end', () => stop('upstream'));
-  body.once('error', () => stop('upstream'));
-  body.once('close', () => stop('upstream'));
+  // One listener for every way the body ends: an upstream body (undici's, destroyed once it ended or
+  // failed) closes after its end and after its error, and `stop` runs once. (`openStream` keeps an
+  // `error` listener on it, so an error without a listener of ours never ends the process.)
+  body.on('close', () => stop('upstream'));
   return () => stop(undefined);
 }

@@ -40,6 +40,9 @@ export class OversizedEventError extends Error {
   }
 }
 
+/** What an {@link EventSplitter} holds between events: nothing (one buffer shared by every splitter). */
+const NOTHING_PENDING = Buffer.alloc(0);
+
 /**
  * Cuts a byte stream into whole events. Holds only the event in hand (at most `maxEventBytes`);
  * whatever arrives after the last blank line waits for the next chunk.
@@ -50,7 +53,8 @@ export class OversizedEventError extends Error {
  * split.push(Buffer.from('ta: 2\n\n'));    // [<Buffer 'data: 2\n\n'>]
  */
 export class EventSplitter {
-  #pending: Buffer = Buffer.alloc(0);
+  /** The start of an event in hand: {@link NOTHING_PENDING}, or bytes of its own (never a view that keeps a whole upstream chunk alive). */
+  #pending: Buffer = NOTHING_PENDING;
   /** Where the scan of {@link #pending} resumes. */
   #scanFrom = 0;
   /** True when the last byte scanned ended a line (the next line end, right after it, ends the event). */
@@ -116,7 +120,9 @@ export class EventSplitter {
       }
       atLineStart = true;
     }
-    this.#pending = data.subarray(start);
+    // A silent stream holds its splitter for minutes: what it keeps is the event in hand, copied, not
+    // the chunk (or the socket read) it came in.
+    this.#pending = start === data.length ? NOTHING_PENDING : Buffer.from(data.subarray(start));
     this.#scanFrom = this.#pending.length;
     this.#atLineStart = atLineStart;
     this.#afterCr = afterCr;
@@ -185,19 +191,26 @@ const JSON_ESCAPE = Buffer.from('\\u');
  * scrub.scrub(Buffer.from(`data: ${token}\n\n`)); // <Buffer 'data: [redacted]\n\n'>
  */
 export class EventScrubber {
-  readonly #values: readonly string[];
+  /**
+   * The values to find, as UTF-8 bytes, in {@link redactionValues}' order. Only the bytes are kept: an
+   * open stream holds its scrubber for its whole life, and the rare event that holds a value (or a
+   * JSON escape) gets the values back from them (a header's value is Latin-1 text: its UTF-8 bytes
+   * decode to the same string).
+   */
   readonly #needles: readonly Buffer[];
 
   constructor(secrets: Secrets) {
-    this.#values = redactionValues(secrets);
-    this.#needles = this.#values.map((value) => Buffer.from(value));
+    this.#needles = redactionValues(secrets).map((value) => Buffer.from(value));
   }
 
   /** The event, scrubbed as {@link scrubEvent} scrubs it (the same buffer when it holds nothing to scrub). */
   scrub(event: Buffer): Buffer {
-    if (this.#values.length === 0) return event;
+    if (this.#needles.length === 0) return event;
     if (!this.#needles.some((needle) => event.includes(needle)) && !event.includes(JSON_ESCAPE)) return event;
-    return scrubEvent(event, this.#values);
+    return scrubEvent(
+      event,
+      this.#needles.map((needle) => needle.toString('utf8')),
+    );
   }
 }
 

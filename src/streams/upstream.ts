@@ -10,12 +10,56 @@
  * @module
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
 import { type Dispatcher, Pool } from 'undici';
 import { answerFraming } from '../upstream/answer-framing.js';
 import { connectTimeoutMs, deadlineAfter } from '../upstream/deadline.js';
 import { decompression } from '../upstream/decompression.js';
 import { openStream } from '../upstream/stream-call.js';
+
+/**
+ * The handler of {@link rawHeadReleased}: passes everything on, and once the answer's start has been
+ * passed on, lets go of the raw head undici keeps on the call's controller for handlers that read it
+ * (`DispatchController.rawHeaders`: the header lines as views of the socket read they came in). No
+ * handler of this pool reads it; a live stream would hold it, and that read, for its whole life.
+ */
+class RawHeadReleasedHandler implements Dispatcher.DispatchHandler {
+  readonly #handler: Dispatcher.DispatchHandler;
+
+  constructor(handler: Dispatcher.DispatchHandler) {
+    this.#handler = handler;
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    this.#handler.onRequestStart?.(controller, context);
+  }
+
+  onRequestUpgrade(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    this.#handler.onRequestUpgrade?.(controller, status, headers, socket);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: IncomingHttpHeaders, message: string): void {
+    this.#handler.onResponseStart?.(controller, status, headers, message);
+    controller.rawHeaders = null;
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.#handler.onResponseData?.(controller, chunk);
+  }
+
+  onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    this.#handler.onResponseEnd?.(controller, trailers);
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
+    this.#handler.onResponseError?.(controller, error);
+  }
+}
+
+/** The interceptor of {@link RawHeadReleasedHandler}; composed first, so that it sees the controller before any other handler. */
+export function rawHeadReleased(): Dispatcher.DispatcherComposeInterceptor {
+  return (dispatch) => (options, handler) => dispatch(options, new RawHeadReleasedHandler(handler));
+}
 
 /** One stream to open upstream. */
 export interface StreamRequest {
@@ -83,7 +127,7 @@ export class StreamUpstream {
         pipelining: 1,
         keepAliveTimeout: 4_000,
         connectTimeout: connectTimeoutMs(this.#headersTimeoutMs),
-      }).compose(answerFraming(), decompression(0));
+      }).compose(rawHeadReleased(), answerFraming(), decompression(0));
       this.#pools.set(origin, pool);
     }
     return pool;

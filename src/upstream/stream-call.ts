@@ -7,11 +7,34 @@
  *
  * @module
  */
+import { EventEmitter } from 'node:events';
 import type { Dispatcher } from 'undici';
 import type { Cancellation, UpstreamStream } from './call.js';
 import { msLeft, socketLimitMs } from './deadline.js';
 import { isDecodedCoding, unknownCoding } from './decompression.js';
 import { headerFailureOf, UpstreamError } from './errors.js';
+
+/** The body's `error` listener that keeps a destroyed body's error from ending the process (see {@link openStream}). */
+function ignoreError(): void {}
+
+/**
+ * The cancellation of one streamed call, as undici's `signal` option takes it: an `EventEmitter` that
+ * emits `abort`, with the `aborted` and `reason` undici reads of an `AbortSignal` (undici's
+ * Dispatcher.request documentation: `AbortSignal | EventEmitter`). undici holds the signal for as long
+ * as the answer's body, a live stream's for hours; this one is a fraction of an `AbortSignal`'s size.
+ */
+class CallCancel extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+
+  /** Aborts the call with `reason` (the error the call and its body fail with); later calls do nothing. */
+  abort(reason: UpstreamError): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
+}
 
 /** How one streamed call is sent. */
 export interface StreamDispatch {
@@ -41,10 +64,10 @@ export async function openStream(
   how: StreamDispatch,
 ): Promise<UpstreamStream> {
   const now = performance.now();
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new UpstreamError('upstream_timeout')), msLeft(how.deadline, now));
+  const cancel = new CallCancel();
+  const timer = setTimeout(() => cancel.abort(new UpstreamError('upstream_timeout')), msLeft(how.deadline, now));
   const signal = how.signal;
-  const onClientGone = () => controller.abort(new UpstreamError('client_aborted'));
+  const onClientGone = () => cancel.abort(new UpstreamError('client_aborted'));
   signal?.addEventListener('abort', onClientGone, { once: true });
   const done = () => {
     clearTimeout(timer);
@@ -55,7 +78,7 @@ export async function openStream(
     const socketLimit = socketLimitMs(how.deadline, now);
     const res = await dispatcher.request({
       ...options,
-      signal: controller.signal,
+      signal: cancel,
       headersTimeout: socketLimit,
       bodyTimeout: how.wholeBody ? socketLimit : 0,
     });
@@ -64,7 +87,9 @@ export async function openStream(
     // undici's body emits 'error' when destroyed before its end (a route dropping an answer it will
     // not pass on, a cut); with no listener that would be an uncaught exception and end the process.
     // Consumers (pipe, `for await`, Fastify's send) still receive the error through their own listeners.
-    res.body.on('error', () => undefined);
+    // The listener is a function of the module's, not a closure: a closure of this call would keep its
+    // context (the client's signal, the timer) alive for as long as the body, a live stream's for hours.
+    res.body.on('error', ignoreError);
     if (!isDecodedCoding(res.headers['content-encoding'])) {
       res.body.destroy();
       throw unknownCoding();
@@ -77,6 +102,6 @@ export async function openStream(
     return { status: res.statusCode, headers: res.headers, body: res.body };
   } catch (error) {
     done();
-    throw headerFailureOf(controller.signal.aborted ? controller.signal.reason : error);
+    throw headerFailureOf(cancel.aborted ? cancel.reason : error);
   }
 }
