@@ -110,21 +110,36 @@ function contentTypeOf(reply: FastifyReply): string | undefined {
   return value === undefined ? undefined : String(value);
 }
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /**
+     * The reference of this answer when the step that made it already knows it: a fixed refusal whose
+     * reference it computed once with {@link errorRefOf} from the very inputs this step would use
+     * (status, method, path, content type, body as sent; `pipeline/errors.ts`). The hook then sets it
+     * as it is rather than classifying the answer again. `undefined` for every other answer.
+     */
+    knownErrorRef: ErrorRef | undefined;
+  }
+}
+
 /** The `onSend` hook of this step (see the module documentation). */
 export const errorRef = fp(
   async (app: FastifyInstance) => {
+    app.decorateReply('knownErrorRef', undefined);
     app.addHook('onSend', (request, reply, payload, done) => {
       if (reply.statusCode < 400) {
         done(null, payload);
         return;
       }
-      const ref = errorRefOf({
+      const ref =
+        reply.knownErrorRef ??
+        errorRefOf({
         status: reply.statusCode,
         method: request.method,
         url: request.url,
         contentType: contentTypeOf(reply),
-        body: bodyOf(request, payload),
-      });
+          body: bodyOf(request, payload),
+        });
       reply.header(ERROR_REF_HEADER, ref);
       done(null, payload);
     });
