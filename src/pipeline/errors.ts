@@ -24,7 +24,7 @@ import type { EarlyRefusal, EndpointGuard } from '../upstream/endpoint-guard.js'
 import { REFUSALS, transportFailureOf, UPSTREAM_FAILURES, UpstreamError, type UpstreamFailureCode } from '../upstream/errors.js';
 import type { ServiceName } from '../upstream/services.js';
 import { UnsafePathError } from '../upstream/paths.js';
-import { errorRefOf } from './error-ref.js';
+import { answerBody, errorRefOf, fixedErrorRef } from './error-ref.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
 
 /** The envelope for what Fastify's own codes mean, by code. */
@@ -72,14 +72,6 @@ function isGuardRefusal(code: UpstreamFailureCode): code is GuardRefusalCode {
   return code === 'upstream_busy' || code === 'upstream_circuit_open';
 }
 
-/** The references of one refusal on one route and method, computed once (see {@link GuardRefusals.send}). */
-interface RouteRefusalRefs {
-  /** `X-Error-Ref` of the answer. */
-  readonly header: ErrorRef;
-  /** The aggregated line's key: the reference and the code. */
-  readonly line: string;
-}
-
 /**
  * The answers of the endpoint guards' refusals (503 `upstream_busy`, `upstream_circuit_open`), whether
  * the handler's call threw one or the check before the handler found one: `Retry-After`, the envelope
@@ -98,9 +90,9 @@ class GuardRefusals {
   /**
    * Answers a refusal: 503, `Retry-After: <retryAfterSeconds>`, the envelope of `code` naming `endpoint`.
    *
-   * @param refs - the route's references of this refusal when the request's target is the route's
-   *   pattern (the check before the handler): they are computed once per route, method and code
-   *   rather than per answer; otherwise each is classified from the answer (memoised by `errorRefOf`).
+   * @param route - with `pattern`, the route the request matched, when its refusals' references are
+   *   remembered per route (`fixedErrorRef`: the check before the handler); otherwise each is
+   *   classified from the answer (memoised by `errorRefOf`).
    */
   send(
     request: FastifyRequest,
@@ -110,19 +102,38 @@ class GuardRefusals {
     retryAfterSeconds: number,
     detail: string = UPSTREAM_FAILURES[code].detail,
     body: string = envelopeText(code, detail, { endpoint }),
-    refs?: RouteRefusalRefs,
+    route?: { key: object; pattern: string },
   ): FastifyReply {
     skipCompletionLine(request);
     const status = UPSTREAM_FAILURES[code].status;
-    if (refs === undefined) {
+    // The line's reference is the body's, whatever the method; the header's is the answer's as sent.
+    const known = route && fixedErrorRef(route.key, route.pattern, request, status, JSON_CONTENT_TYPE, body);
+    if (known === undefined) {
       const ref = errorRefOf({ status, method: request.method, url: request.url, contentType: JSON_CONTENT_TYPE, body });
       this.#line.count(`${ref} ${code}`);
     } else {
-      this.#line.count(refs.line);
-      reply.knownErrorRef = refs.header;
+      this.#line.count(this.#lineKey(known, code));
+      reply.knownErrorRef =
+        request.method === 'HEAD' && route
+          ? fixedErrorRef(route.key, route.pattern, request, status, JSON_CONTENT_TYPE, answerBody(request, body))
+          : known;
     }
     reply.header('retry-after', String(retryAfterSeconds));
     return reply.code(status).type(JSON_CONTENT_TYPE).send(body);
+  }
+
+  /** The aggregated line's keys, by code and reference: the reference and the code. */
+  readonly #lineKeys: Record<GuardRefusalCode, Map<ErrorRef, string>> = { upstream_busy: new Map(), upstream_circuit_open: new Map() };
+
+  #lineKey(ref: ErrorRef, code: GuardRefusalCode): string {
+    const keys = this.#lineKeys[code];
+    let key = keys.get(ref);
+    if (key === undefined) {
+      key = `${ref} ${code}`;
+      // A closed set: EP codes by EM codes, as the classifier gives them.
+      keys.set(ref, key);
+    }
+    return key;
   }
 
   /**
@@ -142,8 +153,8 @@ class GuardRefusals {
     let guard: EndpointGuard | undefined;
     /** The envelope text of each refusal (the endpoint is the route's). */
     const bodies: Partial<Record<GuardRefusalCode, string>> = {};
-    /** The references of each refusal by method, for targets whose path is the route's pattern. */
-    const refs: Record<GuardRefusalCode, Map<string, RouteRefusalRefs>> = { upstream_busy: new Map(), upstream_circuit_open: new Map() };
+    /** The route, for its references ({@link fixedErrorRef}). */
+    const route = { key: bodies, pattern };
     return (request, reply, done) => {
       if (!resolved) {
         // On first use, as the handler's first call would make it: the guard of the endpoint, or none.
@@ -158,40 +169,10 @@ class GuardRefusals {
       const code = refused.code;
       const endpoint = guard.endpoint;
       const body = (bodies[code] ??= envelopeText(code, UPSTREAM_FAILURES[code].detail, { endpoint }));
-      this.send(request, reply, code, endpoint, refused.retryAfterSeconds, undefined, body, routeRefs(refs[code], request, pattern, code, body));
+      this.send(request, reply, code, endpoint, refused.retryAfterSeconds, undefined, body, route);
     };
   }
 }
-
-/**
- * The references of a refusal answered on `pattern` (made once per method), or `undefined` when the
- * request's target is not the pattern itself, with or without a query (an absolute-form target, a
- * percent-encoded path): those are classified from the answer. The header's is classified as the
- * error-reference step classifies the answer (a `HEAD` answer without its body); the line's from the
- * body, as {@link GuardRefusals.send} does without them.
- */
-function routeRefs(
-  byMethod: Map<string, RouteRefusalRefs>,
-  request: FastifyRequest,
-  pattern: string,
-  code: GuardRefusalCode,
-  body: string,
-): RouteRefusalRefs | undefined {
-  const url = request.url;
-  if (url !== pattern && !(url.charCodeAt(pattern.length) === QUERY_MARK && url.startsWith(pattern))) return undefined;
-  const method = request.method;
-  let known = byMethod.get(method);
-  if (known === undefined) {
-    const answer = { status: UPSTREAM_FAILURES[code].status, method, url: pattern, contentType: JSON_CONTENT_TYPE, body };
-    const line = errorRefOf(answer);
-    known = { header: method === 'HEAD' ? errorRefOf({ ...answer, body: undefined }) : line, line: `${line} ${code}` };
-    byMethod.set(method, known);
-  }
-  return known;
-}
-
-/** `?`: where a request target's query begins. */
-const QUERY_MARK = 0x3f;
 
 /** Options of the {@link errors} step. */
 export interface ErrorsOptions {
@@ -248,10 +229,10 @@ export const errors = fp(
       if (upstreamFailure) return sendUpstreamFailure(upstreamFailure, request, reply, refusals);
       if (error.code === 'FP_RATE_LIMITED') {
         const retryAfter = (error as FastifyError & { retryAfterSeconds?: number }).retryAfterSeconds ?? 60;
-        return reply
-          .code(429)
-          .type(JSON_CONTENT_TYPE)
-          .send(envelopeText('rate_limited', `Too many requests; retry in ${retryAfter} s`));
+        const body = envelopeText('rate_limited', `Too many requests; retry in ${retryAfter} s`);
+        const route = request.routeOptions.config;
+        reply.knownErrorRef = fixedErrorRef(route, route.url, request, 429, JSON_CONTENT_TYPE, answerBody(request, body));
+        return reply.code(429).type(JSON_CONTENT_TYPE).send(body);
       }
       if (error instanceof UnsafePathError) {
         return reply.code(400).send(envelope('invalid_request', error.message));
