@@ -48,7 +48,8 @@ export const alwaysSucceeds = fp(
     // Written as a header: the cookie plugin's own onSend hook has already run.
     const cleared = app.serializeCookie(config.sessionCookieName, '', clearedCookieOptions(config));
     app.addHook('onSend', (request, reply, payload, done) => {
-      if (request.routeOptions.config.alwaysSucceeds !== true || !REFUSED.has(reply.statusCode)) {
+      // The status first: most answers are no refusal, and the route's options are an object built per read.
+      if (!REFUSED.has(reply.statusCode) || request.routeOptions.config.alwaysSucceeds !== true) {
         done(null, payload);
         return;
       }

@@ -10,6 +10,11 @@
  * the client). An unknown path answers 404 `not_found`. Error bodies never carry an upstream address,
  * a stack trace or a credential.
  *
+ * The refusals of the endpoint guards (503 `upstream_busy`, `upstream_circuit_open`) are answered
+ * here too, whether a handler's call threw one or, for a row that only forwards to one endpoint
+ * (`config.forwardsTo`), a route-level `preHandler` found its guard refusing before the handler ran
+ * (docs/behaviour.md "Resilience"): one answer, one aggregated line, either way.
+ *
  * @module
  */
 import type { IncomingMessage } from 'node:http';
