@@ -6,10 +6,16 @@
  * no completion line, one aggregated warn line by reference and reason, and `upstream_rejected_total`
  * counted; nothing reaches the upstream; a request the steps before the handler refuse (a query the
  * schema refuses, the rate limit) is refused by them first; and the trial call still goes once the
- * pause is over.
+ * pause is over. Then which rows get the check before their handler (`config.forwardsTo`): those
+ * whose handler is `forward()` to a path without parameters, and no other.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import Fastify from 'fastify';
+import { Type } from '@sinclair/typebox';
+import { loadConfig } from '../src/config.js';
+import { allRouteTables } from '../src/routes/index.js';
+import { type AppDeps, activeRoutes, bff, forward, ok, registerRoutes, type RouteSpec } from '../src/routes/route.js';
 import { rawRequest } from './helpers/raw-http.js';
 import { fakeJwt, type RecordingUpstream, send, startProxy, startRecordingUpstream, type TestProxy } from './helpers/recording-upstream.js';
 
@@ -135,5 +141,59 @@ describe('a refusal of the endpoint guard', () => {
       .filter((e) => e.msg === 'upstream calls refused since the last line')
       .flatMap((e) => Object.keys(e.refused as object));
     assert.ok(keys.includes('EP0032-EM0032 upstream_circuit_open'), JSON.stringify(keys));
+  });
+});
+
+describe('which rows are refused before their handler (config.forwardsTo)', () => {
+  /** The `forwardsTo` of each route `rows` register, by method and URL. */
+  async function forwardsOf(rows: readonly RouteSpec[]): Promise<Map<string, unknown>> {
+    const app = Fastify();
+    const seen = new Map<string, unknown>();
+    app.addHook('onRoute', (route) => {
+      seen.set(`${String(route.method)} ${route.url}`, route.config?.forwardsTo);
+    });
+    registerRoutes(app, rows, {} as AppDeps);
+    await app.ready();
+    await app.close();
+    return seen;
+  }
+  const base = { area: 'account', spec: '4.3', summary: 'a row', auth: 'required' } as const;
+
+  test('a forward() row with a path without parameters, and its own target; no other row', async () => {
+    const target = bff('GET', '/bff/other');
+    const seen = await forwardsOf([
+      { ...base, method: 'GET', url: '/a', upstream: [bff('GET', '/bff/a')], handler: forward() },
+      { ...base, method: 'GET', url: '/b', upstream: [bff('GET', '/bff/b')], handler: forward({ target }) },
+      {
+        ...base,
+        method: 'GET',
+        url: '/c/:id',
+        params: Type.Object({ id: Type.String() }),
+        upstream: [bff('GET', '/bff/c/{id}')],
+        handler: forward(),
+      },
+      { ...base, method: 'GET', url: '/d', upstream: [bff('GET', '/bff/d')], handler: async () => ok({}) },
+      { ...base, method: 'POST', url: '/e', upstream: [], handler: forward() },
+    ] as RouteSpec[]);
+    assert.deepEqual(seen.get('GET /a'), bff('GET', '/bff/a'));
+    assert.deepEqual(seen.get('GET /b'), target);
+    assert.equal(seen.get('GET /c/:id'), undefined, 'a path with parameters: the handler builds it (400 first)');
+    assert.equal(seen.get('GET /d'), undefined, 'a handler with code of its own');
+    assert.equal(seen.get('POST /e'), undefined, 'no upstream row');
+  });
+
+  test("the route tables: every row that gets it forwards to its own single upstream row's static path", async () => {
+    const rows = activeRoutes(allRouteTables, loadConfig({ NODE_ENV: 'development' }));
+    const seen = await forwardsOf(rows);
+    let forwarding = 0;
+    for (const row of rows) {
+      const target = seen.get(`${String(row.method)} ${row.url}`) as RouteSpec['upstream'][number] | undefined;
+      if (target === undefined) continue;
+      forwarding++;
+      assert.ok(row.upstream.includes(target), row.url);
+      assert.ok(!target.path.includes('{'), row.url);
+    }
+    assert.ok(forwarding > 10, `${forwarding} forwarding rows`);
+    assert.ok(seen.get('GET /api/user/login-history'), 'the bench row');
   });
 });
