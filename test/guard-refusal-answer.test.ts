@@ -157,7 +157,7 @@ describe('which rows are refused before their handler (config.forwardsTo)', () =
     await app.close();
     return seen;
   }
-  const base = { area: 'account', spec: '4.3', summary: 'a row', auth: 'required' } as const;
+  const base = { area: 'User', spec: '4.3', summary: 'a row', auth: 'required' } as const;
 
   test('a forward() row with a path without parameters, and its own target; no other row', async () => {
     const target = bff('GET', '/bff/other');
