@@ -185,7 +185,7 @@ export async function createServer(
   await app.register(authGate, { config: cfg, now: options.now });
   await app.register(body);
   await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
-  await app.register(errors);
+  await app.register(errors, { services: upstreams.services });
   // After the error handler's answers, before X-Error-Ref (onSend hooks run in the order they were added).
   await app.register(alwaysSucceeds, { config: cfg, onSessionEnd: (token) => state.fleet.announceSessionEnd(tokenKey(token), 'logout') });
   await app.register(errorRef);

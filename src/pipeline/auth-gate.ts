@@ -22,13 +22,14 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope, JSON_CONTENT_TYPE } from '../envelope.js';
 import { isWellFormedJwt, type TokenCheck, TokenVerifier } from '../session/token.js';
 import { tokenKey } from '../session/hash.js';
-import { routeConfigOf } from './request-context.js';
+import { type MatchedRouteConfig, routeConfigOf } from './request-context.js';
+import { answerBody, fixedErrorRef } from './error-ref.js';
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -56,6 +57,15 @@ const REFUSALS = {
 /** The 401 body of a session cookie the gate refuses on a route that needs a session. */
 function refusal(check: Exclude<TokenCheck, 'valid' | 'unverified'>): string {
   return check === 'token_expired' ? REFUSALS.token_expired : REFUSALS.invalid_token;
+}
+
+/**
+ * Answers 401 with one of the gate's bodies; its `X-Error-Ref` is remembered per route, method and
+ * body (`fixedErrorRef`) rather than classified again on every refusal.
+ */
+function refuse(request: FastifyRequest, reply: FastifyReply, route: MatchedRouteConfig, body: string): void {
+  reply.knownErrorRef = fixedErrorRef(route, route.url, request, 401, JSON_CONTENT_TYPE, answerBody(request, body));
+  reply.code(401).type(JSON_CONTENT_TYPE).send(body);
 }
 
 /** Refuses requests without the credential their route needs (see the module documentation). */
@@ -122,14 +132,14 @@ export const authGate = fp(
       }
       const value = request.cookies[config.sessionCookieName];
       if (!value) {
-        if (auth === 'required') reply.code(401).type(JSON_CONTENT_TYPE).send(REFUSALS.no_token);
+        if (auth === 'required') refuse(request, reply, routeConfig, REFUSALS.no_token);
         else done();
         return;
       }
       // One digest per request: the rate limit, the profile cache and the route read it from the request.
       const key = tokenKey(value);
       if (!isWellFormedJwt(value, key)) {
-        if (auth === 'required') reply.code(401).type(JSON_CONTENT_TYPE).send(refusal('malformed'));
+        if (auth === 'required') refuse(request, reply, routeConfig, refusal('malformed'));
         else done();
         return;
       }
@@ -146,7 +156,7 @@ export const authGate = fp(
           request.sessionTokenVerified = check === 'valid';
           done();
         } else if (auth === 'required') {
-          reply.code(401).type(JSON_CONTENT_TYPE).send(refusal(check));
+          refuse(request, reply, routeConfig, refusal(check));
         } else {
           done();
         }

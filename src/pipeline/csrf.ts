@@ -11,10 +11,11 @@
  *
  * @module
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
-import { envelope } from '../envelope.js';
+import { envelopeText, JSON_CONTENT_TYPE } from '../envelope.js';
+import { answerBody, fixedErrorRef } from './error-ref.js';
 import { originAllowed } from '../session/client.js';
 import { routeConfigOf } from './request-context.js';
 
@@ -31,6 +32,17 @@ export function csrfGuarded(request: FastifyRequest): boolean {
   return STATE_CHANGING.has(request.method) || routeConfigOf(request).sideEffects === true;
 }
 
+/** The two 403 bodies, serialised once: a refusal must stay cheap. */
+const CROSS_SITE = envelopeText('csrf_rejected', 'Cross-site requests are not allowed');
+const FOREIGN_ORIGIN = envelopeText('csrf_rejected', 'This origin may not send this request');
+
+/** Answers 403 with `body`; its `X-Error-Ref` is remembered per route, method and body (`fixedErrorRef`). */
+function refuse(request: FastifyRequest, reply: FastifyReply, body: string): void {
+  const route = request.routeOptions.config;
+  reply.knownErrorRef = fixedErrorRef(route, route.url, request, 403, JSON_CONTENT_TYPE, answerBody(request, body));
+  reply.code(403).type(JSON_CONTENT_TYPE).send(body);
+}
+
 /** Options of the {@link csrf} plugin. */
 export interface CsrfOptions {
   config: Pick<Config, 'allowedOrigins'>;
@@ -42,12 +54,12 @@ export const csrf = fp(
     app.addHook('onRequest', (request, reply, done) => {
       if (csrfGuarded(request)) {
         if (request.headers['sec-fetch-site'] === 'cross-site') {
-          reply.code(403).send(envelope('csrf_rejected', 'Cross-site requests are not allowed'));
+          refuse(request, reply, CROSS_SITE);
           return;
         }
         const origin = request.headers.origin;
         if (origin !== undefined && !originAllowed(origin, request, config.allowedOrigins)) {
-          reply.code(403).send(envelope('csrf_rejected', 'This origin may not send this request'));
+          refuse(request, reply, FOREIGN_ORIGIN);
           return;
         }
       }

@@ -98,10 +98,69 @@ const REMEMBERED_BODY_CHARS = 1_024;
  */
 const remembered = new LRUCache<string, ErrorRef>({ max: 2_048 });
 
+/**
+ * The references of fixed answers (a refusal whose status, content type and body never change) on
+ * each route, by the route (any object that stands for it), the request's method and the body
+ * classified. A route's refusals are a handful: the maps stay small.
+ */
+const fixedRefs = new WeakMap<object, Map<string, Map<string, ErrorRef>>>();
+/** The body key of an answer classified without a body (a `HEAD` answer). */
+const NO_BODY = '';
+
+/**
+ * The reference of a fixed answer on `request`'s route, remembered per route, method and body rather
+ * than classified again per answer: {@link errorRefOf} of the same inputs, the path being the route's
+ * `pattern`. `undefined` when the request's target is not `pattern` itself, with or without a query (an
+ * absolute-form target, a percent-encoded path: its answer is classified by {@link errorRefOf}).
+ *
+ * @param route - an object that stands for the route and lives as long as it (its context's `config`).
+ * @param pattern - the route's URL pattern, a path without parameters for the reference to apply.
+ * @param body - the body as the SDK reads it: the text, or `undefined` for a `HEAD` answer ({@link answerBody}).
+ * @example fixedErrorRef(request.routeOptions.config, '/api/auth/profile', request, 401, JSON_CONTENT_TYPE, '{"reason":"no_token"}')
+ * // 'EP0702-EM0001' for GET /api/auth/profile
+ */
+export function fixedErrorRef(
+  route: object,
+  pattern: string,
+  request: FastifyRequest,
+  status: number,
+  contentType: string,
+  body: string | undefined,
+): ErrorRef | undefined {
+  const url = request.url;
+  if (url !== pattern && !(url.charCodeAt(pattern.length) === QUERY_MARK && url.startsWith(pattern))) return undefined;
+  let byMethod = fixedRefs.get(route);
+  if (byMethod === undefined) {
+    byMethod = new Map();
+    fixedRefs.set(route, byMethod);
+  }
+  const method = request.method;
+  let byBody = byMethod.get(method);
+  if (byBody === undefined) {
+    byBody = new Map();
+    byMethod.set(method, byBody);
+  }
+  let ref = byBody.get(body ?? NO_BODY);
+  if (ref === undefined) {
+    ref = errorRefOf({ status, method, url: pattern, contentType, body });
+    byBody.set(body ?? NO_BODY, ref);
+  }
+  return ref;
+}
+
+/** `?`: where a request target's query begins. */
+const QUERY_MARK = 0x3f;
+
+/** The body of a text answer as the client reads it: the text, or nothing for a `HEAD` answer. */
+export function answerBody(request: FastifyRequest, text: string): string | undefined {
+  return request.method === 'HEAD' ? undefined : text;
+}
+
 /** The body of an `onSend` payload the client will read: a stream is not read; a HEAD answer has none. */
 function bodyOf(request: FastifyRequest, payload: unknown): string | Uint8Array | undefined {
+  if (typeof payload === 'string') return answerBody(request, payload);
   if (request.method === 'HEAD') return undefined;
-  if (typeof payload === 'string' || payload instanceof Uint8Array) return payload;
+  if (payload instanceof Uint8Array) return payload;
   return undefined;
 }
 
@@ -110,21 +169,36 @@ function contentTypeOf(reply: FastifyReply): string | undefined {
   return value === undefined ? undefined : String(value);
 }
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /**
+     * The reference of this answer when the step that made it already knows it: a fixed refusal whose
+     * reference it computed once with {@link errorRefOf} from the very inputs this step would use
+     * (status, method, path, content type, body as sent; `pipeline/errors.ts`). The hook then sets it
+     * as it is rather than classifying the answer again. `undefined` for every other answer.
+     */
+    knownErrorRef: ErrorRef | undefined;
+  }
+}
+
 /** The `onSend` hook of this step (see the module documentation). */
 export const errorRef = fp(
   async (app: FastifyInstance) => {
+    app.decorateReply('knownErrorRef', undefined);
     app.addHook('onSend', (request, reply, payload, done) => {
       if (reply.statusCode < 400) {
         done(null, payload);
         return;
       }
-      const ref = errorRefOf({
-        status: reply.statusCode,
-        method: request.method,
-        url: request.url,
-        contentType: contentTypeOf(reply),
-        body: bodyOf(request, payload),
-      });
+      const ref =
+        reply.knownErrorRef ??
+        errorRefOf({
+          status: reply.statusCode,
+          method: request.method,
+          url: request.url,
+          contentType: contentTypeOf(reply),
+          body: bodyOf(request, payload),
+        });
       reply.header(ERROR_REF_HEADER, ref);
       done(null, payload);
     });

@@ -267,7 +267,13 @@ class OneLinePerRequest extends LogController {
     const level = statusCode >= 500 ? 'warn' : request.routeOptions.config?.probe === true ? 'debug' : 'info';
     if (this.lines) {
       const trace = (request as unknown as Record<symbol, TraceLogFields | undefined>)[TRACE_FIELDS];
-      this.lines[level]({ reqId: request.id, ...trace, method: request.method, url: path, statusCode, ms, ref }, 'request completed');
+      // The same fields in the same order either way; without tracing, a literal without a spread (a
+      // spread makes every field after it a runtime definition, on every line).
+      const fields =
+        trace === undefined
+          ? { reqId: request.id, method: request.method, url: path, statusCode, ms, ref }
+          : { reqId: request.id, ...trace, method: request.method, url: path, statusCode, ms, ref };
+      this.lines[level](fields, 'request completed');
     } else {
       request.log[level]({ method: request.method, url: path, statusCode, ms, ref }, 'request completed');
     }

@@ -28,16 +28,22 @@ export function targetPath(url: string): string {
   }
 }
 
+/** A route's `config`: its declarations, and Fastify's `url` (the route's pattern) and `method`. */
+export type MatchedRouteConfig = Readonly<FastifyRequest['routeOptions']['config']>;
+
+/** The config of a request no route matched: no declarations, and a pattern no request target equals. */
+const NO_ROUTE: MatchedRouteConfig = Object.freeze({ url: '', method: '' });
+
 declare module 'fastify' {
   interface FastifyRequest {
     /** The matched route's `config` as {@link routeConfigOf} read it; `undefined` until then. */
-    matchedRouteConfig: Readonly<FastifyContextConfig> | undefined;
+    matchedRouteConfig: MatchedRouteConfig | undefined;
   }
 }
 
 /**
  * The `config` of the route a request was routed to (its declarations, and Fastify's `url`, the
- * route's pattern, and `method`; `{}` for a request no route matched), read once per request: the
+ * route's pattern, and `method`; none and an empty pattern for a request no route matched), read once per request: the
  * `onRequest` steps each ask for it (the CSRF defence, load shedding, the auth gate, the body step),
  * and Fastify's `request.routeOptions` builds a new object of a dozen fields on every read. For the
  * `onRequest` steps only: a later step reads `request.routeOptions`, which follows a request that a
@@ -45,10 +51,10 @@ declare module 'fastify' {
  *
  * @param request - the request, after routing.
  */
-export function routeConfigOf(request: FastifyRequest): Readonly<FastifyContextConfig> {
+export function routeConfigOf(request: FastifyRequest): MatchedRouteConfig {
   let config = request.matchedRouteConfig;
   if (config === undefined) {
-    config = request.routeOptions.config ?? {};
+    config = request.routeOptions.config ?? NO_ROUTE;
     request.matchedRouteConfig = config;
   }
   return config;

@@ -149,7 +149,7 @@ const BODYLESS = new Set<HttpMethod>(['GET', 'HEAD', 'DELETE']);
 export function forward<B = unknown, Q = unknown, P = unknown>(
   options: ForwardOptions<B, Q, P> = {},
 ): (ctx: RouteContext<B, Q, P>) => Promise<ProxyAnswer> {
-  return async (ctx) => {
+  const handler = async (ctx: RouteContext<B, Q, P>): Promise<ProxyAnswer> => {
     const config = ctx.routeConfig ?? ctx.request.routeOptions.config;
     const target = options.target ?? config.upstream?.[0];
     if (!target) throw new Error(`route ${ctx.request.routeOptions.url} has no upstream`);
@@ -164,6 +164,23 @@ export function forward<B = unknown, Q = unknown, P = unknown>(
     });
     return upstreamAnswer(res, { preAuth: config.preAuth === true });
   };
+  FORWARDS.set(handler, { target: options.target });
+  return handler;
+}
+
+/** The handlers {@link forward} made, with the target it was given (`undefined`: the row's single upstream row). */
+const FORWARDS = new WeakMap<object, { target: UpstreamTarget | undefined }>();
+
+/**
+ * The upstream call a row's handler makes before anything else, when that is all it does and its
+ * endpoint is known before the request: a {@link forward} handler whose target's path has no
+ * parameters. `undefined` for any other row.
+ */
+function forwardTargetOf(r: RouteSpec): UpstreamTarget | undefined {
+  const forwarded = FORWARDS.get(r.handler);
+  if (forwarded === undefined) return undefined;
+  const target = forwarded.target ?? r.upstream[0];
+  return target === undefined || target.path.includes('{') ? undefined : target;
 }
 
 /** An answer that is a proxy-made envelope (validation failures the schemas cannot express, etc.). */
@@ -197,6 +214,11 @@ declare module 'fastify' {
     acceptsExpiredToken?: boolean;
     /** The raw passthrough ({@link RouteSpec.rawPassthrough}). */
     rawPassthrough?: boolean;
+    /**
+     * The row's handler is {@link forward} to this call, whose path has no parameters: its endpoint's
+     * guard can refuse the request right before the handler (`pipeline/errors.ts`), as the call would be.
+     */
+    forwardsTo?: UpstreamTarget | undefined;
   }
 }
 
@@ -245,6 +267,7 @@ export function registerRoutes(app: FastifyInstance, routes: readonly RouteSpec[
       acceptsExpiredToken: r.acceptsExpiredToken === true,
       alwaysSucceeds: r.alwaysSucceeds === true,
       rawPassthrough: r.rawPassthrough === true,
+      forwardsTo: forwardTargetOf(r),
     };
     app.route({
       method: methods,

@@ -14,7 +14,7 @@ import { type EndpointCode, endpointCodeFor } from '../errors/index.js';
 import { type Admission, admit, type CallGuard, guardOf, isRetryable, outcomeOfError, outcomeOfStatus } from './admission.js';
 import { sendBuffered } from './buffered-call.js';
 import { deadlineAfter } from './deadline.js';
-import type { Ticket } from './endpoint-guard.js';
+import type { EndpointGuard, Ticket } from './endpoint-guard.js';
 import { CIRCUIT_FAILURES, toUpstreamError, UpstreamError } from './errors.js';
 import type { Cancellation, HttpMethod, UpstreamRequest, UpstreamResponse, UpstreamSpan, UpstreamStream } from './call.js';
 import { buildQuery } from './paths.js';
@@ -125,6 +125,20 @@ export class UpstreamService {
     } catch (error) {
       return error as UpstreamError;
     }
+  }
+
+  /**
+   * The guard a call of `method path` passes when it names no client and is not `unguarded` (the
+   * endpoint's own, the one {@link refusalFor} asks), for a caller that checks it before it builds the
+   * call (`EndpointGuard.earlyRefusal`); `undefined` when the service is not configured (its calls
+   * answer `not_configured`) or the pools have no limits. The same guard for every call of that
+   * endpoint, made on first use.
+   *
+   * @param path - the call path below the base URL, without query.
+   */
+  endpointGuard(method: HttpMethod, path: string): EndpointGuard | undefined {
+    if (this.#origin === undefined) return undefined;
+    return this.#pools.guard(this.name, this.endpointOf(method, path));
   }
 
   /**

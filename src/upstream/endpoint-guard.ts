@@ -104,6 +104,12 @@ export type Ticket = number;
 
 const NO_SIGNAL_ABORT = (): void => undefined;
 
+/** What {@link EndpointGuard.earlyRefusal} gives: the refusal's code and the seconds a client should wait (`Retry-After`, at least 1). */
+export interface EarlyRefusal {
+  readonly code: 'upstream_busy' | 'upstream_circuit_open';
+  readonly retryAfterSeconds: number;
+}
+
 /** One call waiting for a slot. */
 class Waiter {
   readonly resolve: (ticket: Ticket) => void;
@@ -196,11 +202,21 @@ export class EndpointGuard {
    * @throws {@link UpstreamError} `upstream_circuit_open` or `upstream_busy`, as {@link enter} would.
    */
   refuseEarly(): void {
-    if (this.#state !== CIRCUIT.closed) {
-      this.#refuseUnlessTrial();
-      return;
-    }
-    if (this.#inFlight >= this.#limits.maxInFlight && this.#queue.length >= this.#limits.maxQueue) throw this.#refuse('busy');
+    const refused = this.earlyRefusal();
+    if (refused !== undefined) throw refusal(refused.code, refused.retryAfterSeconds, this.endpoint);
+  }
+
+  /**
+   * {@link refuseEarly} without the throw: the refusal a new call would get now, as its code and
+   * `Retry-After`, or `undefined` when the call may go (a closed circuit with a free slot or room in
+   * the queue, or a trial that is due). Nothing is taken or changed; a refusal is reported to the
+   * observer (`upstream_rejected_total`), as the answer that follows it is final. For a caller that
+   * answers the refusal itself, before it spends anything on the call (the request's handler).
+   */
+  earlyRefusal(): EarlyRefusal | undefined {
+    if (this.#state !== CIRCUIT.closed) return this.#circuitRefusal();
+    if (this.#inFlight >= this.#limits.maxInFlight && this.#queue.length >= this.#limits.maxQueue) return this.#refused('busy', 1);
+    return undefined;
   }
 
   /**
@@ -299,10 +315,17 @@ export class EndpointGuard {
    * over but no trial may go.
    */
   #refuseUnlessTrial(): void {
+    const refused = this.#circuitRefusal();
+    if (refused !== undefined) throw refusal(refused.code, refused.retryAfterSeconds, this.endpoint);
+  }
+
+  /** {@link #refuseUnlessTrial}'s refusal (reported), or `undefined` when a trial may go now. */
+  #circuitRefusal(): EarlyRefusal | undefined {
     const left = this.#nextTrialAt - this.#now();
     // Open: `Retry-After` is the pause left. Half-open: 1 s, as a trial running may close it any moment.
-    if (left > 0) throw this.#refuse('circuit_open', this.#state === CIRCUIT.halfOpen ? 1 : Math.ceil(left / 1000));
-    if (this.#trials.length >= MAX_TRIALS_WAITING || this.#inFlight >= this.#limits.maxInFlight) throw this.#refuse('circuit_open', 1);
+    if (left > 0) return this.#refused('circuit_open', this.#state === CIRCUIT.halfOpen ? 1 : Math.ceil(left / 1000));
+    if (this.#trials.length >= MAX_TRIALS_WAITING || this.#inFlight >= this.#limits.maxInFlight) return this.#refused('circuit_open', 1);
+    return undefined;
   }
 
   /** Lets one trial go: its own ticket, the next trial one pause later. */
@@ -365,7 +388,13 @@ export class EndpointGuard {
   }
 
   #refuse(reason: 'busy' | 'circuit_open', retryAfterSeconds = 1): UpstreamError {
+    const refused = this.#refused(reason, retryAfterSeconds);
+    return refusal(refused.code, refused.retryAfterSeconds, this.endpoint);
+  }
+
+  /** A refusal for `reason`, reported to the observer. */
+  #refused(reason: 'busy' | 'circuit_open', retryAfterSeconds: number): EarlyRefusal {
     this.#observer?.rejected(this.endpoint, reason);
-    return refusal(reason === 'busy' ? 'upstream_busy' : 'upstream_circuit_open', Math.max(1, retryAfterSeconds), this.endpoint);
+    return { code: reason === 'busy' ? 'upstream_busy' : 'upstream_circuit_open', retryAfterSeconds: Math.max(1, retryAfterSeconds) };
   }
 }
