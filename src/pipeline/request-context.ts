@@ -12,7 +12,7 @@
  * @module
  */
 import { randomUUID } from 'node:crypto';
-import type { FastifyContextConfig, FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify';
 import fp from 'fastify-plugin';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
