@@ -154,3 +154,27 @@ export const authGate = fp(
   },
   { name: 'auth-gate' },
 );
+
+/**
+ * In place of the {@link authGate}, **for measurement only** (`omitSteps: ['auth-gate']`,
+ * `pipeline/steps.ts`): the cookies are parsed and the session cookie's value is taken as the
+ * session token as it is — not checked, not verified, no digest made, nothing refused — so that a
+ * route's upstream call still carries the session (what the passthrough's check needs); the cookie
+ * plugin stays, since later steps serialise cookies with it.
+ */
+export const sessionFromCookie = fp(
+  async (app: FastifyInstance, { config }: AuthGateOptions) => {
+    await app.register(cookie, { hook: false });
+    app.decorateRequest('sessionToken', undefined);
+    app.decorateRequest('sessionTokenKey', undefined);
+    app.decorateRequest('sessionTokenVerified', false);
+    app.addHook('onRequest', (request, _reply, done) => {
+      const cookieHeader = request.headers.cookie;
+      request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {};
+      const value = request.cookies[config.sessionCookieName];
+      if (value) request.sessionToken = value;
+      done();
+    });
+  },
+  { name: 'auth-gate' },
+);
