@@ -622,66 +622,70 @@ test(
   "the ledger's variants over sockets: each step off answers the passthrough 200 with one upstream call per request; an unknown step stops the entry",
   { timeout: 120_000 },
   async () => {
-    const upstream = await startBenchServer('upstream', [], undefined);
-    const base = `http://127.0.0.1:${upstream.port}`;
-    const ledger = variants(`${base}/v1/traces`).filter((v) => v.group === 'steps');
+    // The variants that run the steps-off entry (the two that set a variable only run dist/server.js, as every other variant does).
+    const ledger = variants('http://127.0.0.1:1/v1/traces').filter((v) => v.group === 'steps' && v.stepsOff !== undefined);
+    assert.equal(ledger.length, PIPELINE_STEP_NAMES.length + 1, 'every step alone, and the floor');
+    const everyStepOn = { ...ledger[0], id: 'the entry with every step on', stepsOff: '' } as (typeof ledger)[number];
     // What shows that a step is off, on the same answers (one of a few steps each).
     const offShows: Record<string, (answer: Awaited<ReturnType<typeof call>>, metricsPort: number) => Promise<void>> = {
       'request-context': async (answer) => assert.equal(answer.header('x-request-id'), null),
       metrics: async (_answer, metricsPort) => assert.rejects(call(`http://127.0.0.1:${metricsPort}/metrics`), /ECONNREFUSED/),
     };
+    const launch = (stepsOff: string | undefined, env: Record<string, string>, base: string) =>
+      startProxy(base, {
+        workers: 1,
+        cpus: undefined,
+        logPath: '/dev/null',
+        nodeOptions: undefined,
+        node: process.execPath,
+        heapLimit: false,
+        env: { ...env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
+        stepsOff,
+      });
+    /** One variant's process against `base` (an upstream of its own lane: its call counts are the variant's). */
+    const check = async (variant: (typeof ledger)[number], base: string) => {
+      const proxy = await launch(variant.stepsOff, variant.env, base);
+      const pool = new Pool(`http://127.0.0.1:${proxy.port}`, { connections: 4 });
+      try {
+        await resetUpstream(base);
+        await send(pool, variant, clientHeaders(16, variant.session), {}, 8, 0);
+        checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
+        const answer = await call(`http://127.0.0.1:${proxy.port}${variant.path}`, { headers: clientHeaders(1, true)[0] });
+        assert.equal(answer.status, 200, variant.id);
+        const steps = new Set((variant.stepsOff ?? '').split(','));
+        for (const [step, shows] of Object.entries(offShows)) {
+          if (steps.has(step)) await shows(answer, proxy.metricsPort);
+          // On, the same look finds the step's work.
+          else if (step === 'request-context') assert.match(answer.header('x-request-id') ?? '', /./, variant.id);
+          else if (step === 'metrics') assert.equal((await call(`http://127.0.0.1:${proxy.metricsPort}/metrics`)).status, 200, variant.id);
+        }
+        // Without the error reference, a refusal carries none; with it, it does (the auth gate's 401 without a cookie).
+        if (!steps.has('auth-gate')) {
+          const refused = await call(`http://127.0.0.1:${proxy.port}${variant.path}`, { headers: clientHeaders(1, false)[0] });
+          assert.equal(refused.status, 401, variant.id);
+          assert.equal(refused.header('x-error-ref') === null, steps.has('error-ref'), variant.id);
+        }
+      } finally {
+        await pool.close();
+        await stop(proxy.child);
+      }
+    };
+    // Three lanes, each with its own bench upstream, take the variants in turn: the processes' starts overlap.
+    const upstreams = await Promise.all([1, 2, 3].map(() => startBenchServer('upstream', [], undefined)));
+    const queue = [...ledger, everyStepOn];
     const began = performance.now();
     try {
-      for (const variant of [...ledger, { ...ledger[0], id: 'the entry with every step on', stepsOff: '' } as (typeof ledger)[number]]) {
-        const proxy = await startProxy(base, {
-          workers: 1,
-          cpus: undefined,
-          logPath: '/dev/null',
-          nodeOptions: undefined,
-          node: process.execPath,
-          heapLimit: false,
-          env: { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
-          stepsOff: variant.stepsOff,
-        });
-        const pool = new Pool(`http://127.0.0.1:${proxy.port}`, { connections: 4 });
-        try {
-          await resetUpstream(base);
-          await send(pool, variant, clientHeaders(16, variant.session), {}, 8, 0);
-          checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
-          const answer = await call(`http://127.0.0.1:${proxy.port}${variant.path}`, { headers: clientHeaders(1, true)[0] });
-          assert.equal(answer.status, 200, variant.id);
-          const steps = new Set((variant.stepsOff ?? '').split(','));
-          for (const [step, shows] of Object.entries(offShows)) {
-            if (steps.has(step)) await shows(answer, proxy.metricsPort);
-            // On, the same look finds the step's work.
-            else if (step === 'request-context') assert.match(answer.header('x-request-id') ?? '', /./, variant.id);
-            else if (step === 'metrics') assert.equal((await call(`http://127.0.0.1:${proxy.metricsPort}/metrics`)).status, 200, variant.id);
-          }
-          // Without the error reference, a refusal carries none; with it, it does (the auth gate's 401 without a cookie).
-          if (!steps.has('auth-gate')) {
-            const refused = await call(`http://127.0.0.1:${proxy.port}${variant.path}`, { headers: clientHeaders(1, false)[0] });
-            assert.equal(refused.status, 401, variant.id);
-            assert.equal(refused.header('x-error-ref') === null, steps.has('error-ref'), variant.id);
-          }
-        } finally {
-          await pool.close();
-          await stop(proxy.child);
-        }
-      }
-      await assert.rejects(
-        startProxy(base, {
-          workers: 1,
-          cpus: undefined,
-          logPath: '/dev/null',
-          nodeOptions: undefined,
-          node: process.execPath,
-          heapLimit: false,
-          stepsOff: 'csrf,no-such-step',
+      await Promise.all(
+        upstreams.map(async (upstream) => {
+          for (let variant = queue.shift(); variant !== undefined; variant = queue.shift()) await check(variant, `http://127.0.0.1:${upstream.port}`);
         }),
+      );
+      await assert.rejects(
+        launch('csrf,no-such-step', {}, `http://127.0.0.1:${upstreams[0]?.port}`),
         /BENCH_STEPS_OFF: unknown pipeline step no-such-step/,
       );
     } finally {
-      await stop(upstream.child);
+      for (const upstream of upstreams) await stop(upstream.child);
     }
     process.stdout.write(`# ${ledger.length + 2} proxy processes in ${Math.round(performance.now() - began)} ms\n`);
   },
