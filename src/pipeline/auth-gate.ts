@@ -22,7 +22,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import cookie from '@fastify/cookie';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope, JSON_CONTENT_TYPE } from '../envelope.js';
@@ -57,11 +57,27 @@ function refusal(check: Exclude<TokenCheck, 'valid' | 'unverified'>): string {
   return check === 'token_expired' ? REFUSALS.token_expired : REFUSALS.invalid_token;
 }
 
+/**
+ * The cookie plugin (cookies are parsed by the gate's own hook, one hook for both; the plugin still
+ * serialises `setCookie`) and the request's session fields, before any hook reads them.
+ */
+async function withSessionFields(app: FastifyInstance): Promise<void> {
+  await app.register(cookie, { hook: false });
+  app.decorateRequest('sessionToken', undefined);
+  app.decorateRequest('sessionTokenKey', undefined);
+  app.decorateRequest('sessionTokenVerified', false);
+}
+
+/** Parses the request's `Cookie` header into `request.cookies` (none: `{}`). */
+function parseCookies(app: FastifyInstance, request: FastifyRequest): void {
+  const cookieHeader = request.headers.cookie;
+  request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {};
+}
+
 /** Refuses requests without the credential their route needs (see the module documentation). */
 export const authGate = fp(
   async (app: FastifyInstance, { config, now }: AuthGateOptions) => {
-    // Cookies are parsed here (one hook for both); the plugin still serialises `setCookie`.
-    await app.register(cookie, { hook: false });
+    await withSessionFields(app);
     const warnings = { unverified: Number.NEGATIVE_INFINITY, jwksFailed: Number.NEGATIVE_INFINITY };
     /** Whether a warning of `kind` may be written now (at most one a minute each). */
     const due = (kind: keyof typeof warnings): boolean => {
@@ -97,12 +113,8 @@ export const authGate = fp(
             now,
           );
     if (verifier) app.addHook('onClose', () => verifier.close());
-    app.decorateRequest('sessionToken', undefined);
-    app.decorateRequest('sessionTokenKey', undefined);
-    app.decorateRequest('sessionTokenVerified', false);
     app.addHook('onRequest', (request, reply, done) => {
-      const cookieHeader = request.headers.cookie;
-      request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {};
+      parseCookies(app, request);
       const routeConfig = request.routeOptions.config;
       const auth = routeConfig.auth;
       if (auth === 'operator') {
@@ -164,13 +176,9 @@ export const authGate = fp(
  */
 export const sessionFromCookie = fp(
   async (app: FastifyInstance, { config }: AuthGateOptions) => {
-    await app.register(cookie, { hook: false });
-    app.decorateRequest('sessionToken', undefined);
-    app.decorateRequest('sessionTokenKey', undefined);
-    app.decorateRequest('sessionTokenVerified', false);
+    await withSessionFields(app);
     app.addHook('onRequest', (request, _reply, done) => {
-      const cookieHeader = request.headers.cookie;
-      request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {};
+      parseCookies(app, request);
       const value = request.cookies[config.sessionCookieName];
       if (value) request.sessionToken = value;
       done();
