@@ -217,8 +217,10 @@ export function variants(collector: string): InstructionVariant[] {
   ];
 }
 
-/** The ledger's variants of a passthrough: each step of {@link LEDGER_STEPS} off alone, then the floor. */
+/** The ledger's variants of a passthrough: its entry with every step on, each step of {@link LEDGER_STEPS} off alone, then the floor. */
 function ledger(passthrough: Pick<InstructionVariant, 'path' | 'headers' | 'session' | 'expect' | 'upstream'>): InstructionVariant[] {
+  // The ledger's entry with nothing left out: what the entry itself differs from dist/server.js by (nothing, if it is the same app).
+  const none: InstructionVariant = { id: LEDGER_ENTRY_ID, group: 'steps', target: 'proxy', env: {}, stepsOff: '', ...passthrough };
   const steps = LEDGER_STEPS.map(
     (step): InstructionVariant => ({ id: `step off: ${step.name}`, group: 'steps', target: 'proxy', ...step.off, ...passthrough }),
   );
@@ -231,8 +233,11 @@ function ledger(passthrough: Pick<InstructionVariant, 'path' | 'headers' | 'sess
     stepsOff: PIPELINE_STEP_NAMES.join(','),
     ...passthrough,
   };
-  return [...steps, floor];
+  return [none, ...steps, floor];
 }
+
+/** The ledger's variant of its entry (`steps-off.ts`) with every step on: the same app as `dist/server.js`'s passthrough. */
+export const LEDGER_ENTRY_ID = "step off: none (the ledger's entry, every step on)";
 
 /** One row of the ledger: a step's name in the table, and how it is turned off (the ledger's entry's `stepsOff`, or an environment). */
 export interface LedgerStep {
