@@ -446,6 +446,12 @@ export interface ProxyLaunch {
   startTimeoutMs?: number;
   /** More environment variables (`REDIS_URL`, `OTEL_EXPORTER_OTLP_ENDPOINT`). */
   env?: Record<string, string>;
+  /**
+   * Pipeline steps to leave out (comma-separated names of `src/pipeline/steps.ts`, `''` for none):
+   * the process is then `steps-off.ts` (the same app as `dist/server.js`, built with `omitSteps`; one
+   * process, `workers` 1) with `BENCH_STEPS_OFF` set to them. Default: `dist/server.js`.
+   */
+  stepsOff?: string;
 }
 
 /**
@@ -502,7 +508,9 @@ export async function startProxyOnce(upstream: string, launch: ProxyLaunch): Pro
   // Node options go on the command line: it takes every option NODE_OPTIONS takes, and more (`--cpu-prof`).
   const heap = launch.heapLimit === false ? [] : containerHeapOptions();
   const nodeArgs = [...startNodeOptions(), ...heap, ...(launch.nodeOptions ? launch.nodeOptions.split(/\s+/).filter(Boolean) : [])];
-  const [command, argv] = pinnedCommand(launch.cpus, launch.node, [...nodeArgs, join(ROOT, 'dist', 'server.js')]);
+  const entry = launch.stepsOff === undefined ? [join(ROOT, 'dist', 'server.js')] : [compileScript('steps-off'), ROOT];
+  if (launch.stepsOff !== undefined) env.BENCH_STEPS_OFF = launch.stepsOff;
+  const [command, argv] = pinnedCommand(launch.cpus, launch.node, [...nodeArgs, ...entry]);
   const child = spawn(command, argv, { cwd: ROOT, stdio: ['ignore', log, 'pipe'], env });
   closeSync(log);
   const { stderr } = track(child, 'proxy');

@@ -45,7 +45,7 @@
  * @module
  */
 import { execFileSync } from 'node:child_process';
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -63,7 +63,11 @@ import {
   stop,
   upstreamCalls,
 } from './harness.js';
+import { PIPELINE_STEP_NAMES } from '../src/pipeline/steps.js';
 import { BROWSER_ACCEPT_ENCODING } from './page-bytes.js';
+
+/** Where a run's {@link InstructionReport} goes unless `BENCH_INSTR_RESULTS` says otherwise. */
+export const DEFAULT_RESULTS = 'bench/instructions.json';
 
 /** The passthrough route and its upstream call (the load bench's passthrough row). */
 export const PASSTHROUGH = { path: '/api/user/last-casino-games', upstreamPath: '/bff/games/user-last-casino-games-dl' };
@@ -95,6 +99,11 @@ export interface InstructionVariant {
   target: InstructionTarget;
   /** The proxy's extra environment. */
   env: Record<string, string>;
+  /**
+   * Pipeline steps the proxy is built without (comma-separated names of `src/pipeline/steps.ts`):
+   * the process is the ledger's entry (`steps-off.ts`) instead of `dist/server.js`. Absent: `dist/server.js`.
+   */
+  stepsOff?: string;
   /** The GET sent, with the headers of every request (each also gets its client address). */
   path: string;
   headers: Record<string, string>;
@@ -193,14 +202,8 @@ export function variants(collector: string): InstructionVariant[] {
       ...passthrough,
     })),
     { id: 'every request (parentbased_always_on)', group: 'tracing', target: 'proxy', env: exporter, ...passthrough },
-    // The live upstream contract checks (UPSTREAM_CONTRACT_SAMPLE), tracing off: checks off and every answer checked.
-    {
-      id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)',
-      group: 'contract',
-      target: 'proxy',
-      env: { UPSTREAM_CONTRACT_SAMPLE: '0' },
-      ...passthrough,
-    },
+    // The live upstream contract checks (UPSTREAM_CONTRACT_SAMPLE), tracing off: every answer checked
+    // (checks off is the ledger's `step off: contract sampling`).
     {
       id: 'contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)',
       group: 'contract',
@@ -208,30 +211,93 @@ export function variants(collector: string): InstructionVariant[] {
       env: { UPSTREAM_CONTRACT_SAMPLE: '1' },
       ...passthrough,
     },
-    // One step turned off each: what it costs a passthrough (the difference to the passthrough at the defaults).
-    { id: 'step off: the request log lines (LOG_LEVEL=warn)', group: 'steps', target: 'proxy', env: { LOG_LEVEL: 'warn' }, ...passthrough },
-    {
-      id: 'step off: the API rate limits (RATE_LIMIT_API_PER_MIN=0, RATE_LIMIT_API_PER_ADDRESS_PER_MIN=0)',
-      group: 'steps',
-      target: 'proxy',
-      env: { RATE_LIMIT_API_PER_MIN: '0', RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '0' },
-      ...passthrough,
-    },
+    // The ledger: one step turned off each, what it costs a passthrough (the passthrough at the
+    // defaults less the variant), then the floor.
+    ...ledger(passthrough),
   ];
 }
+
+/** The ledger's variants of a passthrough: its entry with every step on, each step of {@link LEDGER_STEPS} off alone, then the floor. */
+function ledger(passthrough: Pick<InstructionVariant, 'path' | 'headers' | 'session' | 'expect' | 'upstream'>): InstructionVariant[] {
+  // The ledger's entry with nothing left out: what the entry itself differs from dist/server.js by (nothing, if it is the same app).
+  const none: InstructionVariant = { id: LEDGER_ENTRY_ID, group: 'steps', target: 'proxy', env: {}, stepsOff: '', ...passthrough };
+  const steps = LEDGER_STEPS.map((step): InstructionVariant => ({
+    id: `step off: ${step.name}`,
+    group: 'steps',
+    target: 'proxy',
+    ...step.off,
+    ...passthrough,
+  }));
+  // Every step the app can be built without, and the contract sampling: Fastify, the route and its upstream call.
+  const floor: InstructionVariant = {
+    id: 'floor: every optional step off',
+    group: 'steps',
+    target: 'proxy',
+    env: { UPSTREAM_CONTRACT_SAMPLE: '0' },
+    stepsOff: PIPELINE_STEP_NAMES.join(','),
+    ...passthrough,
+  };
+  return [none, ...steps, floor];
+}
+
+/** The ledger's variant of its entry (`steps-off.ts`) with every step on: the same app as `dist/server.js`'s passthrough. */
+export const LEDGER_ENTRY_ID = "step off: none (the ledger's entry, every step on)";
+
+/** One row of the ledger: a step's name in the table, and how it is turned off (the ledger's entry's `stepsOff`, or an environment). */
+export interface LedgerStep {
+  name: string;
+  off: Pick<InstructionVariant, 'env'> & Partial<Pick<InstructionVariant, 'stepsOff'>>;
+}
+
+/**
+ * The ledger's steps, in the request's order: each step of `src/pipeline/steps.ts` left out of the
+ * app (`stepsOff`; what each leaves out is its row there); the request log lines alone, whose honest
+ * switch is the log level (`LOG_LEVEL=warn`: the logger stays, the info lines go), beside the whole
+ * logger (`logging`); and the contract sampling, turned off by its own variable
+ * (`UPSTREAM_CONTRACT_SAMPLE=0`). The auth gate cannot go whole: the passthrough's upstream call must
+ * still carry the session, so its variant keeps the cookie parse and takes the cookie's value
+ * unchecked (no well-formedness check, no digest, no verification, no refusal).
+ */
+export const LEDGER_STEPS: readonly LedgerStep[] = [
+  ...PIPELINE_STEP_NAMES.flatMap((name): LedgerStep[] => {
+    const own: LedgerStep = { name, off: { env: {}, stepsOff: name } };
+    return name === 'logging' ? [own, { name: 'the request log lines (LOG_LEVEL=warn)', off: { env: { LOG_LEVEL: 'warn' } } }] : [own];
+  }),
+  { name: 'contract sampling (UPSTREAM_CONTRACT_SAMPLE=0)', off: { env: { UPSTREAM_CONTRACT_SAMPLE: '0' } } },
+];
 
 /** One measured variant: instructions per request. */
 export interface InstructionResult {
   id: string;
   group: InstructionVariant['group'];
-  /** The main thread's instructions per request over all the counted windows (their mean: they hold as many requests each). */
+  /**
+   * The main thread's instructions per request: the mean of its processes' means (each the mean of its
+   * counted windows, which hold as many requests each).
+   */
   perRequest: number;
-  /** Each counted window's main-thread instructions per request, in order (the spread is printed when there are several). */
+  /** Each counted window's main-thread instructions per request, in order (of the first process when there are several). */
   windows?: readonly number[];
-  /** Every thread's instructions per request (the main thread's and V8's helpers': the collector, the compiler), their mean. */
+  /** Each process's main-thread instructions per request (the mean of its windows), in order; absent or one for a single process. */
+  processes?: readonly number[];
+  /** Every thread's instructions per request (the main thread's and V8's helpers': the collector, the compiler), the mean of its processes'. */
   allThreads?: number;
-  /** Each counted window's every-thread instructions per request, in order. */
+  /** Each counted window's every-thread instructions per request, in order (of the first process). */
   allWindows?: readonly number[];
+  /** Each process's every-thread instructions per request. */
+  allProcesses?: readonly number[];
+}
+
+/** What `npm run bench:instructions` writes to `BENCH_INSTR_RESULTS`: the run's settings and its results, from which the table is made again. */
+export interface InstructionReport {
+  /** The Node.js version the variants ran on. */
+  node: string;
+  warmup: number;
+  windows: number;
+  requests: number;
+  processes: number;
+  /** When the run ended (ISO 8601). */
+  date: string;
+  results: InstructionResult[];
 }
 
 /** The mean of `values`; NaN for none. */
@@ -240,10 +306,43 @@ export function mean(values: readonly number[]): number {
 }
 
 /**
+ * The result of a variant measured in several processes, in order: the mean of their means, the first
+ * process's windows, and each process's mean (main thread and every thread).
+ * @throws when `measured` is empty.
+ */
+export function combineProcesses(
+  variant: Pick<InstructionVariant, 'id' | 'group'>,
+  measured: readonly { main: readonly number[]; all: readonly number[] }[],
+): InstructionResult {
+  const first = measured[0];
+  if (first === undefined) throw new Error(`${variant.id}: no process measured`);
+  const processes = measured.map((m) => mean(m.main));
+  const allProcesses = measured.map((m) => mean(m.all));
+  return {
+    id: variant.id,
+    group: variant.group,
+    perRequest: mean(processes),
+    windows: first.main,
+    processes,
+    allThreads: mean(allProcesses),
+    allWindows: first.all,
+    allProcesses,
+  };
+}
+
+/** The lowest and highest of a result's main-thread figures: its processes' means when there are several, else its windows. */
+function spreadOf(result: InstructionResult): readonly number[] | undefined {
+  return result.processes !== undefined && result.processes.length > 1 ? result.processes : result.windows;
+}
+
+/**
  * The table of a run: each variant's main-thread instructions per request, the lowest and highest of
- * its windows, its ratio to the reference's passthrough and, for a tracing, contract-check or step
- * variant, to the passthrough at the defaults (tracing off); then every thread's instructions per
- * request, their spread and ratio to the reference's (`—` where a base or a count was not measured).
+ * its processes' means (several processes) and of its windows, its ratio to the reference's
+ * passthrough and, for a tracing, contract-check or step variant, to the passthrough at the defaults
+ * (tracing off); for a step variant the step's cost, the passthrough's figure less the variant's, with
+ * ± half the sum of the two spreads (processes', or windows' for a single process); then every
+ * thread's instructions per request, its windows' spread and ratio to the reference's (`—` where a
+ * base or a count was not measured).
  */
 export function formatInstructions(results: readonly InstructionResult[]): string {
   const reference = results.find((r) => r.id === 'reference passthrough');
@@ -251,16 +350,23 @@ export function formatInstructions(results: readonly InstructionResult[]): strin
   const ratio = (value: number | undefined, of: number | undefined) =>
     value === undefined || of === undefined || !(of > 0) ? '—' : `${(value / of).toFixed(3)}×`;
   const count = (value: number | undefined) => (value === undefined ? '—' : Math.round(value).toLocaleString('en-US'));
-  const spread = (windows: readonly number[] | undefined) =>
-    windows === undefined || windows.length < 2 ? '—' : `${count(Math.min(...windows))}-${count(Math.max(...windows))}`;
+  const spread = (values: readonly number[] | undefined) =>
+    values === undefined || values.length < 2 ? '—' : `${count(Math.min(...values))}-${count(Math.max(...values))}`;
+  const halfRange = (values: readonly number[] | undefined) =>
+    values === undefined || values.length < 2 ? 0 : (Math.max(...values) - Math.min(...values)) / 2;
+  const cost = (r: InstructionResult) => {
+    if (r.group !== 'steps' || off === undefined) return '—';
+    const within = halfRange(spreadOf(off)) + halfRange(spreadOf(r));
+    return `${count(off.perRequest - r.perRequest)} ± ${count(within)}`;
+  };
   const lines = [
-    '| variant | main thread: instructions per request | windows: lowest-highest | vs the reference passthrough | vs the passthrough | every thread: instructions per request | windows: lowest-highest | vs the reference passthrough |',
-    '|---|---|---|---|---|---|---|---|',
+    '| variant | main thread: instructions per request | processes: lowest-highest | windows: lowest-highest | vs the reference passthrough | vs the passthrough | the step costs (passthrough less variant) | every thread: instructions per request | windows: lowest-highest | vs the reference passthrough |',
+    '|---|---|---|---|---|---|---|---|---|---|',
   ];
   for (const r of results) {
     const versusOff = r.group !== 'rows' ? ratio(r.perRequest, off?.perRequest) : '—';
     lines.push(
-      `| ${r.id} | ${count(r.perRequest)} | ${spread(r.windows)} | ${ratio(r.perRequest, reference?.perRequest)} | ${versusOff} | ${count(r.allThreads)} | ${spread(r.allWindows)} | ${ratio(r.allThreads, reference?.allThreads)} |`,
+      `| ${r.id} | ${count(r.perRequest)} | ${spread(r.processes)} | ${spread(r.windows)} | ${ratio(r.perRequest, reference?.perRequest)} | ${versusOff} | ${cost(r)} | ${count(r.allThreads)} | ${spread(r.allWindows)} | ${ratio(r.allThreads, reference?.allThreads)} |`,
     );
   }
   return `${lines.join('\n')}\n`;
@@ -294,8 +400,11 @@ export function threadCounts(byThread: Readonly<Record<string, number>>): Thread
   return { main, all: Object.values(byThread).reduce((a, b) => a + b, 0) };
 }
 
-/** Sends `count` GETs of `variant`, 4 at a time, each with the next client's headers; every answer must have its status. */
-async function send(
+/**
+ * Sends `count` GETs of `variant`, 4 at a time, each with the next client's headers (from `offset`);
+ * every answer must have its status. @throws naming the variant and the status otherwise.
+ */
+export async function send(
   pool: Pool,
   variant: InstructionVariant,
   headers: readonly Record<string, string>[],
@@ -410,6 +519,7 @@ async function measure(
   requests: number,
   windows: number,
 ): Promise<{ main: number[]; all: number[] }> {
+  // Each process of a variant writes files of its own: their names hold its pid.
   const slug = variant.id.replace(/[^a-z0-9.]+/gi, '-');
   const wrapper = join(dir, `${slug}.sh`);
   // vgdb, through which callgrind_control talks to the process, names its pipes after the prefix and
@@ -440,6 +550,7 @@ async function measure(
           node: wrapper,
           env,
           startTimeoutMs: START_TIMEOUT_MS,
+          stepsOff: variant.stepsOff,
         });
   const pool = new Pool(`http://127.0.0.1:${started.port}`, { connections: 4 });
   const headers = clientHeaders(4096, variant.session);
@@ -481,43 +592,64 @@ async function measure(
   }
 }
 
+/** Writes `report` as JSON to `path`, through a temporary file: a run cut short leaves the last whole report. */
+function writeReport(path: string, report: InstructionReport): void {
+  writeFileSync(`${path}.tmp`, `${JSON.stringify(report, null, 2)}\n`);
+  renameSync(`${path}.tmp`, path);
+}
+
 async function main(): Promise<void> {
+  // `--table <report>`: the table of a written report, again (the README's tables are made from it).
+  if (process.argv[2] === '--table') {
+    const report = JSON.parse(readFileSync(process.argv[3] ?? DEFAULT_RESULTS, 'utf8')) as InstructionReport;
+    process.stdout.write(formatInstructions(report.results));
+    return;
+  }
   execFileSync('valgrind', ['--version'], { stdio: 'ignore' });
   const node = resolveNode(process.env.BENCH_NODE ?? '24');
   const warmup = Number(process.env.BENCH_INSTR_WARMUP ?? 4_000);
   const requests = Number(process.env.BENCH_INSTR_REQUESTS ?? 2_000);
   const windows = Number(process.env.BENCH_INSTR_WINDOWS ?? 5);
+  const processes = Number(process.env.BENCH_INSTR_PROCESSES ?? 3);
+  if (!Number.isInteger(processes) || processes < 1) throw new Error(`BENCH_INSTR_PROCESSES: a whole number from 1, not ${processes}`);
+  const resultsPath = process.env.BENCH_INSTR_RESULTS ?? DEFAULT_RESULTS;
   const dir = mkdtempSync(join(tmpdir(), 'front-proxy-instr-'));
   const upstream = await startBenchServer('upstream', [], undefined);
   const collector = await startBenchServer('collector', [], undefined);
   const base = `http://127.0.0.1:${upstream.port}`;
   process.stdout.write(
-    `callgrind, Node.js ${node.version}, ${warmup} requests of warm-up, then ${windows} windows of ${requests} counted per variant, 4 at a time\n`,
+    `callgrind, Node.js ${node.version}, ${warmup} requests of warm-up, then ${windows} windows of ${requests} counted per variant, 4 at a time, ${processes} process(es) per variant, interleaved\n`,
   );
   try {
-    const results: InstructionResult[] = [];
     // BENCH_INSTR_ONLY: comma-separated words, a variant runs when its name contains one (e.g. `reference,off,ratio 0`).
     const only = (process.env.BENCH_INSTR_ONLY ?? '').split(',').filter((word) => word.length > 0);
     const chosen = variants(`http://127.0.0.1:${collector.port}/v1/traces`).filter(
       (v) => only.length === 0 || only.some((word) => v.id.includes(word)),
     );
-    for (const variant of chosen) {
-      const measured = await measure(variant, base, node.execPath, dir, warmup, requests, windows);
-      const result: InstructionResult = {
-        id: variant.id,
-        group: variant.group,
-        perRequest: mean(measured.main),
-        windows: measured.main,
-        allThreads: mean(measured.all),
-        allWindows: measured.all,
-      };
-      results.push(result);
-      const count = (n: number) => Math.round(n).toLocaleString('en-US');
-      process.stdout.write(
-        `  ${variant.id} (GET ${variant.path}, ${variant.expect}): ${count(result.perRequest)} instructions per request on the main thread (windows: ${measured.main.map(count).join(', ')}), ${count(result.allThreads as number)} on every thread (windows: ${measured.all.map(count).join(', ')})\n`,
-      );
+    const measured = new Map<InstructionVariant, { main: number[]; all: number[] }[]>(chosen.map((v) => [v, []]));
+    const count = (n: number) => Math.round(n).toLocaleString('en-US');
+    const report = (): InstructionReport => ({
+      node: node.version,
+      warmup,
+      windows,
+      requests,
+      processes,
+      date: new Date().toISOString(),
+      results: chosen.filter((v) => (measured.get(v) ?? []).length > 0).map((v) => combineProcesses(v, measured.get(v) ?? [])),
+    });
+    // Interleaved: every variant's first process, then every variant's second…: a drift of the machine
+    // over the run (another process's load on the caches, the memory bus) falls on every variant alike.
+    for (let p = 1; p <= processes; p++) {
+      for (const variant of chosen) {
+        const one = await measure(variant, base, node.execPath, dir, warmup, requests, windows);
+        measured.get(variant)?.push(one);
+        process.stdout.write(
+          `  ${variant.id} (GET ${variant.path}, ${variant.expect}), process ${p}/${processes}: ${count(mean(one.main))} instructions per request on the main thread (windows: ${one.main.map(count).join(', ')}), ${count(mean(one.all))} on every thread (windows: ${one.all.map(count).join(', ')})\n`,
+        );
+        writeReport(resultsPath, report());
+      }
     }
-    process.stdout.write(`\n${formatInstructions(results)}`);
+    process.stdout.write(`\n${formatInstructions(report().results)}`);
   } finally {
     for (const child of children) await stop(child);
     if (process.env.BENCH_INSTR_KEEP !== '1') rmSync(dir, { recursive: true, force: true });

@@ -10,7 +10,7 @@ import type { Writable } from 'node:stream';
 import multipart from '@fastify/multipart';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type Config, loadConfig, PACKAGE_VERSION, UPSTREAM_URL_VARIABLES, type UpstreamUrlVariable, withUpstreams } from './config.js';
-import { authGate } from './pipeline/auth-gate.js';
+import { authGate, sessionFromCookie } from './pipeline/auth-gate.js';
 import { body, JSON_BODY_LIMIT } from './pipeline/body.js';
 import { createClientErrors, SERVER_TIMEOUTS, type ServerTimeouts } from './pipeline/client-errors.js';
 import { csrf } from './pipeline/csrf.js';
@@ -26,6 +26,7 @@ import type { Metrics } from './pipeline/metrics-registry.js';
 import { rateLimits } from './pipeline/rate-limit.js';
 import { requestContext, requestIdOptions } from './pipeline/request-context.js';
 import { sessionCookie } from './pipeline/session-cookie.js';
+import type { PipelineStepName } from './pipeline/steps.js';
 import { joinObservers, UpstreamContractChecks } from './pipeline/upstream-contract.js';
 import { createTracing } from './pipeline/tracing.js';
 import { allRouteTables } from './routes/index.js';
@@ -62,7 +63,17 @@ export interface ServerOptions {
    * `WS_LIMITS.pingIntervalMs` (30 s). Tests shorten it to see a dead peer cut within seconds.
    */
   websocketPingIntervalMs?: number;
+  /**
+   * Steps the app is built without, **for measurement only** (the instruction bench's ledger,
+   * bench/README.md "What each step costs"): what each leaves out is `PIPELINE_STEPS`
+   * (`pipeline/steps.ts`). A proxy without a step is not a supported deployment; `server.ts` never
+   * sets this. Default: none.
+   */
+  omitSteps?: ReadonlySet<PipelineStepName>;
 }
+
+/** No step left out: the app every deployment runs. */
+const NO_STEP_OMITTED: ReadonlySet<PipelineStepName> = new Set();
 
 /** Starts the embedded sandbox when the configuration asks for it, and points every upstream at it. */
 async function withSandbox(
@@ -89,13 +100,15 @@ export async function createServer(
   const loaded = 'upstreams' in config ? (config as Config) : loadConfig(config as Record<string, string | undefined>);
   const sandbox = await withSandbox(loaded);
   const cfg = sandbox.config;
-  const logging = createLogging(cfg, options.logStream);
+  const omit = options.omitSteps ?? NO_STEP_OMITTED;
+  const on = (step: PipelineStepName): boolean => !omit.has(step);
+  const logging = on('logging') ? createLogging(cfg, options.logStream) : undefined;
   const clientErrors = createClientErrors(cfg.keepAliveTimeoutMs, options.timeouts);
   const drain = createDrain({ delayMs: cfg.shutdownDelayMs, timeoutMs: cfg.shutdownTimeoutMs });
   const tracing = await createTracing(cfg);
   const app = Fastify({
-    ...logging.options,
-    ...requestIdOptions,
+    ...(logging === undefined ? { logger: false } : logging.options),
+    ...(on('request-context') ? requestIdOptions : {}),
     ...clientErrors.options,
     bodyLimit: JSON_BODY_LIMIT,
     // The client address: the socket's, or from a trusted load balancer the right-most untrusted one
@@ -115,7 +128,7 @@ export async function createServer(
   // Metrics only with METRICS_PORT: otherwise no step, no observers, and the routes' reports do nothing.
   // prom-client is loaded only with METRICS_PORT (it would also load the OpenTelemetry API).
   const metrics =
-    cfg.metricsPort === undefined
+    cfg.metricsPort === undefined || !on('metrics')
       ? undefined
       : new (await import('./pipeline/metrics-registry.js')).Metrics(
           { version: PACKAGE_VERSION, buildId: cfg.buildId },
@@ -128,7 +141,7 @@ export async function createServer(
     cfg.upstreamContractSample > 0
       ? new UpstreamContractChecks({ sample: cfg.upstreamContractSample, log: app.log, report: metrics })
       : undefined;
-  const upstreams = createUpstreamServices(cfg, {
+  const upstreams = createUpstreamServices(on('upstream-guard') ? cfg : { ...cfg, upstreamLimits: undefined }, {
     observer: joinObservers(metrics?.observeUpstream, contractChecks?.observe),
     resilience: metrics?.resilience,
     // Circuit changes are logged at warn with the EP code (docs/behaviour.md "Resilience").
@@ -161,6 +174,9 @@ export async function createServer(
     caches: state.caches,
     state,
     metrics: metrics ?? NO_METRICS,
+    ...(on('answer-json-check') && on('secret-scan')
+      ? {}
+      : { omitted: { answerJsonCheck: !on('answer-json-check'), secretScan: !on('secret-scan') } }),
   };
   deps.caches.set('profile', sessions.profileCache);
   state.fleet.onEvict('profile', (key) => sessions.profileCache.evictKey(key));
@@ -171,24 +187,28 @@ export async function createServer(
 
   // The pipeline, in request order (docs/architecture.md). The metrics step goes first: it binds a
   // timing hook to every route declared after it.
+  // A step left out (`omitSteps`, measurement only) is simply not registered.
   if (metrics) await app.register(metricsStep(metrics));
-  await app.register(logging.plugin);
+  if (logging) await app.register(logging.plugin);
   if (tracing) await app.register(tracing.plugin);
   await app.register(clientErrors.plugin);
-  await app.register(requestContext);
-  await app.register(drain.plugin);
-  await app.register(loadShedding, { config: cfg, onShed: metrics?.loadShed, inFlight: metrics?.inFlight });
-  await app.register(csrf, { config: cfg });
+  if (on('request-context')) await app.register(requestContext);
+  if (on('drain')) await app.register(drain.plugin);
+  else app.decorate('drain', async () => app.close().then(() => ({ cut: 0 })));
+  if (on('load-shedding')) await app.register(loadShedding, { config: cfg, onShed: metrics?.loadShed, inFlight: metrics?.inFlight });
+  if (on('csrf')) await app.register(csrf, { config: cfg });
   // Before the auth gate's cookie plugin: the session cookie must be asked for before that plugin's
   // own onSend hook writes the Set-Cookie header.
-  await app.register(sessionCookie);
-  await app.register(authGate, { config: cfg, now: options.now });
-  await app.register(body);
-  await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
-  await app.register(errors, { services: upstreams.services });
+  if (on('session-cookie')) await app.register(sessionCookie);
+  await app.register(on('auth-gate') ? authGate : sessionFromCookie, { config: cfg, now: options.now });
+  if (on('body')) await app.register(body);
+  if (on('rate-limits'))
+    await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
+  if (on('errors')) await app.register(errors, { services: upstreams.services });
   // After the error handler's answers, before X-Error-Ref (onSend hooks run in the order they were added).
-  await app.register(alwaysSucceeds, { config: cfg, onSessionEnd: (token) => state.fleet.announceSessionEnd(tokenKey(token), 'logout') });
-  await app.register(errorRef);
+  if (on('always-succeeds'))
+    await app.register(alwaysSucceeds, { config: cfg, onSessionEnd: (token) => state.fleet.announceSessionEnd(tokenKey(token), 'logout') });
+  if (on('error-ref')) await app.register(errorRef);
   // The API reference exists outside production only; its modules (the document builder, the
   // OpenAPI generator, the reference page) are not even loaded in production.
   if (!cfg.production) await app.register((await import('./pipeline/openapi.js')).openapi, { config: cfg });

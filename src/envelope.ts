@@ -287,20 +287,25 @@ export function badResponse(detail = 'The service sent an invalid answer'): Prox
  * refresh, profile); any other body is parsed (a UTF-8 byte-order mark ignored) and sent as the bytes
  * that parsed; a body that does not parse is 502 `upstream_bad_response` (and so never cached).
  */
-export function upstreamSuccessAnswer(res: UpstreamResponse, options: { bodyRequired?: boolean } = {}): ProxyAnswer {
+export function upstreamSuccessAnswer(res: UpstreamResponse, options: { bodyRequired?: boolean; unchecked?: boolean } = {}): ProxyAnswer {
   const { body, status } = res;
   if (status === 204) return options.bodyRequired ? badResponse('The service sent an empty answer') : { status, body: null };
   if (body.length === 0) return options.bodyRequired ? badResponse('The service sent an empty answer') : { status, body: { ok: true } };
   const text = jsonText(body);
-  if (parseJson(text) === undefined) return badResponse();
+  if (options.unchecked !== true && parseJson(text) === undefined) return badResponse();
   return { status, body: text.length === body.length ? body : text, contentType: JSON_CONTENT_TYPE };
 }
 
 /**
  * The answer for any upstream response on a JSON route (success or failure). `bodyRequired`: see
- * {@link upstreamSuccessAnswer}; `preAuth`: see {@link upstreamFailureAnswer}.
+ * {@link upstreamSuccessAnswer}; `preAuth`: see {@link upstreamFailureAnswer}; `unchecked`: a 2xx
+ * body is passed on without being parsed, **for measurement only** (the instruction bench's ledger,
+ * bench/README.md "What each step costs"), never in a deployment.
  */
-export function upstreamAnswer(res: UpstreamResponse, options: { preAuth?: boolean; bodyRequired?: boolean } = {}): ProxyAnswer {
+export function upstreamAnswer(
+  res: UpstreamResponse,
+  options: { preAuth?: boolean; bodyRequired?: boolean; unchecked?: boolean } = {},
+): ProxyAnswer {
   return res.status >= 200 && res.status < 300 ? upstreamSuccessAnswer(res, options) : upstreamFailureAnswer(res, options);
 }
 

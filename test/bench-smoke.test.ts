@@ -18,11 +18,31 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import zlib from 'node:zlib';
+import { Pool } from 'undici';
 import { clientAddress, clientHeaders, COOKIE_NAME, sessionToken } from '../bench/clients.js';
 import { wrkScript } from '../bench/load.js';
 import { BROWSER_ACCEPT_ENCODING, formatPageBytes, pageBytes, pageBytesProblems } from '../bench/page-bytes.js';
-import { containerHeapOptions, requestCountSample } from '../bench/harness.js';
-import { callgrindTotal, checkUpstreamCalls, formatInstructions, mean, threadCounts, variants } from '../bench/instructions.js';
+import {
+  call,
+  containerHeapOptions,
+  requestCountSample,
+  resetUpstream,
+  startBenchServer,
+  startProxy,
+  stop,
+  upstreamCalls,
+} from '../bench/harness.js';
+import { PIPELINE_STEP_NAMES, pipelineSteps } from '../src/pipeline/steps.js';
+import {
+  callgrindTotal,
+  checkUpstreamCalls,
+  combineProcesses,
+  formatInstructions,
+  mean,
+  send,
+  threadCounts,
+  variants,
+} from '../bench/instructions.js';
 import { stepsOf } from '../bench/profile-steps.js';
 import { straceCounts } from '../bench/syscalls.js';
 import { formatRedisCommands, infoField, parseCommandStats } from '../bench/redis-commands.js';
@@ -440,14 +460,46 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
       ['parentbased_traceidratio 0.01', 'proxy', 200, 1],
       ['parentbased_traceidratio 0.1', 'proxy', 200, 1],
       ['every request (parentbased_always_on)', 'proxy', 200, 1],
-      ['contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', 'proxy', 200, 1],
       ['contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)', 'proxy', 200, 1],
-      ['step off: the request log lines (LOG_LEVEL=warn)', 'proxy', 200, 1],
-      ['step off: the API rate limits (RATE_LIMIT_API_PER_MIN=0, RATE_LIMIT_API_PER_ADDRESS_PER_MIN=0)', 'proxy', 200, 1],
+      // The ledger: its entry with every step on, every step of src/pipeline/steps.ts alone, the log lines
+      // and the contract sampling, then the floor.
+      ["step off: none (the ledger's entry, every step on)", 'proxy', 200, 1],
+      ...[
+        'request-context',
+        'logging',
+        'the request log lines (LOG_LEVEL=warn)',
+        'metrics',
+        'drain',
+        'load-shedding',
+        'csrf',
+        'session-cookie',
+        'auth-gate',
+        'body',
+        'rate-limits',
+        'errors',
+        'always-succeeds',
+        'error-ref',
+        'upstream-guard',
+        'answer-json-check',
+        'secret-scan',
+        'contract sampling (UPSTREAM_CONTRACT_SAMPLE=0)',
+      ].map((step) => [`step off: ${step}`, 'proxy', 200, 1]),
+      ['floor: every optional step off', 'proxy', 200, 1],
     ],
   );
-  assert.equal(all.find((v) => v.id.startsWith('step off: the request log'))?.env.LOG_LEVEL, 'warn');
-  assert.equal(all.find((v) => v.id.startsWith('contract checks off'))?.env.UPSTREAM_CONTRACT_SAMPLE, '0');
+  const byId = (id: string) => all.find((v) => v.id === id);
+  assert.equal(byId('step off: the request log lines (LOG_LEVEL=warn)')?.env.LOG_LEVEL, 'warn');
+  assert.equal(byId('step off: the request log lines (LOG_LEVEL=warn)')?.stepsOff, undefined);
+  assert.equal(byId('step off: contract sampling (UPSTREAM_CONTRACT_SAMPLE=0)')?.env.UPSTREAM_CONTRACT_SAMPLE, '0');
+  assert.equal(byId('step off: csrf')?.stepsOff, 'csrf');
+  assert.deepEqual(byId('step off: csrf')?.env, {});
+  assert.equal(byId('floor: every optional step off')?.stepsOff, PIPELINE_STEP_NAMES.join(','));
+  assert.equal(byId("step off: none (the ledger's entry, every step on)")?.stepsOff, '');
+  assert.equal(byId('floor: every optional step off')?.env.UPSTREAM_CONTRACT_SAMPLE, '0');
+  assert.ok(
+    all.filter((v) => v.group !== 'steps').every((v) => v.stepsOff === undefined),
+    'only the ledger runs the steps-off entry',
+  );
   assert.equal(all.find((v) => v.id === '401 without cookie')?.session, false);
   assert.ok(
     all.filter((v) => v.group === 'rows').every((v) => v.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined),
@@ -467,20 +519,71 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
     },
     { id: '401 without cookie', group: 'rows', perRequest: 250_000, windows: [250_000] },
     { id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 840_000 },
-    { id: 'contract checks off (UPSTREAM_CONTRACT_SAMPLE=0)', group: 'contract', perRequest: 780_000 },
+    { id: 'contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1)', group: 'contract', perRequest: 880_000 },
+    // A step measured in one process: its cost's ± is half the passthrough's windows' range plus half its own.
+    { id: 'step off: csrf', group: 'steps', perRequest: 760_000, windows: [740_000, 780_000] },
   ]).split('\n');
-  assert.equal(table[0]?.split('|').length, 10, 'eight columns');
-  assert.equal(table[2], '| reference passthrough | 500,000 | — | 1.000× | — | 600,000 | — | 1.000× |');
-  assert.equal(table[3], '| passthrough (tracing off) | 800,000 | 700,000-900,000 | 1.600× | — | 1,200,000 | 900,000-1,800,000 | 2.000× |');
-  assert.equal(table[4], '| 401 without cookie | 250,000 | — | 0.500× | — | — | — | — |');
-  assert.equal(table[5], '| parentbased_traceidratio 0 | 840,000 | — | 1.680× | 1.050× | — | — | — |');
-  assert.equal(table[6], '| contract checks off (UPSTREAM_CONTRACT_SAMPLE=0) | 780,000 | — | 1.560× | 0.975× | — | — | — |');
-  // Without the reference (BENCH_INSTR_ONLY), no ratio to it.
+  assert.equal(table[0]?.split('|').length, 12, 'ten columns');
+  assert.equal(table[2], '| reference passthrough | 500,000 | — | — | 1.000× | — | — | 600,000 | — | 1.000× |');
+  assert.equal(
+    table[3],
+    '| passthrough (tracing off) | 800,000 | — | 700,000-900,000 | 1.600× | — | — | 1,200,000 | 900,000-1,800,000 | 2.000× |',
+  );
+  assert.equal(table[4], '| 401 without cookie | 250,000 | — | — | 0.500× | — | — | — | — | — |');
+  assert.equal(table[5], '| parentbased_traceidratio 0 | 840,000 | — | — | 1.680× | 1.050× | — | — | — | — |');
+  assert.equal(
+    table[6],
+    '| contract checks on every answer (UPSTREAM_CONTRACT_SAMPLE=1) | 880,000 | — | — | 1.760× | 1.100× | — | — | — | — |',
+  );
+  assert.equal(table[7], '| step off: csrf | 760,000 | — | 740,000-780,000 | 1.520× | 0.950× | 40,000 ± 120,000 | — | — | — |');
+  // Without the reference (BENCH_INSTR_ONLY), no ratio to it; without the passthrough, no step's cost.
   assert.equal(
     formatInstructions([{ id: 'parentbased_traceidratio 0', group: 'tracing', perRequest: 1 }]).split('\n')[2],
-    '| parentbased_traceidratio 0 | 1 | — | — | — | — | — | — |',
+    '| parentbased_traceidratio 0 | 1 | — | — | — | — | — | — | — | — |',
+  );
+  assert.equal(
+    formatInstructions([{ id: 'step off: csrf', group: 'steps', perRequest: 1 }]).split('\n')[2],
+    '| step off: csrf | 1 | — | — | — | — | — | — | — | — |',
   );
   assert.equal(mean([1, 2, 6]), 3);
+
+  // Several processes: the mean of their means, their spread, the first one's windows; a step's ± from the processes' spreads.
+  const cases: { variant: string; measured: { main: number[]; all: number[] }[]; perRequest: number; processes: number[] }[] = [
+    { variant: 'passthrough (tracing off)', measured: [{ main: [800_000], all: [900_000] }], perRequest: 800_000, processes: [800_000] },
+    {
+      variant: 'passthrough (tracing off)',
+      measured: [
+        { main: [780_000, 820_000], all: [1_000_000, 1_000_000] },
+        { main: [900_000, 900_000], all: [1_200_000, 1_000_000] },
+        { main: [700_000, 700_000], all: [800_000, 800_000] },
+      ],
+      perRequest: 800_000,
+      processes: [800_000, 900_000, 700_000],
+    },
+    {
+      variant: 'step off: csrf',
+      measured: [
+        { main: [700_000], all: [800_000] },
+        { main: [760_000], all: [900_000] },
+      ],
+      perRequest: 730_000,
+      processes: [700_000, 760_000],
+    },
+  ];
+  for (const c of cases) {
+    const combined = combineProcesses({ id: c.variant, group: c.variant.startsWith('step') ? 'steps' : 'rows' }, c.measured);
+    assert.equal(combined.perRequest, c.perRequest, c.variant);
+    assert.deepEqual(combined.processes, c.processes, c.variant);
+    assert.deepEqual(combined.windows, c.measured[0]?.main, c.variant);
+    assert.equal(combined.allThreads, mean(c.measured.map((m) => mean(m.all))), c.variant);
+  }
+  assert.throws(() => combineProcesses({ id: 'x', group: 'rows' }, []), /x: no process measured/);
+  const combined = formatInstructions(
+    cases.slice(1).map((c) => combineProcesses({ id: c.variant, group: c.variant.startsWith('step') ? 'steps' : 'rows' }, c.measured)),
+  ).split('\n');
+  // ± half the passthrough's processes' range (100,000) plus half the step's (30,000).
+  assert.equal(combined[2]?.split(' | ')[2], '700,000-900,000');
+  assert.equal(combined[3]?.split(' | ')[6], '70,000 ± 130,000');
 
   const passthrough = { id: 'p', upstream: { perRequest: 1, upstreamPath: '/bff/x' } } as const;
   const refusal = { id: 'r', upstream: { perRequest: 0 } } as const;
@@ -504,3 +607,92 @@ test("strace -c's table: calls by system call, errors column or not, the total l
   assert.deepEqual(straceCounts(text), { write: 5100, read: 5090, epoll_pwait: 10 });
   assert.deepEqual(straceCounts(''), {});
 });
+
+test('pipeline steps by name: a comma-separated list, blanks ignored; an unknown name refused with the known ones', () => {
+  const cases: { list: string; steps?: string[]; error?: RegExp }[] = [
+    { list: '', steps: [] },
+    { list: 'csrf', steps: ['csrf'] },
+    { list: ' csrf , rate-limits,', steps: ['csrf', 'rate-limits'] },
+    { list: PIPELINE_STEP_NAMES.join(','), steps: [...PIPELINE_STEP_NAMES] },
+    { list: 'csrf,no-such-step', error: /unknown pipeline step no-such-step \(known: request-context, logging,/ },
+    { list: 'CSRF', error: /unknown pipeline step CSRF/ },
+    { list: 'toString', error: /unknown pipeline step toString/ },
+  ];
+  for (const c of cases) {
+    if (c.error) assert.throws(() => pipelineSteps(c.list), c.error, c.list);
+    else assert.deepEqual([...pipelineSteps(c.list)], c.steps, c.list);
+  }
+});
+
+test(
+  "the ledger's variants over sockets: each step off answers the passthrough 200 with one upstream call per request; an unknown step stops the entry",
+  { timeout: 120_000 },
+  async () => {
+    // The variants that run the steps-off entry (the two that set a variable only run dist/server.js, as every other variant does).
+    const ledger = variants('http://127.0.0.1:1/v1/traces').filter((v) => v.group === 'steps' && v.stepsOff !== undefined);
+    assert.equal(ledger.length, PIPELINE_STEP_NAMES.length + 2, 'the entry with every step on, every step alone, and the floor');
+    // What shows that a step is off, on the same answers (one of a few steps each).
+    const offShows: Record<string, (answer: Awaited<ReturnType<typeof call>>, metricsPort: number) => Promise<void>> = {
+      'request-context': async (answer) => assert.equal(answer.header('x-request-id'), null),
+      metrics: async (_answer, metricsPort) => assert.rejects(call(`http://127.0.0.1:${metricsPort}/metrics`), /ECONNREFUSED/),
+    };
+    const launch = (stepsOff: string | undefined, env: Record<string, string>, base: string) =>
+      startProxy(base, {
+        workers: 1,
+        cpus: undefined,
+        logPath: '/dev/null',
+        nodeOptions: undefined,
+        node: process.execPath,
+        heapLimit: false,
+        env: { ...env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
+        stepsOff,
+      });
+    /** One variant's process against `base` (an upstream of its own lane: its call counts are the variant's). */
+    const check = async (variant: (typeof ledger)[number], base: string) => {
+      const proxy = await launch(variant.stepsOff, variant.env, base);
+      const pool = new Pool(`http://127.0.0.1:${proxy.port}`, { connections: 4 });
+      try {
+        await resetUpstream(base);
+        await send(pool, variant, clientHeaders(16, variant.session), {}, 8, 0);
+        checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
+        const answer = await call(`http://127.0.0.1:${proxy.port}${variant.path}`, { headers: clientHeaders(1, true)[0] });
+        assert.equal(answer.status, 200, variant.id);
+        const steps = new Set((variant.stepsOff ?? '').split(','));
+        for (const [step, shows] of Object.entries(offShows)) {
+          if (steps.has(step)) await shows(answer, proxy.metricsPort);
+          // On, the same look finds the step's work.
+          else if (step === 'request-context') assert.match(answer.header('x-request-id') ?? '', /./, variant.id);
+          else if (step === 'metrics') assert.equal((await call(`http://127.0.0.1:${proxy.metricsPort}/metrics`)).status, 200, variant.id);
+        }
+        // Without the error reference, a refusal carries none; with it, it does (the auth gate's 401 without a cookie).
+        if (!steps.has('auth-gate')) {
+          const refused = await call(`http://127.0.0.1:${proxy.port}${variant.path}`, { headers: clientHeaders(1, false)[0] });
+          assert.equal(refused.status, 401, variant.id);
+          assert.equal(refused.header('x-error-ref') === null, steps.has('error-ref'), variant.id);
+        }
+      } finally {
+        await pool.close();
+        await stop(proxy.child);
+      }
+    };
+    // Three lanes, each with its own bench upstream, take the variants in turn: the processes' starts overlap.
+    const upstreams = await Promise.all([1, 2, 3].map(() => startBenchServer('upstream', [], undefined)));
+    const queue = [...ledger];
+    const began = performance.now();
+    try {
+      await Promise.all(
+        upstreams.map(async (upstream) => {
+          for (let variant = queue.shift(); variant !== undefined; variant = queue.shift())
+            await check(variant, `http://127.0.0.1:${upstream.port}`);
+        }),
+      );
+      await assert.rejects(
+        launch('csrf,no-such-step', {}, `http://127.0.0.1:${upstreams[0]?.port}`),
+        /BENCH_STEPS_OFF: unknown pipeline step no-such-step/,
+      );
+    } finally {
+      for (const upstream of upstreams) await stop(upstream.child);
+    }
+    process.stdout.write(`# ${ledger.length + 1} proxy processes in ${Math.round(performance.now() - began)} ms\n`);
+  },
+);

@@ -68,11 +68,27 @@ function refuse(request: FastifyRequest, reply: FastifyReply, route: MatchedRout
   reply.code(401).type(JSON_CONTENT_TYPE).send(body);
 }
 
+/**
+ * The cookie plugin (cookies are parsed by the gate's own hook, one hook for both; the plugin still
+ * serialises `setCookie`) and the request's session fields, before any hook reads them.
+ */
+async function withSessionFields(app: FastifyInstance): Promise<void> {
+  await app.register(cookie, { hook: false });
+  app.decorateRequest('sessionToken', undefined);
+  app.decorateRequest('sessionTokenKey', undefined);
+  app.decorateRequest('sessionTokenVerified', false);
+}
+
+/** Parses the request's `Cookie` header into `request.cookies` (none: `{}`). */
+function parseCookies(app: FastifyInstance, request: FastifyRequest): void {
+  const cookieHeader = request.headers.cookie;
+  request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {};
+}
+
 /** Refuses requests without the credential their route needs (see the module documentation). */
 export const authGate = fp(
   async (app: FastifyInstance, { config, now }: AuthGateOptions) => {
-    // Cookies are parsed here (one hook for both); the plugin still serialises `setCookie`.
-    await app.register(cookie, { hook: false });
+    await withSessionFields(app);
     const warnings = { unverified: Number.NEGATIVE_INFINITY, jwksFailed: Number.NEGATIVE_INFINITY };
     /** Whether a warning of `kind` may be written now (at most one a minute each). */
     const due = (kind: keyof typeof warnings): boolean => {
@@ -108,12 +124,8 @@ export const authGate = fp(
             now,
           );
     if (verifier) app.addHook('onClose', () => verifier.close());
-    app.decorateRequest('sessionToken', undefined);
-    app.decorateRequest('sessionTokenKey', undefined);
-    app.decorateRequest('sessionTokenVerified', false);
     app.addHook('onRequest', (request, reply, done) => {
-      const cookieHeader = request.headers.cookie;
-      request.cookies = cookieHeader ? app.parseCookie(cookieHeader) : {};
+      parseCookies(app, request);
       const routeConfig = routeConfigOf(request);
       const auth = routeConfig.auth;
       if (auth === 'operator') {
@@ -161,6 +173,26 @@ export const authGate = fp(
           done();
         }
       }, done);
+    });
+  },
+  { name: 'auth-gate' },
+);
+
+/**
+ * In place of the {@link authGate}, **for measurement only** (`omitSteps: ['auth-gate']`,
+ * `pipeline/steps.ts`): the cookies are parsed and the session cookie's value is taken as the
+ * session token as it is — not checked, not verified, no digest made, nothing refused — so that a
+ * route's upstream call still carries the session (what the passthrough's check needs); the cookie
+ * plugin stays, since later steps serialise cookies with it.
+ */
+export const sessionFromCookie = fp(
+  async (app: FastifyInstance, { config }: AuthGateOptions) => {
+    await withSessionFields(app);
+    app.addHook('onRequest', (request, _reply, done) => {
+      parseCookies(app, request);
+      const value = request.cookies[config.sessionCookieName];
+      if (value) request.sessionToken = value;
+      done();
     });
   },
   { name: 'auth-gate' },

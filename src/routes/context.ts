@@ -34,7 +34,23 @@ export interface AppDeps extends SessionCaches {
   readonly metrics: ProxyMetrics;
   /** The live streams of the raw passthrough: event streams and WebSockets (docs/behaviour.md "Live streams"). */
   readonly streams: LiveStreams;
+  /**
+   * Checks of the answers left out, **for measurement only** (the instruction bench's ledger:
+   * `ServerOptions.omitSteps` of `createServer`); absent in every deployment.
+   */
+  readonly omitted?: OmittedAnswerChecks;
 }
+
+/** The answer checks a measurement leaves out (see {@link AppDeps.omitted}). */
+export interface OmittedAnswerChecks {
+  /** A data row's 2xx answer is passed on without being parsed (`upstreamAnswer`'s `unchecked`). */
+  readonly answerJsonCheck: boolean;
+  /** No value of the session cookie is looked for in answers ({@link RouteContext.secrets} is empty). */
+  readonly secretScan: boolean;
+}
+
+/** The secrets of a request whose answers are not scanned (see {@link OmittedAnswerChecks.secretScan}). */
+const NO_SECRETS: readonly string[] = Object.freeze([]);
 
 /** The counters routes (and pipeline steps, through their options) report to (docs/behaviour.md "Operations"). */
 export interface ProxyMetrics extends CacheReadObserver {
@@ -123,6 +139,7 @@ export class RequestContext implements RouteContext {
   #secrets: readonly string[] | undefined;
   get secrets(): readonly string[] {
     if (this.#secrets === undefined) {
+      if (this.deps.omitted?.secretScan === true) return (this.#secrets = NO_SECRETS);
       const sent = this.#sessionCookie().values;
       this.#secrets = this.routeConfig?.rawPassthrough === true && sent.length > 0 ? [...sent, ...encodedForms(sent)] : sent;
     }

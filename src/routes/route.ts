@@ -162,7 +162,7 @@ export function forward<B = unknown, Q = unknown, P = unknown>(
       query: options.query?.(ctx),
       json,
     });
-    return upstreamAnswer(res, { preAuth: config.preAuth === true });
+    return upstreamAnswer(res, { preAuth: config.preAuth === true, unchecked: ctx.deps.omitted?.answerJsonCheck === true });
   };
   FORWARDS.set(handler, { target: options.target });
   return handler;
