@@ -199,6 +199,42 @@ describe('rate limits', () => {
     assert.equal(calls(upstream, '/bff/games/user-last-casino-games-dl'), 6);
   });
 
+  test("a refusal of the session, pre-auth and beacon limits carries X-RateLimit-* beside Retry-After; an answer let through and the ceiling's refusal none", async () => {
+    const proxy = await start({ RATE_LIMIT_API_PER_MIN: '2', RATE_LIMIT_PREAUTH_PER_MIN: '1', RATE_LIMIT_BEACON_PER_MIN: '1' });
+    reset();
+    const names = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
+    const none = (res: Awaited<ReturnType<typeof send>>, what: string) => {
+      for (const name of names) assert.equal(res.headers.get(name), null, `${what}: ${name}`);
+    };
+    const refusedWith = (res: Awaited<ReturnType<typeof send>>, limit: number) => {
+      assertRefused(res);
+      const retryAfter = Number(res.headers.get('retry-after'));
+      assert.ok(retryAfter >= 1 && retryAfter <= 60, `Retry-After ${retryAfter}`);
+      assert.equal(res.headers.get('x-ratelimit-limit'), String(limit));
+      assert.equal(res.headers.get('x-ratelimit-remaining'), '0');
+      assert.equal(res.headers.get('x-ratelimit-reset'), String(retryAfter));
+    };
+    const token = fakeJwt({ n: 'headers' });
+    for (let i = 0; i < 2; i++) {
+      const res = await send(proxy.url, 'GET', '/api/user/last-casino-games', { token });
+      assert.equal(res.status, 200);
+      none(res, `session request ${i + 1}`);
+    }
+    refusedWith(await send(proxy.url, 'GET', '/api/user/last-casino-games', { token }), 2);
+    const first = await send(proxy.url, 'POST', '/api/auth/login', { json: login('h@example.com') });
+    assert.equal(first.status, 401);
+    none(first, 'the first login');
+    refusedWith(await send(proxy.url, 'POST', '/api/auth/login', { json: login('h@example.com') }), 1);
+    assert.equal((await send(proxy.url, 'POST', '/api/logs/auth-logout', { json: BEACON })).status, 204);
+    refusedWith(await send(proxy.url, 'POST', '/api/logs/auth-logout', { json: BEACON }), 1);
+
+    const ceiling = await start({ RATE_LIMIT_API_PER_MIN: '5', RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '1' });
+    assert.equal((await send(ceiling.url, 'GET', '/api/user/last-casino-games', { token: fakeJwt({ n: 'one' }) })).status, 200);
+    const refused = await send(ceiling.url, 'GET', '/api/user/last-casino-games', { token: fakeJwt({ n: 'two' }) });
+    assertRefused(refused);
+    none(refused, "the ceiling's refusal");
+  });
+
   test('the address ceiling holds over rotating session cookies (RATE_LIMIT_API_PER_ADDRESS_PER_MIN), beside the per-session limit', async () => {
     const proxy = await start({ RATE_LIMIT_API_PER_MIN: '3', RATE_LIMIT_API_PER_ADDRESS_PER_MIN: '8' });
     reset();

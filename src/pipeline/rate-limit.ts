@@ -28,13 +28,13 @@
  * @module
  */
 import rateLimit, { type RateLimitPluginOptions } from '@fastify/rate-limit';
-import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { clientAddress } from '../session/client.js';
 import { readSessionToken, sessionTokenKey } from '../session/cookie.js';
 import { addressKey } from '../state/address-key.js';
-import { rateLimitStore } from '../state/rate-limit-store.js';
+import { LocalCounters, rateLimitStore } from '../state/rate-limit-store.js';
 import { withoutStack } from '../upstream/errors.js';
 import type { SharedStore } from '../state/store.js';
 
@@ -80,10 +80,9 @@ export const rateLimits = fp(
       api: config.rateLimits.apiPerMin,
     };
     const perAddress = config.rateLimits.apiPerAddressPerMin;
-    // The address ceiling is a hook of its own (the plugin runs one limiter per route), made from the
-    // plugin's `createRateLimit` once it is registered below, before any route is declared.
-    let addressCheck: Limiter | undefined;
-    const addressCeiling = perAddress === 0 ? undefined : addressCeilingHook(() => addressCheck, onRefused);
+    // Every limit counted in process memory shares one map (their keys differ by prefix).
+    const local = new LocalCounters();
+    const addressCeiling = perAddress === 0 ? undefined : addressCeilingHook(local, perAddress, onRefused);
     const bySession = (request: FastifyRequest): string => {
       const token = readSessionToken(request);
       return token ? `s:${sessionTokenKey(request, token)}` : `a:${addressKey(clientAddress(request))}`;
@@ -116,43 +115,34 @@ export const rateLimits = fp(
     });
     await app.register(rateLimit, {
       global: false,
-      store: rateLimitStore(store) as unknown as RateLimitPluginOptions['store'],
+      store: rateLimitStore(store, local) as unknown as RateLimitPluginOptions['store'],
       addHeadersOnExceeding: { 'x-ratelimit-limit': false, 'x-ratelimit-remaining': false, 'x-ratelimit-reset': false },
       addHeaders: { 'x-ratelimit-limit': true, 'x-ratelimit-remaining': true, 'x-ratelimit-reset': true, 'retry-after': true },
     });
-    if (perAddress > 0) {
-      addressCheck = app.createRateLimit({
-        max: perAddress,
-        timeWindow: RATE_WINDOW_MS,
-        keyGenerator: (request) => `addr:${addressKey(clientAddress(request))}`,
-      });
-    }
   },
   { name: 'rate-limits' },
 );
 
-/** A limiter made by `@fastify/rate-limit`'s `createRateLimit`. */
-type Limiter = ReturnType<FastifyInstance['createRateLimit']>;
-
 /**
- * The `api-address` ceiling as a route `onRequest` hook over `check` (a `createRateLimit` of
- * `@fastify/rate-limit`, counted per process in the same store): throws {@link RateLimitedError}
- * `api-address`, with `Retry-After`, once an address is over its requests in the window. A request
- * whose session token the auth gate verified is neither counted nor refused.
+ * The `api-address` ceiling as a route `onRequest` hook (synchronous: it counts in process memory,
+ * `local`, under `addr:` and the client's {@link addressKey}): refuses with {@link RateLimitedError}
+ * `api-address` and `Retry-After` (seconds until the window ends) once an address has made more than
+ * `max` requests in the window ({@link RATE_WINDOW_MS}), and tells `onRefused`. A request whose
+ * session token the auth gate verified is neither counted nor refused.
  */
 function addressCeilingHook(
-  check: () => Limiter | undefined,
+  local: LocalCounters,
+  max: number,
   onRefused: ((limit: RateLimitName) => void) | undefined,
-): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
-  return async (request, reply) => {
-    const limiter = check();
-    if (limiter === undefined || request.sessionTokenVerified) return;
-    const result = await limiter(request);
-    if (!result.isAllowed && result.isExceeded) {
-      onRefused?.('api-address');
-      const retryAfter = Math.max(1, Math.ceil(result.ttl / 1000));
-      reply.header('retry-after', retryAfter);
-      throw withoutStack(() => new RateLimitedError('api-address', retryAfter));
-    }
+): onRequestHookHandler {
+  return (request, reply, done) => {
+    if (request.sessionTokenVerified) return done();
+    const now = Date.now();
+    const window = local.hit(`addr:${addressKey(clientAddress(request))}`, RATE_WINDOW_MS, now);
+    if (window.count <= max) return done();
+    onRefused?.('api-address');
+    const retryAfter = Math.max(1, Math.ceil((window.resetAt - now) / 1000));
+    reply.header('retry-after', retryAfter);
+    done(withoutStack(() => new RateLimitedError('api-address', retryAfter)));
   };
 }

@@ -1,9 +1,9 @@
 /**
- * The counters of the rate limits (docs/behaviour.md "Rate limits and client address"), as a store of
- * `@fastify/rate-limit`: fixed windows, counted in the shared state for the limits every instance
- * must share (pre-authentication, beacon: a route's `shared: true`), in process memory for the others
- * (the general API limit stays off the shared hot path), and in process memory too while the shared
- * state cannot be reached (per-process counting until it is back).
+ * The counters of the rate limits (docs/behaviour.md "Rate limits and client address"): fixed windows,
+ * counted in the shared state for the limits every instance must share (pre-authentication, beacon: a
+ * route's `shared: true`), in process memory for the others (the general API limit and the address
+ * ceiling stay off the shared hot path), and in process memory too while the shared state cannot be
+ * reached (per-process counting until it is back).
  *
  * @module
  */
@@ -20,6 +20,42 @@ interface Hits {
 }
 type Callback = (error: Error | null, hits: Hits) => void;
 
+/**
+ * One key's window in process memory. The counter hands out its own entry (no answer object per
+ * hit): read it at once, the next hit of the key changes it.
+ */
+export interface LocalWindow {
+  /** Hits so far in the window, this one included. */
+  count: number;
+  /** When the window ends, in `Date.now()` milliseconds. */
+  resetAt: number;
+}
+
+/**
+ * The in-process counters: one map for every limit counted in process memory (keys of different
+ * limits must differ: each limit prefixes or suffixes its own), the least recently counted key
+ * forgotten first past {@link LOCAL_COUNTER_MAX_KEYS}.
+ */
+export class LocalCounters {
+  readonly #windows = new LRUCache<string, LocalWindow>({ max: LOCAL_COUNTER_MAX_KEYS });
+
+  /**
+   * Counts one hit of `key` in its window of `windowMs` milliseconds (a new window from `now` when
+   * none is running), synchronously.
+   * @returns the key's window after the hit (see {@link LocalWindow}).
+   */
+  hit(key: string, windowMs: number, now: number = Date.now()): LocalWindow {
+    const entry = this.#windows.get(key);
+    if (entry === undefined || entry.resetAt <= now) {
+      const fresh = { count: 1, resetAt: now + windowMs };
+      this.#windows.set(key, fresh);
+      return fresh;
+    }
+    entry.count++;
+    return entry;
+  }
+}
+
 /** The per-route options the store reads (a route's `config.rateLimit`). */
 export interface CounterOptions {
   /** Count in the shared state (every instance together). */
@@ -33,20 +69,14 @@ export type RateLimitStoreClass = new (options: CounterOptions) => {
 };
 
 /**
- * A store class over `shared` (see the module documentation). Every route's store shares one
- * in-process counter map, so that routes grouped by `groupId` count together.
+ * A store class over `shared` (see the module documentation), counting in process memory in `local`.
+ * Every route's store shares `local`, so that routes grouped by `groupId` count together.
  */
-export function rateLimitStore(shared: SharedStore): RateLimitStoreClass {
-  const local = new LRUCache<string, { count: number; resetAt: number }>({ max: LOCAL_COUNTER_MAX_KEYS });
+export function rateLimitStore(shared: SharedStore, local: LocalCounters): RateLimitStoreClass {
   const countLocally = (key: string, windowMs: number): Hits => {
     const now = Date.now();
-    const entry = local.get(key);
-    if (!entry || entry.resetAt <= now) {
-      local.set(key, { count: 1, resetAt: now + windowMs });
-      return { current: 1, ttl: windowMs };
-    }
-    entry.count++;
-    return { current: entry.count, ttl: entry.resetAt - now };
+    const window = local.hit(key, windowMs, now);
+    return { current: window.count, ttl: window.resetAt - now };
   };
   return class SharedRateLimitStore {
     readonly #shared: boolean;
