@@ -149,6 +149,33 @@ class LogBatcher {
   }
 }
 
+/**
+ * pino's timestamp of every line, `,"time":"2025-01-31T12:00:00.000Z"` (docs/operations.md "Logs": ISO
+ * 8601, UTC, milliseconds), the same text as `pino.stdTimeFunctions.isoTime`, with the date and time
+ * of the second formatted once a second rather than once a line (`Date.prototype.toISOString` was
+ * some 40% of a completion line's work): each line only writes its milliseconds after it.
+ *
+ * @param now - the clock in epoch milliseconds (default `Date.now`).
+ * @returns the timestamp function of one logger (it keeps the second it formatted last).
+ * @example isoTimeBySecond(() => 1738324800123)() // ',"time":"2025-01-31T12:00:00.123Z"'
+ */
+export function isoTimeBySecond(now: () => number = () => Date.now()): () => string {
+  let second = Number.NaN;
+  let prefix = '';
+  return () => {
+    const time = now();
+    const ms = time % 1000;
+    const start = time - (ms < 0 ? ms + 1000 : ms);
+    if (start !== second) {
+      second = start;
+      // Everything of the ISO text but its milliseconds and `Z` (`.000Z`, the last 4 characters).
+      prefix = `,"time":"${new Date(start).toISOString().slice(0, -4)}`;
+    }
+    const millis = time - start;
+    return `${prefix}${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z"`;
+  };
+}
+
 /** Marks a request whose completion line is not written (its step logs an aggregate instead). */
 const NO_COMPLETION_LINE = Symbol('no completion line');
 
@@ -426,7 +453,7 @@ export function createLogging(
         level: config.logLevel,
         // docs/operations.md "Logs": `"level":"warn"`, `"time":"2025-01-31T12:00:00.000Z"` (UTC, ms).
         formatters: { level: (label: string) => ({ level: label }) },
-        timestamp: pino.stdTimeFunctions.isoTime,
+        timestamp: isoTimeBySecond(),
         redact: { paths: LOG_REDACT_PATHS, censor: '[redacted]' },
         serializers: {
           req: (req: { method: string; url: string; id: string }) => ({ method: req.method, url: req.url.split('?')[0], id: req.id }),
