@@ -8,6 +8,7 @@ import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
 import { AggregatedLine, createLogging, isoTimeBySecond } from '../src/pipeline/logging.js';
+import { send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
 
 function parentLogger(level: string) {
   const lines: Record<string, unknown>[] = [];
@@ -97,4 +98,25 @@ describe("isoTimeBySecond: the lines' time, its second formatted once", () => {
     assert.ok(read >= before && read <= Date.now(), text);
     assert.match(text, /^,"time":"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z"$/);
   });
+});
+
+describe("the completion line's level, over sockets (LOG_LEVEL=debug)", () => {
+  for (const omitSteps of [[], ['request-context']] as const) {
+    test(`a probe's at debug, a route's and a not-found's at info${omitSteps.length ? ' (the request context step left out)' : ''}`, async () => {
+      const upstream = await startRecordingUpstream();
+      const proxy = await startProxy(upstream.url, { LOG_LEVEL: 'debug' }, { omitSteps: new Set(omitSteps) });
+      try {
+        const asked = ['/healthz', '/api/nothing-here', '/api/catalogue/games-categories'];
+        for (const path of asked) await send(proxy.url, 'GET', path);
+        const completed = proxy.logs.entries.filter((e) => e.msg === 'request completed');
+        assert.deepEqual(
+          asked.map((path) => completed.find((e) => e.url === path)?.level),
+          ['debug', 'info', 'info'],
+        );
+      } finally {
+        await proxy.close();
+        await upstream.close();
+      }
+    });
+  }
 });

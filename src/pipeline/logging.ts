@@ -264,6 +264,19 @@ declare module 'fastify' {
 }
 
 /**
+ * Whether `request` is a health probe's (`config.probe`) as it completes. The route's config the
+ * `onRequest` steps read (`routeConfigOf`, pipeline/request-context.ts) answers when it is no probe's:
+ * a request a handler sends on to the not-found handler then has that handler's config, no probe's
+ * either. Only a probe's (or an unread config) is read again from Fastify's `request.routeOptions`,
+ * which builds an object of a dozen fields on every read.
+ */
+function isProbe(request: FastifyRequest): boolean {
+  const matched = request.matchedRouteConfig;
+  if (matched !== undefined && matched.probe !== true) return false;
+  return request.routeOptions.config?.probe === true;
+}
+
+/**
  * One log line per request, written when it completes (method, path without query, status, time; `ref` for
  * an error answer; the trace fields when tracing is on): at info, at warn for a 5xx answer, at error for
  * an error the handler threw, and at debug for a health probe.
@@ -291,7 +304,7 @@ class OneLinePerRequest extends LogController {
       request.log.error({ method: request.method, url: path, statusCode, ms, ref, err: error }, 'request errored');
       return;
     }
-    const level = statusCode >= 500 ? 'warn' : request.routeOptions.config?.probe === true ? 'debug' : 'info';
+    const level = statusCode >= 500 ? 'warn' : isProbe(request) ? 'debug' : 'info';
     if (this.lines) {
       const trace = (request as unknown as Record<symbol, TraceLogFields | undefined>)[TRACE_FIELDS];
       // The same fields in the same order either way; without tracing, a literal without a spread (a
