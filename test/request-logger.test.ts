@@ -7,7 +7,8 @@ import { Writable } from 'node:stream';
 import { describe, test } from 'node:test';
 import type { FastifyBaseLogger } from 'fastify';
 import pino from 'pino';
-import { AggregatedLine, createLogging } from '../src/pipeline/logging.js';
+import { AggregatedLine, createLogging, isoTimeBySecond } from '../src/pipeline/logging.js';
+import { send, startProxy, startRecordingUpstream } from './helpers/recording-upstream.js';
 
 function parentLogger(level: string) {
   const lines: Record<string, unknown>[] = [];
@@ -72,4 +73,50 @@ describe('AggregatedLine: one warn line for events that come in bulk', () => {
     line.flush();
     assert.equal(lines.length, 2, 'nothing counted, nothing written');
   });
+});
+
+describe("isoTimeBySecond: the lines' time, its second formatted once", () => {
+  // Instants in the order a clock gives them, some within one second, some across seconds, days,
+  // years and the epoch; and a clock that steps back.
+  const instants = [
+    -1_001, -1_000, -999, -1, 0, 1, 9, 10, 99, 100, 999, 1_000, 1_001, 1_738_324_799_999, 1_738_324_800_000, 1_738_324_800_007,
+    1_738_324_800_042, 1_738_324_800_123, 1_738_324_801_000, 1_738_324_800_500, 1_709_164_800_000, 1_735_689_599_999, 1_735_689_600_000,
+    253_402_300_799_999, 253_402_300_800_000, 8_640_000_000_000_000, -8_640_000_000_000_000,
+  ];
+  test('the same text as pino.stdTimeFunctions.isoTime at each instant', () => {
+    let clock = 0;
+    const time = isoTimeBySecond(() => clock);
+    for (const instant of instants) {
+      clock = instant;
+      assert.equal(time(), `,"time":"${new Date(instant).toISOString()}"`, String(instant));
+    }
+  });
+  test('by default reads Date.now()', () => {
+    const before = Date.now();
+    const text = isoTimeBySecond()();
+    const read = Date.parse(text.slice(9, -1));
+    assert.ok(read >= before && read <= Date.now(), text);
+    assert.match(text, /^,"time":"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z"$/);
+  });
+});
+
+describe("the completion line's level, over sockets (LOG_LEVEL=debug)", () => {
+  for (const omitSteps of [[], ['request-context']] as const) {
+    test(`a probe's at debug, a route's and a not-found's at info${omitSteps.length ? ' (the request context step left out)' : ''}`, async () => {
+      const upstream = await startRecordingUpstream();
+      const proxy = await startProxy(upstream.url, { LOG_LEVEL: 'debug' }, { omitSteps: new Set(omitSteps) });
+      try {
+        const asked = ['/healthz', '/api/nothing-here', '/api/catalogue/games-categories'];
+        for (const path of asked) await send(proxy.url, 'GET', path);
+        const completed = proxy.logs.entries.filter((e) => e.msg === 'request completed');
+        assert.deepEqual(
+          asked.map((path) => completed.find((e) => e.url === path)?.level),
+          ['debug', 'info', 'info'],
+        );
+      } finally {
+        await proxy.close();
+        await upstream.close();
+      }
+    });
+  }
 });

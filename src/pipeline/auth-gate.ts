@@ -11,6 +11,11 @@
  * | with keys: expired beyond 60 s (not on a route that `acceptsExpiredToken`: refresh, logout) | 401 `{ "reason": "token_expired" }` | passes, no session |
  * | well-formed (and verified, or with a JWKS never fetched yet) | passes with the session | passes with the session |
  *
+ * A token's checks that depend on the string alone (its form, its decoding, its digest) are made once
+ * per token string (`TokenChecks`, `session/token.ts`), and a signature that held is not verified again
+ * while the keys that verified it serve (`TokenVerifier.remembered`); the clock's checks (`exp`,
+ * `nbf`) are made on every request.
+ *
  * The accepted token is `request.sessionToken` (read through `readSessionToken`): a refused cookie is
  * never forwarded as a Bearer nor counted as a session by the rate limits. A token whose signature
  * was verified also sets `request.sessionTokenVerified` (the per-address ceiling does not count it,
@@ -26,8 +31,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Config } from '../config.js';
 import { envelope, JSON_CONTENT_TYPE } from '../envelope.js';
-import { isWellFormedJwt, type TokenCheck, TokenVerifier } from '../session/token.js';
-import { tokenKey } from '../session/hash.js';
+import { type TokenCheck, TokenChecks, TokenVerifier } from '../session/token.js';
 import { type MatchedRouteConfig, routeConfigOf } from './request-context.js';
 import { answerBody, fixedErrorRef } from './error-ref.js';
 
@@ -124,6 +128,7 @@ export const authGate = fp(
             now,
           );
     if (verifier) app.addHook('onClose', () => verifier.close());
+    const checks = new TokenChecks();
     app.addHook('onRequest', (request, reply, done) => {
       parseCookies(app, request);
       const routeConfig = routeConfigOf(request);
@@ -148,23 +153,24 @@ export const authGate = fp(
         else done();
         return;
       }
-      // One digest per request: the rate limit, the profile cache and the route read it from the request.
-      const key = tokenKey(value);
-      if (!isWellFormedJwt(value, key)) {
+      // The token's checks that depend on the string alone (form, decoding, digest) are made once per
+      // token (`TokenChecks`); the rate limit, the profile cache and the route read the digest from the request.
+      const checked = checks.of(value);
+      if (checked === undefined) {
         if (auth === 'required') refuse(request, reply, routeConfig, refusal('malformed'));
         else done();
         return;
       }
       if (verifier === undefined) {
         request.sessionToken = value;
-        request.sessionTokenKey = key;
+        request.sessionTokenKey = checked.key;
         done();
         return;
       }
-      verifier.verify(value, routeConfig.acceptsExpiredToken === true).then((check) => {
+      const settle = (check: TokenCheck): void => {
         if (check === 'valid' || check === 'unverified') {
           request.sessionToken = value;
-          request.sessionTokenKey = key;
+          request.sessionTokenKey = checked.key;
           request.sessionTokenVerified = check === 'valid';
           done();
         } else if (auth === 'required') {
@@ -172,7 +178,12 @@ export const authGate = fp(
         } else {
           done();
         }
-      }, done);
+      };
+      const acceptExpired = routeConfig.acceptsExpiredToken === true;
+      // A signature that held with the keys held now is not verified again; the clock's checks are made anew.
+      const known = verifier.remembered(checked, acceptExpired);
+      if (known !== undefined) settle(known);
+      else verifier.verify(value, acceptExpired, checked).then(settle, done);
     });
   },
   { name: 'auth-gate' },

@@ -15,7 +15,7 @@
  */
 import type { KeyObject } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTVerifyGetKey } from 'jose';
+import { compactVerify, createLocalJWKSet, decodeJwt, decodeProtectedHeader, type JWTPayload, jwtVerify, type JWTVerifyGetKey } from 'jose';
 import { Agent, request } from 'undici';
 import { KEY_ALGORITHMS, readTokenPublicKey, type TokenPublicKey } from './token-keys.js';
 import { tokenKey } from './hash.js';
@@ -55,6 +55,24 @@ export const JWKS_MAX_BYTES = 256 * 1024;
 const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 /**
+ * The payload of `value` when its first two parts decode to JSON objects (read with jose, nothing
+ * verified), else `undefined`. `value` has passed the length and alphabet checks already.
+ */
+function decodedPayload(value: string): JWTPayload | undefined {
+  try {
+    decodeProtectedHeader(value);
+    return decodeJwt(value);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether `value` has the length and the alphabet of a compact JWT (see {@link isWellFormedJwt}). */
+function hasJwtShape(value: string): boolean {
+  return value.length <= MAX_TOKEN_LENGTH && COMPACT_JWT.test(value);
+}
+
+/**
  * Whether `value` is a well-formed JWT: at most {@link MAX_TOKEN_LENGTH} characters of the base64url
  * alphabet in three dot-separated parts, whose first two decode to JSON objects (read with jose,
  * nothing verified). A value with a control character (CR, LF, NUL, U+2028…), a space, a `%` or any
@@ -64,18 +82,11 @@ const COMPACT_JWT = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
  * @example isWellFormedJwt('abc\r\nX-Injected: yes') // false
  */
 export function isWellFormedJwt(value: string, key?: string): boolean {
-  if (value.length > MAX_TOKEN_LENGTH || !COMPACT_JWT.test(value)) return false;
+  if (!hasJwtShape(value)) return false;
   key ??= tokenKey(value);
   const known = wellFormed.get(key);
   if (known !== undefined) return known;
-  let verdict: boolean;
-  try {
-    decodeProtectedHeader(value);
-    decodeJwt(value);
-    verdict = true;
-  } catch {
-    verdict = false;
-  }
+  const verdict = decodedPayload(value) !== undefined;
   wellFormed.set(key, verdict);
   return verdict;
 }
@@ -90,6 +101,82 @@ export const WELL_FORMED_CACHE_SIZE = 4_096;
  * came in, so its memory stays bounded (about 0.5 MB) whatever the tokens sent.
  */
 const wellFormed = new LRUCache<string, boolean>({ max: WELL_FORMED_CACHE_SIZE });
+
+/** Most token strings one {@link TokenChecks} remembers. */
+export const TOKEN_CHECKS_MAX_ENTRIES = 4_096;
+
+/**
+ * Most characters of token text one {@link TokenChecks} holds (4 MiB; a token is one byte a
+ * character): 4,096 tokens of 1 KB, fewer when they are longer, whatever the tokens sent.
+ */
+export const TOKEN_CHECKS_MAX_CHARS = 4 * 1024 * 1024;
+
+/**
+ * What the checks of one session token string found, remembered by {@link TokenChecks}: only what
+ * depends on the string alone, and, once a {@link TokenVerifier} verified it, the key it verified
+ * with. What depends on the clock (`exp`, `nbf`) is checked again on every request.
+ */
+export interface CheckedToken {
+  /** The token's {@link tokenKey} (SHA-256, 64 hexadecimal characters). */
+  readonly key: string;
+  /** The payload's `exp` when it is a number (epoch seconds), else `undefined`. */
+  readonly exp: number | undefined;
+  /** The payload's `nbf` when it is a number (epoch seconds), else `undefined`. */
+  readonly nbf: number | undefined;
+  /**
+   * The key, or the JWKS key set, the token's signature held with (set by {@link TokenVerifier.verify}
+   * after jose verified it); `undefined` until then, and after a check that failed.
+   */
+  signedWith: object | undefined;
+  /**
+   * Whether jose's checks of the claims that do not depend on the clock passed (a payload that is a
+   * JSON object, numeric `iat`, `nbf` and `exp`): set once a full verification said `valid` or
+   * `token_expired`, which jose only says after those checks.
+   */
+  claimsChecked: boolean;
+}
+
+/**
+ * The checks of session token strings that depend on the string alone (docs/behaviour.md "Which
+ * routes need a session": well-formed, decoded, its digest), made once per token rather than once per
+ * request: a session sends the same token with every request. Remembered by the exact string (a
+ * lookup hashes and compares the whole string; no prefix, no digest match), in a least-recently-used
+ * cache of at most {@link TOKEN_CHECKS_MAX_ENTRIES} tokens and {@link TOKEN_CHECKS_MAX_CHARS}
+ * characters. A value that is too long or outside the base64url alphabet is refused before any
+ * lookup and never remembered. Each remembered token is a copy of its own, never a slice of the
+ * `Cookie` header it was cut from (which would keep the whole header alive).
+ */
+export class TokenChecks {
+  readonly #cache = new LRUCache<string, CheckedToken | false>({
+    max: TOKEN_CHECKS_MAX_ENTRIES,
+    maxSize: TOKEN_CHECKS_MAX_CHARS,
+    sizeCalculation: (_checked, token) => token.length,
+  });
+
+  /**
+   * The checks of `value`, remembered or made now: `undefined` when `value` is not a well-formed JWT
+   * (the verdict of {@link isWellFormedJwt}).
+   */
+  of(value: string): CheckedToken | undefined {
+    if (value.length > MAX_TOKEN_LENGTH) return undefined;
+    const known = this.#cache.get(value);
+    if (known !== undefined) return known === false ? undefined : known;
+    if (!COMPACT_JWT.test(value)) return undefined;
+    const payload = decodedPayload(value);
+    const checked: CheckedToken | false =
+      payload === undefined
+        ? false
+        : { key: tokenKey(value), exp: numeric(payload.exp), nbf: numeric(payload.nbf), signedWith: undefined, claimsChecked: false };
+    // A copy: `value` is a slice of the request's `Cookie` header. Base64url text is one byte a character.
+    this.#cache.set(Buffer.from(value, 'latin1').toString('latin1'), checked);
+    return checked === false ? undefined : checked;
+  }
+}
+
+/** `value` when it is a number, else `undefined`. */
+function numeric(value: unknown): number | undefined {
+  return typeof value === 'number' ? value : undefined;
+}
 
 /**
  * The outcome of checking a session cookie value:
@@ -308,11 +395,15 @@ export class TokenVerifier {
    *
    * @param token - a cookie value that passed {@link isWellFormedJwt}.
    * @param acceptExpired - `true` on the routes that take an expired token (refresh, logout): only the signature counts.
+   * @param checked - the token's {@link TokenChecks} entry: told what this check found, for {@link remembered}.
    * @returns `valid`, `token_expired`, `invalid_token` for every other failure, or `unverified` only
    *   while no JWKS was ever fetched. Never rejects.
    */
-  async verify(token: string, acceptExpired: boolean): Promise<TokenCheck> {
-    if (this.#jwks === undefined) return settled(await this.#attempt(token, acceptExpired, this.#key as KeyObject | Uint8Array));
+  async verify(token: string, acceptExpired: boolean, checked?: CheckedToken): Promise<TokenCheck> {
+    if (this.#jwks === undefined) {
+      const key = this.#key as KeyObject | Uint8Array;
+      return remember(checked, key, acceptExpired, settled(await this.#attempt(token, acceptExpired, key)));
+    }
     const keys = this.#jwks.current() ?? (await this.#jwks.renewed());
     if (keys === undefined) {
       // Nothing to check the signature with; an algorithm no JWKS key may use is still refused.
@@ -321,10 +412,32 @@ export class TokenVerifier {
       return 'unverified';
     }
     const first = await this.#attempt(token, acceptExpired, keys);
-    if (first !== NO_MATCHING_KEY) return first;
+    if (first !== NO_MATCHING_KEY) return remember(checked, keys, acceptExpired, first);
     // The header names a key the set lacks: the BFF may have rotated its keys.
     const renewed = await this.#jwks.renewed();
-    return renewed === undefined || renewed === keys ? 'invalid_token' : settled(await this.#attempt(token, acceptExpired, renewed));
+    if (renewed === undefined || renewed === keys) return remember(checked, keys, acceptExpired, 'invalid_token');
+    return remember(checked, renewed, acceptExpired, settled(await this.#attempt(token, acceptExpired, renewed)));
+  }
+
+  /**
+   * The verdict on a token from what an earlier {@link verify} of the same string found, without
+   * verifying it again: when its signature held with the key this verifier holds now (for a JWKS,
+   * the very key set {@link JwksKeys.current} serves: a refetched set, whatever it holds, verifies
+   * every token again), `valid` where `acceptExpired`, else the clock's checks of `nbf` and `exp`
+   * made now, as jose makes them ({@link EXPIRY_LEEWAY_SECONDS} of leeway, whole seconds of
+   * `Date.now()`): `invalid_token` before `nbf`, `token_expired` from `exp`, `valid` between.
+   * `undefined` when nothing is remembered that settles it: the caller runs {@link verify}.
+   */
+  remembered(checked: CheckedToken, acceptExpired: boolean): TokenCheck | undefined {
+    const signedWith = checked.signedWith;
+    if (signedWith === undefined) return undefined;
+    if (signedWith !== (this.#jwks === undefined ? this.#key : this.#jwks.current())) return undefined;
+    if (acceptExpired) return 'valid';
+    if (!checked.claimsChecked) return undefined;
+    const now = Math.floor(Date.now() / 1000);
+    if (checked.nbf !== undefined && checked.nbf > now + EXPIRY_LEEWAY_SECONDS) return 'invalid_token';
+    if (checked.exp !== undefined && checked.exp <= now - EXPIRY_LEEWAY_SECONDS) return 'token_expired';
+    return 'valid';
   }
 
   /** Closes the JWKS connection and cancels a running fetch. */
@@ -411,6 +524,24 @@ function headerAlgorithm(token: string): string {
 
 /** jose found no key of the set for the token's `kid`, `alg` and key type. */
 const NO_MATCHING_KEY = Symbol('no matching key');
+
+/**
+ * Records in `checked` what a verification with `key` found, and gives its verdict back: the
+ * signature held when jose said `valid`, or `token_expired` (an expiry is only found once the
+ * signature held); a full check (not `acceptExpired`) that said either also passed the claims' checks
+ * that do not depend on the clock. Any other verdict forgets the key: nothing but a signature that
+ * held is ever remembered.
+ */
+function remember(checked: CheckedToken | undefined, key: object, acceptExpired: boolean, verdict: TokenCheck): TokenCheck {
+  if (checked === undefined) return verdict;
+  if (verdict === 'valid' || verdict === 'token_expired') {
+    checked.signedWith = key;
+    if (!acceptExpired) checked.claimsChecked = true;
+  } else {
+    checked.signedWith = undefined;
+  }
+  return verdict;
+}
 
 /** A verdict, with a key still missing after the refetch counted as `invalid_token`. */
 function settled(check: TokenCheck | typeof NO_MATCHING_KEY): TokenCheck {
