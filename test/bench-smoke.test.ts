@@ -37,6 +37,7 @@ import {
   bodyOf,
   callgrindTotal,
   checkUpstreamCalls,
+  chosenBy,
   clientOf,
   combineProcesses,
   formatInstructions,
@@ -603,6 +604,7 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
   assert.equal(deposit.method, 'POST');
   assert.equal(deposit.burst, 64);
   assert.deepEqual(byId('reference deposit')?.upstream, { perRequest: 1, upstreamPath: '/wallet/add-credit' });
+  assert.equal(deposit.upstream.perRequest === 1 && deposit.upstream.perSessionTtlMs, 10_000);
   assert.equal(JSON.parse(bodyOf(deposit, 0) ?? '').creditAmount, 1);
   assert.equal(JSON.parse(bodyOf(deposit, 4_999) ?? '').creditAmount, 5_000);
   assert.equal(bodyOf(byId('401 without cookie') ?? deposit, 3) === undefined, true);
@@ -622,7 +624,21 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
   assert.doesNotThrow(() => checkUpstreamCalls(deposit, profile(2), 128, 10));
   assert.doesNotThrow(() => checkUpstreamCalls(deposit, profile(3), 128, 10));
   assert.throws(() => checkUpstreamCalls(deposit, profile(4), 128, 10), /expected 2 to 3 calls/);
+  // A burst that outlasts the profile's 10 s is fetched again: two more per 10 s of the requests' time.
+  assert.doesNotThrow(() => checkUpstreamCalls(deposit, profile(5), 128, 10, 10_000));
+  assert.throws(() => checkUpstreamCalls(deposit, profile(6), 128, 10, 19_999), /expected 2 to 5 calls/);
+  assert.throws(() => checkUpstreamCalls(deposit, profile(1), 128, 10, 60_000), /expected 2 to 15 calls/);
   assert.throws(() => checkUpstreamCalls(deposit, { '/wallet/add-credit': 127, '/auth/user-profile': 2 }, 128, 0), /expected 128 calls/);
+
+  const choices: [string[], string, boolean][] = [
+    [[], 'deposit', true],
+    [['deposit'], 'reference deposit', true],
+    [['=deposit'], 'reference deposit', false],
+    [['=deposit'], 'deposit', true],
+    [['reference', '=deposit'], 'reference passthrough', true],
+    [['=depo'], 'deposit', false],
+  ];
+  for (const [words, id, chosen] of choices) assert.equal(chosenBy(words, id), chosen, `${words.join(',')}: ${id}`);
 
   const withDeposits = formatInstructions([
     { id: 'reference deposit', group: 'rows', perRequest: 400_000, allThreads: 500_000 },
