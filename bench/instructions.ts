@@ -23,7 +23,8 @@
  * holds some 40 times fewer requests than at full speed. Each request takes the next of 4,096
  * client addresses (and sessions, for a row with one), 4 at a time. Every answer must have the row's
  * status, and the upstream calls of the counted windows are checked: one per request for a
- * passthrough, none for a refusal or a revalidation. Variants run one after the other; nothing is
+ * passthrough, none for a refusal or a revalidation; for a deposit, one per request and a profile
+ * fetch per session. Variants run one after the other; nothing is
  * pinned.
  *
  * callgrind counts each thread apart (`--separate-threads=yes`): the main thread, which runs the
