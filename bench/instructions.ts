@@ -23,7 +23,8 @@
  * holds some 40 times fewer requests than at full speed. Each request takes the next of 4,096
  * client addresses (and sessions, for a row with one), 4 at a time. Every answer must have the row's
  * status, and the upstream calls of the counted windows are checked: one per request for a
- * passthrough, none for a refusal or a revalidation. Variants run one after the other; nothing is
+ * passthrough, none for a refusal or a revalidation; for a deposit, one per request and a profile
+ * fetch per session. Variants run one after the other; nothing is
  * pinned.
  *
  * callgrind counts each thread apart (`--separate-threads=yes`): the main thread, which runs the
@@ -65,6 +66,7 @@ import {
 } from './harness.js';
 import { PIPELINE_STEP_NAMES } from '../src/pipeline/steps.js';
 import { BROWSER_ACCEPT_ENCODING } from './page-bytes.js';
+import { DEPOSIT_BODY, DEPOSIT_PATH, DEPOSIT_UPSTREAM, PROFILE_UPSTREAM, SESSION_BURST } from './scenarios/routes.js';
 
 /** Where a run's {@link InstructionReport} goes unless `BENCH_INSTR_RESULTS` says otherwise. */
 export const DEFAULT_RESULTS = 'bench/instructions.json';
@@ -104,15 +106,33 @@ export interface InstructionVariant {
    * the process is the ledger's entry (`steps-off.ts`) instead of `dist/server.js`. Absent: `dist/server.js`.
    */
   stepsOff?: string;
-  /** The GET sent, with the headers of every request (each also gets its client address). */
+  /** The method sent; absent: `GET`. */
+  method?: 'GET' | 'POST';
+  /** The path sent, with the headers of every request (each also gets its client address). */
   path: string;
   headers: Record<string, string>;
+  /**
+   * The body of a POST: `__N__` becomes a number of its own for every request of the process (from 1),
+   * as the load bench's deposit row sends it (equal deposits within 5 s would be answered by the
+   * double-submit guard).
+   */
+  body?: string;
   /** Whether each request carries the next of the 4,096 sessions. */
   session: boolean;
+  /**
+   * Consecutive requests that carry one client (session and address) before the next one's; absent:
+   * 1, every request the next client. The deposit's is the load bench's `SESSION_BURST`.
+   */
+  burst?: number;
   /** The status every answer must have. */
   expect: number;
-  /** Upstream calls per request in the counted window: one (to `upstreamPath`), or none at all. */
-  upstream: { perRequest: 1; upstreamPath: string } | { perRequest: 0 };
+  /**
+   * Upstream calls in the counted window: one per request (to `upstreamPath`), and with `perSession`
+   * one call of that path per session the window begins (the deposit's profile fetch: the session's
+   * user id, cached `perSessionTtlMs`, 10 s: under callgrind a session's burst can outlast it, and
+   * its profile is fetched again); or none at all.
+   */
+  upstream: { perRequest: 1; upstreamPath: string; perSession?: string; perSessionTtlMs?: number } | { perRequest: 0 };
   /**
    * Run once the process has started, before the warm-up (opens a circuit, fetches an ETag): extra
    * headers for every request. @throws when the row cannot be set up.
@@ -147,6 +167,9 @@ async function catalogueEtag({ port }: VariantPlace): Promise<Record<string, str
  * proxy's passthrough (tracing off), its 401 without a cookie, its 503 with the endpoint's circuit open
  * (the circuit's trial call put 10 minutes away, the most the proxy takes, so that the window counts refusals only, as at full
  * speed where a 5 s pause holds some 100,000 of them), its 304 revalidation of the cached catalogue;
+ * the reference's deposit and the proxy's (the load bench's deposit row: `POST /api/payments/deposit`
+ * with its DepositPayload, a new amount per request, each session for `SESSION_BURST` requests in a
+ * row, so that the proxy fetches a session's profile once, at its first deposit);
  * then the passthrough at the sampling ratios of the load bench's tracing rows, exporting OTLP/HTTP
  * JSON to `collector` (the bench's collector, `…/v1/traces`) a batch at a time (512 spans; the 5 s
  * timer set aside); then the passthrough with the upstream contract checks off and on every answer
@@ -165,6 +188,16 @@ export function variants(collector: string): InstructionVariant[] {
   // requests than at full speed, where the sampled rows fill their batches faster than the timer.
   const exporter = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector, OTEL_BSP_SCHEDULE_DELAY: '600000' };
   const none = { perRequest: 0 } as const;
+  const deposit = {
+    method: 'POST',
+    path: DEPOSIT_PATH,
+    headers: { 'content-type': 'application/json' },
+    body: DEPOSIT_BODY,
+    session: true,
+    burst: SESSION_BURST,
+    expect: 200,
+    upstream: { perRequest: 1, upstreamPath: DEPOSIT_UPSTREAM, perSession: PROFILE_UPSTREAM, perSessionTtlMs: 10_000 },
+  } as const;
   return [
     { id: 'reference passthrough', group: 'rows', target: 'reference', env: {}, ...passthrough },
     { id: 'passthrough (tracing off)', group: 'rows', target: 'proxy', env: {}, ...passthrough },
@@ -194,6 +227,16 @@ export function variants(collector: string): InstructionVariant[] {
       upstream: none,
       prepare: catalogueEtag,
     },
+    // The load bench's deposit row: each session for SESSION_BURST deposits in a row, a new amount each.
+    {
+      id: 'reference deposit',
+      group: 'rows',
+      target: 'reference',
+      env: {},
+      ...deposit,
+      upstream: { perRequest: 1, upstreamPath: DEPOSIT_UPSTREAM },
+    },
+    { id: 'deposit', group: 'rows', target: 'proxy', env: {}, ...deposit },
     ...[0, 0.01, 0.1].map((ratio) => ({
       id: `parentbased_traceidratio ${ratio}`,
       group: 'tracing' as const,
@@ -342,7 +385,8 @@ function spreadOf(result: InstructionResult): readonly number[] | undefined {
  * (tracing off); for a step variant the step's cost, the passthrough's figure less the variant's, with
  * ± half the sum of the two spreads (processes', or windows' for a single process); then every
  * thread's instructions per request, its windows' spread and ratio to the reference's (`—` where a
- * base or a count was not measured).
+ * base or a count was not measured); with both deposits, a line under the table with the proxy's
+ * deposit as a ratio to the reference's deposit (main thread and every thread).
  */
 export function formatInstructions(results: readonly InstructionResult[]): string {
   const reference = results.find((r) => r.id === 'reference passthrough');
@@ -367,6 +411,15 @@ export function formatInstructions(results: readonly InstructionResult[]): strin
     const versusOff = r.group !== 'rows' ? ratio(r.perRequest, off?.perRequest) : '—';
     lines.push(
       `| ${r.id} | ${count(r.perRequest)} | ${spread(r.processes)} | ${spread(r.windows)} | ${ratio(r.perRequest, reference?.perRequest)} | ${versusOff} | ${cost(r)} | ${count(r.allThreads)} | ${spread(r.allWindows)} | ${ratio(r.allThreads, reference?.allThreads)} |`,
+    );
+  }
+  // The deposit's own base: the reference's deposit (the load bench's paired ratio of its deposit row).
+  const deposit = results.find((r) => r.id === 'deposit');
+  const referenceDeposit = results.find((r) => r.id === 'reference deposit');
+  if (deposit !== undefined && referenceDeposit !== undefined) {
+    lines.push(
+      '',
+      `deposit against the reference's deposit: ${ratio(deposit.perRequest, referenceDeposit.perRequest)} on the main thread, ${ratio(deposit.allThreads, referenceDeposit.allThreads)} on every thread`,
     );
   }
   return `${lines.join('\n')}\n`;
@@ -400,9 +453,20 @@ export function threadCounts(byThread: Readonly<Record<string, number>>): Thread
   return { main, all: Object.values(byThread).reduce((a, b) => a + b, 0) };
 }
 
+/** The client (index into the headers) of request `n` of a process: the next one every `burst` requests. */
+export function clientOf(variant: Pick<InstructionVariant, 'burst'>, n: number, clients: number): number {
+  return Math.floor(n / (variant.burst ?? 1)) % clients;
+}
+
+/** The body of request `n` of a process (from 0): the variant's, `__N__` made `n + 1`; `undefined` without one. */
+export function bodyOf(variant: Pick<InstructionVariant, 'body'>, n: number): string | undefined {
+  return variant.body?.replace('__N__', String(n + 1));
+}
+
 /**
- * Sends `count` GETs of `variant`, 4 at a time, each with the next client's headers (from `offset`);
- * every answer must have its status. @throws naming the variant and the status otherwise.
+ * Sends `count` requests of `variant`, 4 at a time, request `offset + n` with the headers of its
+ * client ({@link clientOf}) and its body ({@link bodyOf}); every answer must have its status.
+ * @throws naming the variant and the status otherwise.
  */
 export async function send(
   pool: Pool,
@@ -415,14 +479,16 @@ export async function send(
   let next = 0;
   const worker = async () => {
     while (next < count) {
-      const n = next++;
+      const n = offset + next++;
       const options = {
-        method: 'GET',
+        method: variant.method ?? 'GET',
         path: variant.path,
-        headers: { ...variant.headers, ...extra, ...headers[(offset + n) % headers.length] },
+        headers: { ...variant.headers, ...extra, ...headers[clientOf(variant, n, headers.length)] },
+        body: bodyOf(variant, n),
       } as const;
       // A kept-alive connection the server closed while idle (the reference's 5 s keep-alive, with the
-      // instrumentation being turned on between the windows) is a GET sent again, once.
+      // instrumentation being turned on between the windows) is a request sent again, once (a POST's
+      // too: the server closed the connection before reading it, so it was never answered).
       const res = await pool.request(options).catch((error: unknown) => {
         if ((error as { code?: string }).code !== 'ECONNRESET' && (error as { code?: string }).code !== 'UND_ERR_SOCKET') throw error;
         return pool.request(options);
@@ -434,11 +500,20 @@ export async function send(
   await Promise.all([worker(), worker(), worker(), worker()]);
 }
 
-/** The check of the counted window's upstream calls (`byPath`: the bench upstream's counts since its reset). @throws when they differ. */
+/**
+ * The check of the counted window's upstream calls (`byPath`: the bench upstream's counts since its
+ * reset) for `requests` requests from request `first` of the process: one call of the variant's path
+ * per request, or none at all; with `perSession`, at least one call of that path for each session
+ * whose first request is among them and at most one for each session they carry (a session begun
+ * before them may have had its call already), and with `perSessionTtlMs` two more per time to live
+ * in `elapsedMs` (the requests' time). @throws when they differ.
+ */
 export function checkUpstreamCalls(
-  variant: Pick<InstructionVariant, 'id' | 'upstream'>,
+  variant: Pick<InstructionVariant, 'id' | 'upstream' | 'burst'>,
   byPath: Readonly<Record<string, number>>,
   requests: number,
+  first = 0,
+  elapsedMs = 0,
 ): void {
   const total = Object.values(byPath).reduce((a, b) => a + b, 0);
   if (variant.upstream.perRequest === 0) {
@@ -448,6 +523,20 @@ export function checkUpstreamCalls(
   const own = byPath[variant.upstream.upstreamPath] ?? 0;
   if (own !== requests)
     throw new Error(`${variant.id}: expected ${requests} calls of ${variant.upstream.upstreamPath}, got ${JSON.stringify(byPath)}`);
+  const perSession = variant.upstream.perSession;
+  if (perSession === undefined) return;
+  const burst = variant.burst ?? 1;
+  const carried = Math.floor((first + requests - 1) / burst) - Math.floor(first / burst) + 1;
+  const begun = carried - (first % burst === 0 ? 0 : 1);
+  // A cached entry that ends while its session's requests go on is fetched again: with 4 requests
+  // in flight, at most the two sessions they span, once per time to live elapsed.
+  const ttl = variant.upstream.perSessionTtlMs;
+  const most = carried + (ttl === undefined ? 0 : 2 * Math.floor(elapsedMs / ttl));
+  const calls = byPath[perSession] ?? 0;
+  if (calls < begun || calls > most)
+    throw new Error(
+      `${variant.id}: expected ${begun === most ? begun : `${begun} to ${most}`} calls of ${perSession} (one per session), got ${JSON.stringify(byPath)}`,
+    );
 }
 
 /** The user vgdb names its pipes after, the same for the process and for `callgrind_control`. */
@@ -569,7 +658,13 @@ async function measure(
       spans.push(performance.now() - begun);
       control(prefix, ['--dump'], pid);
     }
-    checkUpstreamCalls(variant, (await upstreamCalls(upstream)).byPath, requests * windows);
+    checkUpstreamCalls(
+      variant,
+      (await upstreamCalls(upstream)).byPath,
+      requests * windows,
+      warmup,
+      spans.reduce((a, b) => a + b, 0),
+    );
     const idleMs = Math.min(mean(spans), IDLE_WINDOW_MS);
     await sleep(idleMs);
     control(prefix, ['--dump'], pid);
@@ -590,6 +685,16 @@ async function measure(
     await pool.close();
     await stop(started.child);
   }
+}
+
+/**
+ * Whether `BENCH_INSTR_ONLY`'s words (comma-separated, here split) choose the variant `id`: no word
+ * chooses every variant; a word chooses the variants whose name contains it (e.g.
+ * `reference,off,ratio 0`), a word starting with `=` the variant of exactly that name (`=deposit`: the
+ * proxy's deposit without the reference's).
+ */
+export function chosenBy(words: readonly string[], id: string): boolean {
+  return words.length === 0 || words.some((word) => (word.startsWith('=') ? id === word.slice(1) : id.includes(word)));
 }
 
 /** Writes `report` as JSON to `path`, through a temporary file: a run cut short leaves the last whole report. */
@@ -621,11 +726,8 @@ async function main(): Promise<void> {
     `callgrind, Node.js ${node.version}, ${warmup} requests of warm-up, then ${windows} windows of ${requests} counted per variant, 4 at a time, ${processes} process(es) per variant, interleaved\n`,
   );
   try {
-    // BENCH_INSTR_ONLY: comma-separated words, a variant runs when its name contains one (e.g. `reference,off,ratio 0`).
     const only = (process.env.BENCH_INSTR_ONLY ?? '').split(',').filter((word) => word.length > 0);
-    const chosen = variants(`http://127.0.0.1:${collector.port}/v1/traces`).filter(
-      (v) => only.length === 0 || only.some((word) => v.id.includes(word)),
-    );
+    const chosen = variants(`http://127.0.0.1:${collector.port}/v1/traces`).filter((v) => chosenBy(only, v.id));
     const measured = new Map<InstructionVariant, { main: number[]; all: number[] }[]>(chosen.map((v) => [v, []]));
     const count = (n: number) => Math.round(n).toLocaleString('en-US');
     const report = (): InstructionReport => ({
@@ -644,7 +746,7 @@ async function main(): Promise<void> {
         const one = await measure(variant, base, node.execPath, dir, warmup, requests, windows);
         measured.get(variant)?.push(one);
         process.stdout.write(
-          `  ${variant.id} (GET ${variant.path}, ${variant.expect}), process ${p}/${processes}: ${count(mean(one.main))} instructions per request on the main thread (windows: ${one.main.map(count).join(', ')}), ${count(mean(one.all))} on every thread (windows: ${one.all.map(count).join(', ')})\n`,
+          `  ${variant.id} (${variant.method ?? 'GET'} ${variant.path}, ${variant.expect}), process ${p}/${processes}: ${count(mean(one.main))} instructions per request on the main thread (windows: ${one.main.map(count).join(', ')}), ${count(mean(one.all))} on every thread (windows: ${one.all.map(count).join(', ')})\n`,
         );
         writeReport(resultsPath, report());
       }

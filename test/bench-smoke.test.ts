@@ -34,8 +34,11 @@ import {
 } from '../bench/harness.js';
 import { PIPELINE_STEP_NAMES, pipelineSteps } from '../src/pipeline/steps.js';
 import {
+  bodyOf,
   callgrindTotal,
   checkUpstreamCalls,
+  chosenBy,
+  clientOf,
   combineProcesses,
   formatInstructions,
   mean,
@@ -456,6 +459,8 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
       ['401 without cookie', 'proxy', 401, 0],
       ['503 circuit open', 'proxy', 503, 0],
       ['304 revalidation', 'proxy', 304, 0],
+      ['reference deposit', 'reference', 200, 1],
+      ['deposit', 'proxy', 200, 1],
       ['parentbased_traceidratio 0', 'proxy', 200, 1],
       ['parentbased_traceidratio 0.01', 'proxy', 200, 1],
       ['parentbased_traceidratio 0.1', 'proxy', 200, 1],
@@ -592,7 +597,98 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
   assert.throws(() => checkUpstreamCalls(passthrough, {}, 10), /expected 10 calls/);
   assert.doesNotThrow(() => checkUpstreamCalls(refusal, {}, 10));
   assert.throws(() => checkUpstreamCalls(refusal, { '/bff/users/login-history': 1 }, 10), /expected no upstream call/);
+
+  // The deposit: its body and client per request, its profile fetches per session of the counted requests.
+  const deposit = byId('deposit');
+  assert.ok(deposit);
+  assert.equal(deposit.method, 'POST');
+  assert.equal(deposit.burst, 64);
+  assert.deepEqual(byId('reference deposit')?.upstream, { perRequest: 1, upstreamPath: '/wallet/add-credit' });
+  assert.equal(deposit.upstream.perRequest === 1 && deposit.upstream.perSessionTtlMs, 10_000);
+  assert.equal(JSON.parse(bodyOf(deposit, 0) ?? '').creditAmount, 1);
+  assert.equal(JSON.parse(bodyOf(deposit, 4_999) ?? '').creditAmount, 5_000);
+  assert.equal(bodyOf(byId('401 without cookie') ?? deposit, 3) === undefined, true);
+  const clients: [number, number, number][] = [
+    [0, 0, 4096],
+    [63, 0, 4096],
+    [64, 1, 4096],
+    [64 * 4096, 0, 4096],
+  ];
+  for (const [n, client, of] of clients) assert.equal(clientOf(deposit, n, of), client, `request ${n}`);
+  assert.equal(clientOf(byId('passthrough (tracing off)') ?? deposit, 5, 4096), 5);
+  const profile = (calls: number) => ({ '/wallet/add-credit': 128, '/auth/user-profile': calls });
+  // 128 requests from request 0: sessions 0 and 1, both begun there; from request 10: sessions 0-2, two begun there.
+  assert.doesNotThrow(() => checkUpstreamCalls(deposit, profile(2), 128, 0));
+  assert.throws(() => checkUpstreamCalls(deposit, profile(1), 128, 0), /expected 2 calls of \/auth\/user-profile/);
+  assert.throws(() => checkUpstreamCalls(deposit, profile(3), 128, 0), /expected 2 calls/);
+  assert.doesNotThrow(() => checkUpstreamCalls(deposit, profile(2), 128, 10));
+  assert.doesNotThrow(() => checkUpstreamCalls(deposit, profile(3), 128, 10));
+  assert.throws(() => checkUpstreamCalls(deposit, profile(4), 128, 10), /expected 2 to 3 calls/);
+  // A burst that outlasts the profile's 10 s is fetched again: two more per 10 s of the requests' time.
+  assert.doesNotThrow(() => checkUpstreamCalls(deposit, profile(5), 128, 10, 10_000));
+  assert.throws(() => checkUpstreamCalls(deposit, profile(6), 128, 10, 19_999), /expected 2 to 5 calls/);
+  assert.throws(() => checkUpstreamCalls(deposit, profile(1), 128, 10, 60_000), /expected 2 to 15 calls/);
+  assert.throws(() => checkUpstreamCalls(deposit, { '/wallet/add-credit': 127, '/auth/user-profile': 2 }, 128, 0), /expected 128 calls/);
+
+  const choices: [string[], string, boolean][] = [
+    [[], 'deposit', true],
+    [['deposit'], 'reference deposit', true],
+    [['=deposit'], 'reference deposit', false],
+    [['=deposit'], 'deposit', true],
+    [['reference', '=deposit'], 'reference passthrough', true],
+    [['=depo'], 'deposit', false],
+  ];
+  for (const [words, id, chosen] of choices) assert.equal(chosenBy(words, id), chosen, `${words.join(',')}: ${id}`);
+
+  const withDeposits = formatInstructions([
+    { id: 'reference deposit', group: 'rows', perRequest: 400_000, allThreads: 500_000 },
+    { id: 'deposit', group: 'rows', perRequest: 1_000_000, allThreads: 1_500_000 },
+  ]).split('\n');
+  assert.equal(withDeposits.at(-2), "deposit against the reference's deposit: 2.500× on the main thread, 3.000× on every thread");
+  assert.ok(!table.some((line) => line.startsWith('deposit against')), 'no deposit line without both deposits');
 });
+
+test(
+  "bench:instructions' deposits over sockets: the proxy's and the reference's answer 200, one upstream deposit per request, one profile fetch per session",
+  { timeout: 60_000 },
+  async () => {
+    const upstream = await startBenchServer('upstream', [], undefined);
+    const base = `http://127.0.0.1:${upstream.port}`;
+    const all = variants('http://127.0.0.1:1/v1/traces');
+    try {
+      for (const variant of all.filter((v) => v.path === '/api/payments/deposit')) {
+        const started =
+          variant.target === 'reference'
+            ? await startBenchServer('reference', [base, '/bff/games/user-last-casino-games-dl', COOKIE_NAME], undefined)
+            : await startProxy(base, {
+                workers: 1,
+                cpus: undefined,
+                logPath: '/dev/null',
+                nodeOptions: undefined,
+                node: process.execPath,
+                heapLimit: false,
+                env: { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
+              });
+        const pool = new Pool(`http://127.0.0.1:${started.port}`, { connections: 4 });
+        try {
+          const headers = clientHeaders(4096, variant.session);
+          // A warm-up that ends within a session, then the counted requests: sessions 0-2, two begun among them.
+          await send(pool, variant, headers, {}, 10, 0);
+          await resetUpstream(base);
+          await send(pool, variant, headers, {}, 128, 10);
+          const byPath = (await upstreamCalls(base)).byPath;
+          checkUpstreamCalls(variant, byPath, 128, 10);
+          assert.equal(byPath['/auth/user-profile'], variant.target === 'reference' ? undefined : 2, variant.id);
+        } finally {
+          await pool.close();
+          await stop(started.child);
+        }
+      }
+    } finally {
+      await stop(upstream.child);
+    }
+  },
+);
 
 test("strace -c's table: calls by system call, errors column or not, the total line left out", () => {
   const text = [

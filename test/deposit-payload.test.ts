@@ -141,6 +141,13 @@ describe('spec 2.7 DepositPayload → wire body', () => {
     });
     assert.deepEqual(realWalletInUnits({ wallet: { balance: '12.50' } }), { wallet: { balance: '12.50' } }, 'not an integer: untouched');
     assert.equal(realWalletInUnits(null), null);
+    // The serialised answer keeps the upstream's key order, the wallet in its place; the input is not changed.
+    const upstream = { transaction_id: 'tx-1', real_wallet: { id: 1, balance: 155_001 }, status: 'pending' };
+    assert.equal(
+      JSON.stringify(realWalletInUnits(upstream)),
+      '{"transaction_id":"tx-1","real_wallet":{"id":1,"balance":1550.01,"balance_cents":155001},"status":"pending"}',
+    );
+    assert.deepEqual(upstream.real_wallet, { id: 1, balance: 155_001 });
   });
 });
 

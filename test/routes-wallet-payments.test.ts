@@ -257,6 +257,9 @@ describe('spec 4.5 / 2.7 /api/payments/deposit', () => {
     assert.equal(call?.method, 'POST');
     assert.equal(call?.path, '/wallet/add-credit');
     assert.deepEqual(call?.json, { user_id: 7, credit_amount: 5000, payment_method: 'pix', currency: 'BRL', coupon_code: 'WELCOME10' });
+    // The text the exactly-once key was taken over is the body sent, as a JSON body: compact, in the table's order.
+    assert.equal(call?.body, '{"user_id":7,"credit_amount":5000,"payment_method":"pix","currency":"BRL","coupon_code":"WELCOME10"}');
+    assert.equal(call?.headers['content-type'], 'application/json');
     assert.equal(call?.headers.authorization, `Bearer ${token}`);
   });
 

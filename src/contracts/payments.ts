@@ -227,7 +227,11 @@ export function realWalletInUnits<T>(answer: T): T {
     if (!wallet || typeof wallet !== 'object' || Array.isArray(wallet)) continue;
     const { balance } = wallet as Record<string, unknown>;
     if (typeof balance !== 'number' || !Number.isInteger(balance)) continue;
-    return { ...record, [key]: { ...wallet, balance: centsToUnits(balance), balance_cents: balance } } as T;
+    // The copy keeps the record's key order; the wallet is put in its place by a store, not by a
+    // computed key in the literal (which V8 defines property by property at run time).
+    const converted: Record<string, unknown> = { ...record };
+    converted[key] = { ...wallet, balance: centsToUnits(balance), balance_cents: balance };
+    return converted as T;
   }
   return answer;
 }

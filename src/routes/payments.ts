@@ -48,6 +48,7 @@ import {
 import { envelope, type ProxyAnswer, parseJson, upstreamAnswer, upstreamFailureAnswer, upstreamReason } from '../envelope.js';
 import { gaClientIdFromCookie, trackingFromCookie } from '../session/attribution.js';
 import type { UpstreamResponse } from '../upstream/client.js';
+import { sessionTokenKey } from '../session/cookie.js';
 import { sessionUserId } from '../session/identity.js';
 import { IDEMPOTENCY_KEY_PATTERN } from '../state/idempotency.js';
 import { paymentsService } from '../upstream/payments-service.js';
@@ -92,8 +93,9 @@ async function moveMoney(
   if (key !== undefined && (typeof key !== 'string' || !IDEMPOTENCY_KEY_PATTERN.test(key))) {
     return fail(400, 'invalid_request', 'Idempotency-Key must be 1 to 255 visible ASCII characters');
   }
+  const token = ctx.token as string;
   const { answer, decision, retryAfterSeconds } = await ctx.deps.state.idempotency.run(
-    { move, token: ctx.token as string, key, body },
+    { move, token, tokenKey: sessionTokenKey(ctx.request, token), key, body },
     call,
   );
   ctx.request.log.debug({ move, decision }, 'money move');
@@ -171,8 +173,10 @@ async function deposit(ctx: RouteContext<DepositPayload>): Promise<ProxyAnswer> 
     ...trackingFromCookie(cookies.cookie_tracking),
     ga_client_id: gaClientIdFromCookie(cookies._ga),
   });
-  // The wire body's text is canonical (toDepositWire): the key is taken over it, no second serialisation.
-  return moveMoney(ctx, 'deposit', JSON.stringify(wire), async (key) => depositAnswer(await service(ctx, key).submitDeposit(wire)));
+  // The wire body's text is canonical (toDepositWire): the key is taken over it, and it is the body sent
+  // upstream, serialised once.
+  const text = JSON.stringify(wire);
+  return moveMoney(ctx, 'deposit', text, async (key) => depositAnswer(await service(ctx, key).submitDeposit(wire, text)));
 }
 
 const ProvidersQuery = Type.Object({ currency: Type.Optional(Type.String({ pattern: '^[A-Z]{3}$' })) }, { additionalProperties: false });

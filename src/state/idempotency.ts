@@ -79,6 +79,11 @@ export interface Submission {
   readonly move: string;
   /** The session JWT (scopes the key; removed from stored answers). */
   readonly token: string;
+  /**
+   * The SHA-256 hex digest of {@link token}, when the caller has it already (the request's session
+   * token key, `session/cookie.ts`): the key's scope is taken over it instead of hashing the token again.
+   */
+  readonly tokenKey?: string | undefined;
   /** The client's `Idempotency-Key`, when it sent one (already checked against {@link IDEMPOTENCY_KEY_PATTERN}). */
   readonly key: string | undefined;
   /** The canonical text of the upstream body: equal submissions give equal text. */
@@ -165,10 +170,11 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 /**
  * The store key of a submission's record: the client's key, or without one the body, scoped by the
- * move and the session, as a SHA-256 digest under the proxy's prefix (a cluster's slot follows from it).
+ * move and the session (the token's SHA-256 digest: `tokenKey` when given, else made here), as a
+ * SHA-256 digest under the proxy's prefix (a cluster's slot follows from it).
  */
-export function recordKey(submission: Pick<Submission, 'move' | 'token' | 'key' | 'body'>): string {
-  const scope = `${submission.move}\n${sha256(submission.token)}`;
+export function recordKey(submission: Pick<Submission, 'move' | 'token' | 'tokenKey' | 'key' | 'body'>): string {
+  const scope = `${submission.move}\n${submission.tokenKey ?? sha256(submission.token)}`;
   return `${KEY_PREFIX}idem:${sha256(submission.key === undefined ? `body\n${scope}\n${submission.body}` : `key\n${scope}\n${submission.key}`)}`;
 }
 

@@ -36,6 +36,12 @@ export interface UpstreamRequest {
   /** A JSON value to send (serialised here, with `content-type: application/json`). */
   json?: unknown;
   /**
+   * A JSON body already serialised, sent as {@link json}'s text would be (the same bytes and
+   * `content-type: application/json`): for a caller that needed the text itself (a money move's
+   * exactly-once key is taken over it), so that the body is not serialised twice.
+   */
+  jsonText?: string | undefined;
+  /**
    * A body already serialised, or a stream sent as it is read (uploads); set `content-type` in
    * `headers`. A stream that errors aborts the call.
    */

@@ -276,14 +276,17 @@ export class UpstreamService {
 
   /**
    * The dispatch options of a call: method, path below the base URL with its query, the proxy's headers
-   * over the route's, and the JSON body serialised.
+   * over the route's, and the JSON body serialised (or its text as given, `jsonText`).
    * @throws UnsafePathError or a serialisation error (callers map them to an {@link UpstreamError}).
    */
   #options(req: UpstreamRequest, proxyHeaders: Readonly<Record<string, string>> | undefined): Dispatcher.DispatchOptions {
     // `identity` last: neither a route nor a browser header may invite a coding (docs/behaviour.md "Upstream answers").
     const headers: Record<string, string> = { accept: 'application/json', ...req.headers, ...proxyHeaders, 'accept-encoding': 'identity' };
     let body: string | Buffer | Readable | undefined = req.body;
-    if (req.json !== undefined) {
+    if (req.jsonText !== undefined) {
+      body = req.jsonText;
+      headers['content-type'] = 'application/json';
+    } else if (req.json !== undefined) {
       body = JSON.stringify(req.json);
       headers['content-type'] = 'application/json';
     }

@@ -56,7 +56,8 @@ export type OpenRecord = Record<string, unknown>;
  * The payments service of spec 4.5.
  *
  * - `getPaymentProviders(currency?)` — `GET /payment-providers` → `{ deposit, withdraw }`.
- * - `submitDeposit(wire)` — `POST /wallet/add-credit` with the snake_case body of spec 2.7 (cents).
+ * - `submitDeposit(wire, text?)` — `POST /wallet/add-credit` with the snake_case body of spec 2.7 (cents);
+ *   `text`, when given, is `JSON.stringify(wire)` already made, sent as it is.
  * - `checkDepositStatus(transactionId)` — `GET /wallet/charge/{transactionId}` (the id is a checked path segment).
  * - `submitWithdraw(payload)` — `POST /new-withdraws` (PIX, SPEI, bank, phone; `amount` in cents).
  * - `getBankList()` — `GET /bff/users/bank-list`.
@@ -74,7 +75,8 @@ export function paymentsService(call: BffCaller) {
   return {
     getPaymentProviders: (currency?: string): Promise<Typed<PaymentProvidersResponse>> =>
       call({ method: 'GET', path: '/payment-providers', query: currency ? { currency } : undefined }),
-    submitDeposit: (wire: DepositWire): Promise<Typed<DepositResult>> => call({ method: 'POST', path: '/wallet/add-credit', json: wire }),
+    submitDeposit: (wire: DepositWire, text?: string): Promise<Typed<DepositResult>> =>
+      call({ method: 'POST', path: '/wallet/add-credit', json: wire, jsonText: text }),
     checkDepositStatus: (transactionId: string): Promise<Typed<ChargeStatus>> =>
       call({ method: 'GET', path: buildPath('/wallet/charge/{transactionId}', { transactionId }) }),
     submitWithdraw: (payload: WithdrawPayload): Promise<Typed<OpenRecord>> =>

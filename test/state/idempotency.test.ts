@@ -7,9 +7,11 @@ import {
   Idempotency,
   LEASE_MARGIN_MS,
   MARKER_WAIT_MS,
+  recordKey,
   STORE_RETRY_MS,
   type Submission,
 } from '../../src/state/idempotency.js';
+import { tokenKey } from '../../src/session/hash.js';
 import { MEMORY_STORE_BYTES_FROM, MemoryStore } from '../../src/state/memory.js';
 import { type SharedStore, StateUnavailableError } from '../../src/state/store.js';
 import { UpstreamError } from '../../src/upstream/errors.js';
@@ -514,4 +516,20 @@ describe('idempotency over the in-memory store', () => {
     assert.equal(early.decision, 'in_progress');
     assert.equal(slow.keys.length, 1);
   });
+});
+
+test("the record key is the same whether the caller gives the token's digest or not (instances of either kind find each other's records)", () => {
+  const token = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiI0MiJ9.c2lnbmF0dXJlLW9mLXRoZS10b2tlbg';
+  const cases: Pick<Submission, 'move' | 'key' | 'body'>[] = [
+    { move: 'deposit', key: undefined, body: '{"user_id":7,"credit_amount":5000}' },
+    { move: 'deposit', key: 'client-key-1', body: '{"user_id":7,"credit_amount":5000}' },
+    { move: 'withdraw', key: undefined, body: '{"amount":100}' },
+  ];
+  for (const c of cases) {
+    const without = recordKey({ ...c, token });
+    assert.equal(recordKey({ ...c, token, tokenKey: tokenKey(token) }), without, `${c.move} ${String(c.key)}`);
+    // The digest is what scopes the key: another session's gives another key.
+    assert.notEqual(recordKey({ ...c, token, tokenKey: tokenKey(`${token}x`) }), without, `${c.move} ${String(c.key)}`);
+    assert.match(without, /idem:[0-9a-f]{64}$/);
+  }
 });
