@@ -83,6 +83,12 @@ export const CATALOGUE_PATH = '/api/games/list';
  */
 export type InstructionTarget = 'proxy' | 'reference' | 'floor-http' | 'floor-fastify';
 
+/** The 401 row's variants that say what its parts cost: its request log lines, every optional step but the auth gate. */
+export const REFUSAL_PARTS = {
+  logLines: '401 without cookie, request log lines off (LOG_LEVEL=warn)',
+  gateOnly: '401 without cookie, every optional step off but the auth gate',
+} as const;
+
 /** The floors' variants of the 401 row: what Node.js's HTTP server, then a bare Fastify app, cost that refusal. */
 export const REFUSAL_FLOORS = {
   'floor-http': 'floor: node:http answering the 401',
@@ -180,6 +186,29 @@ export function variants(collector: string): InstructionVariant[] {
     { id: 'reference passthrough', group: 'rows', target: 'reference', env: {}, ...passthrough },
     { id: 'passthrough (tracing off)', group: 'rows', target: 'proxy', env: {}, ...passthrough },
     { id: '401 without cookie', group: 'rows', target: 'proxy', env: {}, ...passthrough, session: false, expect: 401, upstream: none },
+    // What stands between the 401 and its floors: the proxy without its request log lines, and with every
+    // step it can be built without left out but the auth gate (no logger, no metrics, no X-Error-Ref).
+    {
+      id: REFUSAL_PARTS.logLines,
+      group: 'rows',
+      target: 'proxy',
+      env: { LOG_LEVEL: 'warn' },
+      ...passthrough,
+      session: false,
+      expect: 401,
+      upstream: none,
+    },
+    {
+      id: REFUSAL_PARTS.gateOnly,
+      group: 'rows',
+      target: 'proxy',
+      env: {},
+      stepsOff: PIPELINE_STEP_NAMES.filter((name) => name !== 'auth-gate').join(','),
+      ...passthrough,
+      session: false,
+      expect: 401,
+      upstream: none,
+    },
     // The 401's floors: the proxy's answer, bytes and headers, from node:http alone and from a bare Fastify app.
     ...(['floor-http', 'floor-fastify'] as const).map((target): InstructionVariant => ({
       id: REFUSAL_FLOORS[target],

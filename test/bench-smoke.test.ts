@@ -40,6 +40,7 @@ import {
   formatInstructions,
   mean,
   REFUSAL_FLOORS,
+  REFUSAL_PARTS,
   send,
   threadCounts,
   variants,
@@ -455,6 +456,8 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
       ['reference passthrough', 'reference', 200, 1],
       ['passthrough (tracing off)', 'proxy', 200, 1],
       ['401 without cookie', 'proxy', 401, 0],
+      ['401 without cookie, request log lines off (LOG_LEVEL=warn)', 'proxy', 401, 0],
+      ['401 without cookie, every optional step off but the auth gate', 'proxy', 401, 0],
       ['floor: node:http answering the 401', 'floor-http', 401, 0],
       ['floor: Fastify answering the 401', 'floor-fastify', 401, 0],
       ['503 circuit open', 'proxy', 503, 0],
@@ -500,10 +503,12 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
   assert.equal(byId("step off: none (the ledger's entry, every step on)")?.stepsOff, '');
   assert.equal(byId('floor: every optional step off')?.env.UPSTREAM_CONTRACT_SAMPLE, '0');
   assert.ok(
-    all.filter((v) => v.group !== 'steps').every((v) => v.stepsOff === undefined),
-    'only the ledger runs the steps-off entry',
+    all.filter((v) => v.group !== 'steps' && v.id !== REFUSAL_PARTS.gateOnly).every((v) => v.stepsOff === undefined),
+    "only the ledger and the 401's parts run the steps-off entry",
   );
-  for (const id of ['401 without cookie', ...Object.values(REFUSAL_FLOORS)]) {
+  assert.equal(byId(REFUSAL_PARTS.logLines)?.env.LOG_LEVEL, 'warn');
+  assert.equal(byId(REFUSAL_PARTS.gateOnly)?.stepsOff, PIPELINE_STEP_NAMES.filter((name) => name !== 'auth-gate').join(','));
+  for (const id of ['401 without cookie', ...Object.values(REFUSAL_PARTS), ...Object.values(REFUSAL_FLOORS)]) {
     const v = all.find((variant) => variant.id === id);
     assert.equal(v?.session, false, id);
     assert.equal(v?.path, '/api/user/last-casino-games', id);
@@ -705,7 +710,7 @@ test(
 );
 
 test(
-  "the 401's floors over sockets: the proxy's 401 of a request without the session cookie, byte for byte and header for header",
+  "the 401's floors over sockets: the proxy's 401 of a request without the session cookie, byte for byte and header for header; the 401's parts answer 401 with nothing upstream",
   { timeout: 60_000 },
   async () => {
     const upstream = await startBenchServer('upstream', [], undefined);
@@ -759,6 +764,30 @@ test(
           checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
         } finally {
           await pool.close();
+        }
+      }
+      // The 401's parts, as bench:instructions starts them: every answer 401, nothing upstream.
+      const parts = variants('http://127.0.0.1:1/v1/traces').filter((v) => (Object.values(REFUSAL_PARTS) as string[]).includes(v.id));
+      assert.equal(parts.length, 2);
+      for (const variant of parts) {
+        const part = await startProxy(base, {
+          workers: 1,
+          cpus: undefined,
+          logPath: '/dev/null',
+          nodeOptions: undefined,
+          node: process.execPath,
+          heapLimit: false,
+          env: { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
+          stepsOff: variant.stepsOff,
+        });
+        const pool = new Pool(`http://127.0.0.1:${part.port}`, { connections: 4 });
+        try {
+          await resetUpstream(base);
+          await send(pool, variant, clientHeaders(16, variant.session), {}, 8, 0);
+          checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
+        } finally {
+          await pool.close();
+          await stop(part.child);
         }
       }
     } finally {
