@@ -200,11 +200,11 @@ export async function createServer(
   // Before the auth gate's cookie plugin: the session cookie must be asked for before that plugin's
   // own onSend hook writes the Set-Cookie header.
   if (on('session-cookie')) await app.register(sessionCookie);
-  await app.register(on('auth-gate') ? authGate : sessionFromCookie, { config: cfg, now: options.now, draining: drain.draining });
+  await app.register(on('auth-gate') ? authGate : sessionFromCookie, { config: cfg, now: options.now });
   if (on('body')) await app.register(body);
   if (on('rate-limits'))
     await app.register(rateLimits, { config: cfg, store: state.store, onRefused: metrics && ((limit) => metrics.rateLimited(limit)) });
-  if (on('errors')) await app.register(errors, { services: upstreams.services, draining: drain.draining });
+  if (on('errors')) await app.register(errors, { services: upstreams.services });
   // After the error handler's answers, before X-Error-Ref (onSend hooks run in the order they were added).
   if (on('always-succeeds'))
     await app.register(alwaysSucceeds, { config: cfg, onSessionEnd: (token) => state.fleet.announceSessionEnd(tokenKey(token), 'logout') });

@@ -30,7 +30,6 @@ import { isWellFormedJwt, type TokenCheck, TokenVerifier } from '../session/toke
 import { tokenKey } from '../session/hash.js';
 import { type MatchedRouteConfig, routeConfigOf } from './request-context.js';
 import { answerBody, fixedErrorRef } from './error-ref.js';
-import { type FixedAnswer, fixedAnswer, refusalSender } from './refusal.js';
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -43,23 +42,30 @@ export interface AuthGateOptions {
   config: Pick<Config, 'sessionCookieName' | 'cachePurgeToken' | 'tokenKeys'>;
   /** Clock of the JWKS's age and of the time between its fetches, in epoch milliseconds (default `Date.now`). */
   now?: (() => number) | undefined;
-  /** Whether the drain has begun (`createDrain`'s `draining`; default: never): refusals then go through every `onSend` step. */
-  draining?: (() => boolean) | undefined;
 }
 
 /** Shortest time between two warnings of one kind about the token keys, in milliseconds (one a minute). */
 const KEYS_WARNING_INTERVAL_MS = 60_000;
 
-/** The 401 answers of the gate (spec 7.3), serialised once: a refusal must stay cheap. */
+/** The 401 bodies of the gate (spec 7.3), serialised once: a refusal must stay cheap. */
 const REFUSALS = {
-  no_token: fixedAnswer(401, JSON.stringify({ reason: 'no_token' })),
-  invalid_token: fixedAnswer(401, JSON.stringify({ reason: 'invalid_token' })),
-  token_expired: fixedAnswer(401, JSON.stringify({ reason: 'token_expired' })),
+  no_token: JSON.stringify({ reason: 'no_token' }),
+  invalid_token: JSON.stringify({ reason: 'invalid_token' }),
+  token_expired: JSON.stringify({ reason: 'token_expired' }),
 } as const;
 
-/** The 401 answer of a session cookie the gate refuses on a route that needs a session. */
-function refusal(check: Exclude<TokenCheck, 'valid' | 'unverified'>): FixedAnswer {
+/** The 401 body of a session cookie the gate refuses on a route that needs a session. */
+function refusal(check: Exclude<TokenCheck, 'valid' | 'unverified'>): string {
   return check === 'token_expired' ? REFUSALS.token_expired : REFUSALS.invalid_token;
+}
+
+/**
+ * Answers 401 with one of the gate's bodies; its `X-Error-Ref` is remembered per route, method and
+ * body (`fixedErrorRef`) rather than classified again on every refusal.
+ */
+function refuse(request: FastifyRequest, reply: FastifyReply, route: MatchedRouteConfig, body: string): void {
+  reply.knownErrorRef = fixedErrorRef(route, route.url, request, 401, JSON_CONTENT_TYPE, answerBody(request, body));
+  reply.code(401).type(JSON_CONTENT_TYPE).send(body);
 }
 
 /**
@@ -81,17 +87,8 @@ function parseCookies(app: FastifyInstance, request: FastifyRequest): void {
 
 /** Refuses requests without the credential their route needs (see the module documentation). */
 export const authGate = fp(
-  async (app: FastifyInstance, { config, now, draining = () => false }: AuthGateOptions) => {
+  async (app: FastifyInstance, { config, now }: AuthGateOptions) => {
     await withSessionFields(app);
-    const send = refusalSender(app, draining);
-    /**
-     * Answers 401 from this hook (`pipeline/refusal.ts`); its `X-Error-Ref` is remembered per route,
-     * method and body (`fixedErrorRef`) rather than classified again on every refusal.
-     */
-    const refuse = (request: FastifyRequest, reply: FastifyReply, route: MatchedRouteConfig, answer: FixedAnswer): void => {
-      const ref = fixedErrorRef(route, route.url, request, 401, JSON_CONTENT_TYPE, answerBody(request, answer.text));
-      send(request, reply, answer, { ref, alwaysSucceeds: route.alwaysSucceeds });
-    };
     const warnings = { unverified: Number.NEGATIVE_INFINITY, jwksFailed: Number.NEGATIVE_INFINITY };
     /** Whether a warning of `kind` may be written now (at most one a minute each). */
     const due = (kind: keyof typeof warnings): boolean => {

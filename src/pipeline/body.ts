@@ -64,13 +64,7 @@ function mediaType(header: string | undefined): string {
   return (semi === -1 ? header : header.slice(0, semi)).trim().toLowerCase();
 }
 
-/**
- * Whether a request comes with a body (a `Content-Length` other than 0, or a `Transfer-Encoding`),
- * arrived or not: what the body step's checks and its lingering close look at.
- *
- * @param request - the request, from its first hook on.
- */
-export function hasRequestBody(request: FastifyRequest): boolean {
+function hasBody(request: FastifyRequest): boolean {
   const length = request.headers['content-length'];
   return (length !== undefined && length !== '0') || request.headers['transfer-encoding'] !== undefined;
 }
@@ -88,7 +82,7 @@ export const LINGER = {
 
 /** Whether the request's body has not fully arrived yet. */
 function bodyStillArriving(request: FastifyRequest): boolean {
-  return hasRequestBody(request) && !request.raw.complete && !request.raw.socket.destroyed;
+  return hasBody(request) && !request.raw.complete && !request.raw.socket.destroyed;
 }
 
 /**
@@ -132,7 +126,7 @@ function lingerAfterAnswer(req: IncomingMessage, reply: FastifyReply): void {
 export const body = fp(
   async (app: FastifyInstance) => {
     app.addHook('onRequest', (request, reply, done) => {
-      if (STATE_CHANGING.has(request.method) && hasRequestBody(request)) {
+      if (STATE_CHANGING.has(request.method) && hasBody(request)) {
         const accepted = routeConfigOf(request).contentTypes;
         if (accepted && !accepted.includes(mediaType(request.headers['content-type']))) {
           reply.code(415).send(envelope('unsupported_media_type', `Expected ${accepted.join(' or ')}`));

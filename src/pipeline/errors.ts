@@ -31,7 +31,6 @@ import type { ServiceName } from '../upstream/services.js';
 import { UnsafePathError } from '../upstream/paths.js';
 import { answerBody, errorRefOf, fixedErrorRef } from './error-ref.js';
 import { AggregatedLine, skipCompletionLine } from './logging.js';
-import { type FixedAnswer, fixedAnswer, type RefusalExtras, refusalSender } from './refusal.js';
 
 /** The envelope for what Fastify's own codes mean, by code. */
 const FASTIFY_CODES = new Map<string, { status: number; error: ProxyErrorName; detail: string }>(
@@ -89,22 +88,16 @@ function isGuardRefusal(code: UpstreamFailureCode): code is GuardRefusalCode {
  */
 class GuardRefusals {
   readonly #line: AggregatedLine;
-  readonly #sendFixed: (request: FastifyRequest, reply: FastifyReply, answer: FixedAnswer, extras: RefusalExtras) => void;
-  /**
-   * @param sendFixed - how a refusal of the check before the handler is sent (`refusalSender`,
-   *   `pipeline/refusal.ts`): from that hook, without the steps after it.
-   */
-  constructor(
-    line: AggregatedLine,
-    sendFixed: (request: FastifyRequest, reply: FastifyReply, answer: FixedAnswer, extras: RefusalExtras) => void,
-  ) {
+  constructor(line: AggregatedLine) {
     this.#line = line;
-    this.#sendFixed = sendFixed;
   }
 
   /**
-   * Answers a refusal a handler's call threw: 503, `Retry-After: <retryAfterSeconds>`, the envelope of
-   * `code` naming `endpoint`; its reference classified from the answer (memoised by `errorRefOf`).
+   * Answers a refusal: 503, `Retry-After: <retryAfterSeconds>`, the envelope of `code` naming `endpoint`.
+   *
+   * @param route - with `pattern`, the route the request matched, when its refusals' references are
+   *   remembered per route (`fixedErrorRef`: the check before the handler); otherwise each is
+   *   classified from the answer (memoised by `errorRefOf`).
    */
   send(
     request: FastifyRequest,
@@ -113,49 +106,25 @@ class GuardRefusals {
     endpoint: string,
     retryAfterSeconds: number,
     detail: string = UPSTREAM_FAILURES[code].detail,
+    body: string = envelopeText(code, detail, { endpoint }),
+    route?: { key: object; pattern: string },
   ): FastifyReply {
     skipCompletionLine(request);
     const status = UPSTREAM_FAILURES[code].status;
-    const body = envelopeText(code, detail, { endpoint });
-    const ref = errorRefOf({ status, method: request.method, url: request.url, contentType: JSON_CONTENT_TYPE, body });
-    this.#line.count(`${ref} ${code}`);
-    reply.header('retry-after', String(retryAfterSeconds));
-    return reply.code(status).type(JSON_CONTENT_TYPE).send(body);
-  }
-
-  /**
-   * Answers a refusal of the check before the handler: as {@link send} does, `answer` (the envelope of
-   * `code` naming the route's endpoint, serialised once) sent from the hook (`pipeline/refusal.ts`),
-   * its reference remembered per route (`fixedErrorRef`).
-   *
-   * @param route - the route the request matched: an object that stands for it, its URL pattern, and
-   *   whether it turns its refusals into its success (`config.alwaysSucceeds`).
-   */
-  sendFixed(
-    request: FastifyRequest,
-    reply: FastifyReply,
-    code: GuardRefusalCode,
-    retryAfterSeconds: number,
-    answer: FixedAnswer,
-    route: { key: object; pattern: string; alwaysSucceeds: boolean },
-  ): void {
-    skipCompletionLine(request);
-    const status = answer.status;
     // The line's reference is the body's, whatever the method; the header's is the answer's as sent.
-    const known = fixedErrorRef(route.key, route.pattern, request, status, JSON_CONTENT_TYPE, answer.text);
-    let ref: ErrorRef | undefined;
+    const known = route && fixedErrorRef(route.key, route.pattern, request, status, JSON_CONTENT_TYPE, body);
     if (known === undefined) {
-      this.#line.count(
-        `${errorRefOf({ status, method: request.method, url: request.url, contentType: JSON_CONTENT_TYPE, body: answer.text })} ${code}`,
-      );
+      const ref = errorRefOf({ status, method: request.method, url: request.url, contentType: JSON_CONTENT_TYPE, body });
+      this.#line.count(`${ref} ${code}`);
     } else {
       this.#line.count(this.#lineKey(known, code));
-      ref =
-        request.method === 'HEAD'
-          ? fixedErrorRef(route.key, route.pattern, request, status, JSON_CONTENT_TYPE, answerBody(request, answer.text))
+      reply.knownErrorRef =
+        request.method === 'HEAD' && route
+          ? fixedErrorRef(route.key, route.pattern, request, status, JSON_CONTENT_TYPE, answerBody(request, body))
           : known;
     }
-    this.#sendFixed(request, reply, answer, { ref, retryAfterSeconds, alwaysSucceeds: route.alwaysSucceeds });
+    reply.header('retry-after', String(retryAfterSeconds));
+    return reply.code(status).type(JSON_CONTENT_TYPE).send(body);
   }
 
   /** The aggregated line's keys, by code and reference: the reference and the code. */
@@ -183,15 +152,14 @@ class GuardRefusals {
    * handler's own refusal did.
    *
    * @param pattern - the route's URL pattern.
-   * @param alwaysSucceeds - whether the route turns its refusals into its success (`config.alwaysSucceeds`).
    */
-  beforeHandler(service: UpstreamService, target: ForwardTarget, pattern: string, alwaysSucceeds: boolean): preHandlerHookHandler {
+  beforeHandler(service: UpstreamService, target: ForwardTarget, pattern: string): preHandlerHookHandler {
     let resolved = false;
     let guard: EndpointGuard | undefined;
-    /** The answer of each refusal, serialised once (the endpoint is the route's). */
-    const answers: Partial<Record<GuardRefusalCode, FixedAnswer>> = {};
+    /** The envelope text of each refusal (the endpoint is the route's). */
+    const bodies: Partial<Record<GuardRefusalCode, string>> = {};
     /** The route, for its references ({@link fixedErrorRef}). */
-    const route = { key: answers, pattern, alwaysSucceeds };
+    const route = { key: bodies, pattern };
     return (request, reply, done) => {
       if (!resolved) {
         // On first use, as the handler's first call would make it: the guard of the endpoint, or none.
@@ -205,11 +173,8 @@ class GuardRefusals {
       }
       const code = refused.code;
       const endpoint = guard.endpoint;
-      const answer = (answers[code] ??= fixedAnswer(
-        UPSTREAM_FAILURES[code].status,
-        envelopeText(code, UPSTREAM_FAILURES[code].detail, { endpoint }),
-      ));
-      this.sendFixed(request, reply, code, refused.retryAfterSeconds, answer, route);
+      const body = (bodies[code] ??= envelopeText(code, UPSTREAM_FAILURES[code].detail, { endpoint }));
+      this.send(request, reply, code, endpoint, refused.retryAfterSeconds, undefined, body, route);
     };
   }
 }
@@ -221,8 +186,6 @@ export interface ErrorsOptions {
    * ({@link GuardRefusals.beforeHandler}); without them every refusal is the handler's.
    */
   services?: Readonly<Record<ServiceName, UpstreamService>> | undefined;
-  /** Whether the drain has begun (`createDrain`'s `draining`; default: never): refusals then go through every `onSend` step. */
-  draining?: (() => boolean) | undefined;
 }
 
 /**
@@ -238,10 +201,10 @@ function clientAborted(error: FastifyError, raw: IncomingMessage): boolean {
 
 /** The error and not-found handlers (see the module documentation). */
 export const errors = fp(
-  async (app: FastifyInstance, { services, draining = () => false }: ErrorsOptions) => {
+  async (app: FastifyInstance, { services }: ErrorsOptions) => {
     const refusedLine = new AggregatedLine(app.log, 'upstream calls refused since the last line', 'refused');
     app.addHook('onClose', async () => refusedLine.flush());
-    const refusals = new GuardRefusals(refusedLine, refusalSender(app, draining));
+    const refusals = new GuardRefusals(refusedLine);
     if (services !== undefined) {
       // Hooks this step added: a route declared twice (HEAD next to GET) gets one.
       const added = new WeakSet<preHandlerHookHandler>();
@@ -250,7 +213,7 @@ export const errors = fp(
         if (target === undefined) return;
         const own = route.preHandler === undefined ? [] : Array.isArray(route.preHandler) ? route.preHandler : [route.preHandler];
         if (own.some((hook) => added.has(hook as preHandlerHookHandler))) return;
-        const hook = refusals.beforeHandler(services[target.service], target, route.url, route.config?.alwaysSucceeds === true);
+        const hook = refusals.beforeHandler(services[target.service], target, route.url);
         added.add(hook);
         // Last, right before the handler, where its call would have been refused.
         route.preHandler = [...own, hook] as typeof route.preHandler;
