@@ -1,12 +1,11 @@
 /**
  * The auth gate's 401 on the wire, over real sockets (docs/behaviour.md "Which routes need a
- * session", "Error envelope"; spec 7.3): sent from the gate itself (`pipeline/refusal.ts`), a request
- * without the session cookie, or with one that is not a well-formed JWT, gets the same header lines
- * in the same order as every error answer (`X-Request-Id`, `nosniff`, `no-store`, the JSON type,
- * `X-Error-Ref`, `Content-Length`), the body byte for byte, its completion line with the reference
- * and `front_proxy_http_request_duration_seconds` counted under the route's pattern and 401; nothing reaches the
- * upstream. The answers that go through every `onSend` step (a `HEAD`, an absolute-form target whose
- * reference is classified as sent) carry the same headers.
+ * session", "Error envelope"; spec 7.3): a request without the session cookie, or with one that is
+ * not a well-formed JWT, gets the header lines of every error answer in their order (`X-Request-Id`,
+ * `nosniff`, `no-store`, the JSON type, `X-Error-Ref`, `Content-Length`), the body byte for byte, its
+ * completion line with the reference, and `front_proxy_http_request_duration_seconds` counted under
+ * the route's pattern and 401; nothing reaches the upstream. A `HEAD` and an absolute-form target
+ * (whose reference is classified from the answer, not remembered per route) carry the same headers.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -48,7 +47,7 @@ const lines = (ref: string, length: number) => [
 ];
 
 test(
-  "the gate's 401: the header lines, the body, the log line and the request metrics, whichever way it leaves",
+  "the gate's 401: the header lines, the body, the log line and the request metrics, a HEAD and an absolute-form target alike",
   { timeout: 30_000 },
   async () => {
     const NO_TOKEN = '{"reason":"no_token"}';
@@ -72,7 +71,7 @@ test(
         body: NO_TOKEN,
         ref: /^EP0712-EM0001$/,
       },
-      // The ordinary way, through every onSend step: the same headers.
+      // A HEAD (no body) and an absolute-form target (its reference classified from the answer): the same headers.
       { name: 'HEAD, no cookie', method: 'HEAD', target: ROUTE, body: '', ref: /^EP0712-EM\d{4}$/ },
       { name: 'absolute-form target', method: 'GET', target: `${proxy.url}${ROUTE}`, body: NO_TOKEN, ref: /^EP\d{4}-EM0001$/ },
     ];
