@@ -1,5 +1,5 @@
 /**
- * Turns the bench's child-process scripts (`upstream.ts`, `reference.ts`, `peer.ts`, `peer-assembled.ts`, `collector.ts`, `steps-off.ts`)
+ * Turns the bench's child-process scripts (`upstream.ts`, `reference.ts`, `refusal-floor.ts`, `peer.ts`, `peer-assembled.ts`, `collector.ts`, `steps-off.ts`)
  * into plain JavaScript before a run, so that they run on bare `node` like the proxy
  * (`dist/server.js`) does: no TypeScript loader thread in their memory or CPU figures. The bench
  * modules they import (`serve.ts`) are compiled with them. The output goes to

@@ -61,6 +61,7 @@ import {
   sleep,
   startBenchServer,
   startProxy,
+  startNodeOptions,
   stop,
   upstreamCalls,
 } from './harness.js';
@@ -78,8 +79,23 @@ export const REFUSAL = { path: '/api/user/login-history', upstreamPath: '/bff/us
 /** The catalogue route of the 304 row. */
 export const CATALOGUE_PATH = '/api/games/list';
 
-/** What the variant's process is: the proxy, or the reference proxy (`reference.ts`). */
-export type InstructionTarget = 'proxy' | 'reference';
+/**
+ * What the variant's process is: the proxy, the reference proxy (`reference.ts`), or a floor of the
+ * 401 (`refusal-floor.ts`): `node:http` alone, or a bare Fastify app.
+ */
+export type InstructionTarget = 'proxy' | 'reference' | 'floor-http' | 'floor-fastify';
+
+/** The 401 row's variants that say what its parts cost: its request log lines, every optional step but the auth gate. */
+export const REFUSAL_PARTS = {
+  logLines: '401 without cookie, request log lines off (LOG_LEVEL=warn)',
+  gateOnly: '401 without cookie, every optional step off but the auth gate',
+} as const;
+
+/** The floors' variants of the 401 row: what Node.js's HTTP server, then a bare Fastify app, cost that refusal. */
+export const REFUSAL_FLOORS = {
+  'floor-http': 'floor: node:http answering the 401',
+  'floor-fastify': 'floor: Fastify answering the 401',
+} as const;
 
 /** Where a variant's process runs, for its {@link InstructionVariant.prepare}. */
 export interface VariantPlace {
@@ -164,7 +180,8 @@ async function catalogueEtag({ port }: VariantPlace): Promise<Record<string, str
 
 /**
  * The variants, in the table's order: the reference's passthrough (the base of every ratio), the
- * proxy's passthrough (tracing off), its 401 without a cookie, its 503 with the endpoint's circuit open
+ * proxy's passthrough (tracing off), its 401 without a cookie, the 401's floors (`refusal-floor.ts`:
+ * the same answer from `node:http` alone and from a bare Fastify app), its 503 with the endpoint's circuit open
  * (the circuit's trial call put 10 minutes away, the most the proxy takes, so that the window counts refusals only, as at full
  * speed where a 5 s pause holds some 100,000 of them), its 304 revalidation of the cached catalogue;
  * the reference's deposit and the proxy's (the load bench's deposit row: `POST /api/payments/deposit`
@@ -202,6 +219,40 @@ export function variants(collector: string): InstructionVariant[] {
     { id: 'reference passthrough', group: 'rows', target: 'reference', env: {}, ...passthrough },
     { id: 'passthrough (tracing off)', group: 'rows', target: 'proxy', env: {}, ...passthrough },
     { id: '401 without cookie', group: 'rows', target: 'proxy', env: {}, ...passthrough, session: false, expect: 401, upstream: none },
+    // What stands between the 401 and its floors: the proxy without its request log lines, and with every
+    // step it can be built without left out but the auth gate (no logger, no metrics, no X-Error-Ref).
+    {
+      id: REFUSAL_PARTS.logLines,
+      group: 'rows',
+      target: 'proxy',
+      env: { LOG_LEVEL: 'warn' },
+      ...passthrough,
+      session: false,
+      expect: 401,
+      upstream: none,
+    },
+    {
+      id: REFUSAL_PARTS.gateOnly,
+      group: 'rows',
+      target: 'proxy',
+      env: {},
+      stepsOff: PIPELINE_STEP_NAMES.filter((name) => name !== 'auth-gate').join(','),
+      ...passthrough,
+      session: false,
+      expect: 401,
+      upstream: none,
+    },
+    // The 401's floors: the proxy's answer, bytes and headers, from node:http alone and from a bare Fastify app.
+    ...(['floor-http', 'floor-fastify'] as const).map((target): InstructionVariant => ({
+      id: REFUSAL_FLOORS[target],
+      group: 'rows',
+      target,
+      env: {},
+      ...passthrough,
+      session: false,
+      expect: 401,
+      upstream: none,
+    })),
     {
       id: '503 circuit open',
       group: 'rows',
@@ -622,25 +673,35 @@ async function measure(
   // Under callgrind every turn of the event loop is some 40 times longer: the event-loop delay would shed load.
   const env = { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' };
   const started =
-    variant.target === 'reference'
-      ? await startBenchServer(
-          'reference',
-          [upstream, PASSTHROUGH.upstreamPath, COOKIE_NAME],
+    variant.target === 'floor-http' || variant.target === 'floor-fastify'
+      ? // The proxy's Node.js options: a floor of the proxy's refusal runs as the proxy does.
+        await startBenchServer(
+          'refusal-floor',
+          [variant.target === 'floor-http' ? 'http' : 'fastify'],
           undefined,
-          containerHeapOptions(),
+          [...startNodeOptions(), ...containerHeapOptions()],
           wrapper,
           START_TIMEOUT_MS,
         )
-      : await startProxy(upstream, {
-          workers: 1,
-          cpus: undefined,
-          logPath: '/dev/null',
-          nodeOptions: undefined,
-          node: wrapper,
-          env,
-          startTimeoutMs: START_TIMEOUT_MS,
-          stepsOff: variant.stepsOff,
-        });
+      : variant.target === 'reference'
+        ? await startBenchServer(
+            'reference',
+            [upstream, PASSTHROUGH.upstreamPath, COOKIE_NAME],
+            undefined,
+            containerHeapOptions(),
+            wrapper,
+            START_TIMEOUT_MS,
+          )
+        : await startProxy(upstream, {
+            workers: 1,
+            cpus: undefined,
+            logPath: '/dev/null',
+            nodeOptions: undefined,
+            node: wrapper,
+            env,
+            startTimeoutMs: START_TIMEOUT_MS,
+            stepsOff: variant.stepsOff,
+          });
   const pool = new Pool(`http://127.0.0.1:${started.port}`, { connections: 4 });
   const headers = clientHeaders(4096, variant.session);
   try {

@@ -18,7 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import zlib from 'node:zlib';
-import { Pool } from 'undici';
+import { Pool, request } from 'undici';
 import { clientAddress, clientHeaders, COOKIE_NAME, sessionToken } from '../bench/clients.js';
 import { wrkScript } from '../bench/load.js';
 import { BROWSER_ACCEPT_ENCODING, formatPageBytes, pageBytes, pageBytesProblems } from '../bench/page-bytes.js';
@@ -42,6 +42,8 @@ import {
   combineProcesses,
   formatInstructions,
   mean,
+  REFUSAL_FLOORS,
+  REFUSAL_PARTS,
   send,
   threadCounts,
   variants,
@@ -457,6 +459,10 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
       ['reference passthrough', 'reference', 200, 1],
       ['passthrough (tracing off)', 'proxy', 200, 1],
       ['401 without cookie', 'proxy', 401, 0],
+      ['401 without cookie, request log lines off (LOG_LEVEL=warn)', 'proxy', 401, 0],
+      ['401 without cookie, every optional step off but the auth gate', 'proxy', 401, 0],
+      ['floor: node:http answering the 401', 'floor-http', 401, 0],
+      ['floor: Fastify answering the 401', 'floor-fastify', 401, 0],
       ['503 circuit open', 'proxy', 503, 0],
       ['304 revalidation', 'proxy', 304, 0],
       ['reference deposit', 'reference', 200, 1],
@@ -502,10 +508,16 @@ test('bench:instructions: the rows and tracing variants, their ratios to the ref
   assert.equal(byId("step off: none (the ledger's entry, every step on)")?.stepsOff, '');
   assert.equal(byId('floor: every optional step off')?.env.UPSTREAM_CONTRACT_SAMPLE, '0');
   assert.ok(
-    all.filter((v) => v.group !== 'steps').every((v) => v.stepsOff === undefined),
-    'only the ledger runs the steps-off entry',
+    all.filter((v) => v.group !== 'steps' && v.id !== REFUSAL_PARTS.gateOnly).every((v) => v.stepsOff === undefined),
+    "only the ledger and the 401's parts run the steps-off entry",
   );
-  assert.equal(all.find((v) => v.id === '401 without cookie')?.session, false);
+  assert.equal(byId(REFUSAL_PARTS.logLines)?.env.LOG_LEVEL, 'warn');
+  assert.equal(byId(REFUSAL_PARTS.gateOnly)?.stepsOff, PIPELINE_STEP_NAMES.filter((name) => name !== 'auth-gate').join(','));
+  for (const id of ['401 without cookie', ...Object.values(REFUSAL_PARTS), ...Object.values(REFUSAL_FLOORS)]) {
+    const v = all.find((variant) => variant.id === id);
+    assert.equal(v?.session, false, id);
+    assert.equal(v?.path, '/api/user/last-casino-games', id);
+  }
   assert.ok(
     all.filter((v) => v.group === 'rows').every((v) => v.env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT === undefined),
     'the rows run with tracing off',
@@ -790,5 +802,94 @@ test(
       for (const upstream of upstreams) await stop(upstream.child);
     }
     process.stdout.write(`# ${ledger.length + 1} proxy processes in ${Math.round(performance.now() - began)} ms\n`);
+  },
+);
+
+test(
+  "the 401's floors over sockets: the proxy's 401 of a request without the session cookie, byte for byte and header for header; the 401's parts answer 401 with nothing upstream",
+  { timeout: 60_000 },
+  async () => {
+    const upstream = await startBenchServer('upstream', [], undefined);
+    const base = `http://127.0.0.1:${upstream.port}`;
+    const proxy = await startProxy(base, {
+      workers: 1,
+      cpus: undefined,
+      logPath: '/dev/null',
+      nodeOptions: undefined,
+      node: process.execPath,
+      heapLimit: false,
+      env: { LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
+    });
+    const floors = await Promise.all((['http', 'fastify'] as const).map((kind) => startBenchServer('refusal-floor', [kind], undefined)));
+    /** An answer's headers but the two that change per answer (`Date`, `X-Request-Id`), and its body. */
+    const answer = async (port: number) => {
+      const res = await request(`http://127.0.0.1:${port}/api/user/last-casino-games`, { headers: clientHeaders(1, false)[0] });
+      const id = String(res.headers['x-request-id']);
+      const headers = Object.fromEntries(
+        Object.entries(res.headers)
+          .filter(([name]) => name !== 'date' && name !== 'x-request-id')
+          .sort(([a], [b]) => a.localeCompare(b)),
+      );
+      return { status: res.statusCode, body: await res.body.text(), headers, id };
+    };
+    try {
+      const proxied = await answer(proxy.port);
+      assert.equal(proxied.status, 401);
+      assert.equal(proxied.body, '{"reason":"no_token"}');
+      assert.equal(proxied.headers['x-error-ref'], 'EP0712-EM0001');
+      const floorVariants = variants('http://127.0.0.1:1/v1/traces').filter(
+        (v) => v.target === 'floor-http' || v.target === 'floor-fastify',
+      );
+      assert.deepEqual(
+        floorVariants.map((v) => v.id),
+        Object.values(REFUSAL_FLOORS),
+      );
+      for (const [n, floor] of floors.entries()) {
+        const variant = floorVariants[n];
+        assert.ok(variant);
+        const own = await answer(floor.port);
+        assert.deepEqual({ ...own, id: undefined }, { ...proxied, id: undefined }, variant.id);
+        // A request id per answer, of the proxy's form (a UUID when the client sends none).
+        assert.match(own.id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, variant.id);
+        assert.notEqual((await answer(floor.port)).id, own.id, variant.id);
+        // The variant's own checks, as bench:instructions makes them: every answer 401, nothing upstream.
+        const pool = new Pool(`http://127.0.0.1:${floor.port}`, { connections: 4 });
+        try {
+          await resetUpstream(base);
+          await send(pool, variant, clientHeaders(16, variant.session), {}, 8, 0);
+          checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
+        } finally {
+          await pool.close();
+        }
+      }
+      // The 401's parts, as bench:instructions starts them: every answer 401, nothing upstream.
+      const parts = variants('http://127.0.0.1:1/v1/traces').filter((v) => (Object.values(REFUSAL_PARTS) as string[]).includes(v.id));
+      assert.equal(parts.length, 2);
+      for (const variant of parts) {
+        const part = await startProxy(base, {
+          workers: 1,
+          cpus: undefined,
+          logPath: '/dev/null',
+          nodeOptions: undefined,
+          node: process.execPath,
+          heapLimit: false,
+          env: { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
+          stepsOff: variant.stepsOff,
+        });
+        const pool = new Pool(`http://127.0.0.1:${part.port}`, { connections: 4 });
+        try {
+          await resetUpstream(base);
+          await send(pool, variant, clientHeaders(16, variant.session), {}, 8, 0);
+          checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
+        } finally {
+          await pool.close();
+          await stop(part.child);
+        }
+      }
+    } finally {
+      for (const floor of floors) await stop(floor.child);
+      await stop(proxy.child);
+      await stop(upstream.child);
+    }
   },
 );
