@@ -19,7 +19,9 @@
  * `BENCH_STREAMS_SECONDS` (seconds of events per latency row, default 10), `BENCH_STREAMS_CPU_PROF`
  * (a folder: the proxy runs with `--cpu-prof` there and is stopped with SIGTERM, so that its profile
  * of the whole run is written), `BENCH_STREAMS_HEAP_SNAPSHOT` (a folder: the proxy writes a heap
- * snapshot there before and after the idle streams opened, to compare in a heap profiler).
+ * snapshot there before and after the idle streams opened, to compare in a heap profiler),
+ * `BENCH_PROXY_NODE_OPTIONS` (more Node.js options for the proxy process, after `npm start`'s, as in
+ * `npm run bench`: e.g. `--no-maglev` to see what a runtime setting does to the idle row's RSS).
  *
  * @module
  */
@@ -347,10 +349,11 @@ export async function measureStreams(
   const port = await freePort();
   const metricsPort = await freePort();
   const profile = CPU_PROF_DIR === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${CPU_PROF_DIR}`];
+  const extra = (process.env.BENCH_PROXY_NODE_OPTIONS ?? '').split(/\s+/).filter((option) => option.length > 0);
   if (HEAP_SNAPSHOT_DIR !== undefined) profile.push('--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`);
   const proxy = spawn(
     options.node ?? process.execPath,
-    [...startNodeOptions(), ...containerHeapOptions(), ...profile, join(ROOT, 'dist/server.js')],
+    [...startNodeOptions(), ...containerHeapOptions(), ...extra, ...profile, join(ROOT, 'dist/server.js')],
     {
       env: {
         PATH: process.env.PATH ?? '',
