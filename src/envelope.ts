@@ -6,8 +6,10 @@
  *
  * @module
  */
+import { isAscii } from 'node:buffer';
 import { PROXY_ERRORS, type ProxyErrorName } from './proxy-errors.js';
 import type { UpstreamResponse } from './upstream/client.js';
+import { isJsonBytes } from './upstream/json-check.js';
 
 /** The body of every proxy-made error: `error` is a stable snake_case name, `detail` a human message. */
 export interface Envelope {
@@ -143,6 +145,14 @@ export function safeDetail(text: string): string {
 
 /** The UTF-8 byte-order mark, which a JSON recipient ignores (RFC 8259 §8.1). */
 const BOM = '\uFEFF';
+
+/** The length of the UTF-8 byte-order mark's bytes (EF BB BF). */
+const UTF8_BOM_BYTES = 3;
+
+/** Whether `body` starts with the UTF-8 byte-order mark: what `jsonText` drops from its text. */
+function startsWithBom(body: Buffer): boolean {
+  return body.length >= UTF8_BOM_BYTES && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
+}
 
 /** `body` as text, without a leading UTF-8 byte-order mark (RFC 8259 §8.1). */
 function jsonText(body: Buffer | string): string {
@@ -284,22 +294,27 @@ export function badResponse(detail = 'The service sent an invalid answer'): Prox
  * The answer for an upstream 2xx on a JSON route (docs/behaviour.md "Upstream answers", "JSON" and "Empty
  * answers"): a 204 stays a bodiless 204; an empty body is `{ "ok": true }` with the upstream status,
  * or 502 `upstream_bad_response` when the route needs the body (`bodyRequired`: login, registration,
- * refresh, profile); any other body is parsed (a UTF-8 byte-order mark ignored) and sent as the bytes
- * that parsed; a body that does not parse is 502 `upstream_bad_response` (and so never cached).
+ * refresh, profile); any other body is checked to be JSON ({@link isJsonBytes}: `JSON.parse`'s verdict,
+ * without building the value; a UTF-8 byte-order mark ignored) and sent as the bytes that passed, or
+ * as their decoded text when the mark or a character beyond ASCII makes it shorter; a body that is not
+ * JSON is 502 `upstream_bad_response` (and so never cached).
  */
 export function upstreamSuccessAnswer(res: UpstreamResponse, options: { bodyRequired?: boolean; unchecked?: boolean } = {}): ProxyAnswer {
   const { body, status } = res;
   if (status === 204) return options.bodyRequired ? badResponse('The service sent an empty answer') : { status, body: null };
   if (body.length === 0) return options.bodyRequired ? badResponse('The service sent an empty answer') : { status, body: { ok: true } };
+  const from = startsWithBom(body) ? UTF8_BOM_BYTES : 0;
+  if (options.unchecked !== true && !isJsonBytes(body, from)) return badResponse();
+  // ASCII without a byte-order mark reads as it is: the bytes are sent without being decoded.
+  if (from === 0 && isAscii(body)) return { status, body, contentType: JSON_CONTENT_TYPE };
   const text = jsonText(body);
-  if (options.unchecked !== true && parseJson(text) === undefined) return badResponse();
   return { status, body: text.length === body.length ? body : text, contentType: JSON_CONTENT_TYPE };
 }
 
 /**
  * The answer for any upstream response on a JSON route (success or failure). `bodyRequired`: see
  * {@link upstreamSuccessAnswer}; `preAuth`: see {@link upstreamFailureAnswer}; `unchecked`: a 2xx
- * body is passed on without being parsed, **for measurement only** (the instruction bench's ledger,
+ * body is passed on without its JSON check, **for measurement only** (the instruction bench's ledger,
  * bench/README.md "What each step costs"), never in a deployment.
  */
 export function upstreamAnswer(

@@ -28,7 +28,7 @@ export const PIPELINE_STEPS = {
   'always-succeeds': "the onSend hook that turns a logout's refusal into its success",
   'error-ref': 'the X-Error-Ref header of error answers',
   'upstream-guard': "every endpoint's guard: bulkhead, circuit breaker, retry budget",
-  'answer-json-check': "the parse of a data row's 2xx answer (its body is passed on as it came)",
+  'answer-json-check': "the JSON check of a data row's 2xx answer (its body is passed on as it came)",
   'secret-scan': "the scan of answers for the session cookie's values (nothing is redacted)",
 } as const;
 

@@ -43,7 +43,7 @@ export interface AppDeps extends SessionCaches {
 
 /** The answer checks a measurement leaves out (see {@link AppDeps.omitted}). */
 export interface OmittedAnswerChecks {
-  /** A data row's 2xx answer is passed on without being parsed (`upstreamAnswer`'s `unchecked`). */
+  /** A data row's 2xx answer is passed on without its JSON check (`upstreamAnswer`'s `unchecked`). */
   readonly answerJsonCheck: boolean;
   /** No value of the session cookie is looked for in answers ({@link RouteContext.secrets} is empty). */
   readonly secretScan: boolean;
