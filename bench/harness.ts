@@ -458,7 +458,8 @@ export interface ProxyLaunch {
  * Starts the proxy as a production deployment runs it: `npm start`'s command (`node <options>
  * dist/server.js`), `NODE_ENV=production`, metrics on (`METRICS_PORT`, a free loopback port), the
  * default rate limits, behind a load balancer on loopback (`TRUSTED_PROXIES=127.0.0.1`: the proxy
- * believes the right-most `X-Forwarded-For` address), logging at `info`, tracing off (no
+ * believes the right-most `X-Forwarded-For` address), logging at `info` (unless `launch.env` gives a
+ * `LOG_LEVEL`), tracing off (no
  * `OTEL_EXPORTER_OTLP_ENDPOINT` unless `launch.env` gives one). Nothing else of the bench's environment
  * reaches it.
  */
@@ -493,7 +494,8 @@ export async function startProxyOnce(upstream: string, launch: ProxyLaunch): Pro
     PORT: String(port),
     METRICS_PORT: String(metricsPort),
     TRUSTED_PROXIES: '127.0.0.1',
-    LOG_LEVEL: 'info',
+    // A variant's own level (`LOG_LEVEL=warn`: the request lines off) wins over the bench's default.
+    LOG_LEVEL: launch.env?.LOG_LEVEL ?? 'info',
     WORKERS: String(launch.workers),
     BFF_BASE_URL: upstream,
     STICKER_API_URL: `${upstream}/sticker`,

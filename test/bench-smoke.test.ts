@@ -893,3 +893,44 @@ test(
     }
   },
 );
+
+test(
+  "the 401's log-lines variant runs the proxy at its own LOG_LEVEL: no completion line at warn, one at the bench's default",
+  { timeout: 60_000 },
+  async () => {
+    const upstream = await startBenchServer('upstream', [], undefined);
+    const base = `http://127.0.0.1:${upstream.port}`;
+    const dir = mkdtempSync(join(tmpdir(), 'bench-log-level-'));
+    const warn = variants('http://127.0.0.1:9/v1/traces').find((v) => v.id === REFUSAL_PARTS.logLines);
+    assert.equal(warn?.env.LOG_LEVEL, 'warn');
+    /** The completion lines of one 401 answered by a proxy started with `env`. */
+    const completionLines = async (name: string, env: Record<string, string>) => {
+      const logPath = join(dir, `${name}.log`);
+      const proxy = await startProxy(base, {
+        workers: 1,
+        cpus: undefined,
+        logPath,
+        nodeOptions: undefined,
+        node: process.execPath,
+        heapLimit: false,
+        env: { ...env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
+      });
+      try {
+        assert.equal((await call(`http://127.0.0.1:${proxy.port}/api/user/last-casino-games`)).status, 401, name);
+      } finally {
+        // The lines are written out when the process closes.
+        await stop(proxy.child);
+      }
+      return readFileSync(logPath, 'utf8')
+        .split('\n')
+        .filter((line) => line.includes('"msg":"request completed"') && line.includes('"statusCode":401'));
+    };
+    try {
+      assert.equal((await completionLines('warn', warn?.env ?? {})).length, 0, 'LOG_LEVEL=warn: no completion line');
+      assert.equal((await completionLines('default', {})).length, 1, "the bench's default, info: the 401's completion line");
+    } finally {
+      await stop(upstream.child);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);

@@ -118,14 +118,17 @@ export function createDrain(options: DrainOptions): Drain {
       server.on('connection', (socket: Socket) => {
         if (phase !== 'serving' && !server.listening) late.add(socket);
       });
+      // One listener for every response, made once: a response emits 'close' once (Node.js marks it
+      // closed first), so `on` suffices, without `once`'s wrapper per response and its removal.
+      const closed = (): void => {
+        inFlight--;
+        if (sweeping) sweepIdle();
+      };
       // Before Fastify's own listener, so that the count and the latest request are known to its hooks.
       server.prependListener('request', (req: IncomingMessage, res) => {
         inFlight++;
         latest.set(req.socket, req);
-        res.once('close', () => {
-          inFlight--;
-          if (sweeping) sweepIdle();
-        });
+        res.on('close', closed);
       });
 
       app.addHook('onRequest', (request, reply, done) => {

@@ -95,7 +95,8 @@ export const loadShedding = fp(
           return;
         }
         inFlight.value++;
-        reply.raw.once('close', done);
+        // A response emits 'close' once: `on` spares `once`'s wrapper per request and its removal.
+        reply.raw.on('close', done);
         if (liveKind(request.headers) !== undefined) reply.raw.once(LONG_LIVED_EVENT, open);
         next();
       });
