@@ -8,7 +8,7 @@
  * @module
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
@@ -49,6 +49,13 @@ export function compileScript(name: string, done: Set<string> = new Set()): stri
     return `${lead}${quote}./${local}.mjs${quote}`;
   });
   mkdirSync(COMPILED_DIR, { recursive: true });
-  writeFileSync(out, linked);
+  // Several lanes of one run compile the same script while another lane's process may be loading
+  // it: the file is replaced whole (written beside it, then renamed), never truncated in place, and
+  // left alone when it already holds this text.
+  if (!existsSync(out) || readFileSync(out, 'utf8') !== linked) {
+    const partial = `${out}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    writeFileSync(partial, linked);
+    renameSync(partial, out);
+  }
   return out;
 }
