@@ -784,7 +784,14 @@ test(
       }
     };
     // Three lanes, each with its own bench upstream, take the variants in turn: the processes' starts overlap.
-    const upstreams = await Promise.all([1, 2, 3].map(() => startBenchServer('upstream', [], undefined)));
+    // Every upstream that started is stopped, also when another failed to: a child left running would hold the file open.
+    const started = await Promise.allSettled([1, 2, 3].map(() => startBenchServer('upstream', [], undefined)));
+    const upstreams = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed !== undefined) {
+      for (const upstream of upstreams) await stop(upstream.child);
+      throw failed.reason;
+    }
     const queue = [...ledger];
     const began = performance.now();
     try {
