@@ -67,7 +67,7 @@ import {
 } from './harness.js';
 import { PIPELINE_STEP_NAMES } from '../src/pipeline/steps.js';
 import { BROWSER_ACCEPT_ENCODING } from './page-bytes.js';
-import { DEPOSIT_BODY, DEPOSIT_PATH, DEPOSIT_UPSTREAM, PROFILE_UPSTREAM, SESSION_BURST } from './scenarios/routes.js';
+import { DEPOSIT_REQUEST, DEPOSIT_UPSTREAM, PROFILE_UPSTREAM } from './scenarios/routes.js';
 
 /** Where a run's {@link InstructionReport} goes unless `BENCH_INSTR_RESULTS` says otherwise. */
 export const DEFAULT_RESULTS = 'bench/instructions.json';
@@ -206,12 +206,8 @@ export function variants(collector: string): InstructionVariant[] {
   const exporter = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: collector, OTEL_BSP_SCHEDULE_DELAY: '600000' };
   const none = { perRequest: 0 } as const;
   const deposit = {
-    method: 'POST',
-    path: DEPOSIT_PATH,
-    headers: { 'content-type': 'application/json' },
-    body: DEPOSIT_BODY,
-    session: true,
-    burst: SESSION_BURST,
+    ...DEPOSIT_REQUEST,
+    headers: { ...DEPOSIT_REQUEST.headers },
     expect: 200,
     upstream: { perRequest: 1, upstreamPath: DEPOSIT_UPSTREAM, perSession: PROFILE_UPSTREAM, perSessionTtlMs: 10_000 },
   } as const;

@@ -57,6 +57,28 @@ import { benchProtocol, tracingRows } from '../bench/scenarios/tracing.js';
 import { CATALOGUE_GAMES, CATALOGUE_PAGE } from '../bench/upstream.js';
 import { HAVE_REDIS } from './helpers/redis-server.js';
 
+/**
+ * A proxy process as the bench starts its variants, on this Node.js without pinning or the heap
+ * limit, the event-loop delay refusal off: `env` the variant's, `stepsOff` the ledger's, `logPath`
+ * where its lines go (default: none kept).
+ */
+function startTestProxy(
+  base: string,
+  env: Record<string, string>,
+  options: { stepsOff?: string | undefined; logPath?: string } = {},
+): ReturnType<typeof startProxy> {
+  return startProxy(base, {
+    workers: 1,
+    cpus: undefined,
+    logPath: options.logPath ?? '/dev/null',
+    nodeOptions: undefined,
+    node: process.execPath,
+    heapLimit: false,
+    env: { ...env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
+    stepsOff: options.stepsOff,
+  });
+}
+
 test('bench harness: a 1 s passthrough run reports every target with 2xx answers only', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'bench-smoke-'));
   try {
@@ -672,15 +694,7 @@ test(
         const started =
           variant.target === 'reference'
             ? await startBenchServer('reference', [base, '/bff/games/user-last-casino-games-dl', COOKIE_NAME], undefined)
-            : await startProxy(base, {
-                workers: 1,
-                cpus: undefined,
-                logPath: '/dev/null',
-                nodeOptions: undefined,
-                node: process.execPath,
-                heapLimit: false,
-                env: { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
-              });
+            : await startTestProxy(base, variant.env);
         const pool = new Pool(`http://127.0.0.1:${started.port}`, { connections: 4 });
         try {
           const headers = clientHeaders(4096, variant.session);
@@ -744,17 +758,7 @@ test(
       'request-context': async (answer) => assert.equal(answer.header('x-request-id'), null),
       metrics: async (_answer, metricsPort) => assert.rejects(call(`http://127.0.0.1:${metricsPort}/metrics`), /ECONNREFUSED/),
     };
-    const launch = (stepsOff: string | undefined, env: Record<string, string>, base: string) =>
-      startProxy(base, {
-        workers: 1,
-        cpus: undefined,
-        logPath: '/dev/null',
-        nodeOptions: undefined,
-        node: process.execPath,
-        heapLimit: false,
-        env: { ...env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
-        stepsOff,
-      });
+    const launch = (stepsOff: string | undefined, env: Record<string, string>, base: string) => startTestProxy(base, env, { stepsOff });
     /** One variant's process against `base` (an upstream of its own lane: its call counts are the variant's). */
     const check = async (variant: (typeof ledger)[number], base: string) => {
       const proxy = await launch(variant.stepsOff, variant.env, base);
@@ -818,15 +822,7 @@ test(
   async () => {
     const upstream = await startBenchServer('upstream', [], undefined);
     const base = `http://127.0.0.1:${upstream.port}`;
-    const proxy = await startProxy(base, {
-      workers: 1,
-      cpus: undefined,
-      logPath: '/dev/null',
-      nodeOptions: undefined,
-      node: process.execPath,
-      heapLimit: false,
-      env: { LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
-    });
+    const proxy = await startTestProxy(base, {});
     const floors = await Promise.all((['http', 'fastify'] as const).map((kind) => startBenchServer('refusal-floor', [kind], undefined)));
     /** An answer's headers but the two that change per answer (`Date`, `X-Request-Id`), and its body. */
     const answer = async (port: number) => {
@@ -873,16 +869,7 @@ test(
       const parts = variants('http://127.0.0.1:1/v1/traces').filter((v) => (Object.values(REFUSAL_PARTS) as string[]).includes(v.id));
       assert.equal(parts.length, 2);
       for (const variant of parts) {
-        const part = await startProxy(base, {
-          workers: 1,
-          cpus: undefined,
-          logPath: '/dev/null',
-          nodeOptions: undefined,
-          node: process.execPath,
-          heapLimit: false,
-          env: { ...variant.env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
-          stepsOff: variant.stepsOff,
-        });
+        const part = await startTestProxy(base, variant.env, { stepsOff: variant.stepsOff });
         const pool = new Pool(`http://127.0.0.1:${part.port}`, { connections: 4 });
         try {
           await resetUpstream(base);
@@ -913,15 +900,7 @@ test(
     /** The completion lines of one 401 answered by a proxy started with `env`. */
     const completionLines = async (name: string, env: Record<string, string>) => {
       const logPath = join(dir, `${name}.log`);
-      const proxy = await startProxy(base, {
-        workers: 1,
-        cpus: undefined,
-        logPath,
-        nodeOptions: undefined,
-        node: process.execPath,
-        heapLimit: false,
-        env: { ...env, LOAD_SHED_EVENT_LOOP_DELAY_MS: '0' },
-      });
+      const proxy = await startTestProxy(base, env, { logPath });
       try {
         assert.equal((await call(`http://127.0.0.1:${proxy.port}/api/user/last-casino-games`)).status, 401, name);
       } finally {

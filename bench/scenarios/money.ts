@@ -7,7 +7,7 @@
  * @module
  */
 import type { Check, RowSpec, ScenarioFamily } from '../harness.js';
-import { DEPOSIT_BODY, DEPOSIT_PATH, DEPOSIT_UPSTREAM, SESSION_BURST } from './routes.js';
+import { DEPOSIT_PATH, DEPOSIT_REQUEST, DEPOSIT_UPSTREAM } from './routes.js';
 
 /** The deposit row against a target: every family that loads deposits (the Redis one too) uses it. */
 export function depositRow(id: string, scenario: string, target: string, pinned: boolean): RowSpec {
@@ -15,12 +15,8 @@ export function depositRow(id: string, scenario: string, target: string, pinned:
     id,
     scenario,
     target,
-    method: 'POST',
-    path: DEPOSIT_PATH,
-    headers: { 'content-type': 'application/json' },
-    body: DEPOSIT_BODY,
-    session: true,
-    burst: SESSION_BURST,
+    ...DEPOSIT_REQUEST,
+    headers: { ...DEPOSIT_REQUEST.headers },
     expect: 'success',
     pinned,
   };

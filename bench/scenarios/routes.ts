@@ -35,3 +35,17 @@ export const SESSION_BURST = 64;
  * 0.44-0.98 times: 2 s of warm-up leaves V8 still optimising a process that has had no other.)
  */
 export const PASSTHROUGH_ONLY_ROW = 'passthrough/proxy-passthrough-only';
+
+/**
+ * The load bench's deposit request (`POST /api/payments/deposit` with its DepositPayload, a new
+ * `creditAmount` per request, each session for {@link SESSION_BURST} requests in a row): the deposit
+ * rows of `npm run bench` and the deposits of `bench:instructions` send it alike.
+ */
+export const DEPOSIT_REQUEST = {
+  method: 'POST',
+  path: DEPOSIT_PATH,
+  headers: { 'content-type': 'application/json' },
+  body: DEPOSIT_BODY,
+  session: true,
+  burst: SESSION_BURST,
+} as const;
