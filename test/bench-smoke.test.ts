@@ -58,6 +58,21 @@ import { CATALOGUE_GAMES, CATALOGUE_PAGE } from '../bench/upstream.js';
 import { HAVE_REDIS } from './helpers/redis-server.js';
 
 /**
+ * Sends 8 of `variant`'s requests to the process on `port` (16 clients, 4 at a time) after the bench
+ * upstream at `base` forgot its calls, and checks the upstream calls as bench:instructions does.
+ */
+async function sendAndCheck(port: number, variant: ReturnType<typeof variants>[number], base: string): Promise<void> {
+  const pool = new Pool(`http://127.0.0.1:${port}`, { connections: 4 });
+  try {
+    await resetUpstream(base);
+    await send(pool, variant, clientHeaders(16, variant.session), {}, 8, 0);
+    checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
+  } finally {
+    await pool.close();
+  }
+}
+
+/**
  * A proxy process as the bench starts its variants, on this Node.js without pinning or the heap
  * limit, the event-loop delay refusal off: `env` the variant's, `stepsOff` the ledger's, `logPath`
  * where its lines go (default: none kept).
@@ -856,27 +871,16 @@ test(
         assert.match(own.id, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, variant.id);
         assert.notEqual((await answer(floor.port)).id, own.id, variant.id);
         // The variant's own checks, as bench:instructions makes them: every answer 401, nothing upstream.
-        const pool = new Pool(`http://127.0.0.1:${floor.port}`, { connections: 4 });
-        try {
-          await resetUpstream(base);
-          await send(pool, variant, clientHeaders(16, variant.session), {}, 8, 0);
-          checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
-        } finally {
-          await pool.close();
-        }
+        await sendAndCheck(floor.port, variant, base);
       }
       // The 401's parts, as bench:instructions starts them: every answer 401, nothing upstream.
       const parts = variants('http://127.0.0.1:1/v1/traces').filter((v) => (Object.values(REFUSAL_PARTS) as string[]).includes(v.id));
       assert.equal(parts.length, 2);
       for (const variant of parts) {
         const part = await startTestProxy(base, variant.env, { stepsOff: variant.stepsOff });
-        const pool = new Pool(`http://127.0.0.1:${part.port}`, { connections: 4 });
         try {
-          await resetUpstream(base);
-          await send(pool, variant, clientHeaders(16, variant.session), {}, 8, 0);
-          checkUpstreamCalls(variant, (await upstreamCalls(base)).byPath, 8);
+          await sendAndCheck(part.port, variant, base);
         } finally {
-          await pool.close();
           await stop(part.child);
         }
       }
