@@ -52,6 +52,7 @@ import type { RedisTopology } from '../config.js';
 import { isIP } from 'node:net';
 import calculateSlot from 'cluster-key-slot';
 import { acknowledgement, parseReplicationInfo, SentinelWatch } from './replicas.js';
+import { keepSubscribed } from './subscription.js';
 import {
   type HandedAnswer,
   KEY_PREFIX,
@@ -191,7 +192,11 @@ function connect(topology: RedisTopology, role: Role): Client {
   const subscriber = role === 'subscriber';
   // The subscription waits for its (re)connection rather than failing: it has no caller to answer.
   // A lane carries one write at a time: nothing to pipeline.
-  const queue = subscriber ? { enableOfflineQueue: true, commandTimeout: undefined } : { enableOfflineQueue: false };
+  // Its subscription is made again on every connection by keepSubscribed (cluster: by ioredis's own
+  // subscriber connection, which reads the channels of the last confirmed one).
+  const queue = subscriber
+    ? { enableOfflineQueue: true, commandTimeout: undefined, autoResubscribe: false }
+    : { enableOfflineQueue: false };
   const pipelining = role === 'commands';
   switch (topology.mode) {
     case 'standalone':
@@ -337,11 +342,15 @@ export class RedisStore implements SharedStore {
       if (this.#subscribed) for (const listener of this.#listeners) listener.resync();
       this.#subscribed = true;
     };
-    this.#subscriber.on('ready', resync);
-    // A cluster moves its subscription to another node by itself when the node it used is lost; the
-    // node leaving the pool is the sign that events may have been missed meanwhile.
-    if (this.#subscriber instanceof Cluster) this.#subscriber.on('-node', resync);
-    this.#subscriber.subscribe(EVENT_CHANNEL).catch(() => {});
+    if (this.#subscriber instanceof Cluster) {
+      // A cluster moves its subscription to another node by itself when the node it used is lost; the
+      // node leaving the pool is the sign that events may have been missed meanwhile.
+      this.#subscriber.on('ready', resync);
+      this.#subscriber.on('-node', resync);
+      this.#subscriber.subscribe(EVENT_CHANNEL).catch(() => {});
+    } else {
+      keepSubscribed(this.#subscriber, EVENT_CHANNEL, resync);
+    }
   }
 
   /**

@@ -20,6 +20,7 @@
  * @module
  */
 import { Redis } from 'ioredis';
+import { keepSubscribed } from './subscription.js';
 
 /** How often the sentinels are asked for the primary's replicas and address, in milliseconds. */
 export const SENTINEL_POLL_MS = 500;
@@ -188,6 +189,7 @@ export class SentinelWatch {
       enableOfflineQueue: true,
       commandTimeout: undefined,
       retryStrategy: (times: number) => Math.min(100 * times, 1_000),
+      autoResubscribe: false,
     });
     subscriber.on('error', () => {});
     subscriber.on('message', (_channel: string, message: string) => {
@@ -197,7 +199,7 @@ export class SentinelWatch {
       this.#primary = `${ip}:${port}`;
       this.#onSwitch();
     });
-    subscriber.subscribe('+switch-master').catch(() => {});
+    keepSubscribed(subscriber, '+switch-master', () => {});
     this.#subscriber = subscriber;
   }
 

@@ -256,12 +256,26 @@ export function fakeJwt(claims: Record<string, unknown> = {}): string {
   return `${enc({ alg: 'HS256', typ: 'JWT' })}.${enc({ sub: '1', exp, ...claims })}.c2lnbmF0dXJl${Math.random().toString(36).slice(2)}`;
 }
 
-/** Sends a request to the proxy and returns status, headers, text and parsed JSON. */
+/** How long {@link send} waits for a whole answer by default, in milliseconds. */
+export const SEND_DEADLINE_MS = 60_000;
+
+/**
+ * Sends a request to the proxy and returns status, headers, text and parsed JSON.
+ * @throws the fetch's `TimeoutError` when no whole answer came within `deadlineMs`
+ * ({@link SEND_DEADLINE_MS} by default): a test never waits on a request for ever.
+ */
 export async function send(
   base: string,
   method: string,
   path: string,
-  options: { json?: unknown; body?: string; headers?: Record<string, string>; token?: string; cookieName?: string } = {},
+  options: {
+    json?: unknown;
+    body?: string;
+    headers?: Record<string, string>;
+    token?: string;
+    cookieName?: string;
+    deadlineMs?: number;
+  } = {},
 ): Promise<{ status: number; headers: Headers; text: string; json: unknown }> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.token) {
@@ -273,7 +287,8 @@ export async function send(
     body = JSON.stringify(options.json);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(`${base}${path}`, { method, headers, body, redirect: 'manual' });
+  const signal = AbortSignal.timeout(options.deadlineMs ?? SEND_DEADLINE_MS);
+  const res = await fetch(`${base}${path}`, { method, headers, body, redirect: 'manual', signal });
   const text = await res.text();
   let json: unknown;
   try {

@@ -29,6 +29,14 @@ async function accepting(port: number): Promise<boolean> {
   });
 }
 
+/** Every redis-server child this process started and that has not exited. */
+const children = new Set<ChildProcess>();
+// A file stopped before its parts stopped their servers (a failed part, a guard's exit) leaves none
+// running: the children are killed with the process.
+process.once('exit', () => {
+  for (const child of children) child.kill('SIGKILL');
+});
+
 /** A running redis-server. */
 export interface TestRedis {
   readonly port: number;
@@ -62,6 +70,11 @@ export async function startRedis(
         stdio: 'ignore',
       },
     );
+    const started = child;
+    children.add(started);
+    started.once('exit', () => children.delete(started));
+    // A spawn that fails (no binary, no process slot) is met by the wait below, never thrown.
+    started.on('error', () => children.delete(started));
     for (let i = 0; i < 100; i++) {
       if (await accepting(port)) return;
       await new Promise((r) => setTimeout(r, 50));
@@ -71,7 +84,8 @@ export async function startRedis(
   const kill = async () => {
     const running = child;
     child = undefined;
-    if (!running || running.exitCode !== null) return;
+    // Never started, or exited already (on its own, or by a signal): no 'exit' event is to come.
+    if (!running || running.pid === undefined || running.exitCode !== null || running.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       running.once('exit', () => resolve());
       running.kill('SIGKILL');
