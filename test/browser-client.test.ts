@@ -12,6 +12,9 @@ import {
   createProxyClient,
   type ForcedLogoutBeacon,
   defaultStorage,
+  FORCED_LOGOUT_LOCK_LINGER_MS,
+  FORCED_LOGOUT_LOCK_NAME,
+  type KeyValueStorage,
   memoryStorage,
   nextCheckDelayMs,
   type ProxyClientOptions,
@@ -108,6 +111,35 @@ function makeClient(proxy: ReturnType<typeof fakeProxy>, extra: Partial<ProxyCli
     ...extra,
   });
   return { client, forced };
+}
+
+/**
+ * A lock manager as a browser's Web Locks API behaves for `ifAvailable` requests: one holder per
+ * name at a time; a request for a held name gets `null`. Counts grants and refusals by name.
+ */
+function fakeLocks() {
+  const held = new Set<string>();
+  const grants = new Map<string, number>();
+  const refusals = new Map<string, number>();
+  const count = (counts: Map<string, number>, name: string) => counts.set(name, (counts.get(name) ?? 0) + 1);
+  return {
+    held,
+    grants,
+    refusals,
+    request: async (name: string, options: { ifAvailable?: boolean }, callback: (lock: unknown) => Promise<unknown>) => {
+      if (held.has(name) && options.ifAvailable) {
+        count(refusals, name);
+        return callback(null);
+      }
+      held.add(name);
+      count(grants, name);
+      try {
+        return await callback({ name });
+      } finally {
+        held.delete(name);
+      }
+    },
+  };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<ProxyError> {
@@ -944,26 +976,9 @@ describe('a session that recovers from a failed check and ends at its expiry', (
   });
 
   test('one forced logout per browser: two tabs failing together with Web Locks → one beacon, one logout call, both told (this-tab, other-tab)', async () => {
-    // One storage shared by two tabs, a channel between them, and a lock manager granting one holder at a time.
+    // One storage shared by two tabs, a channel between them, and a lock manager.
     const storage = memoryStorage();
-    let held = false;
-    let grants = 0;
-    let refusals = 0;
-    const locks = {
-      request: async (_name: string, options: { ifAvailable?: boolean }, callback: (lock: unknown) => Promise<unknown>) => {
-        if (held && options.ifAvailable) {
-          refusals++;
-          return callback(null);
-        }
-        held = true;
-        grants++;
-        try {
-          return await callback({});
-        } finally {
-          held = false;
-        }
-      },
-    };
+    const locks = fakeLocks();
     // The tabs' BroadcastChannel: what one tab sets reaches the other.
     type End = { postMessage(m: unknown): void; onmessage: ((e: { data: unknown }) => void) | null };
     const ends: End[] = [];
@@ -992,9 +1007,77 @@ describe('a session that recovers from a failed check and ends at its expiry', (
     assert.equal(ea.ref, 'EP0710-EM0003');
     assert.equal(eb.ref, 'EP0710-EM0003');
     assert.deepEqual([proxy.beacons.length, proxy.logoutCalls.length], [1, 1], 'one beacon, one logout call');
-    assert.deepEqual([grants, refusals], [1, 1], 'one tab got the lock; the other found it taken and waited for its state');
+    assert.deepEqual(
+      [locks.grants.get(FORCED_LOGOUT_LOCK_NAME), locks.refusals.get(FORCED_LOGOUT_LOCK_NAME)],
+      [1, 1],
+      'one tab got the lock; the other found it taken and waited for its state',
+    );
     assert.deepEqual(told.sort(), ['A EP0710-EM0003 this-tab proxy-client', 'B EP0710-EM0003 other-tab proxy-client']);
     assert.deepEqual([a.session.status, b.session.status], ['signedOut', 'signedOut']);
+    a.close();
+    b.close();
+  });
+  test("one forced logout per browser: a tab elected after the other's run, its storage not told yet, does not run it again", async () => {
+    const locks = fakeLocks();
+    // Tab A writes the shared storage; tab B reads its own copy, which hears A's writes only when
+    // told (as a renderer's copy of localStorage hears another's late under load).
+    const shared = memoryStorage();
+    const copyOfB = new Map<string, string>();
+    const storageOfB = {
+      getItem: (key: string) => copyOfB.get(key) ?? null,
+      setItem: (key: string, value: string) => {
+        copyOfB.set(key, value);
+        shared.setItem(key, value);
+      },
+      removeItem: (key: string) => {
+        copyOfB.delete(key);
+        shared.removeItem(key);
+      },
+    };
+    const signedIn = JSON.stringify({ status: 'signedIn', expiresAt: null });
+    shared.setItem('front-proxy:session', signedIn);
+    copyOfB.set('front-proxy:session', signedIn);
+    // B's end of the tabs' channel: A's state reaches it only when the test delivers it.
+    const channelOfB: { postMessage(m: unknown): void; onmessage: ((e: { data: unknown }) => void) | null } = {
+      postMessage: () => {},
+      onmessage: null,
+    };
+    const proxy = fakeProxy(async () => json(401, { reason: 'token_expired' }));
+    const told: string[] = [];
+    const tab = (name: string, storage: KeyValueStorage, channel: typeof channelOfB | null) =>
+      makeClient(proxy, {
+        storage,
+        locks,
+        sessionChannel: channel,
+        onForcedLogout: (ref, _error, _beacon, info) => told.push(`${name} ${ref} ${info.cause}`),
+      }).client;
+    const a = tab('A', shared, null);
+    const b = tab('B', storageOfB, channelOfB);
+    await rejection(a.wallet.refresh());
+    await flush();
+    assert.deepEqual([proxy.beacons.length, proxy.logoutCalls.length], [1, 1], "A's forced logout ran");
+    // A let the first lock go (its linger passed); B's copy of the storage still says signedIn.
+    await new Promise((resolve) => setTimeout(resolve, FORCED_LOGOUT_LOCK_LINGER_MS + 100));
+    assert.equal(locks.held.has(FORCED_LOGOUT_LOCK_NAME), false);
+    const failed = rejection(b.wallet.refresh());
+    await flush();
+    assert.deepEqual(
+      [proxy.beacons.length, proxy.logoutCalls.length],
+      [1, 1],
+      'B got the first lock, found the session ended, ran nothing',
+    );
+    assert.equal(b.session.status, 'signedIn', 'B waits for the state');
+    // The state reaches B: told, signed out, still one beacon and one logout call.
+    copyOfB.set('front-proxy:session', shared.getItem('front-proxy:session') as string);
+    channelOfB.onmessage?.({ data: JSON.parse(shared.getItem('front-proxy:session') as string) });
+    await failed;
+    await flush();
+    assert.equal(b.session.status, 'signedOut');
+    assert.deepEqual([proxy.beacons.length, proxy.logoutCalls.length], [1, 1]);
+    assert.deepEqual(told.sort(), ['A EP0710-EM0003 this-tab', 'B EP0710-EM0003 other-tab']);
+    const ended = [...locks.grants.keys()].filter((name) => name.includes(':ended:'));
+    assert.equal(ended.length, 1, 'A took the session\'s "ended" lock');
+    assert.equal(locks.refusals.get(ended[0] as string), 1, 'B asked for it and found it held');
     a.close();
     b.close();
   });

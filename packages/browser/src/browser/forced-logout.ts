@@ -22,6 +22,24 @@ export const FORCED_LOGOUT_LOCK_WAIT_MS = 15_000;
  */
 export const FORCED_LOGOUT_LOCK_LINGER_MS = 1_000;
 
+/**
+ * How long the tab that ran a forced logout holds the session's "ended" lock
+ * ({@link forcedLogoutEndedLockName}) after it, in milliseconds: a tab elected later whose copy of
+ * `localStorage` still says the session is on finds it held and waits for the new state instead of
+ * running the forced logout again. A lock is what every tab sees at once; a storage write reaches
+ * the other tabs' copies later, how much later depending on the browser and its load.
+ */
+export const FORCED_LOGOUT_ENDED_HOLD_MS = 15_000;
+
+/**
+ * Name of the Web Lock that says a forced logout ran for the session whose token expires at
+ * `expiresAt` (epoch seconds; `null` when unknown): held by the tab that ran it for
+ * {@link FORCED_LOGOUT_ENDED_HOLD_MS}. Another session (a new login) has another name.
+ */
+export function forcedLogoutEndedLockName(expiresAt: number | null): string {
+  return `${FORCED_LOGOUT_LOCK_NAME}:ended:${expiresAt ?? 'unknown'}`;
+}
+
 /** Deadline of the forced logout's `POST /api/auth/logout`, in milliseconds. */
 export const FORCED_LOGOUT_CALL_TIMEOUT_MS = 10_000;
 

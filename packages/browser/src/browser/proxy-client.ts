@@ -27,9 +27,11 @@ import {
 } from './beacon.js';
 import {
   FORCED_LOGOUT_CALL_TIMEOUT_MS,
+  FORCED_LOGOUT_ENDED_HOLD_MS,
   FORCED_LOGOUT_LOCK_LINGER_MS,
   FORCED_LOGOUT_LOCK_NAME,
   FORCED_LOGOUT_LOCK_WAIT_MS,
+  forcedLogoutEndedLockName,
   ForcedLogoutGate,
   type ForcedLogoutLocks,
   SESSION_EXPIRY_INITIATOR,
@@ -397,6 +399,30 @@ function timeoutSignal(ms: number): AbortSignal | undefined {
 }
 
 /** `navigator.locks` when the page has the Web Locks API, else `null`. */
+/** Whether another holder has the lock `name` now (asked without waiting; a failing API says no). */
+async function heldElsewhere(locks: ForcedLogoutLocks, name: string): Promise<boolean> {
+  try {
+    return (await locks.request(name, { ifAvailable: true }, async (lock) => lock === null || lock === undefined)) === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Takes the lock `name` (without waiting) and keeps it for `ms` milliseconds; resolves once it is
+ * held (or could not be taken), not when it is let go.
+ */
+function holdFor(locks: ForcedLogoutLocks, name: string, ms: number): Promise<void> {
+  return new Promise<void>((held) => {
+    locks
+      .request(name, { ifAvailable: true }, async (lock) => {
+        held();
+        if (lock !== null && lock !== undefined) await new Promise((release) => unrefTimer(setTimeout(release, ms)));
+      })
+      .catch(() => held());
+  });
+}
+
 function defaultLocks(): ForcedLogoutLocks | null {
   const locks = (globalThis as { navigator?: { locks?: ForcedLogoutLocks } }).navigator?.locks;
   return locks && typeof locks.request === 'function' ? locks : null;
@@ -646,7 +672,8 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
    * The forced logout: beacon, `POST /api/auth/logout` (at most {@link FORCED_LOGOUT_CALL_TIMEOUT_MS}),
    * the state `signedOut` with the beacon stored for the other tabs, then the callbacks. With Web
    * Locks one tab of the browser runs it at a time; a tab that got the lock after another tab's run
-   * finds the state `signedOut` and only tells its user (`other-tab`, from the storage event).
+   * finds the state `signedOut`, or the session's "ended" lock held while its storage has not heard
+   * that state yet, and only tells its user (`other-tab`, from the storage event).
    */
   const forceLogout = (error: ProxyError, callInitiator: string): Promise<void> => {
     const context = {
@@ -656,10 +683,11 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       hadCookie: hasSession(),
       userAgent,
     };
-    const run = async (): Promise<void> => {
+    /** Runs it unless the state already says `signedOut`; resolves to whether it ran. */
+    const run = async (): Promise<boolean> => {
       // Another tab may have run it while this one waited for the lock: read the shared state first.
       store.sync('other-tab');
-      if (store.snapshot.status === 'signedOut') return;
+      if (store.snapshot.status === 'signedOut') return false;
       const beacon = buildForcedLogoutBeacon(error, context);
       lastBeacon = beacon;
       sendForcedLogoutBeacon(beacon, { url: baseUrl + FORCED_LOGOUT_BEACON_PATH, sendBeacon, fetch: fetchImpl });
@@ -675,10 +703,12 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
       }
       setState({ status: 'signedOut', expiresAt: null }, 'forced-logout', { beacon, method: error.method });
       tellForcedLogout(error.ref, error, beacon, { cause: 'this-tab', at: beacon.timestamp });
+      return true;
     };
-    // The tab that gets the lock runs it, and keeps the lock a moment after (a tab whose storage has
-    // not heard the new state yet then finds it taken); a tab that finds it taken waits for that
-    // tab's state to arrive (storage event or channel), and runs it itself only past the deadline.
+    // The tab that gets the lock runs it, takes the session's "ended" lock before it lets the first
+    // one go, and keeps the first a moment after; a tab that finds the first taken, or the session's
+    // "ended" lock held (its storage has not heard the new state yet), waits for that tab's state to
+    // arrive (storage event or channel), and runs it itself only past the deadline.
     const elected = (held: NonNullable<typeof locks>): Promise<boolean> =>
       new Promise<boolean>((resolve, reject) => {
         held
@@ -687,27 +717,35 @@ export function createProxyClient(options: ProxyClientOptions = {}): ProxyClient
               resolve(false);
               return;
             }
+            let ranHere = true;
             try {
-              await run();
+              store.sync('other-tab');
+              const ended = forcedLogoutEndedLockName(store.snapshot.expiresAt);
+              if (store.snapshot.status !== 'signedOut' && (await heldElsewhere(held, ended))) ranHere = false;
+              else if (await run()) await holdFor(held, ended, FORCED_LOGOUT_ENDED_HOLD_MS);
             } finally {
-              resolve(true);
+              resolve(ranHere);
             }
-            await new Promise((linger) => unrefTimer(setTimeout(linger, FORCED_LOGOUT_LOCK_LINGER_MS)));
+            if (ranHere) await new Promise((linger) => unrefTimer(setTimeout(linger, FORCED_LOGOUT_LOCK_LINGER_MS)));
           })
           .catch(reject);
       });
     return gate.run(async () => {
-      if (!locks) return run();
+      if (!locks) {
+        await run();
+        return;
+      }
       let ranHere: boolean;
       try {
         ranHere = await elected(locks);
       } catch {
         // the Web Locks API failed: this tab runs it alone
-        return run();
+        await run();
+        return;
       }
       if (ranHere) return;
       await signedOutWithin(FORCED_LOGOUT_LOCK_WAIT_MS);
-      return run();
+      await run();
     }).done;
   };
 
