@@ -65,7 +65,7 @@ import {
 import { Figures, FULL } from './helpers/figures.js';
 
 const figures = new Figures('redis-failover', 19, 'Redis failover');
-guardFile('row 19: Redis failover');
+guardFile('row 19: Redis failover', 600_000);
 /** The runbook's sidecar (docs/operations.md "Redis topologies"). */
 const FOLLOW_SWITCH = fileURLToPath(new URL('../../deploy/redis/follow-switch.sh', import.meta.url));
 const DEPOSITS = 200;

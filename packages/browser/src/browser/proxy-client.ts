@@ -398,7 +398,6 @@ function timeoutSignal(ms: number): AbortSignal | undefined {
   return typeof AbortSignal !== 'undefined' && typeof AbortSignal.timeout === 'function' ? AbortSignal.timeout(ms) : undefined;
 }
 
-/** `navigator.locks` when the page has the Web Locks API, else `null`. */
 /** Whether another holder has the lock `name` now (asked without waiting; a failing API says no). */
 async function heldElsewhere(locks: ForcedLogoutLocks, name: string): Promise<boolean> {
   try {
@@ -423,6 +422,7 @@ function holdFor(locks: ForcedLogoutLocks, name: string, ms: number): Promise<vo
   });
 }
 
+/** `navigator.locks` when the page has the Web Locks API, else `null`. */
 function defaultLocks(): ForcedLogoutLocks | null {
   const locks = (globalThis as { navigator?: { locks?: ForcedLogoutLocks } }).navigator?.locks;
   return locks && typeof locks.request === 'function' ? locks : null;
